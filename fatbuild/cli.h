@@ -1,0 +1,36 @@
+/* cli.h: private to the fatbuild CLI (fatbuild.c and cmd_*.c). Not part of libfatbuild. */
+#ifndef FB_CLI_H
+#define FB_CLI_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#include "fatbuild.h"
+
+/* The subcommands; each returns an enum ap_exit code. argv[0] is the subcommand name. */
+int cmd_flags(int argc, char **argv);
+int cmd_pack(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_extract(int argc, char **argv);
+int cmd_compile(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
+int cmd_build(int argc, char **argv);
+int cmd_embed(int argc, char **argv);
+int cmd_env(int argc, char **argv);
+/* Prints the version report (tool, NVRTC version and arches). */
+int cmd_version(int argc, char **argv);
+
+/* "fatbuild: " + message on stderr; a format ending in ':' appends strerror(errno). */
+void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* warn(), then exit(code). */
+_Noreturn void fatal(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints "fatbuild: msg" for a library error and returns its exit code. */
+int fail_fb(const struct fb_error *e);
+int fail_ap(const struct ap_error *e);
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t m);
+void *xreallocarray(void *p, size_t n, size_t m);
+char *xstrdup(const char *s);
+
+#endif

@@ -1,0 +1,88 @@
+/* cmd_util.c: messages and die-on-OOM allocation for the fatbuild CLI only. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void
+vwarn(const char *fmt, va_list ap)
+{
+	int saved = errno;
+	fputs("fatbuild: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	if (fmt[0] && fmt[strlen(fmt) - 1] == ':')
+		fprintf(stderr, " %s", strerror(saved));
+	fputc('\n', stderr);
+}
+
+void
+warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vwarn(fmt, ap);
+	va_end(ap);
+}
+
+_Noreturn void
+fatal(int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vwarn(fmt, ap);
+	va_end(ap);
+	exit(code);
+}
+
+int
+fail_fb(const struct fb_error *e)
+{
+	warn("%s", e->msg[0] ? e->msg : fb_strerror(e->code));
+	return fb_exit_code(e->code);
+}
+
+int
+fail_ap(const struct ap_error *e)
+{
+	warn("%s", e->msg[0] ? e->msg : ap_strerror(e->code));
+	return ap_exit_code(e->code);
+}
+
+void *
+xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		fatal(AP_EXIT_FAIL, "out of memory");
+	return p;
+}
+
+void *
+xcalloc(size_t n, size_t m)
+{
+	void *p = calloc(n ? n : 1, m ? m : 1);
+	if (!p)
+		fatal(AP_EXIT_FAIL, "out of memory");
+	return p;
+}
+
+void *
+xreallocarray(void *p, size_t n, size_t m)
+{
+	if (m && n > (size_t)-1 / m)
+		fatal(AP_EXIT_FAIL, "out of memory");
+	p = realloc(p, (n * m) != 0 ? n * m : 1);
+	if (!p)
+		fatal(AP_EXIT_FAIL, "out of memory");
+	return p;
+}
+
+char *
+xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	return memcpy(xmalloc(n), s, n);
+}

@@ -1,0 +1,93 @@
+/* error.c: status texts, the status → exit code map, and atomic file writes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fatbuild.h"
+
+static const char *const texts[FB_NSTATUS] = {
+	[FB_OK] = "success",
+	[FB_EINVAL] = "invalid argument",
+	[FB_ENOMEM] = "out of memory",
+	[FB_EIO] = "I/O error",
+	[FB_EFORMAT] = "malformed input",
+	[FB_ETOOBIG] = "input too large",
+	[FB_EUNSUPPORTED] = "unsupported input",
+	[FB_ECOMPILE] = "compilation failed",
+	[FB_ENOTOOL] = "required tool not found",
+	[FB_ENOIMAGE] = "no kernel image is available for the device",
+	[FB_EARCH] = "bad arch list",
+	[FB_ECANCELED] = "canceled",
+	[FB_EDRIVER] = "CUDA driver error",
+};
+
+const char *
+fb_strerror(int code)
+{
+	if (code < 0 || code >= FB_NSTATUS || !texts[code])
+		return "unknown error";
+	return texts[code];
+}
+
+int
+fb_exit_code(int code)
+{
+	switch (code) {
+	case FB_OK: return AP_EXIT_OK;
+	case FB_EINVAL:
+	case FB_EARCH: return AP_EXIT_USAGE;
+	case FB_EDRIVER: return AP_EXIT_DRIVER;
+	default: return AP_EXIT_FAIL;
+	}
+}
+
+int
+fb_write_file_atomic(const char *path, const void *data, size_t size, int mode, struct fb_error *err)
+{
+	char tmp[4096];
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp)) {
+		if (err) {
+			err->code = FB_EINVAL;
+			snprintf(err->msg, sizeof(err->msg), "%s: path too long", path);
+		}
+		return FB_EINVAL;
+	}
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode ? mode : 0644);
+	if (fd < 0)
+		goto fail;
+	const unsigned char *p = data;
+	size_t left = size;
+	while (left > 0) {
+		ssize_t n = write(fd, p, left);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			goto fail_close;
+		}
+		p += n;
+		left -= (size_t)n;
+	}
+	if (close(fd) != 0) {
+		fd = -1;
+		goto fail_close;
+	}
+	if (rename(tmp, path) != 0)
+		goto fail_unlink;
+	return FB_OK;
+fail_close:
+	if (fd >= 0)
+		close(fd);
+fail_unlink:;
+	int saved = errno;
+	unlink(tmp);
+	errno = saved;
+fail:
+	if (err) {
+		err->code = FB_EIO;
+		snprintf(err->msg, sizeof(err->msg), "cannot write %s: %s", path, strerror(errno));
+	}
+	return FB_EIO;
+}

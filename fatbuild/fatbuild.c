@@ -1,0 +1,94 @@
+/* fatbuild: the CLI. Dispatches to the subcommands in cmd_*.c from one table, which also
+ * generates the help text. With no subcommand: sources given → build, else → flags. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+struct command {
+	const char *name;
+	int (*fn)(int, char **);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{"flags",   cmd_flags,   "print gencode flags for an arch list (nvcc, torch, cmake, clang, nvrtc, bazel, json)"},
+	{"build",   cmd_build,   "build a loadable extension (.so) from kernels and host sources"},
+	{"compile", cmd_compile, "compile kernels with NVRTC for every arch into a fatbin"},
+	{"pack",    cmd_pack,    "pack cubins and PTX into a fatbinary container"},
+	{"inspect", cmd_inspect, "list the containers and images in a .fatbin, .cubin, .o, .a, .so"},
+	{"check",   cmd_check,   "say which image would run on a given arch, or that none fits"},
+	{"extract", cmd_extract, "write one image of a fatbinary, decompressed"},
+	{"embed",   cmd_embed,   "wrap a fatbin into a relocatable ELF object"},
+	{"cache",   cmd_cache,   "show or clear the compile cache (stats|clear)"},
+	{"env",     cmd_env,     "print the toolkit, compilers and ninja the build will use"},
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: fatbuild COMMAND [OPTIONS] ...\n"
+	        "       fatbuild --arch-list LIST [--format F]      (same as 'fatbuild flags')\n"
+	        "       fatbuild [--arch-list LIST] -o OUT.so SOURCES...   (same as 'fatbuild build')\n"
+	        "\n"
+	        "Commands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f,
+	        "\n"
+	        "Run 'fatbuild COMMAND --help' for a command's options.\n"
+	        "\n"
+	        "Exit codes: 0 success, 1 the job failed (build error, no image fits),\n"
+	        "2 usage or bad input (unparseable or unsupported arch), 3 no CUDA driver,\n"
+	        "4 the driver is NVIDIA's stub, 5 driver error, 6 probe timed out or crashed.\n");
+}
+
+/* A source file makes an argument list a build rather than a flags query. */
+static int
+has_sources(int argc, char **argv)
+{
+	static const char *const exts[] = {".cu", ".c", ".cc", ".cpp", ".cxx", ".C"};
+	for (int i = 1; i < argc; i++) {
+		const char *dot = strrchr(argv[i], '.');
+		if (argv[i][0] == '-' || !dot)
+			continue;
+		if (i > 1 && argv[i - 1][0] == '-' && argv[i - 1][1] != '-' && strlen(argv[i - 1]) == 2)
+			continue; /* value of a short option: -o x.so */
+		for (size_t k = 0; k < sizeof(exts) / sizeof(exts[0]); k++)
+			if (strcmp(dot, exts[k]) == 0)
+				return 1;
+	}
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return AP_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return AP_EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0)
+		return cmd_version(argc - 1, argv + 1);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].fn(argc - 1, argv + 1);
+	if (argv[1][0] == '-') {
+		/* No subcommand: options only. argv[0] stands in as the command name. */
+		argv[0] = has_sources(argc, argv) ? "build" : "flags";
+		return has_sources(argc, argv) ? cmd_build(argc, argv) : cmd_flags(argc, argv);
+	}
+	if (has_sources(argc, argv)) {
+		argv[0] = "build";
+		return cmd_build(argc, argv);
+	}
+	warn("unknown command '%s' (run 'fatbuild --help')", argv[1]);
+	return AP_EXIT_USAGE;
+}

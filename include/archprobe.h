@@ -1,0 +1,198 @@
+/* archprobe.h: GPU arch lists and CUDA device probing. The only public header of libarchprobe.
+ *
+ * Conventions: every fallible call returns 0 or an AP_E* code and fills the optional
+ * caller-owned struct ap_error (may be NULL). Opaque objects come in _new/_free pairs and
+ * _free accepts NULL. The library never prints, never exits and keeps no global state. */
+#ifndef ARCHPROBE_H
+#define ARCHPROBE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(AP_BUILDING) || defined(FB_BUILDING)
+#define AP_API __attribute__((visibility("default")))
+#else
+#define AP_API
+#endif
+
+/* ---- errors ------------------------------------------------------------------------ */
+
+enum ap_status {
+	AP_OK = 0,
+	AP_EPARSE,       /* unparseable arch-list item */
+	AP_EUNSUPPORTED, /* arch the toolkit lacks, bad suffix, conflicting targets */
+	AP_ENOMEM,
+	AP_EIO,          /* file or process I/O failed */
+	AP_ENOTOOLKIT,   /* no CUDA toolkit / NVRTC found */
+	AP_ENODEVICE,    /* driver works, no visible device */
+	AP_ENODRIVER,    /* libcuda could not be loaded */
+	AP_ESTUB,        /* libcuda is NVIDIA's stub library */
+	AP_EDRIVER,      /* driver call failed, or not a CUDA driver */
+	AP_ETIMEOUT,     /* probe child timed out */
+	AP_ECRASH,       /* probe child died by a signal */
+	AP_EINVAL,       /* bad argument from the caller */
+	AP_NSTATUS
+};
+
+/* Exit codes shared by both CLIs (spec/archlist.md, end). */
+enum ap_exit {
+	AP_EXIT_OK = 0,
+	AP_EXIT_FAIL = 1,     /* the job failed: build error, no image fits, no device for native */
+	AP_EXIT_USAGE = 2,    /* usage or bad input: unparseable or unsupported arch */
+	AP_EXIT_NODRIVER = 3,
+	AP_EXIT_STUB = 4,
+	AP_EXIT_DRIVER = 5,
+	AP_EXIT_TIMEOUT = 6   /* probe timed out or crashed */
+};
+
+struct ap_error {
+	int code;      /* an enum ap_status */
+	char msg[512]; /* one line a user can act on, without a program prefix */
+};
+
+/* Static text for a status code. */
+AP_API const char *ap_strerror(int code);
+/* The CLI exit code (enum ap_exit) for a status code. */
+AP_API int ap_exit_code(int code);
+
+/* ---- the arch model ------------------------------------------------------------------ */
+
+enum ap_variant { AP_PLAIN = 0, AP_ARCH = 1 /* 'a' */, AP_FAMILY = 2 /* 'f' */ };
+enum ap_kind { AP_SASS = 0 /* code=sm_X */, AP_PTX = 1 /* code=compute_X */ };
+
+/* One target of a resolved list: (sm, variant, kind). */
+struct ap_target {
+	int sm;                 /* 10*major + minor: 75, 80, 90, 100, 121 */
+	enum ap_variant variant;
+	enum ap_kind kind;
+	int origin;             /* 1-based position of the input item it came from; 0 = device/fallback */
+};
+
+/* Writes "sm_90a" / "compute_100f" into buf (at least 16 bytes); returns buf. */
+AP_API char *ap_target_name(const struct ap_target *t, char *buf, size_t size);
+/* Parses "sm_90a", "compute_86" (nvcc names) into t. Returns 0 or AP_EPARSE. */
+AP_API int ap_target_parse(const char *name, struct ap_target *t);
+
+/* ---- toolkits -------------------------------------------------------------------------- */
+
+#define AP_MAX_SMS 32
+
+/* What one CUDA release supports. */
+struct ap_toolkit {
+	int version;            /* 1000*major + 10*minor, as CUDA_VERSION: 13000 */
+	int nsm, sm[AP_MAX_SMS]; /* real arches, ascending */
+	int na, a[AP_MAX_SMS];   /* arches that accept the 'a' suffix */
+	int nf, f[AP_MAX_SMS];   /* arches that accept the 'f' suffix */
+	char source[256];       /* where this came from: "builtin table", "NVRTC /usr/local/cuda/lib64/libnvrtc.so.13" */
+};
+
+/* The built-in table of a release (11.8 through 13.0, given as "12.4" or 12040). */
+AP_API int ap_toolkit_builtin(int version, struct ap_toolkit *out, struct ap_error *err);
+/* Parses "X.Y" into 1000*X+10*Y; returns -1 when malformed. */
+AP_API int ap_cuda_version_parse(const char *s);
+/* The toolkit in use: CUDA_HOME, else the nvcc on PATH, else /usr/local/cuda. Writes the
+ * directory into buf. Returns 0 or AP_ENOTOOLKIT. */
+AP_API int ap_cuda_home(char *buf, size_t size, struct ap_error *err);
+/* Detects the toolkit at cuda_home (NULL: ap_cuda_home): arches from NVRTC's
+ * nvrtcGetSupportedArchs (dlopen), suffix rules from the built-in table of its version. */
+AP_API int ap_toolkit_detect(const char *cuda_home, struct ap_toolkit *out, struct ap_error *err);
+
+/* ---- devices (probing) ------------------------------------------------------------------- */
+
+enum ap_probe_status {
+	AP_PROBE_OK = 0,
+	AP_PROBE_NO_DEVICE,
+	AP_PROBE_NO_DRIVER,
+	AP_PROBE_STUB,
+	AP_PROBE_DRIVER_ERROR,
+	AP_PROBE_TIMEOUT,
+	AP_PROBE_CRASHED
+};
+
+struct ap_device {
+	int ordinal;
+	char name[256];
+	int major, minor;
+	int multiprocessors;
+	uint64_t total_memory;  /* bytes */
+	char uuid[64];          /* "GPU-xxxxxxxx-…" or "MIG-…" */
+	char pci_bus_id[32];    /* "0000:01:00.0" */
+	int integrated;
+	int compute_mode;
+	int error;              /* CUresult of a failed per-device query, 0 if none */
+};
+
+#define AP_MAX_DEVICES 64
+
+struct ap_probe_result {
+	enum ap_probe_status status;
+	int cuda_error;          /* CUresult behind driver_error/stub/no_device, else 0 */
+	char cuda_error_name[64];
+	char reason[512];        /* one line: what happened and what to do */
+	char library[1024];      /* path of the libcuda actually loaded */
+	int driver_version;      /* cuDriverGetVersion: 13000 */
+	int ndevices;
+	struct ap_device devices[AP_MAX_DEVICES];
+};
+
+struct ap_probe_opts {
+	const char *libcuda;     /* exact driver path; NULL: ARCHPROBE_LIBCUDA, libcuda.so.1, WSL path */
+	double timeout;          /* seconds; <= 0: ARCHPROBE_TIMEOUT or 10 */
+	bool no_subprocess;      /* query in this process (CLI fast path) */
+	const char *helper;      /* program to run as the probe child; NULL: the archprobe next to us / on PATH */
+};
+
+/* Probes the visible devices. Returns 0 when a result (any status) was produced. */
+AP_API int ap_probe(const struct ap_probe_opts *opts, struct ap_probe_result *out, struct ap_error *err);
+/* "ok", "no_device", "no_driver", "stub", "driver_error", "timeout", "crashed". */
+AP_API const char *ap_probe_status_name(enum ap_probe_status s);
+/* The CUresult name from archprobe's own table ("CUDA_ERROR_NO_DEVICE"), or NULL. */
+AP_API const char *ap_cuda_error_name(int curesult);
+
+/* ---- arch lists ------------------------------------------------------------------------ */
+
+struct ap_archlist; /* opaque: a resolved, sorted, deduplicated list of targets + diagnostics */
+
+struct ap_resolve_opts {
+	const struct ap_toolkit *toolkit; /* validate against this; NULL: ap_toolkit_detect() */
+	bool drop_unsupported;            /* unsupported arch: warn and drop instead of error */
+	const char *fallback;             /* for auto: --fallback; NULL: ARCHPROBE_FALLBACK, else all-major */
+	const struct ap_probe_opts *probe;/* how to probe for native/auto; NULL: defaults */
+	const struct ap_probe_result *devices; /* already-probed devices; NULL: probe when needed */
+	bool no_probe;                    /* never probe: native is an error, auto uses the fallback */
+};
+
+/* Parses and resolves an arch list (any mix of PyTorch, CMake and nvcc syntax, names,
+ * native, auto, all, all-major). NULL or empty text means auto. On success *out owns the
+ * list (free with ap_archlist_free); on error *out is NULL and err says which item. */
+AP_API int ap_archlist_resolve(const char *text, const struct ap_resolve_opts *opts,
+                               struct ap_archlist **out, struct ap_error *err);
+AP_API void ap_archlist_free(struct ap_archlist *l);
+AP_API size_t ap_archlist_count(const struct ap_archlist *l);
+AP_API const struct ap_target *ap_archlist_get(const struct ap_archlist *l, size_t i);
+/* Warnings and notices produced while resolving ("8.6 is older than…"), one line each. */
+AP_API size_t ap_archlist_nwarnings(const struct ap_archlist *l);
+AP_API const char *ap_archlist_warning(const struct ap_archlist *l, size_t i);
+/* Where devices came from for native/auto: "input", "devices", "fallback", "override". */
+AP_API const char *ap_archlist_source(const struct ap_archlist *l);
+
+enum ap_format {
+	AP_FMT_NVCC, AP_FMT_TORCH, AP_FMT_CMAKE, AP_FMT_CLANG, AP_FMT_NVRTC, AP_FMT_BAZEL, AP_FMT_JSON,
+	AP_FMT_LIST /* "80;86" SASS arches, for meson/make loops */
+};
+/* "nvcc" → AP_FMT_NVCC …; returns -1 for an unknown name. */
+AP_API int ap_format_parse(const char *name);
+/* Renders the list; *out is a malloc'd NUL-terminated string (no trailing newline except
+ * nvrtc/json, which are multi-line) that the caller frees. */
+AP_API int ap_archlist_format(const struct ap_archlist *l, enum ap_format fmt, char **out,
+                              struct ap_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

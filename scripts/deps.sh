@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# deps.sh: installs what the build and tests need with apt-get; silent and quick when all is present.
+set -eu
+need=()
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+for p in libelf-dev liblz4-dev libzstd-dev ninja-build cmake clang gcc g++ pkg-config valgrind make; do
+	have_pkg "$p" || need+=("$p")
+done
+# libFuzzer and the sanitizer runtimes come with clang's runtime package.
+if have_pkg clang; then
+	ver=$(clang --version | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -n1)
+	[ -n "$ver" ] && ! have_pkg "libclang-rt-$ver-dev" && ! have_pkg "libclang-common-$ver-dev" && need+=("libclang-rt-$ver-dev")
+fi
+[ ${#need[@]} -eq 0 ] && exit 0
+echo "deps.sh: installing ${need[*]}" >&2
+SUDO=
+[ "$(id -u)" = 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq >/dev/null
+$SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
