@@ -56,7 +56,35 @@ FB_API int fb_exit_code(int code);
 enum fb_entry_kind { FB_KIND_PTX = 1, FB_KIND_ELF = 2, FB_KIND_LTO = 4 };
 enum fb_compress { FB_COMPRESS_NONE = 0, FB_COMPRESS_ZSTD, FB_COMPRESS_LZ4 };
 
-/* SECTION fatbin: owned by the fatbin module; keep fb_fatbin_new/add/write/free stable. */
+/* SECTION fatbin: owned by the fatbin module; keep fb_fatbin_new/add/write/free stable.
+ *
+ * Format: spec/fatbin.md, summarised at the top of fatbuild/fatbin.c. enum fb_entry_kind is
+ * the API's kind; on disk LTO-IR is kind 8 (FB_DISK_KIND_LTO). */
+
+/* On-disk entry kinds (u16 at entry+0x00). */
+#define FB_DISK_KIND_PTX 1u
+#define FB_DISK_KIND_ELF 2u
+#define FB_DISK_KIND_OLDCUBIN 4u
+#define FB_DISK_KIND_LTO 8u
+
+/* Entry flags (u64 at entry+0x28). */
+#define FB_FLAG_64BIT      UINT64_C(0x1)
+#define FB_FLAG_DEBUG      UINT64_C(0x2)
+#define FB_FLAG_CUDA       UINT64_C(0x4)
+#define FB_FLAG_OPENCL     UINT64_C(0x8)
+#define FB_FLAG_LINUX      UINT64_C(0x10)
+#define FB_FLAG_MAC        UINT64_C(0x20)
+#define FB_FLAG_WINDOWS    UINT64_C(0x40)
+#define FB_FLAG_COMPRESS_OLD UINT64_C(0x1000)
+#define FB_FLAG_LZ4        UINT64_C(0x2000)
+#define FB_FLAG_ZSTD       UINT64_C(0x8000)
+#define FB_FLAG_OBFUSCATED UINT64_C(0x10000)
+#define FB_FLAG_ARCH_A     UINT64_C(0x100000)  /* sm_90a, compute_100a */
+#define FB_FLAG_FAMILY_F   UINT64_C(0x200000)  /* sm_100f, compute_120f */
+#define FB_FLAG_COMPAT     UINT64_C(0x1000000) /* ELF entry carries the .nv.compat blob (sm >= 100) */
+#define FB_FLAGS_KNOWN     UINT64_C(0x131b07f)
+
+#define FB_CONTAINER_MAGIC 0xBA55ED50u
 
 struct fb_fatbin; /* a container being written */
 
@@ -71,12 +99,277 @@ FB_API int fb_fatbin_add(struct fb_fatbin *fb, enum fb_entry_kind kind, const st
 FB_API int fb_fatbin_write(const struct fb_fatbin *fb, enum fb_compress compress, unsigned char **out,
                            size_t *outsize, struct fb_error *err);
 
+/* Writer options for fb_fatbin_set_options (default 0: compress every entry when asked). */
+#define FB_WRITE_DEBUG        0x1u /* flag 0x2 on every entry (fatbinary -g) */
+#define FB_WRITE_COMPRESS_TEXT 0x2u /* compress only PTX, LTO and debug images (fatbinary's default) */
+FB_API void fb_fatbin_set_options(struct fb_fatbin *fb, unsigned options);
+/* zstd level (default 5, which matches nvcc/fatbinary); 1..22. */
+FB_API int fb_fatbin_set_zstd_level(struct fb_fatbin *fb, int level, struct fb_error *err);
+/* Reads "X.Y" from a PTX ".version" and the target from ".target sm_90a" (kind AP_PTX). */
+FB_API int fb_ptx_info(const void *ptx, size_t size, int *major, int *minor, struct ap_target *target,
+                       struct fb_error *err);
+/* "sm_90a"/"compute_100f" without needing archprobe's full arch model; returns buf. */
+FB_API char *fb_target_name(const struct ap_target *t, char *buf, size_t size);
+/* Parses "sm_90a", "compute_86", "lto_90" (as PTX) into t; 0 or FB_EINVAL. */
+FB_API int fb_target_parse(const char *name, struct ap_target *t);
+
+/* ---- reading containers (fatbin_read.c) ---- */
+
+/* One entry of a parsed container. Pointers point into the caller's buffer. */
+struct fb_entry {
+	size_t container;         /* 0-based index of its container in the parsed buffer */
+	size_t index;             /* 0-based index of the entry in its container */
+	size_t offset;            /* of the entry header from the start of the parsed buffer */
+	unsigned disk_kind;       /* FB_DISK_KIND_*; unknown kinds are kept and reported */
+	struct ap_target target;  /* sm from +0x1c, variant from the flags, kind SASS for ELF else PTX */
+	uint32_t header_size;
+	uint16_t major, minor;    /* ELF: 1 and the ELF ABI version; PTX: ISA version */
+	uint64_t flags, okey;
+	uint64_t payload_size;    /* stored, padded to 8 */
+	uint32_t compressed_size; /* 0 when not compressed */
+	uint64_t uncompressed_size; /* 0 when not compressed */
+	enum fb_compress compress;/* from the flags */
+	bool obfuscated;          /* FB_FLAG_OBFUSCATED: never decoded */
+	const unsigned char *payload; /* stored bytes: compressed_size of them if compressed */
+	size_t stored_size;       /* compressed_size, or payload_size */
+	const char *ident;        /* identifier (not NUL-terminated in the buffer), or NULL */
+	size_t ident_len;
+	const char *options;      /* PTX/LTO option string (not NUL-terminated), or NULL */
+	size_t options_len;
+	const unsigned char *compat; /* ELF sm>=100 compat blob, or NULL */
+	size_t compat_len;
+};
+
+struct fb_container {
+	size_t offset, size;      /* in the parsed buffer; size = 16 + fatSize */
+	size_t first, count;      /* its entries in the entry array */
+};
+
+/* The parsed view of a buffer holding one or more concatenated containers. */
+struct fb_parsed {
+	struct fb_container *containers;
+	size_t ncontainers;
+	struct fb_entry *entries;
+	size_t nentries;
+};
+
+/* Parses every container in data[0..size) (zero padding between containers is skipped;
+ * FB_PARSE_FIRST stops after the first, as the driver and nvJitLink do). Every size and
+ * offset is checked; errors say which container and entry ("container 2: entry 3: header
+ * size 0x44 is not a multiple of 8"). Nothing is decompressed. Free with fb_parsed_free. */
+#define FB_PARSE_FIRST 0x1u
+FB_API int fb_fatbin_parse(const void *data, size_t size, unsigned flags, struct fb_parsed *out,
+                           struct fb_error *err);
+FB_API void fb_parsed_free(struct fb_parsed *p);
+
+/* Default cap on an entry's uncompressed size (FB_ETOOBIG above it). */
+#define FB_DEFAULT_DECOMPRESS_CAP (UINT64_C(1) << 30)
+/* The entry's image, decompressed (zstd, LZ4 block or LZ4 frame) into a malloc'd buffer of
+ * exactly the uncompressed size (PTX: trailing NULs kept as stored). cap 0 means the default.
+ * Obfuscated payloads: FB_EUNSUPPORTED. */
+FB_API int fb_entry_image(const struct fb_entry *e, uint64_t cap, unsigned char **out, size_t *outsize,
+                          struct fb_error *err);
+/* "ptx", "elf", "lto", "oldcubin" or "kind7". buf at least 16 bytes. */
+FB_API const char *fb_disk_kind_name(unsigned disk_kind, char *buf, size_t size);
+
+/* ---- CUBIN inspection (cubin.c, libelf) ---- */
+
+struct fb_kernel {
+	char *name;               /* symbol name as stored (mangled) */
+	int registers;            /* from .nv.info REGCOUNT, or -1 */
+	int64_t shared_stored;    /* .nv.shared.<k> size, or 0 */
+	int64_t shared_user;      /* static shared bytes the code asked for: stored - 1024 on sm >= 90 */
+	bool shared_derived;      /* shared_user was derived by subtracting the 1024 reserve */
+	uint64_t code_size;       /* st_size */
+};
+
+struct fb_cubin {
+	int abi_version;          /* EI_ABIVERSION: 7 (CUDA <= 12) or 8 (13.0) */
+	int sm;                   /* from e_flags, decoded by ABI version */
+	bool arch_a;              /* .nv.compat attribute 9 = 1 */
+	bool relocatable;         /* ET_REL (-rdc) rather than ET_EXEC */
+	uint32_t e_flags;
+	size_t nkernels;
+	struct fb_kernel *kernels;
+	const unsigned char *compat; /* .nv.compat in the caller's buffer, or NULL */
+	size_t compat_len;
+};
+
+/* Reads a CUDA ELF (EM_CUDA, ELFCLASS64). Kernels are the STO_CUDA_ENTRY symbols, with
+ * registers and static shared memory. The buffer must outlive the result (compat points
+ * into it). Free with fb_cubin_free. */
+FB_API int fb_cubin_read(const void *data, size_t size, struct fb_cubin *out, struct fb_error *err);
+FB_API void fb_cubin_free(struct fb_cubin *c);
+/* Demangles an Itanium name with __cxa_demangle from an already-loaded or dlopen'ed
+ * libstdc++; copies the name unchanged when that is not possible. Returns buf. */
+FB_API char *fb_demangle(const char *name, char *buf, size_t size);
+
+/* ---- finding containers in files (hostelf.c) ---- */
+
+enum fb_blob_kind { FB_BLOB_FATBIN, FB_BLOB_CUBIN, FB_BLOB_PTX };
+
+/* One place inside a file that holds device code. */
+struct fb_blob {
+	enum fb_blob_kind kind;
+	size_t offset, size;      /* in the scanned buffer */
+	char where[256];          /* "" for a plain file, ".nv_fatbin", "libx.a(k.o) __nv_relfatbin" */
+};
+
+struct fb_scan {
+	struct fb_blob *blobs;
+	size_t nblobs;
+	char type[16];            /* "fatbin", "cubin", "ptx", "elf", "archive" */
+};
+
+/* Finds every fatbin container (in .nv_fatbin and __nv_relfatbin sections of ELF host
+ * files and of the members of ar archives), or the buffer itself when it is a fatbin, a
+ * cubin or PTX. Sections are located only; nothing is decompressed. name is used in
+ * messages. Free with fb_scan_free. */
+FB_API int fb_scan_buffer(const void *data, size_t size, const char *name, struct fb_scan *out,
+                          struct fb_error *err);
+FB_API void fb_scan_free(struct fb_scan *s);
+
+/* A read-only mmap of a whole file. */
+struct fb_mapped {
+	const unsigned char *data;
+	size_t size;
+};
+FB_API int fb_map_file(const char *path, struct fb_mapped *m, struct fb_error *err);
+FB_API void fb_unmap_file(struct fb_mapped *m);
+
+/* ---- the image-selection model (select.c, spec/fatbin.md §7) ---- */
+
+/* One candidate image for selection. */
+struct fb_image {
+	struct ap_target target;  /* sm, variant, kind AP_SASS (ELF) or AP_PTX */
+	bool compat;              /* ELF sm >= 100 with the compat blob (FB_FLAG_COMPAT) */
+};
+
+enum fb_how { FB_HOW_NONE = 0, FB_HOW_SASS, FB_HOW_PTX_JIT };
+
+/* Which image the driver would use on `device`, and how.
+ *
+ * device->sm is the compute capability (10*major+minor). device->variant says what the
+ * consumer allows: AP_ARCH for a real GPU (it runs its own 'a' code) or nvJitLink
+ * -arch=sm_90a; AP_PLAIN models nvJitLink -arch=sm_90, which refuses 'a' images below
+ * sm_100. device->kind is ignored.
+ *
+ * Candidates (observed with nvJitLink/nvlink 13.0, spec §7):
+ * - SASS sm_X (plain): same major and minor(X) <= minor(device); sm_87 and sm_88 only run on
+ *   themselves and accept nothing else; for X >= 100 a lower minor needs the compat blob.
+ * - SASS sm_Xa: only device sm == X (below sm_100 also device->variant AP_ARCH).
+ * - SASS sm_Xf: same major and minor(X) <= minor(device).
+ * - PTX compute_X: X <= device sm (any major; JIT). compute_Xa: device sm == X and
+ *   variant AP_ARCH. compute_Xf: same major, minor(X) <= minor(device).
+ * Among the candidates the highest arch number wins; on a tie SASS wins, then the first.
+ * Returns the index into images, or -1 (FB_HOW_NONE) when nothing fits. */
+FB_API long fb_select(const struct fb_image *images, size_t n, const struct ap_target *device,
+                      enum fb_how *how);
+
 /* END SECTION fatbin */
 
 /* SECTION compile: owned by the NVRTC module. */
 /* END SECTION compile */
 
 /* SECTION build: owned by the extension-build module (embed, ninja, build, load). */
+
+/* ---- host-object embedding (embed.c; spec/fatbin.md section 6) ---- */
+
+/* Merges every container found in the n buffers (each may hold several back to back) into
+ * ONE container holding all their entries, so that the driver selects among all images.
+ * *out is malloc'd; the caller frees it. */
+FB_API int fb_container_merge(const void *const *bufs, const size_t *sizes, size_t n, unsigned char **out,
+                              size_t *outsize, struct fb_error *err);
+
+struct fb_embed_opts {
+	const char *symbol; /* global STT_OBJECT at the start of .nv_fatbin; NULL: "fatbin" */
+	bool hidden;        /* STV_HIDDEN: one copy per shared object (what extension builds use) */
+	bool no_segment;    /* omit the .nvFatBinSegment wrappers (cuobjdump/cudart registration) */
+};
+
+/* Writes a relocatable x86-64 ELF object (atomically) whose .nv_fatbin (SHF_ALLOC, align 8)
+ * holds the n fatbins back to back (each 8-aligned). It defines `symbol` (the first container,
+ * st_size = all bytes) and `symbol`_size (a const uint64_t in .rodata with the byte count), one
+ * 24-byte {0x466243B1, 1, &container, 0} wrapper per container in .nvFatBinSegment (W, with its
+ * R_X86_64_64 relocations), and an empty .note.GNU-stack. Every input must start with a container. */
+FB_API int fb_embed(const void *const *fatbins, const size_t *sizes, size_t n, const char *out_path,
+                    const struct fb_embed_opts *opts, struct fb_error *err);
+
+/* ---- build.ninja writer (ninja.c) ---- */
+
+struct fb_ninja; /* a build.ninja being assembled */
+
+FB_API struct fb_ninja *fb_ninja_new(void);
+FB_API void fb_ninja_free(struct fb_ninja *n);
+/* Escapes a path for a build line: '$' before '$', ' ' and ':'. A newline is FB_EINVAL.
+ * *out is malloc'd. */
+FB_API int fb_ninja_escape_path(const char *path, char **out, struct fb_error *err);
+/* Escapes a variable value (commands, depfile): '$' before '$'. A newline is FB_EINVAL. */
+FB_API int fb_ninja_escape_value(const char *value, char **out, struct fb_error *err);
+/* Quotes one argument for the POSIX shell ninja runs commands with ('…' with '\'' for quotes);
+ * plain words ([A-Za-z0-9_./=+,:@%-]) are left as they are. A newline is FB_EINVAL. */
+FB_API int fb_shell_quote(const char *arg, char **out, struct fb_error *err);
+/* Rule and variable names are reduced to [A-Za-z0-9_] (others become '_'). */
+FB_API int fb_ninja_var(struct fb_ninja *n, const char *name, const char *value, struct fb_error *err);
+/* A rule whose command is `command` (a raw value: "$cmd" expands the edge's own cmd variable).
+ * depfile and deps ("gcc") may be NULL. */
+FB_API int fb_ninja_rule(struct fb_ninja *n, const char *name, const char *command, const char *description,
+                         const char *depfile, const char *deps, struct fb_error *err);
+struct fb_ninja_edge {
+	const char *rule;
+	const char *const *outputs; size_t noutputs;
+	const char *const *inputs; size_t ninputs;
+	const char *const *implicit; size_t nimplicit;   /* | deps: rebuild when they change */
+	const char *const *order_only; size_t norder_only;
+	const char *const *vars; size_t nvars;           /* name, value, name, value ... (2*nvars strings) */
+};
+FB_API int fb_ninja_edge(struct fb_ninja *n, const struct fb_ninja_edge *e, struct fb_error *err);
+/* The text so far (owned by n). */
+FB_API const char *fb_ninja_text(const struct fb_ninja *n);
+/* Writes the file atomically, only when its content differs; *changed says whether it did. */
+FB_API int fb_ninja_write(const struct fb_ninja *n, const char *path, bool *changed, struct fb_error *err);
+
+/* ---- extension builds (build.c) ---- */
+
+enum fb_backend { FB_BACKEND_NVRTC = 0, FB_BACKEND_NVCC = 1 };
+
+struct fb_build_opts {
+	const char *const *sources; size_t nsources; /* .cu kernels, .c/.cc/.cpp/.cxx/.C host code */
+	const char *output;      /* the .so (or program with executable) */
+	const char *arch_list;   /* NULL: TORCH_CUDA_ARCH_LIST, else "auto" */
+	const char *name;        /* NULL: from output's file name ("libx.so" → "x") */
+	const char *build_dir;   /* NULL: $FATBUILD_BUILD_DIR/NAME, else TMPDIR/fatbuild-UID/NAME */
+	const char *const *include_dirs; size_t ninclude_dirs;
+	const char *const *defines; size_t ndefines;  /* "X" or "X=1" */
+	const char *cflags, *cxxflags, *ldflags;       /* extra words, split on blanks */
+	enum fb_backend backend;
+	int jobs;                /* ninja -j; 0: ninja's default */
+	bool verbose;            /* ninja -v (commands are echoed to the child's stdout) */
+	bool emit_ninja_only;    /* write build.ninja and stop */
+	bool executable;         /* link a program instead of a shared library */
+	const char *fatbuild;    /* the fatbuild program the edges run; NULL: FATBUILD, else "fatbuild" */
+	const char *runtime_lib; /* libfatbuild_runtime.a; NULL: FATBUILD_RUNTIME, else beside fatbuild */
+	const char *include_dir; /* dir of fatbuild_runtime.h; NULL: FATBUILD_INCLUDE, else beside fatbuild */
+	const char *ninja;       /* NULL: FATBUILD_NINJA, else "ninja" on PATH */
+	const struct ap_toolkit *toolkit; /* NULL: ap_toolkit_detect */
+};
+
+struct fb_build_result {
+	char build_dir[4096];
+	char ninja_file[4096];
+	bool ninja_changed;      /* build.ninja was (re)written */
+	bool up_to_date;         /* ninja reported no work */
+	size_t ntargets;         /* resolved arch-list targets */
+	char targets[512];       /* "sm_80 sm_86 compute_86" */
+};
+
+/* Generates build.ninja and runs ninja (posix_spawn, no shell; its output goes to our
+ * stdout/stderr). The output is linked to a temporary name and renamed, so a failed build
+ * leaves the previous one. result may be NULL. */
+FB_API int fb_build(const struct fb_build_opts *opts, struct fb_build_result *result, struct fb_error *err);
+/* fb_build (a no-op when up to date), then dlopen(RTLD_NOW | RTLD_LOCAL). */
+FB_API int fb_load(const struct fb_build_opts *opts, void **handle, struct fb_error *err);
+
 /* END SECTION build */
 
 /* ---- files ----------------------------------------------------------------------------- */

@@ -1,0 +1,319 @@
+/* cubin.c: CUDA ELF (cubin) inspection.
+ *
+ * Facts used (spec/fatbin.md §8, CUDA 13.0):
+ *   ELFCLASS64, little-endian, e_machine 190 (EM_CUDA), EI_OSABI 0x41.
+ *   EI_ABIVERSION 7 (CUDA <= 12.x): SM in e_flags bits 0-7. ABI 8 (13.0): SM in bits 8-15.
+ *   e_type ET_EXEC (whole program) or ET_REL (-rdc).
+ *   'a' is not in e_flags: .nv.compat (type 0x70000086) holds records {u8 fmt, u8 attr, ...};
+ *   attribute 0x09 = 1 marks arch-specific code. 'f' is not recorded in the cubin at all.
+ *   Kernels: STT_FUNC symbols with st_other 0x10 (STO_CUDA_ENTRY).
+ *   .nv.info (0x70000000): records u8 fmt, u8 attr; fmt 1 NVAL u16 0, 2 BVAL u8+pad, 3 HVAL u16,
+ *   4 SVAL u16 size + bytes. attr 0x2f REGCOUNT {u32 sym, u32 regs}.
+ *   .nv.shared.<k> (NOBITS): static shared memory; on sm >= 90 the size is user bytes + 1024.
+ *
+ * fb_elf_ident reads the header and the section table by hand (fast, used on every entry of
+ * a library); fb_cubin_read uses libelf for the symbol-level view. */
+#include <dlfcn.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fatbin_priv.h"
+
+#define EM_CUDA_ 190
+#define SHT_NV_INFO 0x70000000u
+#define SHT_NV_COMPAT 0x70000086u
+#define STO_CUDA_ENTRY 0x10
+#define NVI_REGCOUNT 0x2f
+
+static int
+sm_from_flags(int abi, uint32_t f)
+{
+	return abi >= 8 ? (int)((f >> 8) & 0xff) : (int)(f & 0xff);
+}
+
+int
+fb_elf_ident(const void *data, size_t size, struct fb_elfid *id, struct fb_error *err)
+{
+	const unsigned char *p = data;
+	memset(id, 0, sizeof(*id));
+	if (size < 64 || memcmp(p, "\x7f" "ELF", 4) != 0)
+		return fb_seterr(err, FB_EFORMAT, "not an ELF file (%zu bytes)", size);
+	if (p[4] != 2)
+		return fb_seterr(err, FB_EFORMAT, "cubin is not ELFCLASS64 (32-bit device code is not supported)");
+	if (p[5] != 1)
+		return fb_seterr(err, FB_EFORMAT, "cubin is not little-endian");
+	if (fb_rd16(p + 0x12) != EM_CUDA_)
+		return fb_seterr(err, FB_EFORMAT, "ELF e_machine %u is not EM_CUDA (190)", fb_rd16(p + 0x12));
+	id->abi = p[8];
+	id->type = fb_rd16(p + 0x10);
+	id->e_flags = fb_rd32(p + 0x30);
+	id->sm = sm_from_flags(id->abi, id->e_flags);
+	if (id->sm < 10)
+		return fb_seterr(err, FB_EFORMAT, "cubin e_flags 0x%08x (ABI %d) give no SM number", id->e_flags, id->abi);
+	uint64_t shoff = fb_rd64(p + 0x28);
+	unsigned shentsize = fb_rd16(p + 0x3a), shnum = fb_rd16(p + 0x3c);
+	if (shnum == 0 || shoff == 0)
+		return FB_OK;
+	if (shentsize != 64)
+		return fb_seterr(err, FB_EFORMAT, "ELF section header size %u is not 64", shentsize);
+	if (shoff > size || (uint64_t)shnum * 64 > size - shoff)
+		return fb_seterr(err, FB_EFORMAT, "ELF section table (offset 0x%llx, %u entries) runs past the end (%zu bytes)",
+		                 (unsigned long long)shoff, shnum, size);
+	for (unsigned i = 0; i < shnum; i++) {
+		const unsigned char *sh = p + shoff + (uint64_t)i * 64;
+		if (fb_rd32(sh + 4) != SHT_NV_COMPAT)
+			continue;
+		uint64_t off = fb_rd64(sh + 0x18), sz = fb_rd64(sh + 0x20);
+		if (off > size || sz > size - off)
+			return fb_seterr(err, FB_EFORMAT, "ELF section %u (.nv.compat) runs past the end", i);
+		id->compat = p + off;
+		id->compat_len = (size_t)sz;
+		break;
+	}
+	return FB_OK;
+}
+
+/* Attribute 9 = 1 in .nv.compat records. */
+static bool
+compat_arch_a(const unsigned char *c, size_t n)
+{
+	size_t i = 0;
+	while (i + 2 <= n) {
+		unsigned fmt = c[i], attr = c[i + 1];
+		size_t len;
+		if (fmt == 0)
+			break;
+		if (fmt == 2 || fmt == 1)
+			len = 3; /* BVAL: u8 value; NVAL */
+		else if (fmt == 3)
+			len = 4;
+		else if (fmt == 4 && i + 4 <= n)
+			len = 4 + fb_rd16(c + i + 2);
+		else
+			break;
+		if (attr == 9 && fmt == 2 && i + 2 < n)
+			return c[i + 2] == 1;
+		i += len;
+	}
+	return false;
+}
+
+static void
+kernels_free(struct fb_kernel *k, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(k[i].name);
+	free(k);
+}
+
+void
+fb_cubin_free(struct fb_cubin *c)
+{
+	if (!c)
+		return;
+	kernels_free(c->kernels, c->nkernels);
+	c->kernels = NULL;
+	c->nkernels = 0;
+}
+
+/* Walks .nv.info for REGCOUNT records and stores them by symbol index. */
+static int
+parse_nv_info(const unsigned char *d, size_t n, int *regs, size_t nsyms, struct fb_error *err)
+{
+	size_t i = 0;
+	while (i + 4 <= n) {
+		unsigned fmt = d[i], attr = d[i + 1];
+		size_t len;
+		switch (fmt) {
+		case 1: case 2: case 3: len = 4; break;
+		case 4: len = 4 + (size_t)fb_rd16(d + i + 2); break;
+		default:
+			return fb_seterr(err, FB_EFORMAT, ".nv.info: unknown record format %u at offset 0x%zx", fmt, i);
+		}
+		if (len > n - i)
+			return fb_seterr(err, FB_EFORMAT, ".nv.info: record at 0x%zx runs past the section end", i);
+		if (fmt == 4 && attr == NVI_REGCOUNT && len >= 12) {
+			uint32_t sym = fb_rd32(d + i + 4), r = fb_rd32(d + i + 8);
+			if (sym < nsyms && r < 100000)
+				regs[sym] = (int)r;
+		}
+		i += len;
+		i = (i + 3) & ~(size_t)3;
+	}
+	return FB_OK;
+}
+
+int
+fb_cubin_read(const void *data, size_t size, struct fb_cubin *out, struct fb_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	struct fb_elfid id;
+	int rc = fb_elf_ident(data, size, &id, err);
+	if (rc)
+		return rc;
+	out->abi_version = id.abi;
+	out->sm = id.sm;
+	out->e_flags = id.e_flags;
+	out->relocatable = id.type == 1;
+	out->compat = id.compat;
+	out->compat_len = id.compat_len;
+	out->arch_a = id.compat && compat_arch_a(id.compat, id.compat_len);
+	if (id.type != 1 && id.type != 2)
+		return fb_seterr(err, FB_EFORMAT, "cubin e_type %d is neither ET_REL nor ET_EXEC", id.type);
+
+	elf_version(EV_CURRENT);
+	/* libelf wants a writable image; work on a private copy. */
+	char *copy = malloc(size);
+	if (!copy)
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	memcpy(copy, data, size);
+	Elf *e = elf_memory(copy, size);
+	int *regs = NULL;
+	struct fb_kernel *ks = NULL;
+	size_t nk = 0;
+	if (!e) {
+		rc = fb_seterr(err, FB_EFORMAT, "elf_memory failed: %s", elf_errmsg(-1));
+		goto out;
+	}
+	size_t shstrndx;
+	if (elf_getshdrstrndx(e, &shstrndx) != 0) {
+		rc = fb_seterr(err, FB_EFORMAT, "elf_getshdrstrndx failed: %s", elf_errmsg(-1));
+		goto out;
+	}
+	Elf_Scn *symscn = NULL, *scn = NULL;
+	GElf_Shdr symsh = {0};
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh)) {
+			rc = fb_seterr(err, FB_EFORMAT, "gelf_getshdr failed: %s", elf_errmsg(-1));
+			goto out;
+		}
+		if (sh.sh_type == SHT_SYMTAB) {
+			symscn = scn;
+			symsh = sh;
+		}
+	}
+	if (!symscn)
+		goto out; /* no symbols, no kernels */
+	Elf_Data *sd = elf_getdata(symscn, NULL);
+	if (!sd || !sd->d_buf || symsh.sh_entsize == 0) {
+		rc = fb_seterr(err, FB_EFORMAT, "cannot read the symbol table: %s", elf_errmsg(-1));
+		goto out;
+	}
+	size_t nsyms = sd->d_size / sizeof(Elf64_Sym);
+	regs = malloc((nsyms ? nsyms : 1) * sizeof(int));
+	if (!regs) {
+		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < nsyms; i++)
+		regs[i] = -1;
+	scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NV_INFO)
+			continue;
+		const char *nm = elf_strptr(e, shstrndx, sh.sh_name);
+		if (!nm || strcmp(nm, ".nv.info") != 0)
+			continue;
+		Elf_Data *id2 = elf_getdata(scn, NULL);
+		if (!id2 || !id2->d_buf) {
+			rc = fb_seterr(err, FB_EFORMAT, "cannot read .nv.info: %s", elf_errmsg(-1));
+			goto out;
+		}
+		rc = parse_nv_info(id2->d_buf, id2->d_size, regs, nsyms, err);
+		if (rc)
+			goto out;
+	}
+	for (size_t i = 0; i < nsyms; i++) {
+		GElf_Sym s;
+		if (!gelf_getsym(sd, (int)i, &s))
+			continue;
+		if (GELF_ST_TYPE(s.st_info) != STT_FUNC || !(s.st_other & STO_CUDA_ENTRY))
+			continue;
+		const char *nm = elf_strptr(e, symsh.sh_link, s.st_name);
+		if (!nm) {
+			rc = fb_seterr(err, FB_EFORMAT, "kernel symbol %zu has a bad name offset", i);
+			goto out;
+		}
+		struct fb_kernel *nks = realloc(ks, (nk + 1) * sizeof(*ks));
+		if (!nks) {
+			rc = fb_seterr(err, FB_ENOMEM, "out of memory");
+			goto out;
+		}
+		ks = nks;
+		struct fb_kernel *k = &ks[nk];
+		memset(k, 0, sizeof(*k));
+		k->name = malloc(strlen(nm) + 1);
+		if (!k->name) {
+			rc = fb_seterr(err, FB_ENOMEM, "out of memory");
+			goto out;
+		}
+		strcpy(k->name, nm);
+		nk++;
+		k->registers = regs[i];
+		k->code_size = s.st_size;
+	}
+	/* static shared memory: .nv.shared.<kernel> */
+	scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		const char *nm = elf_strptr(e, shstrndx, sh.sh_name);
+		if (!nm || strncmp(nm, ".nv.shared.", 11) != 0)
+			continue;
+		for (size_t k = 0; k < nk; k++) {
+			if (strcmp(nm + 11, ks[k].name) != 0)
+				continue;
+			ks[k].shared_stored = (int64_t)sh.sh_size;
+			ks[k].shared_user = (int64_t)sh.sh_size;
+			if (id.sm >= 90 && sh.sh_size >= 1024) {
+				ks[k].shared_user -= 1024;
+				ks[k].shared_derived = true;
+			}
+		}
+	}
+out:
+	free(regs);
+	if (e)
+		elf_end(e);
+	free(copy);
+	if (rc) {
+		kernels_free(ks, nk);
+		return rc;
+	}
+	out->kernels = ks;
+	out->nkernels = nk;
+	return FB_OK;
+}
+
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+char *
+fb_demangle(const char *name, char *buf, size_t size)
+{
+	if (!size)
+		return buf;
+	snprintf(buf, size, "%s", name);
+	if (strncmp(name, "_Z", 2) != 0)
+		return buf;
+	void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+	if (!h)
+		return buf;
+	demangle_fn fn;
+	void *sym = dlsym(h, "__cxa_demangle");
+	memcpy(&fn, &sym, sizeof(fn));
+	if (fn) {
+		int status = 0;
+		char *d = fn(name, NULL, NULL, &status);
+		if (d && status == 0)
+			snprintf(buf, size, "%s", d);
+		free(d);
+	}
+	dlclose(h);
+	return buf;
+}

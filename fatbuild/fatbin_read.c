@@ -1,0 +1,390 @@
+/* fatbin_read.c: the fatbinary container reader and entry decoder.
+ *
+ * Layout: see the comment at the top of fatbin.c (spec/fatbin.md §1-§4). Reader rules:
+ *   - walk entries by entry + header size + payload size; never assume a 0x40 header;
+ *   - every size and offset is bounds-checked against the container end with subtraction
+ *     (no overflow); header and payload sizes must be multiples of 8, header size >= 0x40;
+ *   - several containers may follow each other; zero padding between them is skipped;
+ *   - unknown kinds are kept (and refused by fb_entry_image); flag 0x10000 (obfuscated)
+ *     payloads are reported, never decoded;
+ *   - zstd: a single frame whose content size equals the header's uncompressed size;
+ *     LZ4: a raw block (LZ4_decompress_safe into exactly usz bytes) or, when the payload
+ *     starts with 04 22 4d 18, an LZ4 frame; the uncompressed size is capped. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LZ4F_STATIC_LINKING_ONLY
+#include <lz4.h>
+#include <lz4frame.h>
+#include <zstd.h>
+
+#include "fatbin_priv.h"
+
+#define OLD_MAGIC 0x1EE55A01u
+
+const char *
+fb_disk_kind_name(unsigned k, char *buf, size_t size)
+{
+	switch (k) {
+	case FB_DISK_KIND_PTX: return "ptx";
+	case FB_DISK_KIND_ELF: return "elf";
+	case FB_DISK_KIND_LTO: return "lto";
+	case FB_DISK_KIND_OLDCUBIN: return "oldcubin";
+	default: snprintf(buf, size, "kind%u", k); return buf;
+	}
+}
+
+void
+fb_parsed_free(struct fb_parsed *p)
+{
+	if (!p)
+		return;
+	free(p->containers);
+	free(p->entries);
+	memset(p, 0, sizeof(*p));
+}
+
+static int
+push_entry(struct fb_parsed *p, size_t *cap, const struct fb_entry *e)
+{
+	if (p->nentries == *cap) {
+		size_t nc = *cap ? *cap * 2 : 16;
+		struct fb_entry *ne = realloc(p->entries, nc * sizeof(*ne));
+		if (!ne)
+			return -1;
+		p->entries = ne;
+		*cap = nc;
+	}
+	p->entries[p->nentries++] = *e;
+	return 0;
+}
+
+static int
+push_container(struct fb_parsed *p, size_t *cap, const struct fb_container *c)
+{
+	if (p->ncontainers == *cap) {
+		size_t nc = *cap ? *cap * 2 : 4;
+		struct fb_container *ne = realloc(p->containers, nc * sizeof(*ne));
+		if (!ne)
+			return -1;
+		p->containers = ne;
+		*cap = nc;
+	}
+	p->containers[p->ncontainers++] = *c;
+	return 0;
+}
+
+/* Parses the entry at base[off] (container-relative checks against cend). */
+static int
+parse_entry(const unsigned char *base, size_t off, size_t cend, size_t ci, size_t ei, struct fb_entry *e,
+            struct fb_error *err)
+{
+	const unsigned char *h = base + off;
+	size_t left = cend - off;
+	memset(e, 0, sizeof(*e));
+	e->container = ci;
+	e->index = ei;
+	e->offset = off;
+	if (left < 0x40)
+		return fb_seterr(err, FB_EFORMAT, "container %zu: entry %zu: header truncated (%zu bytes left, need 64)", ci,
+		                 ei, left);
+	e->disk_kind = fb_rd16(h);
+	e->header_size = fb_rd32(h + 4);
+	e->payload_size = fb_rd64(h + 8);
+	e->compressed_size = fb_rd32(h + 0x10);
+	uint32_t optoff = fb_rd32(h + 0x14);
+	e->minor = fb_rd16(h + 0x18);
+	e->major = fb_rd16(h + 0x1a);
+	uint32_t arch = fb_rd32(h + 0x1c);
+	uint32_t idoff = fb_rd32(h + 0x20), idlen = fb_rd32(h + 0x24);
+	e->flags = fb_rd64(h + 0x28);
+	e->okey = fb_rd64(h + 0x30);
+	e->uncompressed_size = fb_rd64(h + 0x38);
+	uint32_t hsz = e->header_size;
+	if (hsz < 0x40)
+		return fb_seterr(err, FB_EFORMAT, "container %zu: entry %zu: header size 0x%x is below 0x40", ci, ei, hsz);
+	if (hsz % 8)
+		return fb_seterr(err, FB_EFORMAT, "container %zu: entry %zu: header size 0x%x is not a multiple of 8", ci, ei,
+		                 hsz);
+	if (hsz > left)
+		return fb_seterr(err, FB_EFORMAT, "container %zu: entry %zu: header size 0x%x runs past the container end (0x%zx left)",
+		                 ci, ei, hsz, left);
+	if (e->payload_size % 8)
+		return fb_seterr(err, FB_EFORMAT, "container %zu: entry %zu: payload size 0x%llx is not a multiple of 8", ci, ei,
+		                 (unsigned long long)e->payload_size);
+	if (e->payload_size > left - hsz)
+		return fb_seterr(err, FB_EFORMAT,
+		                 "container %zu: entry %zu: payload size 0x%llx runs past the container end (0x%zx left)", ci, ei,
+		                 (unsigned long long)e->payload_size, left - hsz);
+	if (arch > 0xffff)
+		return fb_seterr(err, FB_EFORMAT, "container %zu: entry %zu: arch %u is not an SM number", ci, ei, arch);
+	if ((e->flags & FB_FLAG_LZ4) && (e->flags & FB_FLAG_ZSTD))
+		return fb_seterr(err, FB_EFORMAT, "container %zu: entry %zu: both LZ4 and zstd flags are set (0x%llx)", ci, ei,
+		                 (unsigned long long)e->flags);
+	bool comp = e->flags & (FB_FLAG_LZ4 | FB_FLAG_ZSTD | FB_FLAG_COMPRESS_OLD);
+	e->compress = (e->flags & FB_FLAG_ZSTD) ? FB_COMPRESS_ZSTD : (e->flags & FB_FLAG_LZ4) ? FB_COMPRESS_LZ4 : FB_COMPRESS_NONE;
+	e->obfuscated = e->flags & FB_FLAG_OBFUSCATED;
+	if (comp) {
+		if (e->compressed_size == 0 || e->compressed_size > e->payload_size)
+			return fb_seterr(err, FB_EFORMAT,
+			                 "container %zu: entry %zu: compressed size 0x%x does not fit the payload size 0x%llx", ci, ei,
+			                 e->compressed_size, (unsigned long long)e->payload_size);
+		if (e->uncompressed_size == 0)
+			return fb_seterr(err, FB_EFORMAT, "container %zu: entry %zu: compressed entry has uncompressed size 0", ci, ei);
+		e->stored_size = e->compressed_size;
+	} else {
+		if (e->compressed_size != 0)
+			return fb_seterr(err, FB_EFORMAT,
+			                 "container %zu: entry %zu: compressed size 0x%x set without a compression flag (flags 0x%llx)",
+			                 ci, ei, e->compressed_size, (unsigned long long)e->flags);
+		e->stored_size = (size_t)e->payload_size;
+	}
+	e->payload = h + hsz;
+	if (idoff) {
+		if (idoff < 0x40 || idoff >= hsz || idlen >= hsz - idoff)
+			return fb_seterr(err, FB_EFORMAT,
+			                 "container %zu: entry %zu: identifier (offset 0x%x, length %u) lies outside the 0x%x-byte header",
+			                 ci, ei, idoff, idlen, hsz);
+		e->ident = (const char *)h + idoff;
+		e->ident_len = idlen;
+	}
+	if (optoff) {
+		if (optoff < 0x40 || optoff > hsz - 8)
+			return fb_seterr(err, FB_EFORMAT,
+			                 "container %zu: entry %zu: options descriptor offset 0x%x lies outside the 0x%x-byte header", ci,
+			                 ei, optoff, hsz);
+		uint32_t so = fb_rd32(h + optoff), sl = fb_rd32(h + optoff + 4);
+		if (so < 0x40 || so > hsz || sl > hsz - so)
+			return fb_seterr(err, FB_EFORMAT,
+			                 "container %zu: entry %zu: options string (offset 0x%x, length %u) lies outside the 0x%x-byte header",
+			                 ci, ei, so, sl, hsz);
+		if (e->disk_kind == FB_DISK_KIND_ELF && (e->flags & FB_FLAG_COMPAT)) {
+			e->compat = h + so;
+			e->compat_len = sl;
+		} else {
+			e->options = (const char *)h + so;
+			e->options_len = sl;
+		}
+	}
+	e->target.sm = (int)arch;
+	e->target.variant = (e->flags & FB_FLAG_ARCH_A) ? AP_ARCH : (e->flags & FB_FLAG_FAMILY_F) ? AP_FAMILY : AP_PLAIN;
+	e->target.kind = e->disk_kind == FB_DISK_KIND_ELF || e->disk_kind == FB_DISK_KIND_OLDCUBIN ? AP_SASS : AP_PTX;
+	return FB_OK;
+}
+
+int
+fb_fatbin_parse(const void *data, size_t size, unsigned flags, struct fb_parsed *out, struct fb_error *err)
+{
+	const unsigned char *base = data;
+	size_t ccap = 0, ecap = 0, off = 0;
+	int rc = FB_OK;
+	memset(out, 0, sizeof(*out));
+	if (!data && size)
+		return fb_seterr(err, FB_EINVAL, "fb_fatbin_parse: NULL data");
+	while (off < size) {
+		size_t left = size - off;
+		/* zero padding between containers */
+		if (out->ncontainers > 0 && base[off] == 0) {
+			size_t z = off;
+			while (z < size && base[z] == 0)
+				z++;
+			if (z == size)
+				break;
+			off = z;
+			left = size - off;
+		}
+		size_t ci = out->ncontainers;
+		if (left < 16) {
+			rc = fb_seterr(err, FB_EFORMAT, "container %zu at 0x%zx: header truncated (%zu bytes, need 16)", ci, off, left);
+			goto fail;
+		}
+		uint32_t magic = fb_rd32(base + off);
+		if (magic != FB_CONTAINER_MAGIC) {
+			if (magic == OLD_MAGIC)
+				rc = fb_seterr(err, FB_EUNSUPPORTED, "container %zu at 0x%zx: old-style fatbin (magic 0x1EE55A01) is not supported",
+				               ci, off);
+			else
+				rc = fb_seterr(err, FB_EFORMAT, "container %zu at 0x%zx: bad magic 0x%08x (want 0xBA55ED50)", ci, off, magic);
+			goto fail;
+		}
+		unsigned ver = fb_rd16(base + off + 4), hs = fb_rd16(base + off + 6);
+		uint64_t fat = fb_rd64(base + off + 8);
+		if (ver != 1) {
+			rc = fb_seterr(err, FB_EFORMAT, "container %zu at 0x%zx: version %u is not 1", ci, off, ver);
+			goto fail;
+		}
+		if (hs != 0x10) {
+			rc = fb_seterr(err, FB_EFORMAT, "container %zu at 0x%zx: header size 0x%x is not 0x10", ci, off, hs);
+			goto fail;
+		}
+		if (fat % 8) {
+			rc = fb_seterr(err, FB_EFORMAT, "container %zu at 0x%zx: size 0x%llx is not a multiple of 8", ci, off,
+			               (unsigned long long)fat);
+			goto fail;
+		}
+		if (fat > left - 16) {
+			rc = fb_seterr(err, FB_EFORMAT, "container %zu at 0x%zx: size 0x%llx runs past the end of the data (0x%zx bytes left)",
+			               ci, off, (unsigned long long)fat, left - 16);
+			goto fail;
+		}
+		struct fb_container c = {off, (size_t)fat + 16, out->nentries, 0};
+		size_t cend = off + c.size, e = off + 16;
+		while (e < cend) {
+			struct fb_entry ent;
+			rc = parse_entry(base, e, cend, ci, c.count, &ent, err);
+			if (rc)
+				goto fail;
+			if (push_entry(out, &ecap, &ent)) {
+				rc = fb_seterr(err, FB_ENOMEM, "out of memory");
+				goto fail;
+			}
+			c.count++;
+			e += ent.header_size + (size_t)ent.payload_size;
+		}
+		if (push_container(out, &ccap, &c)) {
+			rc = fb_seterr(err, FB_ENOMEM, "out of memory");
+			goto fail;
+		}
+		off = cend;
+		if (flags & FB_PARSE_FIRST)
+			break;
+	}
+	if (out->ncontainers == 0) {
+		rc = fb_seterr(err, FB_EFORMAT, "no fatbin container (%zu bytes)", size);
+		goto fail;
+	}
+	return FB_OK;
+fail:
+	fb_parsed_free(out);
+	return rc;
+}
+
+/* The bytes an ELF image really occupies (headers, sections, program headers). */
+static size_t
+elf_extent(const unsigned char *p, size_t n)
+{
+	if (n < 64 || memcmp(p, "\x7f" "ELF", 4) != 0 || p[4] != 2)
+		return n;
+	uint64_t end = 64;
+	uint64_t shoff = fb_rd64(p + 0x28), phoff = fb_rd64(p + 0x20);
+	unsigned shnum = fb_rd16(p + 0x3c), phnum = fb_rd16(p + 0x38);
+	unsigned shent = fb_rd16(p + 0x3a), phent = fb_rd16(p + 0x36);
+	if (shoff && shoff <= n && (uint64_t)shnum * shent <= n - shoff) {
+		if (shoff + (uint64_t)shnum * shent > end)
+			end = shoff + (uint64_t)shnum * shent;
+		for (unsigned i = 0; i < shnum && shent >= 64; i++) {
+			const unsigned char *sh = p + shoff + (uint64_t)i * shent;
+			if (fb_rd32(sh + 4) == 8) /* SHT_NOBITS */
+				continue;
+			uint64_t o = fb_rd64(sh + 0x18), s = fb_rd64(sh + 0x20);
+			if (o <= n && s <= n - o && o + s > end)
+				end = o + s;
+		}
+	} else {
+		return n;
+	}
+	if (phoff && phoff <= n && (uint64_t)phnum * phent <= n - phoff && phoff + (uint64_t)phnum * phent > end)
+		end = phoff + (uint64_t)phnum * phent;
+	return end < n ? (size_t)end : n;
+}
+
+static int
+ename(const struct fb_entry *e, char *buf, size_t size)
+{
+	return snprintf(buf, size, "container %zu: entry %zu", e->container, e->index);
+}
+
+int
+fb_entry_image(const struct fb_entry *e, uint64_t cap, unsigned char **out, size_t *outsize, struct fb_error *err)
+{
+	char where[64], kb[16];
+	ename(e, where, sizeof(where));
+	if (!cap)
+		cap = FB_DEFAULT_DECOMPRESS_CAP;
+	if (e->disk_kind != FB_DISK_KIND_PTX && e->disk_kind != FB_DISK_KIND_ELF && e->disk_kind != FB_DISK_KIND_LTO)
+		return fb_seterr(err, FB_EUNSUPPORTED, "%s: unknown kind %s cannot be decoded", where,
+		                 fb_disk_kind_name(e->disk_kind, kb, sizeof(kb)));
+	if (e->obfuscated)
+		return fb_seterr(err, FB_EUNSUPPORTED, "%s: payload is obfuscated (flag 0x10000, key 0x%llx) and cannot be decoded",
+		                 where, (unsigned long long)e->okey);
+	if ((e->flags & FB_FLAG_COMPRESS_OLD) && e->compress == FB_COMPRESS_NONE)
+		return fb_seterr(err, FB_EUNSUPPORTED, "%s: old compression flag 0x1000 is not supported", where);
+	if (e->compress == FB_COMPRESS_NONE) {
+		size_t n = e->stored_size;
+		if (e->disk_kind == FB_DISK_KIND_ELF)
+			n = elf_extent(e->payload, n);
+		unsigned char *d = malloc(n ? n : 1);
+		if (!d)
+			return fb_seterr(err, FB_ENOMEM, "out of memory");
+		memcpy(d, e->payload, n);
+		*out = d;
+		*outsize = n;
+		return FB_OK;
+	}
+	uint64_t usz = e->uncompressed_size;
+	if (usz > cap || usz > SIZE_MAX)
+		return fb_seterr(err, FB_ETOOBIG, "%s: uncompressed size %llu is above the cap of %llu bytes (raise it with --max-size)",
+		                 where, (unsigned long long)usz, (unsigned long long)cap);
+	unsigned char *d = malloc((size_t)usz);
+	if (!d)
+		return fb_seterr(err, FB_ENOMEM, "%s: cannot allocate %llu bytes", where, (unsigned long long)usz);
+	const unsigned char *src = e->payload;
+	size_t csz = e->compressed_size;
+	if (e->compress == FB_COMPRESS_ZSTD) {
+		unsigned long long fcs = ZSTD_getFrameContentSize(src, csz);
+		if (fcs == ZSTD_CONTENTSIZE_ERROR) {
+			free(d);
+			return fb_seterr(err, FB_EFORMAT, "%s: payload is not a zstd frame", where);
+		}
+		if (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs != usz) {
+			free(d);
+			return fb_seterr(err, FB_EFORMAT, "%s: zstd frame holds %llu bytes but the header says %llu", where, fcs,
+			                 (unsigned long long)usz);
+		}
+		size_t r = ZSTD_decompress(d, (size_t)usz, src, csz);
+		if (ZSTD_isError(r) || r != usz) {
+			free(d);
+			return fb_seterr(err, FB_EFORMAT, "%s: zstd decompression failed: %s", where,
+			                 ZSTD_isError(r) ? ZSTD_getErrorName(r) : "wrong decompressed size");
+		}
+	} else if (csz >= 4 && fb_rd32(src) == 0x184D2204u) {
+		LZ4F_dctx *dc;
+		if (LZ4F_isError(LZ4F_createDecompressionContext(&dc, LZ4F_VERSION))) {
+			free(d);
+			return fb_seterr(err, FB_ENOMEM, "out of memory");
+		}
+		size_t si = 0, di = 0;
+		size_t r = 1;
+		while (si < csz && r != 0) {
+			size_t sn = csz - si, dn = (size_t)usz - di;
+			r = LZ4F_decompress(dc, d + di, &dn, src + si, &sn, NULL);
+			if (LZ4F_isError(r))
+				break;
+			si += sn;
+			di += dn;
+			if (sn == 0 && dn == 0)
+				break;
+		}
+		LZ4F_freeDecompressionContext(dc);
+		if (LZ4F_isError(r) || r != 0 || di != usz) {
+			free(d);
+			return fb_seterr(err, FB_EFORMAT, "%s: LZ4 frame decompression failed: %s", where,
+			                 LZ4F_isError(r) ? LZ4F_getErrorName(r) : "wrong decompressed size");
+		}
+	} else {
+		if (usz > LZ4_MAX_INPUT_SIZE || csz > (size_t)INT32_MAX) {
+			free(d);
+			return fb_seterr(err, FB_ETOOBIG, "%s: LZ4 block sizes exceed 2 GiB", where);
+		}
+		int r = LZ4_decompress_safe((const char *)src, (char *)d, (int)csz, (int)usz);
+		if (r < 0 || (uint64_t)r != usz) {
+			free(d);
+			return fb_seterr(err, FB_EFORMAT, "%s: LZ4 block decompression failed (%d of %llu bytes)", where, r,
+			                 (unsigned long long)usz);
+		}
+	}
+	*out = d;
+	*outsize = (size_t)usz;
+	return FB_OK;
+}

@@ -1,0 +1,312 @@
+/* hostelf.c: finding fatbin containers in files: plain .fatbin, cubins, PTX, host ELF
+ * objects, shared libraries and executables, and the members of ar archives.
+ *
+ * Host ELF (ELFCLASS64, little-endian): containers live in the sections .nv_fatbin
+ * (whole-program code, and nvcc -dlink output) and __nv_relfatbin (nvcc -c -rdc); a linked
+ * library concatenates one container per translation unit. The section table is read by
+ * hand from an mmap, every offset bounds-checked, so a 540 MB library costs a few page
+ * faults; nothing is decompressed.
+ *
+ * ar archives ("!<arch>\n"): 60-byte member headers {name[16], date[12], uid[6], gid[6],
+ * mode[8], size[10] decimal, "`\n"}, data padded to an even offset; "/" and "/SYM64/" are
+ * symbol tables, "//" holds long names referenced as "/<offset>". Thin archives are refused. */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fatbin_priv.h"
+
+#define EM_CUDA_ 190
+
+int
+fb_map_file(const char *path, struct fb_mapped *m, struct fb_error *err)
+{
+	memset(m, 0, sizeof(*m));
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fb_seterr(err, FB_EIO, "cannot open %s: %s", path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
+		close(fd);
+		return fb_seterr(err, FB_EIO, "cannot stat %s: %s", path, strerror(e));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return fb_seterr(err, FB_EIO, "%s is not a regular file", path);
+	}
+	if (st.st_size == 0) {
+		close(fd);
+		return FB_OK;
+	}
+	if ((uint64_t)st.st_size > SIZE_MAX) {
+		close(fd);
+		return fb_seterr(err, FB_ETOOBIG, "%s is too large to map", path);
+	}
+	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	int e = errno;
+	close(fd);
+	if (p == MAP_FAILED)
+		return fb_seterr(err, FB_EIO, "cannot mmap %s: %s", path, strerror(e));
+	m->data = p;
+	m->size = (size_t)st.st_size;
+	return FB_OK;
+}
+
+void
+fb_unmap_file(struct fb_mapped *m)
+{
+	if (m && m->data)
+		munmap((void *)m->data, m->size);
+	if (m) {
+		m->data = NULL;
+		m->size = 0;
+	}
+}
+
+void
+fb_scan_free(struct fb_scan *s)
+{
+	if (!s)
+		return;
+	free(s->blobs);
+	s->blobs = NULL;
+	s->nblobs = 0;
+}
+
+struct scanner {
+	struct fb_scan *s;
+	size_t cap;
+	struct fb_error *err;
+};
+
+static int
+add_blob(struct scanner *sc, enum fb_blob_kind kind, size_t off, size_t size, const char *prefix, const char *sect)
+{
+	struct fb_scan *s = sc->s;
+	if (s->nblobs == sc->cap) {
+		size_t nc = sc->cap ? sc->cap * 2 : 8;
+		struct fb_blob *nb = realloc(s->blobs, nc * sizeof(*nb));
+		if (!nb)
+			return fb_seterr(sc->err, FB_ENOMEM, "out of memory");
+		s->blobs = nb;
+		sc->cap = nc;
+	}
+	struct fb_blob *b = &s->blobs[s->nblobs++];
+	b->kind = kind;
+	b->offset = off;
+	b->size = size;
+	snprintf(b->where, sizeof(b->where), "%s%s%s", prefix, *prefix && *sect ? " " : "", sect);
+	return FB_OK;
+}
+
+/* Host ELF at base[off..off+size): adds .nv_fatbin and __nv_relfatbin sections. */
+static int
+scan_host_elf(struct scanner *sc, const unsigned char *base, size_t off, size_t size, const char *name,
+              const char *prefix)
+{
+	const unsigned char *p = base + off;
+	if (size < 64)
+		return fb_seterr(sc->err, FB_EFORMAT, "%s: ELF header truncated (%zu bytes)", name, size);
+	if (p[4] != 2 || p[5] != 1)
+		return fb_seterr(sc->err, FB_EUNSUPPORTED, "%s: only 64-bit little-endian ELF files are supported", name);
+	uint64_t shoff = fb_rd64(p + 0x28);
+	unsigned shent = fb_rd16(p + 0x3a), shnum = fb_rd16(p + 0x3c), shstrndx = fb_rd16(p + 0x3e);
+	if (shoff == 0 && shnum == 0)
+		return FB_OK; /* no section table: nothing to find */
+	if (shent != 64)
+		return fb_seterr(sc->err, FB_EFORMAT, "%s: ELF section header size %u is not 64", name, shent);
+	if (shoff > size || size - shoff < 64)
+		return fb_seterr(sc->err, FB_EFORMAT, "%s: ELF section table offset 0x%llx is past the end (%zu bytes)", name,
+		                 (unsigned long long)shoff, size);
+	const unsigned char *sh0 = p + shoff;
+	uint64_t n = shnum;
+	if (n == 0)
+		n = fb_rd64(sh0 + 0x20); /* extended numbering: count in section 0's sh_size */
+	if (shstrndx == 0xffff)
+		shstrndx = fb_rd32(sh0 + 0x28);
+	if (n > (size - shoff) / 64)
+		return fb_seterr(sc->err, FB_EFORMAT, "%s: ELF section table (%llu entries at 0x%llx) runs past the end (%zu bytes)",
+		                 name, (unsigned long long)n, (unsigned long long)shoff, size);
+	if (shstrndx >= n)
+		return fb_seterr(sc->err, FB_EFORMAT, "%s: ELF section name table index %u is out of range (%llu sections)", name,
+		                 shstrndx, (unsigned long long)n);
+	const unsigned char *ss = sh0 + (uint64_t)shstrndx * 64;
+	uint64_t stroff = fb_rd64(ss + 0x18), strsz = fb_rd64(ss + 0x20);
+	if (stroff > size || strsz > size - stroff)
+		return fb_seterr(sc->err, FB_EFORMAT, "%s: ELF section name table runs past the end", name);
+	const char *strs = (const char *)p + stroff;
+	for (uint64_t i = 1; i < n; i++) {
+		const unsigned char *sh = sh0 + i * 64;
+		uint32_t nm = fb_rd32(sh), type = fb_rd32(sh + 4);
+		if (nm >= strsz)
+			return fb_seterr(sc->err, FB_EFORMAT, "%s: ELF section %llu has a name offset 0x%x past the name table", name,
+			                 (unsigned long long)i, nm);
+		const char *sname = strs + nm;
+		size_t maxl = (size_t)(strsz - nm);
+		if (!memchr(sname, 0, maxl))
+			return fb_seterr(sc->err, FB_EFORMAT, "%s: ELF section %llu name is not terminated", name,
+			                 (unsigned long long)i);
+		if (strcmp(sname, ".nv_fatbin") != 0 && strcmp(sname, "__nv_relfatbin") != 0)
+			continue;
+		if (type == 8) /* SHT_NOBITS */
+			continue;
+		uint64_t o = fb_rd64(sh + 0x18), s = fb_rd64(sh + 0x20);
+		if (o > size || s > size - o)
+			return fb_seterr(sc->err, FB_EFORMAT, "%s: section %s (offset 0x%llx, size 0x%llx) runs past the end of the file",
+			                 name, sname, (unsigned long long)o, (unsigned long long)s);
+		if (s == 0)
+			continue;
+		int rc = add_blob(sc, FB_BLOB_FATBIN, off + (size_t)o, (size_t)s, prefix, sname);
+		if (rc)
+			return rc;
+	}
+	return FB_OK;
+}
+
+static bool
+looks_like_ptx(const unsigned char *p, size_t n)
+{
+	size_t len = n;
+	while (len && p[len - 1] == 0)
+		len--;
+	size_t k = len < 65536 ? len : 65536;
+	if (!len || memchr(p, 0, k))
+		return false;
+	struct ap_target t;
+	return fb_ptx_info(p, len, NULL, NULL, &t, NULL) == 0;
+}
+
+static int
+parse_dec(const char *s, size_t n, uint64_t *v)
+{
+	uint64_t r = 0;
+	size_t i = 0;
+	while (i < n && s[i] == ' ')
+		i++;
+	size_t start = i;
+	while (i < n && isdigit((unsigned char)s[i])) {
+		if (r > (UINT64_MAX - 9) / 10)
+			return -1;
+		r = r * 10 + (uint64_t)(s[i++] - '0');
+	}
+	if (i == start)
+		return -1;
+	while (i < n && s[i] == ' ')
+		i++;
+	if (i != n)
+		return -1;
+	*v = r;
+	return 0;
+}
+
+static int
+scan_archive(struct scanner *sc, const unsigned char *p, size_t size, const char *name)
+{
+	size_t off = 8;
+	const char *longnames = NULL;
+	size_t longlen = 0;
+	while (off < size) {
+		if (size - off < 60)
+			return fb_seterr(sc->err, FB_EFORMAT, "%s: archive member header at 0x%zx truncated", name, off);
+		const char *h = (const char *)p + off;
+		if (h[58] != '`' || h[59] != '\n')
+			return fb_seterr(sc->err, FB_EFORMAT, "%s: archive member header at 0x%zx is corrupt (no terminator)", name,
+			                 off);
+		uint64_t msz;
+		if (parse_dec(h + 48, 10, &msz) != 0)
+			return fb_seterr(sc->err, FB_EFORMAT, "%s: archive member at 0x%zx has a bad size field '%.10s'", name, off,
+			                 h + 48);
+		size_t data = off + 60;
+		if (msz > size - data)
+			return fb_seterr(sc->err, FB_EFORMAT, "%s: archive member at 0x%zx: size %llu runs past the end (%zu bytes left)",
+			                 name, off, (unsigned long long)msz, size - data);
+		char mname[128];
+		if (h[0] == '/' && h[1] == '/' && h[2] == ' ') {
+			longnames = (const char *)p + data;
+			longlen = (size_t)msz;
+			mname[0] = 0;
+		} else if (h[0] == '/' && (h[1] == ' ' || memcmp(h, "/SYM64/", 7) == 0)) {
+			mname[0] = 0; /* symbol table */
+		} else if (h[0] == '/' && isdigit((unsigned char)h[1])) {
+			uint64_t lo;
+			size_t k = 1;
+			while (k < 16 && isdigit((unsigned char)h[k]))
+				k++;
+			if (parse_dec(h + 1, k - 1, &lo) != 0 || !longnames || lo >= longlen)
+				return fb_seterr(sc->err, FB_EFORMAT, "%s: archive member at 0x%zx names a long name that does not exist",
+				                 name, off);
+			size_t j = 0;
+			while (lo + j < longlen && j + 1 < sizeof(mname) && longnames[lo + j] != '/' && longnames[lo + j] != '\n')
+				mname[j] = longnames[lo + j], j++;
+			mname[j] = 0;
+		} else {
+			size_t j = 0;
+			while (j < 16 && h[j] != '/' && h[j] != ' ')
+				mname[j] = h[j], j++;
+			mname[j] = 0;
+		}
+		if (mname[0] && msz >= 4) {
+			const unsigned char *m = p + data;
+			char prefix[256];
+			snprintf(prefix, sizeof(prefix), "%s(%s)", name, mname);
+			int rc = FB_OK;
+			if (memcmp(m, "\x7f" "ELF", 4) == 0) {
+				if (msz >= 64 && fb_rd16(m + 0x12) == EM_CUDA_)
+					rc = add_blob(sc, FB_BLOB_CUBIN, data, (size_t)msz, prefix, "");
+				else
+					rc = scan_host_elf(sc, p, data, (size_t)msz, prefix, prefix);
+			} else if (fb_rd32(m) == FB_CONTAINER_MAGIC) {
+				rc = add_blob(sc, FB_BLOB_FATBIN, data, (size_t)msz, prefix, "");
+			}
+			if (rc)
+				return rc;
+		}
+		off = data + (size_t)msz;
+		if (off & 1)
+			off++;
+	}
+	return FB_OK;
+}
+
+int
+fb_scan_buffer(const void *data, size_t size, const char *name, struct fb_scan *out, struct fb_error *err)
+{
+	const unsigned char *p = data;
+	struct scanner sc = {out, 0, err};
+	memset(out, 0, sizeof(*out));
+	if (!name)
+		name = "input";
+	int rc;
+	if (size >= 4 && fb_rd32(p) == FB_CONTAINER_MAGIC) {
+		snprintf(out->type, sizeof(out->type), "fatbin");
+		rc = add_blob(&sc, FB_BLOB_FATBIN, 0, size, "", "");
+	} else if (size >= 4 && memcmp(p, "\x7f" "ELF", 4) == 0) {
+		if (size >= 64 && fb_rd16(p + 0x12) == EM_CUDA_) {
+			snprintf(out->type, sizeof(out->type), "cubin");
+			rc = add_blob(&sc, FB_BLOB_CUBIN, 0, size, "", "");
+		} else {
+			snprintf(out->type, sizeof(out->type), "elf");
+			rc = scan_host_elf(&sc, p, 0, size, name, "");
+		}
+	} else if (size >= 8 && memcmp(p, "!<arch>\n", 8) == 0) {
+		snprintf(out->type, sizeof(out->type), "archive");
+		rc = scan_archive(&sc, p, size, name);
+	} else if (size >= 8 && memcmp(p, "!<thin>\n", 8) == 0) {
+		rc = fb_seterr(err, FB_EUNSUPPORTED, "%s: thin archives are not supported (their members live in other files)", name);
+	} else if (size > 0 && looks_like_ptx(p, size)) {
+		snprintf(out->type, sizeof(out->type), "ptx");
+		rc = add_blob(&sc, FB_BLOB_PTX, 0, size, "", "");
+	} else {
+		rc = fb_seterr(err, FB_EFORMAT, "%s: not a fatbin, cubin, PTX, ELF object/library or ar archive", name);
+	}
+	if (rc)
+		fb_scan_free(out);
+	return rc;
+}
