@@ -1,0 +1,17 @@
+# libfatbuild_runtime: static, PIC, hidden visibility; linked into every extension fatbuild builds.
+# Never sanitized: extensions are linked by plain cc/c++ without the sanitizer runtimes.
+add_library(fatbuild_runtime STATIC ${CMAKE_CURRENT_SOURCE_DIR}/fbrt.c)
+set_target_properties(fatbuild_runtime PROPERTIES POSITION_INDEPENDENT_CODE ON C_VISIBILITY_PRESET hidden
+                      OUTPUT_NAME fatbuild_runtime)
+target_include_directories(fatbuild_runtime PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:include>)
+target_compile_options(fatbuild_runtime PRIVATE ${FB_WARNINGS})
+target_compile_definitions(fatbuild_runtime PRIVATE _POSIX_C_SOURCE=200809L _DEFAULT_SOURCE)
+target_link_libraries(fatbuild_runtime INTERFACE ${CMAKE_DL_LIBS} Threads::Threads)
+# The CLI finds the runtime and its header here unless told otherwise (FATBUILD_RUNTIME,
+# FATBUILD_INCLUDE, or the install layout ../lib and ../include beside the program).
+add_dependencies(fatbuild fatbuild_runtime)
+target_compile_definitions(fatbuild PRIVATE
+  FB_RUNTIME_BUILD_PATH="$<TARGET_FILE:fatbuild_runtime>"
+  FB_INCLUDE_BUILD_DIR="${PROJECT_SOURCE_DIR}/include")
+install(TARGETS fatbuild_runtime ARCHIVE DESTINATION lib)
+install(FILES ${PROJECT_SOURCE_DIR}/include/fatbuild_runtime.h DESTINATION include)
