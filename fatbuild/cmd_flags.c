@@ -1,11 +1,161 @@
-/* cmd_flags.c: placeholder until its module lands. */
+/* cmd_flags.c: `fatbuild flags`: an arch list → compiler flags (spec/archlist.md). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
+
+static const char usage_text[] =
+	"usage: fatbuild flags [--arch-list LIST] [--format FORMAT] [--cuda-version X.Y]\n"
+	"                      [--drop-unsupported] [--fallback LIST]\n"
+	"       fatbuild --arch-list LIST [--format FORMAT] ...   (same thing)\n"
+	"\n"
+	"Prints the flags that build for the GPUs of an arch list, checked against the CUDA toolkit\n"
+	"in use (CUDA_HOME, else the nvcc on PATH, else /usr/local/cuda).\n"
+	"\n"
+	"LIST mixes any of these, separated by spaces, tabs, newlines, ';' or ',':\n"
+	"  8.6  9.0a  10.0f      SASS for that arch (PyTorch syntax); add +PTX for PTX too\n"
+	"  86   90a   100f       CMake syntax: SASS and PTX; 86-real = SASS only, 86-virtual = PTX only\n"
+	"  sm_86  compute_86     nvcc names: SASS / PTX\n"
+	"  Turing Ampere Ada Hopper Blackwell Ampere+Tegra Blackwell+Tegra (any case)\n"
+	"                        PyTorch's named lists; Name+PTX adds PTX for its newest arch\n"
+	"  native                the visible GPUs (an error when there is none)\n"
+	"  auto                  the visible GPUs, else the fallback list (with a notice)\n"
+	"  all  all-major        every arch / the oldest arch of every major, plus PTX for the newest\n"
+	"Without --arch-list, TORCH_CUDA_ARCH_LIST is read; unset or empty means auto.\n"
+	"\n"
+	"Options:\n"
+	"  --arch-list LIST      the arch list (also accepted as the only operand)\n"
+	"  --format FORMAT       nvcc (default): -gencode=arch=compute_86,code=sm_86 ...\n"
+	"                        torch: 8.0 8.6+PTX   cmake: 80-real;86   list: 80;86\n"
+	"                        clang: --offload-arch=sm_86 ...   bazel: sm_80;compute_86:sm_86,compute_86\n"
+	"                        nvrtc: one -arch= per line (one NVRTC compile each)   json: everything\n"
+	"  --cuda-version X.Y    check against the built-in table of CUDA X.Y (11.8, 12.0-12.9, 13.0)\n"
+	"                        instead of the installed toolkit\n"
+	"  --drop-unsupported    drop arches the toolkit lacks, with a warning, instead of failing\n"
+	"                        (for one list shared by several toolkits)\n"
+	"  --fallback LIST       what auto builds for when no GPU is visible\n"
+	"                        (default: ARCHPROBE_FALLBACK, else all-major)\n"
+	"  -h, --help            this text\n"
+	"\n"
+	"Environment: TORCH_CUDA_ARCH_LIST (the default list), ARCHPROBE_FALLBACK (auto's fallback),\n"
+	"ARCHPROBE_ARCHS (compute capabilities that replace device probing, e.g. \"8.6 9.0\"), CUDA_HOME.\n"
+	"\n"
+	"Examples:\n"
+	"  fatbuild flags --arch-list \"8.0 8.6+PTX\"\n"
+	"      -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_86,code=sm_86 -gencode=arch=compute_86,code=compute_86\n"
+	"  fatbuild --arch-list Ampere --format cmake            80-real;86\n"
+	"  fatbuild --arch-list \"9.0a 10.0f+PTX\" --format torch   9.0a 10.0f+PTX\n"
+	"  nvcc $(fatbuild --arch-list \"$TORCH_CUDA_ARCH_LIST\") -c kernel.cu\n"
+	"  cmake -DCMAKE_CUDA_ARCHITECTURES=\"$(fatbuild --arch-list auto --format cmake)\" ..\n"
+	"  fatbuild --arch-list \"7.0 7.5 8.0\" --cuda-version 13.0 --drop-unsupported\n"
+	"\n"
+	"Warnings and notices go to stderr as \"fatbuild: warning: ...\".\n"
+	"Exit codes: 0 success; 1 native found no GPU (the message mentions CUDA_VISIBLE_DEVICES when\n"
+	"set), or no toolkit; 2 bad usage, unparseable item or unsupported arch (stdout stays empty);\n"
+	"3 no CUDA driver, 4 stub driver, 5 driver error, 6 probe timed out (native only).\n";
 
 int
 cmd_flags(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	warn("'flags' is not implemented yet");
-	return AP_EXIT_FAIL;
+	enum { OPT_ARCH = 256, OPT_FORMAT, OPT_CUDA, OPT_DROP, OPT_FALLBACK };
+	static const struct option longopts[] = {
+		{"arch-list", required_argument, NULL, OPT_ARCH},
+		{"format", required_argument, NULL, OPT_FORMAT},
+		{"cuda-version", required_argument, NULL, OPT_CUDA},
+		{"drop-unsupported", no_argument, NULL, OPT_DROP},
+		{"fallback", required_argument, NULL, OPT_FALLBACK},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *list = NULL, *fallback = NULL, *cuda = NULL;
+	bool have_list = false, drop = false;
+	int fmt = AP_FMT_NVCC;
+	int c;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_ARCH:
+			list = optarg;
+			have_list = true;
+			break;
+		case OPT_FORMAT:
+			fmt = ap_format_parse(optarg);
+			if (fmt < 0) {
+				warn("flags: unknown format '%s' (nvcc, torch, cmake, clang, nvrtc, bazel, json, list)", optarg);
+				return AP_EXIT_USAGE;
+			}
+			break;
+		case OPT_CUDA:
+			cuda = optarg;
+			break;
+		case OPT_DROP:
+			drop = true;
+			break;
+		case OPT_FALLBACK:
+			fallback = optarg;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return AP_EXIT_OK;
+		default:
+			if (optopt)
+				warn("flags: option '%s' needs a value", argv[optind - 1]);
+			else
+				warn("flags: unknown option '%s'", argv[optind - 1]);
+			fputs(usage_text, stderr);
+			return AP_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		if (have_list || optind + 1 < argc) {
+			warn("flags: unexpected argument '%s' (give the list once, quoted)", argv[have_list ? optind : optind + 1]);
+			fputs(usage_text, stderr);
+			return AP_EXIT_USAGE;
+		}
+		list = argv[optind];
+		have_list = true;
+	}
+	if (!have_list)
+		list = getenv("TORCH_CUDA_ARCH_LIST");
+
+	struct ap_toolkit tk;
+	struct ap_error err = {0};
+	if (cuda) {
+		int v = ap_cuda_version_parse(cuda);
+		if (v < 0) {
+			warn("flags: invalid --cuda-version '%s' (write X.Y, e.g. 12.8)", cuda);
+			return AP_EXIT_USAGE;
+		}
+		if (ap_toolkit_builtin(v, &tk, &err))
+			return fail_ap(&err);
+	} else if (ap_toolkit_detect(NULL, &tk, &err)) {
+		warn("%s (or pass --cuda-version X.Y to check against a built-in table)", err.msg);
+		return ap_exit_code(err.code);
+	}
+
+	struct ap_resolve_opts opts = {.toolkit = &tk, .drop_unsupported = drop, .fallback = fallback};
+	struct ap_archlist *l = NULL;
+	int rc = ap_archlist_resolve(list, &opts, &l, &err);
+	if (rc)
+		return fail_ap(&err);
+	for (size_t i = 0; i < ap_archlist_nwarnings(l); i++)
+		warn("warning: %s", ap_archlist_warning(l, i));
+	char *out = NULL;
+	rc = ap_archlist_format(l, (enum ap_format)fmt, &out, &err);
+	ap_archlist_free(l);
+	if (rc)
+		return fail_ap(&err);
+	size_t n = strlen(out);
+	fputs(out, stdout);
+	if (n == 0 || out[n - 1] != '\n')
+		fputc('\n', stdout);
+	free(out);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		warn("flags: cannot write the output:");
+		return AP_EXIT_FAIL;
+	}
+	return AP_EXIT_OK;
 }

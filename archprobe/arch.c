@@ -1,0 +1,909 @@
+/* arch.c: the arch-list parser and resolver (spec/archlist.md).
+ *
+ * One parser reads every syntax people write (items separated by runs of space, tab, newline,
+ * ';' or ','; empty items ignored):
+ *   8.6 9.0a 10.0f [+PTX any case]  PyTorch: SASS (+ PTX)
+ *   86 90a 100f [-real|-virtual]    CMake: SASS and PTX / SASS only / PTX only
+ *   sm_86 compute_86 sm_90a         nvcc names: SASS / PTX
+ *   Ampere, hopper+ptx …            PyTorch's named table, any case; +PTX → PTX of its newest arch
+ *   native auto all all-major       devices / devices-or-fallback / toolkit-wide (any case)
+ * Every target is checked against a toolkit (struct ap_toolkit): the arch must be one of its
+ * real arches and the a/f variant one it accepts. native/auto turn visible devices into targets
+ * (device rules in resolve_devices). The result is sorted (sm, plain<a<f, SASS<PTX), unique. */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "arch_int.h"
+
+#define ACCEPTED \
+	"accepted: 8.6 9.0a 10.0f 8.6+PTX (PyTorch), 86 90a 86-real 86-virtual (CMake), sm_86 compute_86 " \
+	"(nvcc), Turing Ampere Ampere+Tegra Ada Hopper Blackwell Blackwell+Tegra [+PTX], native auto all all-major"
+
+static const char suffix_char[] = {'\0', 'a', 'f'};
+
+static void
+seterr(struct ap_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void
+seterr(struct ap_error *err, int code, const char *fmt, ...)
+{
+	if (!err)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	err->code = code;
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+}
+
+/* ---- target names -------------------------------------------------------------------------- */
+
+char *
+ap_target_name(const struct ap_target *t, char *buf, size_t size)
+{
+	if (!buf || size == 0)
+		return buf;
+	int v = (t->variant >= AP_PLAIN && t->variant <= AP_FAMILY) ? (int)t->variant : 0;
+	if (v)
+		snprintf(buf, size, "%s_%d%c", t->kind == AP_PTX ? "compute" : "sm", t->sm, suffix_char[v]);
+	else
+		snprintf(buf, size, "%s_%d", t->kind == AP_PTX ? "compute" : "sm", t->sm);
+	return buf;
+}
+
+/* Digits (min..max of them) at s[*i] into *val. */
+static bool
+digits(const char *s, size_t len, size_t *i, int min, int max, int *val)
+{
+	int n = 0, v = 0;
+	while (*i < len && s[*i] >= '0' && s[*i] <= '9' && n < max) {
+		v = v * 10 + (s[*i] - '0');
+		(*i)++;
+		n++;
+	}
+	if (n < min || (*i < len && s[*i] >= '0' && s[*i] <= '9'))
+		return false;
+	*val = v;
+	return true;
+}
+
+static enum ap_variant
+variant_at(const char *s, size_t len, size_t *i)
+{
+	if (*i < len && s[*i] == 'a') {
+		(*i)++;
+		return AP_ARCH;
+	}
+	if (*i < len && s[*i] == 'f') {
+		(*i)++;
+		return AP_FAMILY;
+	}
+	return AP_PLAIN;
+}
+
+/* "sm_90a" / "compute_86" of length len. */
+static bool
+parse_nvcc_name(const char *s, size_t len, struct ap_target *t)
+{
+	size_t i;
+	if (len > 3 && strncmp(s, "sm_", 3) == 0) {
+		t->kind = AP_SASS;
+		i = 3;
+	} else if (len > 8 && strncmp(s, "compute_", 8) == 0) {
+		t->kind = AP_PTX;
+		i = 8;
+	} else
+		return false;
+	if (!digits(s, len, &i, 2, 3, &t->sm))
+		return false;
+	t->variant = variant_at(s, len, &i);
+	t->origin = 0;
+	return i == len;
+}
+
+int
+ap_target_parse(const char *name, struct ap_target *t)
+{
+	struct ap_target tmp;
+	if (!name || !t || !parse_nvcc_name(name, strlen(name), &tmp))
+		return AP_EPARSE;
+	*t = tmp;
+	return AP_OK;
+}
+
+/* ---- items ------------------------------------------------------------------------------------ */
+
+enum item_kind { IT_TARGETS, IT_NATIVE, IT_AUTO, IT_ALL, IT_ALLMAJOR };
+
+struct spec {
+	int sm;
+	enum ap_variant var;
+	bool sass, ptx;
+};
+
+#define MAX_SPECS 8
+
+struct parsed {
+	enum item_kind kind;
+	int n;
+	struct spec s[MAX_SPECS];
+};
+
+struct named {
+	const char *name;
+	int n;
+	int sm[4];
+	int ptx; /* the PyTorch table's +PTX arch, 0 if none */
+};
+
+/* PyTorch main's named table (spec/reference-archlist.md §1). */
+static const struct named names[] = {
+	{"kepler+tesla", 1, {37}, 0},
+	{"kepler", 1, {35}, 35},
+	{"maxwell+tegra", 1, {53}, 0},
+	{"maxwell", 2, {50, 52}, 52},
+	{"pascal", 2, {60, 61}, 61},
+	{"volta+tegra", 1, {72}, 0},
+	{"volta", 1, {70}, 70},
+	{"turing", 1, {75}, 75},
+	{"ampere+tegra", 1, {87}, 0},
+	{"ampere", 2, {80, 86}, 86},
+	{"ada", 1, {89}, 89},
+	{"hopper", 1, {90}, 90},
+	{"blackwell+tegra", 1, {110}, 0},
+	{"blackwell", 4, {100, 103, 120, 121}, 121},
+};
+
+static bool
+ieq(const char *s, size_t len, const char *word)
+{
+	return strlen(word) == len && strncasecmp(s, word, len) == 0;
+}
+
+static void
+add_spec(struct parsed *p, int sm, enum ap_variant var, bool sass, bool ptx)
+{
+	if (p->n < MAX_SPECS)
+		p->s[p->n++] = (struct spec){sm, var, sass, ptx};
+}
+
+/* Parses one item. Returns false when it is not an arch-list item. */
+static bool
+parse_item(const char *s, size_t len, struct parsed *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->kind = IT_TARGETS;
+	if (ieq(s, len, "native")) {
+		p->kind = IT_NATIVE;
+		return true;
+	}
+	if (ieq(s, len, "auto")) {
+		p->kind = IT_AUTO;
+		return true;
+	}
+	if (ieq(s, len, "all")) {
+		p->kind = IT_ALL;
+		return true;
+	}
+	if (ieq(s, len, "all-major")) {
+		p->kind = IT_ALLMAJOR;
+		return true;
+	}
+	struct ap_target t;
+	if (parse_nvcc_name(s, len, &t)) {
+		add_spec(p, t.sm, t.variant, t.kind == AP_SASS, t.kind == AP_PTX);
+		return true;
+	}
+	/* "+PTX" in any case on PyTorch numbers and names. */
+	bool plus_ptx = false;
+	size_t base = len;
+	if (len > 4 && strncasecmp(s + len - 4, "+ptx", 4) == 0) {
+		plus_ptx = true;
+		base = len - 4;
+	}
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		const struct named *nm = &names[k];
+		if (!ieq(s, base, nm->name))
+			continue;
+		int newest = nm->sm[nm->n - 1];
+		for (int j = 0; j < nm->n; j++)
+			add_spec(p, nm->sm[j], AP_PLAIN, true,
+			         nm->sm[j] == nm->ptx || (plus_ptx && nm->sm[j] == newest));
+		return true;
+	}
+	size_t i = 0;
+	int major, minor;
+	if (digits(s, base, &i, 1, 2, &major) && i < base && s[i] == '.') {
+		/* PyTorch: major.minor[a|f][+PTX] */
+		i++;
+		if (!digits(s, base, &i, 1, 1, &minor))
+			return false;
+		enum ap_variant var = variant_at(s, base, &i);
+		if (i != base || major == 0)
+			return false;
+		add_spec(p, major * 10 + minor, var, true, plus_ptx);
+		return true;
+	}
+	if (plus_ptx)
+		return false;
+	/* CMake: NN[a|f][-real|-virtual] */
+	i = 0;
+	int sm;
+	if (!digits(s, len, &i, 2, 3, &sm) || s[0] == '0')
+		return false;
+	enum ap_variant var = variant_at(s, len, &i);
+	if (i == len) {
+		add_spec(p, sm, var, true, true);
+		return true;
+	}
+	if (len - i == 5 && strncmp(s + i, "-real", 5) == 0) {
+		add_spec(p, sm, var, true, false);
+		return true;
+	}
+	if (len - i == 8 && strncmp(s + i, "-virtual", 8) == 0) {
+		add_spec(p, sm, var, false, true);
+		return true;
+	}
+	return false;
+}
+
+static bool
+is_sep(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c == ';' || c == ',';
+}
+
+/* Finds the next item at or after *pos; returns false at the end. */
+static bool
+next_item(const char *text, size_t *pos, const char **item, size_t *len)
+{
+	size_t i = *pos;
+	while (text[i] && is_sep(text[i]))
+		i++;
+	if (!text[i])
+		return false;
+	size_t start = i;
+	while (text[i] && !is_sep(text[i]))
+		i++;
+	*item = text + start;
+	*len = i - start;
+	*pos = i;
+	return true;
+}
+
+/* ---- building the list ----------------------------------------------------------------------- */
+
+struct builder {
+	struct ap_archlist *l;
+	size_t cap;
+	const struct ap_toolkit *tk;
+	bool drop;
+	const char *what;  /* "item" or "--fallback item" … for messages */
+	int status;        /* first allocation failure */
+};
+
+static void
+add_target(struct builder *b, int sm, enum ap_variant var, enum ap_kind kind, int origin)
+{
+	struct ap_archlist *l = b->l;
+	if (b->status)
+		return;
+	if (l->n == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 16;
+		void *p = cap > ((size_t)-1) / sizeof(*l->targets) ? NULL : realloc(l->targets, cap * sizeof(*l->targets));
+		if (!p) {
+			b->status = AP_ENOMEM;
+			return;
+		}
+		l->targets = p;
+		b->cap = cap;
+	}
+	l->targets[l->n++] = (struct ap_target){sm, var, kind, origin};
+}
+
+static void
+add_warning(struct builder *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+add_warning(struct builder *b, const char *fmt, ...)
+{
+	struct ap_archlist *l = b->l;
+	if (b->status || l->nwarnings >= AP_MAX_WARNINGS)
+		return;
+	if (!l->warnings) {
+		l->warnings = calloc(AP_MAX_WARNINGS, sizeof(char *));
+		if (!l->warnings) {
+			b->status = AP_ENOMEM;
+			return;
+		}
+	}
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (l->nwarnings == AP_MAX_WARNINGS - 1)
+		snprintf(buf, sizeof(buf), "more warnings were left out");
+	char *w = strdup(buf);
+	if (!w) {
+		b->status = AP_ENOMEM;
+		return;
+	}
+	l->warnings[l->nwarnings++] = w;
+}
+
+/* "75 80 86 … (a: 90 100 …; f: 100 …)" */
+static void
+supported_set(const struct ap_toolkit *tk, char *buf, size_t size)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < tk->nsm && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "%ssm_%d", i ? " " : "", tk->sm[i]);
+	for (int v = 0; v < 2 && n < size; v++) {
+		const int *arr = v ? tk->f : tk->a;
+		int cnt = v ? tk->nf : tk->na;
+		if (!cnt)
+			continue;
+		n += (size_t)snprintf(buf + n, size - n, "%s %c:", v ? ";" : " (with", v ? 'f' : 'a');
+		for (int i = 0; i < cnt && n < size; i++)
+			n += (size_t)snprintf(buf + n, size - n, " %d", arr[i]);
+	}
+	if ((tk->na || tk->nf) && n < size)
+		snprintf(buf + n, size - n, ")");
+}
+
+static const char *
+variant_word(enum ap_variant v)
+{
+	return v == AP_ARCH ? "arch-specific 'a'" : "family-specific 'f'";
+}
+
+/* Checks one (sm, variant) of an item against the toolkit. Returns 0 (keep), 1 (dropped with
+ * a warning) or an error code. */
+static int
+check_target(struct builder *b, int sm, enum ap_variant var, int pos, const char *item, size_t len,
+             struct ap_error *err)
+{
+	const struct ap_toolkit *tk = b->tk;
+	char v[16], hint[160], set[300];
+	int ilen = len > 40 ? 40 : (int)len;
+	ap_tk_version_str(tk->version, v, sizeof(v));
+	if (ap_tk_has(tk, sm, var))
+		return 0;
+	bool known = ap_tk_variant_exists(sm, AP_PLAIN);
+	if (var != AP_PLAIN && known && !ap_tk_variant_exists(sm, var)) {
+		seterr(err, AP_EUNSUPPORTED,
+		       "%s %d '%.*s': sm_%d has no %s variant in any CUDA release (%c exists for: %s)", b->what, pos, ilen,
+		       item, sm, variant_word(var), suffix_char[var],
+		       var == AP_ARCH ? "90 100 103 110 120 121" : "100 103 110 120 121");
+		return AP_EUNSUPPORTED;
+	}
+	char name[24];
+	if (var != AP_PLAIN)
+		snprintf(name, sizeof(name), "sm_%d%c", sm, suffix_char[var]);
+	else
+		snprintf(name, sizeof(name), "sm_%d", sm);
+	bool has_hint = ap_tk_hint(sm, var, tk->version, hint, sizeof(hint));
+	if (!has_hint && !known)
+		snprintf(hint, sizeof(hint), "no CUDA release up to 13.0 has it");
+	if (b->drop) {
+		add_warning(b, "%s %d '%.*s': dropped %s: CUDA %s does not support it (%s)", b->what, pos, ilen, item,
+		            name, v, hint);
+		return 1;
+	}
+	supported_set(tk, set, sizeof(set));
+	if (var != AP_PLAIN && ap_tk_has(tk, sm, AP_PLAIN) && !has_hint)
+		seterr(err, AP_EUNSUPPORTED, "%s %d '%.*s': CUDA %s has no %s variant of sm_%d; it supports %s",
+		       b->what, pos, ilen, item, v, variant_word(var), sm, set);
+	else
+		seterr(err, AP_EUNSUPPORTED,
+		       "%s %d '%.*s': %s is not supported by CUDA %s (%s); it supports %s; --drop-unsupported drops such items",
+		       b->what, pos, ilen, item, name, v, hint, set);
+	return AP_EUNSUPPORTED;
+}
+
+static int
+add_checked(struct builder *b, const struct spec *s, int pos, const char *item, size_t len, struct ap_error *err)
+{
+	int rc = check_target(b, s->sm, s->var, pos, item, len, err);
+	if (rc == 1)
+		return 0;
+	if (rc)
+		return rc;
+	if (s->sass)
+		add_target(b, s->sm, s->var, AP_SASS, pos);
+	if (s->ptx) {
+		add_target(b, s->sm, s->var, AP_PTX, pos);
+		if (s->var == AP_ARCH)
+			add_warning(b,
+			            "%s %d '%.*s': compute_%da PTX runs on compute capability %d.%d only (arch-specific "
+			            "PTX is not forward compatible); add %d.%d+PTX for PTX that newer GPUs can JIT",
+			            b->what, pos, len > 40 ? 40 : (int)len, item, s->sm, s->sm / 10, s->sm % 10,
+			            s->sm / 10, s->sm % 10);
+	}
+	return 0;
+}
+
+/* all: every real arch; all-major: the oldest arch of each major. PTX for the newest. */
+static void
+add_all(struct builder *b, bool major_only, int origin)
+{
+	const struct ap_toolkit *tk = b->tk;
+	int newest = 0;
+	for (int i = 0; i < tk->nsm; i++) {
+		int sm = tk->sm[i];
+		if (major_only && i > 0 && tk->sm[i - 1] / 10 == sm / 10)
+			continue;
+		add_target(b, sm, AP_PLAIN, AP_SASS, origin);
+		newest = sm;
+	}
+	if (newest)
+		add_target(b, newest, AP_PLAIN, AP_PTX, origin);
+}
+
+/* Parses a whole list (no native/auto when allow_devices is false) into b. *dev gets the
+ * position of the first native/auto item (kind in *devkind). */
+static int
+parse_list(struct builder *b, const char *text, bool allow_devices, int *devpos, enum item_kind *devkind,
+           struct ap_error *err)
+{
+	size_t at = 0, len;
+	const char *item;
+	int pos = 0;
+	while (next_item(text, &at, &item, &len)) {
+		struct parsed p;
+		pos++;
+		int ilen = len > 40 ? 40 : (int)len;
+		if (!parse_item(item, len, &p)) {
+			if (ieq(item, len, "off") || ieq(item, len, "false") || ieq(item, len, "none"))
+				seterr(err, AP_EPARSE,
+				       "%s %d '%.*s': not an arch (CMake's OFF means 'no arch flags': leave the flags "
+				       "out instead); " ACCEPTED, b->what, pos, ilen, item);
+			else
+				seterr(err, AP_EPARSE, "%s %d '%.*s': not an arch; " ACCEPTED, b->what, pos, ilen, item);
+			return AP_EPARSE;
+		}
+		switch (p.kind) {
+		case IT_NATIVE:
+		case IT_AUTO:
+			if (!allow_devices) {
+				seterr(err, AP_EPARSE, "%s %d '%.*s': native/auto cannot appear here; give arches",
+				       b->what, pos, ilen, item);
+				return AP_EPARSE;
+			}
+			if (!*devpos || (p.kind == IT_NATIVE && *devkind == IT_AUTO)) {
+				*devpos = pos;
+				*devkind = p.kind;
+			}
+			break;
+		case IT_ALL:
+		case IT_ALLMAJOR:
+			add_all(b, p.kind == IT_ALLMAJOR, pos);
+			break;
+		case IT_TARGETS:
+			for (int k = 0; k < p.n; k++) {
+				int rc = add_checked(b, &p.s[k], pos, item, len, err);
+				if (rc)
+					return rc;
+			}
+			break;
+		}
+		if (b->status) {
+			seterr(err, b->status, "out of memory");
+			return b->status;
+		}
+	}
+	return AP_OK;
+}
+
+static int
+cmp_target(const void *pa, const void *pb)
+{
+	const struct ap_target *a = pa, *b = pb;
+	if (a->sm != b->sm)
+		return a->sm < b->sm ? -1 : 1;
+	if (a->variant != b->variant)
+		return a->variant < b->variant ? -1 : 1;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	return (a->origin > b->origin) - (a->origin < b->origin);
+}
+
+/* ---- devices ----------------------------------------------------------------------------------- */
+
+struct devcc {
+	int sm;
+	int ordinal;
+	const char *name;
+};
+
+/* Parses ARCHPROBE_ARCHS ("8.6 9.0", "86;90", "sm_86") into ccs. */
+static int
+parse_override(const char *text, struct devcc *ccs, int *n, struct ap_error *err)
+{
+	size_t at = 0, len;
+	const char *item;
+	int pos = 0;
+	*n = 0;
+	while (next_item(text, &at, &item, &len)) {
+		pos++;
+		size_t i = 0;
+		int major, minor, sm = 0;
+		if (len > 3 && strncmp(item, "sm_", 3) == 0) {
+			i = 3;
+			if (!digits(item, len, &i, 2, 3, &sm))
+				sm = 0;
+		} else if (digits(item, len, &i, 1, 2, &major)) {
+			if (i < len && item[i] == '.') {
+				i++;
+				if (digits(item, len, &i, 1, 1, &minor))
+					sm = major * 10 + minor;
+			} else if (i == len && major >= 10) {
+				sm = major;
+			}
+		}
+		if (!sm || i != len) {
+			seterr(err, AP_EPARSE, "ARCHPROBE_ARCHS item %d '%.*s': not a compute capability (write 8.6, 86 or sm_86)",
+			       pos, len > 40 ? 40 : (int)len, item);
+			return AP_EPARSE;
+		}
+		if (*n < AP_MAX_DEVICES)
+			ccs[(*n)++] = (struct devcc){sm, pos - 1, NULL};
+	}
+	if (*n == 0) {
+		seterr(err, AP_EPARSE, "ARCHPROBE_ARCHS is set but names no compute capability");
+		return AP_EPARSE;
+	}
+	return AP_OK;
+}
+
+static void
+dev_label(const struct devcc *d, const char *source, char *buf, size_t size)
+{
+	if (d->name && d->name[0])
+		snprintf(buf, size, "device %d (%.100s, compute capability %d.%d)", d->ordinal, d->name, d->sm / 10,
+		         d->sm % 10);
+	else if (strcmp(source, "override") == 0)
+		snprintf(buf, size, "ARCHPROBE_ARCHS compute capability %d.%d", d->sm / 10, d->sm % 10);
+	else
+		snprintf(buf, size, "device %d (compute capability %d.%d)", d->ordinal, d->sm / 10, d->sm % 10);
+}
+
+/* Device rules: each distinct CC → its arch; one the toolkit lacks → the newest older arch as
+ * PTX (+ SASS when of the same major); older than the oldest → error (native) / dropped (auto).
+ * PTX on the numerically newest. Returns the number of device targets added or -code. */
+static int
+resolve_devices(struct builder *b, const struct devcc *ccs, int n, bool native, const char *source,
+                struct ap_error *err)
+{
+	const struct ap_toolkit *tk = b->tk;
+	char v[16], label[200];
+	ap_tk_version_str(tk->version, v, sizeof(v));
+	int seen[AP_MAX_DEVICES], nseen = 0, added = 0, newest = 0;
+	for (int i = 0; i < n; i++) {
+		int sm = ccs[i].sm;
+		bool dup = false;
+		for (int k = 0; k < nseen; k++)
+			dup = dup || seen[k] == sm;
+		if (dup)
+			continue;
+		seen[nseen++] = sm;
+		dev_label(&ccs[i], source, label, sizeof(label));
+		if (tk->nsm == 0 || sm < tk->sm[0]) {
+			if (native) {
+				seterr(err, AP_EUNSUPPORTED,
+				       "native: %s is older than the oldest arch CUDA %s supports (sm_%d); use an older "
+				       "toolkit or leave the device out (CUDA_VISIBLE_DEVICES)",
+				       label, v, tk->nsm ? tk->sm[0] : 0);
+				return -AP_EUNSUPPORTED;
+			}
+			add_warning(b, "auto: %s is older than the oldest arch CUDA %s supports (sm_%d): left out", label, v,
+			            tk->nsm ? tk->sm[0] : 0);
+			continue;
+		}
+		int best = 0;
+		for (int k = 0; k < tk->nsm; k++)
+			if (tk->sm[k] <= sm)
+				best = tk->sm[k];
+		if (best == sm) {
+			add_target(b, sm, AP_PLAIN, AP_SASS, 0);
+			newest = sm > newest ? sm : newest;
+			added++;
+			continue;
+		}
+		bool same_major = best / 10 == sm / 10;
+		add_target(b, best, AP_PLAIN, AP_PTX, 0);
+		if (same_major)
+			add_target(b, best, AP_PLAIN, AP_SASS, 0);
+		newest = best > newest ? best : newest;
+		added++;
+		if (same_major)
+			add_warning(b, "%s: CUDA %s has no sm_%d; using sm_%d SASS (runs on later %d.x GPUs) and compute_%d PTX",
+			            label, v, sm, best, sm / 10, best);
+		else
+			add_warning(b, "%s: CUDA %s has no sm_%d (its newest is sm_%d); using compute_%d PTX, which the "
+			               "driver JIT-compiles", label, v, sm, tk->sm[tk->nsm - 1], best);
+	}
+	if (newest)
+		add_target(b, newest, AP_PLAIN, AP_PTX, 0);
+	return added;
+}
+
+static void
+probe_reason(const struct ap_probe_result *r, char *buf, size_t size)
+{
+	if (r->reason[0])
+		snprintf(buf, size, "%s", r->reason);
+	else
+		snprintf(buf, size, "device probe status %d", (int)r->status);
+}
+
+static int
+status_code(enum ap_probe_status s)
+{
+	switch (s) {
+	case AP_PROBE_NO_DEVICE: return AP_ENODEVICE;
+	case AP_PROBE_NO_DRIVER: return AP_ENODRIVER;
+	case AP_PROBE_STUB: return AP_ESTUB;
+	case AP_PROBE_DRIVER_ERROR: return AP_EDRIVER;
+	case AP_PROBE_TIMEOUT: return AP_ETIMEOUT;
+	case AP_PROBE_CRASHED: return AP_ECRASH;
+	default: return AP_ENODEVICE;
+	}
+}
+
+/* The auto fallback: opts->fallback, ARCHPROBE_FALLBACK, all-major. */
+static int
+use_fallback(struct builder *b, const struct ap_resolve_opts *opts, const char *why, struct ap_error *err)
+{
+	const char *fb = opts ? opts->fallback : NULL;
+	const char *which = "--fallback";
+	if (!fb || !*fb) {
+		fb = getenv("ARCHPROBE_FALLBACK");
+		which = "ARCHPROBE_FALLBACK";
+	}
+	b->l->source = "fallback";
+	if (!fb || !*fb) {
+		add_warning(b, "auto: %s; building for all-major (the default fallback; set --fallback or "
+		               "ARCHPROBE_FALLBACK to choose)", why);
+		add_all(b, true, 0);
+		return AP_OK;
+	}
+	add_warning(b, "auto: %s; building for the fallback list from %s: %.200s", why, which, fb);
+	const char *saved = b->what;
+	b->what = strcmp(which, "--fallback") == 0 ? "--fallback item" : "ARCHPROBE_FALLBACK item";
+	size_t before = b->l->n;
+	int devpos = 0;
+	enum item_kind dk = IT_AUTO;
+	int rc = parse_list(b, fb, false, &devpos, &dk, err);
+	b->what = saved;
+	if (rc)
+		return rc;
+	/* fallback targets carry origin 0 (not an input item) */
+	for (size_t i = before; i < b->l->n; i++)
+		b->l->targets[i].origin = 0;
+	return AP_OK;
+}
+
+static int
+add_devices(struct builder *b, const struct ap_resolve_opts *opts, bool native, struct ap_error *err)
+{
+	struct devcc ccs[AP_MAX_DEVICES];
+	int n = 0;
+	const char *source = "devices";
+	const char *override = getenv("ARCHPROBE_ARCHS");
+	struct ap_probe_result *pr = NULL;
+	const struct ap_probe_result *r = opts ? opts->devices : NULL;
+	char why[600];
+	why[0] = '\0';
+	int rc = AP_OK;
+
+	if (!r && override && *override) {
+		source = "override";
+		rc = parse_override(override, ccs, &n, err);
+		if (rc)
+			return rc;
+	} else {
+		if (!r && !(opts && opts->no_probe)) {
+			pr = malloc(sizeof(*pr));
+			if (!pr) {
+				seterr(err, AP_ENOMEM, "out of memory");
+				return AP_ENOMEM;
+			}
+			struct ap_error perr = {0};
+			int prc = ap_probe(opts ? opts->probe : NULL, pr, &perr);
+			if (prc) {
+				if (native) {
+					seterr(err, prc, "native: %s", perr.msg[0] ? perr.msg : ap_strerror(prc));
+					free(pr);
+					return prc;
+				}
+				snprintf(why, sizeof(why), "device probe failed: %.500s", perr.msg[0] ? perr.msg : ap_strerror(prc));
+			} else
+				r = pr;
+		}
+		if (r && r->status == AP_PROBE_OK) {
+			for (int i = 0; i < r->ndevices && i < AP_MAX_DEVICES; i++)
+				ccs[n++] = (struct devcc){r->devices[i].major * 10 + r->devices[i].minor,
+				                          r->devices[i].ordinal, r->devices[i].name};
+			if (n == 0)
+				snprintf(why, sizeof(why), "no CUDA device is visible");
+		} else if (r) {
+			probe_reason(r, why, sizeof(why));
+		} else if (!why[0]) {
+			snprintf(why, sizeof(why), "device probing is disabled");
+		}
+		if (n == 0 && native) {
+			int code = r ? status_code(r->status) : AP_ENODEVICE;
+			if (r && r->status == AP_PROBE_OK)
+				code = AP_ENODEVICE;
+			const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+			if (code == AP_ENODEVICE && cvd)
+				seterr(err, code, "native: no CUDA device is visible (%.300s); CUDA_VISIBLE_DEVICES='%.60s' may "
+				                  "hide them; use auto or an explicit arch list to build without a GPU", why, cvd);
+			else
+				seterr(err, code, "native: no CUDA device is visible (%.300s); use auto or an explicit arch "
+				                  "list to build without a GPU", why);
+			free(pr);
+			return code;
+		}
+	}
+	b->l->source = source;
+	int added = n ? resolve_devices(b, ccs, n, native, source, err) : 0;
+	free(pr);
+	if (added < 0)
+		return -added;
+	if (added == 0) {
+		if (n)
+			snprintf(why, sizeof(why), "no visible device is supported by the toolkit");
+		return use_fallback(b, opts, why, err);
+	}
+	return AP_OK;
+}
+
+/* ---- resolve ------------------------------------------------------------------------------------- */
+
+static const char *
+origin_label(int origin, char *buf, size_t size)
+{
+	if (origin > 0)
+		snprintf(buf, size, "item %d", origin);
+	else
+		snprintf(buf, size, "the devices/fallback");
+	return buf;
+}
+
+int
+ap_archlist_resolve(const char *text, const struct ap_resolve_opts *opts, struct ap_archlist **out,
+                    struct ap_error *err)
+{
+	if (!out) {
+		seterr(err, AP_EINVAL, "ap_archlist_resolve: out is NULL");
+		return AP_EINVAL;
+	}
+	*out = NULL;
+	struct ap_archlist *l = calloc(1, sizeof(*l));
+	if (!l) {
+		seterr(err, AP_ENOMEM, "out of memory");
+		return AP_ENOMEM;
+	}
+	l->source = "input";
+	if (opts && opts->toolkit)
+		l->toolkit = *opts->toolkit;
+	else {
+		int rc = ap_toolkit_detect(NULL, &l->toolkit, err);
+		if (rc) {
+			ap_archlist_free(l);
+			return rc;
+		}
+	}
+	struct builder b = {l, 0, &l->toolkit, opts && opts->drop_unsupported, "item", 0};
+	int devpos = 0;
+	enum item_kind devkind = IT_AUTO;
+	bool any = false;
+	if (text) {
+		size_t at = 0, len;
+		const char *item;
+		any = next_item(text, &at, &item, &len);
+	}
+	int rc = any ? parse_list(&b, text, true, &devpos, &devkind, err) : AP_OK;
+	if (!rc && (!any || devpos))
+		rc = add_devices(&b, opts, any && devkind == IT_NATIVE, err);
+	if (!rc && b.status) {
+		rc = b.status;
+		seterr(err, rc, "out of memory");
+	}
+	if (rc) {
+		ap_archlist_free(l);
+		return rc;
+	}
+	if (l->n == 0) {
+		seterr(err, AP_EUNSUPPORTED, "no arch is left after dropping the unsupported ones (CUDA %d.%d)",
+		       l->toolkit.version / 1000, (l->toolkit.version % 1000) / 10);
+		ap_archlist_free(l);
+		return AP_EUNSUPPORTED;
+	}
+	qsort(l->targets, l->n, sizeof(*l->targets), cmp_target);
+	size_t w = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		if (w && l->targets[w - 1].sm == l->targets[i].sm && l->targets[w - 1].variant == l->targets[i].variant &&
+		    l->targets[w - 1].kind == l->targets[i].kind)
+			continue;
+		l->targets[w++] = l->targets[i];
+	}
+	l->n = w;
+	/* SASS of X and of Xf fill the same GPU code slot: nvcc refuses both. */
+	for (size_t i = 0; i < l->n; i++) {
+		const struct ap_target *p = &l->targets[i];
+		if (p->variant != AP_PLAIN || p->kind != AP_SASS)
+			continue;
+		for (size_t j = i + 1; j < l->n && l->targets[j].sm == p->sm; j++) {
+			const struct ap_target *f = &l->targets[j];
+			if (f->variant != AP_FAMILY || f->kind != AP_SASS)
+				continue;
+			char o1[40], o2[40];
+			seterr(err, AP_EUNSUPPORTED,
+			       "sm_%d (from %s) and sm_%df (from %s) together: nvcc refuses the same GPU code from a plain "
+			       "and a family-specific arch; keep one (sm_%df also runs on later %d.x GPUs)",
+			       p->sm, origin_label(p->origin, o1, sizeof(o1)), f->sm, origin_label(f->origin, o2, sizeof(o2)),
+			       f->sm, f->sm / 10);
+			ap_archlist_free(l);
+			return AP_EUNSUPPORTED;
+		}
+	}
+	*out = l;
+	return AP_OK;
+}
+
+void
+ap_archlist_free(struct ap_archlist *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->nwarnings; i++)
+		free(l->warnings[i]);
+	free(l->warnings);
+	free(l->targets);
+	free(l);
+}
+
+size_t
+ap_archlist_count(const struct ap_archlist *l)
+{
+	return l ? l->n : 0;
+}
+
+const struct ap_target *
+ap_archlist_get(const struct ap_archlist *l, size_t i)
+{
+	return l && i < l->n ? &l->targets[i] : NULL;
+}
+
+size_t
+ap_archlist_nwarnings(const struct ap_archlist *l)
+{
+	return l ? l->nwarnings : 0;
+}
+
+const char *
+ap_archlist_warning(const struct ap_archlist *l, size_t i)
+{
+	return l && i < l->nwarnings ? l->warnings[i] : NULL;
+}
+
+const char *
+ap_archlist_source(const struct ap_archlist *l)
+{
+	return l ? l->source : NULL;
+}
+
+const struct ap_toolkit *
+ap_archlist_toolkit(const struct ap_archlist *l)
+{
+	return l ? &l->toolkit : NULL;
+}

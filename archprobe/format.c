@@ -1,0 +1,274 @@
+/* format.c: renders a resolved arch list for each consumer (spec/archlist.md "Output").
+ * For `8.0 8.6+PTX`:
+ *   nvcc   -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_86,code=sm_86 -gencode=arch=compute_86,code=compute_86
+ *   torch  8.0 8.6+PTX                       (PTX without SASS cannot be written: error)
+ *   cmake  80-real;86                        (86-virtual for PTX only)
+ *   clang  --offload-arch=sm_80 --offload-arch=sm_86 --no-cuda-include-ptx=sm_80   (PTX only: error)
+ *   nvrtc  -arch=sm_80 / -arch=sm_86 / -arch=compute_86, one compile job per line
+ *   bazel  sm_80;compute_86:sm_86,compute_86 (rules_cuda specs)
+ *   json   {"targets": [...], "source", "warnings", "toolkit"}
+ *   list   80;86 (the arches that get SASS)
+ * The list is sorted (sm, variant, kind), so the SASS and PTX of one arch are adjacent. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch_int.h"
+
+static const char *const format_names[] = {
+	[AP_FMT_NVCC] = "nvcc", [AP_FMT_TORCH] = "torch", [AP_FMT_CMAKE] = "cmake", [AP_FMT_CLANG] = "clang",
+	[AP_FMT_NVRTC] = "nvrtc", [AP_FMT_BAZEL] = "bazel", [AP_FMT_JSON] = "json", [AP_FMT_LIST] = "list",
+};
+
+int
+ap_format_parse(const char *name)
+{
+	if (!name)
+		return -1;
+	for (size_t i = 0; i < sizeof(format_names) / sizeof(format_names[0]); i++)
+		if (strcmp(name, format_names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+struct sbuf {
+	char *p;
+	size_t len, cap;
+	int status;
+};
+
+static void
+sb_add(struct sbuf *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+sb_add(struct sbuf *s, const char *fmt, ...)
+{
+	if (s->status)
+		return;
+	for (;;) {
+		va_list ap;
+		va_start(ap, fmt);
+		int n = vsnprintf(s->p ? s->p + s->len : NULL, s->p ? s->cap - s->len : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			s->status = AP_EINVAL;
+			return;
+		}
+		if (s->p && s->len + (size_t)n < s->cap) {
+			s->len += (size_t)n;
+			return;
+		}
+		size_t cap = s->cap ? s->cap : 256;
+		while (cap <= s->len + (size_t)n)
+			cap *= 2;
+		char *q = realloc(s->p, cap);
+		if (!q) {
+			s->status = AP_ENOMEM;
+			return;
+		}
+		s->p = q;
+		s->cap = cap;
+	}
+}
+
+/* JSON string: escapes quotes, backslashes, control bytes and (to stay valid whatever the
+ * input bytes were) every byte >= 0x80 as \u00XX. */
+static void
+sb_json_str(struct sbuf *s, const char *str)
+{
+	sb_add(s, "\"");
+	for (const unsigned char *c = (const unsigned char *)str; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			sb_add(s, "\\%c", *c);
+		else if (*c < 0x20 || *c >= 0x80)
+			sb_add(s, "\\u%04x", *c);
+		else
+			sb_add(s, "%c", *c);
+	}
+	sb_add(s, "\"");
+}
+
+static const char suffix_str[][2] = {"", "a", "f"};
+
+static const char *
+sfx(const struct ap_target *t)
+{
+	return (t->variant >= AP_PLAIN && t->variant <= AP_FAMILY) ? suffix_str[t->variant] : "";
+}
+
+/* One arch of the list: its SASS and/or PTX. */
+struct group {
+	const struct ap_target *t; /* the first target of the group */
+	bool sass, ptx;
+};
+
+/* Collects the (sm, variant) groups; returns their number. */
+static size_t
+groups_of(const struct ap_archlist *l, struct group *g)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		const struct ap_target *t = &l->targets[i];
+		if (!n || g[n - 1].t->sm != t->sm || g[n - 1].t->variant != t->variant)
+			g[n++] = (struct group){t, false, false};
+		if (t->kind == AP_SASS)
+			g[n - 1].sass = true;
+		else
+			g[n - 1].ptx = true;
+	}
+	return n;
+}
+
+static void
+json(const struct ap_archlist *l, struct sbuf *s)
+{
+	static const char *const variants[] = {"plain", "a", "f"};
+	char v[16], name[32];
+	sb_add(s, "{\n  \"targets\": [");
+	for (size_t i = 0; i < l->n; i++) {
+		const struct ap_target *t = &l->targets[i];
+		sb_add(s, "%s\n    {\"name\": \"%s\", \"sm\": %d, \"variant\": \"%s\", \"kind\": \"%s\", \"origin\": %d, "
+		          "\"from\": \"%s\"}",
+		       i ? "," : "", ap_target_name(t, name, sizeof(name)), t->sm,
+		       variants[t->variant >= AP_PLAIN && t->variant <= AP_FAMILY ? t->variant : 0],
+		       t->kind == AP_PTX ? "ptx" : "sass", t->origin, t->origin > 0 ? "input" : l->source);
+	}
+	sb_add(s, "\n  ],\n  \"source\": ");
+	sb_json_str(s, l->source);
+	sb_add(s, ",\n  \"warnings\": [");
+	for (size_t i = 0; i < l->nwarnings; i++) {
+		sb_add(s, "%s\n    ", i ? "," : "");
+		sb_json_str(s, l->warnings[i]);
+	}
+	sb_add(s, "%s],\n  \"toolkit\": {\"version\": \"%s\", \"source\": ", l->nwarnings ? "\n  " : "",
+	       ap_tk_version_str(l->toolkit.version, v, sizeof(v)));
+	sb_json_str(s, l->toolkit.source);
+	const int *arr[3] = {l->toolkit.sm, l->toolkit.a, l->toolkit.f};
+	const int cnt[3] = {l->toolkit.nsm, l->toolkit.na, l->toolkit.nf};
+	static const char *const keys[3] = {"sm", "a", "f"};
+	for (int k = 0; k < 3; k++) {
+		sb_add(s, ", \"%s\": [", keys[k]);
+		for (int i = 0; i < cnt[k]; i++)
+			sb_add(s, "%s%d", i ? ", " : "", arr[k][i]);
+		sb_add(s, "]");
+	}
+	sb_add(s, "}\n}\n");
+}
+
+int
+ap_archlist_format(const struct ap_archlist *l, enum ap_format fmt, char **out, struct ap_error *err)
+{
+	if (!out || !l) {
+		if (err) {
+			err->code = AP_EINVAL;
+			snprintf(err->msg, sizeof(err->msg), "ap_archlist_format: NULL argument");
+		}
+		return AP_EINVAL;
+	}
+	*out = NULL;
+	struct sbuf s = {0};
+	struct group *g = malloc((l->n ? l->n : 1) * sizeof(*g));
+	if (!g) {
+		if (err) {
+			err->code = AP_ENOMEM;
+			snprintf(err->msg, sizeof(err->msg), "out of memory");
+		}
+		return AP_ENOMEM;
+	}
+	size_t ng = groups_of(l, g);
+	const char *sep = "";
+	int bad = -1; /* index of a PTX-only group a format cannot express */
+	sb_add(&s, "%s", "");
+	switch (fmt) {
+	case AP_FMT_NVCC:
+		for (size_t i = 0; i < l->n; i++) {
+			const struct ap_target *t = &l->targets[i];
+			sb_add(&s, "%s-gencode=arch=compute_%d%s,code=%s_%d%s", i ? " " : "", t->sm, sfx(t),
+			       t->kind == AP_PTX ? "compute" : "sm", t->sm, sfx(t));
+		}
+		break;
+	case AP_FMT_TORCH:
+		for (size_t i = 0; i < ng && bad < 0; i++) {
+			if (!g[i].sass)
+				bad = (int)i;
+			sb_add(&s, "%s%d.%d%s%s", i ? " " : "", g[i].t->sm / 10, g[i].t->sm % 10, sfx(g[i].t),
+			       g[i].ptx ? "+PTX" : "");
+		}
+		break;
+	case AP_FMT_CMAKE:
+		for (size_t i = 0; i < ng; i++)
+			sb_add(&s, "%s%d%s%s", i ? ";" : "", g[i].t->sm, sfx(g[i].t),
+			       !g[i].ptx ? "-real" : !g[i].sass ? "-virtual" : "");
+		break;
+	case AP_FMT_CLANG:
+		for (size_t i = 0; i < ng && bad < 0; i++) {
+			if (!g[i].sass)
+				bad = (int)i;
+			sb_add(&s, "%s--offload-arch=sm_%d%s", i ? " " : "", g[i].t->sm, sfx(g[i].t));
+		}
+		for (size_t i = 0; i < ng; i++)
+			if (!g[i].ptx)
+				sb_add(&s, " --no-cuda-include-ptx=sm_%d%s", g[i].t->sm, sfx(g[i].t));
+		break;
+	case AP_FMT_NVRTC:
+		for (size_t i = 0; i < l->n; i++) {
+			const struct ap_target *t = &l->targets[i];
+			sb_add(&s, "-arch=%s_%d%s\n", t->kind == AP_PTX ? "compute" : "sm", t->sm, sfx(t));
+		}
+		break;
+	case AP_FMT_BAZEL:
+		for (size_t i = 0; i < ng; i++) {
+			const struct ap_target *t = g[i].t;
+			if (g[i].sass && g[i].ptx)
+				sb_add(&s, "%scompute_%d%s:sm_%d%s,compute_%d%s", sep, t->sm, sfx(t), t->sm, sfx(t), t->sm, sfx(t));
+			else
+				sb_add(&s, "%s%s_%d%s", sep, g[i].sass ? "sm" : "compute", t->sm, sfx(t));
+			sep = ";";
+		}
+		break;
+	case AP_FMT_JSON:
+		json(l, &s);
+		break;
+	case AP_FMT_LIST:
+		for (size_t i = 0; i < ng; i++)
+			if (g[i].sass) {
+				sb_add(&s, "%s%d%s", sep, g[i].t->sm, sfx(g[i].t));
+				sep = ";";
+			}
+		break;
+	default:
+		free(g);
+		free(s.p);
+		if (err) {
+			err->code = AP_EINVAL;
+			snprintf(err->msg, sizeof(err->msg), "unknown format %d", (int)fmt);
+		}
+		return AP_EINVAL;
+	}
+	if (bad >= 0) {
+		const struct ap_target *t = g[bad].t;
+		if (err) {
+			err->code = AP_EUNSUPPORTED;
+			snprintf(err->msg, sizeof(err->msg),
+			         "compute_%d%s (PTX without SASS) cannot be written in %s syntax; use --format nvcc, cmake "
+			         "(%d%s-virtual) or nvrtc, or add SASS for it",
+			         t->sm, sfx(t), fmt == AP_FMT_TORCH ? "TORCH_CUDA_ARCH_LIST" : "clang --offload-arch", t->sm,
+			         sfx(t));
+		}
+		free(g);
+		free(s.p);
+		return AP_EUNSUPPORTED;
+	}
+	free(g);
+	if (s.status) {
+		free(s.p);
+		if (err) {
+			err->code = s.status;
+			snprintf(err->msg, sizeof(err->msg), "out of memory");
+		}
+		return s.status;
+	}
+	*out = s.p;
+	return AP_OK;
+}
