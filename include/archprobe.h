@@ -193,6 +193,8 @@ AP_API int ap_archlist_format(const struct ap_archlist *l, enum ap_format fmt, c
                               struct ap_error *err);
 
 #ifdef __cplusplus
+/* The toolkit the list was validated against (owned by the list). */
+AP_API const struct ap_toolkit *ap_archlist_toolkit(const struct ap_archlist *l);
 }
 #endif
 #endif
