@@ -91,7 +91,7 @@ struct ap_toolkit {
 	char source[256];       /* where this came from: "builtin table", "NVRTC /usr/local/cuda/lib64/libnvrtc.so.13" */
 };
 
-/* The built-in table of a release (11.8 through 13.0, given as "12.4" or 12040). */
+/* The built-in table of a release (11.8, 12.0 … 12.9, 13.0), version as 12040 (see ap_cuda_version_parse). */
 AP_API int ap_toolkit_builtin(int version, struct ap_toolkit *out, struct ap_error *err);
 /* Parses "X.Y" into 1000*X+10*Y; returns -1 when malformed. */
 AP_API int ap_cuda_version_parse(const char *s);
@@ -120,11 +120,12 @@ struct ap_device {
 	int major, minor;
 	int multiprocessors;
 	uint64_t total_memory;  /* bytes */
-	char uuid[64];          /* "GPU-xxxxxxxx-…" or "MIG-…" */
+	char uuid[64];          /* "GPU-xxxxxxxx-…" or "MIG-…" (cuDeviceGetUuid_v2) */
+	bool mig;               /* a MIG instance: the v2 UUID differs from the parent GPU's */
 	char pci_bus_id[32];    /* "0000:01:00.0" */
 	int integrated;
 	int compute_mode;
-	int error;              /* CUresult of a failed per-device query, 0 if none */
+	int error;              /* CUresult of a failed cuDeviceGet / compute-capability query, 0 if none */
 };
 
 #define AP_MAX_DEVICES 64
@@ -135,20 +136,32 @@ struct ap_probe_result {
 	char cuda_error_name[64];
 	char reason[512];        /* one line: what happened and what to do */
 	char library[1024];      /* path of the libcuda actually loaded */
-	int driver_version;      /* cuDriverGetVersion: 13000 */
+	int driver_version;      /* cuDriverGetVersion: 13000; 0 if unknown */
 	int ndevices;
 	struct ap_device devices[AP_MAX_DEVICES];
+	/* The environment the driver saw (passed through untouched, reported verbatim). */
+	bool cuda_visible_devices_set;
+	char cuda_visible_devices[256];
+	char cuda_device_order[64];    /* "" when unset */
+	double seconds;          /* wall time of the probe */
+	char trace[2048];        /* loader steps, one per line (archprobe -v) */
 };
 
 struct ap_probe_opts {
 	const char *libcuda;     /* exact driver path; NULL: ARCHPROBE_LIBCUDA, libcuda.so.1, WSL path */
 	double timeout;          /* seconds; <= 0: ARCHPROBE_TIMEOUT or 10 */
 	bool no_subprocess;      /* query in this process (CLI fast path) */
-	const char *helper;      /* program to run as the probe child; NULL: the archprobe next to us / on PATH */
+	const char *helper;      /* program to run as the probe child; NULL: the archprobe next to this
+	                          * executable, next to libarchprobe (../bin), else on PATH; "": none,
+	                          * fork() (refused in a multi-threaded caller) */
 };
 
 /* Probes the visible devices. Returns 0 when a result (any status) was produced. */
 AP_API int ap_probe(const struct ap_probe_opts *opts, struct ap_probe_result *out, struct ap_error *err);
+/* The hidden helper mode of a probe child ("PROG --probe-child=1 [--libcuda PATH]", result on
+ * fd 3). Programs that can serve as opts->helper call this first in main: it returns -1 when
+ * argv is not a probe-child invocation, else the exit status for main. */
+AP_API int ap_probe_child_main(int argc, char **argv);
 /* "ok", "no_device", "no_driver", "stub", "driver_error", "timeout", "crashed". */
 AP_API const char *ap_probe_status_name(enum ap_probe_status s);
 /* The CUresult name from archprobe's own table ("CUDA_ERROR_NO_DEVICE"), or NULL. */
@@ -180,6 +193,8 @@ AP_API size_t ap_archlist_nwarnings(const struct ap_archlist *l);
 AP_API const char *ap_archlist_warning(const struct ap_archlist *l, size_t i);
 /* Where devices came from for native/auto: "input", "devices", "fallback", "override". */
 AP_API const char *ap_archlist_source(const struct ap_archlist *l);
+/* The toolkit the list was validated against (owned by the list). */
+AP_API const struct ap_toolkit *ap_archlist_toolkit(const struct ap_archlist *l);
 
 enum ap_format {
 	AP_FMT_NVCC, AP_FMT_TORCH, AP_FMT_CMAKE, AP_FMT_CLANG, AP_FMT_NVRTC, AP_FMT_BAZEL, AP_FMT_JSON,
@@ -193,8 +208,6 @@ AP_API int ap_archlist_format(const struct ap_archlist *l, enum ap_format fmt, c
                               struct ap_error *err);
 
 #ifdef __cplusplus
-/* The toolkit the list was validated against (owned by the list). */
-AP_API const struct ap_toolkit *ap_archlist_toolkit(const struct ap_archlist *l);
 }
 #endif
 #endif

@@ -1,0 +1,18 @@
+/* probe_int.h: private to libarchprobe: the in-process driver query (cuda.c) used by probe.c. */
+#ifndef AP_PROBE_INT_H
+#define AP_PROBE_INT_H
+
+#include <stdarg.h>
+
+#include "archprobe.h"
+
+/* Loads libcuda (libcuda: exact file, or NULL for libcuda.so.1 then the WSL path), queries the
+ * visible devices without creating a context and fills r's status, cuda_error, library,
+ * driver_version, devices and a raw detail in reason (probe.c turns it into advice). When
+ * progress_fd >= 0 the loaded library is written there ("library PATH\n") before cuInit, so
+ * that a parent learns it even if the driver then hangs or crashes. */
+void ap_cuda_query(const char *libcuda, struct ap_probe_result *r, int progress_fd);
+/* Appends one line to r->trace (truncating). */
+void ap_probe_trace(struct ap_probe_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif
