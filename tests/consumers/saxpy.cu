@@ -1,0 +1,8 @@
+// saxpy.cu: the kernel every consumer project compiles for its arch list.
+extern "C" __global__ void
+saxpy(float a, const float *x, float *y, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		y[i] = a * x[i] + y[i];
+}
