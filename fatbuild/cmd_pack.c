@@ -1,11 +1,185 @@
-/* cmd_pack.c: placeholder until its module lands. */
+/* cmd_pack.c: fatbuild pack: pack cubins, PTX and LTO-IR into one fatbin container. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
+
+static const char usage_text[] =
+	"usage: fatbuild pack -o OUT.fatbin [--compress none|zstd|lz4] [--ident NAME]\n"
+	"                     [--cmdline OPTS] [-g] [--compress-text-only] IMAGE[@TARGET]...\n"
+	"\n"
+	"Packs device images into one fatbinary container, in the order given, byte-for-byte\n"
+	"as `fatbinary --create OUT --compress-mode=none` would (PTX is stored as given).\n"
+	"\n"
+	"  IMAGE              a .cubin (arch from its ELF e_flags; 'a' from .nv.compat), a .ptx\n"
+	"                     (arch from .target) or NVVM LTO-IR (needs @lto_XX)\n"
+	"  @TARGET            states the variant: k.cubin@sm_100f, k.ptx@compute_90a. The\n"
+	"                     cubin cannot record 'f', and for sm_90 the fatbin flag is what\n"
+	"                     the loader checks, so say it here.\n"
+	"  -o OUT             output file (written atomically)\n"
+	"  --compress MODE    none (default, loads on every driver), zstd (level 5, as nvcc)\n"
+	"                     or lz4 (LZ4 block, as fatbinary -compress-mode=speed)\n"
+	"  --ident NAME       identifier stored with every entry (fatbinary --ident)\n"
+	"  --cmdline OPTS     ptxas options stored with PTX entries for the JIT (fatbinary --cmdline)\n"
+	"  --compress-text-only  compress only PTX, LTO-IR and debug images, like fatbinary's\n"
+	"                     default (with --compress zstd: byte-identical to it)\n"
+	"  -g, --debug        mark every entry as debug code (flag 0x2)\n"
+	"\n"
+	"Example: fatbuild pack -o k.fatbin k_80.cubin k_90a.cubin@sm_90a k.ptx\n"
+	"Exit codes: 0 ok, 1 an image is malformed or the write failed, 2 usage.\n";
+
+static unsigned char *
+read_all(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 1 << 16, len = 0;
+	unsigned char *b = xmalloc(cap);
+	size_t r;
+	while ((r = fread(b + len, 1, cap - len, f)) > 0) {
+		len += r;
+		if (len == cap)
+			b = xreallocarray(b, cap *= 2, 1);
+	}
+	int bad = ferror(f);
+	fclose(f);
+	if (bad) {
+		free(b);
+		return NULL;
+	}
+	*n = len;
+	return b;
+}
 
 int
 cmd_pack(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	warn("'pack' is not implemented yet");
-	return AP_EXIT_FAIL;
+	static const struct option longopts[] = {
+		{"compress", required_argument, NULL, 'c'}, {"ident", required_argument, NULL, 'i'},
+		{"cmdline", required_argument, NULL, 'C'}, {"debug", no_argument, NULL, 'g'},
+		{"output", required_argument, NULL, 'o'}, {"compress-text-only", no_argument, NULL, 'T'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+	};
+	const char *out = NULL, *ident = NULL, *cmdline = NULL;
+	enum fb_compress comp = FB_COMPRESS_NONE;
+	bool debug = false, text_only = false;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "ho:g", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'i': ident = optarg; break;
+		case 'C': cmdline = optarg; break;
+		case 'g': debug = true; break;
+		case 'T': text_only = true; break;
+		case 'c':
+			if (strcmp(optarg, "none") == 0)
+				comp = FB_COMPRESS_NONE;
+			else if (strcmp(optarg, "zstd") == 0)
+				comp = FB_COMPRESS_ZSTD;
+			else if (strcmp(optarg, "lz4") == 0)
+				comp = FB_COMPRESS_LZ4;
+			else {
+				warn("pack: unknown compression '%s' (none, zstd or lz4)", optarg);
+				fputs(usage_text, stderr);
+				return AP_EXIT_USAGE;
+			}
+			break;
+		case 'h': fputs(usage_text, stdout); return AP_EXIT_OK;
+		default: fputs(usage_text, stderr); return AP_EXIT_USAGE;
+		}
+	}
+	if (!out || optind >= argc) {
+		warn("pack: %s", !out ? "no output file (-o OUT.fatbin)" : "no input image");
+		fputs(usage_text, stderr);
+		return AP_EXIT_USAGE;
+	}
+	struct fb_fatbin *fb = fb_fatbin_new();
+	if (!fb)
+		fatal(AP_EXIT_FAIL, "out of memory");
+	fb_fatbin_set_options(fb, (debug ? FB_WRITE_DEBUG : 0) | (text_only ? FB_WRITE_COMPRESS_TEXT : 0));
+	struct fb_error err = {0};
+	int ret = AP_EXIT_OK;
+	for (int i = optind; i < argc && ret == AP_EXIT_OK; i++) {
+		char *path = xstrdup(argv[i]);
+		char *at = strrchr(path, '@');
+		struct ap_target want = {0};
+		bool have_want = false;
+		if (at) {
+			*at = 0;
+			if (fb_target_parse(at + 1, &want) != 0) {
+				warn("pack: %s: '%s' is not a target like sm_90a or compute_100f", argv[i], at + 1);
+				free(path);
+				ret = AP_EXIT_USAGE;
+				break;
+			}
+			have_want = true;
+		}
+		size_t n = 0;
+		unsigned char *data = read_all(path, &n);
+		if (!data) {
+			warn("pack: cannot read %s:", path);
+			free(path);
+			ret = AP_EXIT_FAIL;
+			break;
+		}
+		struct fb_scan sc;
+		enum fb_entry_kind kind;
+		struct ap_target t = {0};
+		int rc = 0;
+		if (n >= 4 && data[0] == 0xed && data[1] == 0x43 && data[2] == 0x4e && data[3] == 0x7f) {
+			kind = FB_KIND_LTO;
+			if (!have_want) {
+				warn("pack: %s: LTO-IR does not record its arch; write %s@lto_XX", path, path);
+				ret = AP_EXIT_USAGE;
+			}
+			t = want;
+			t.kind = AP_PTX;
+		} else if ((rc = fb_scan_buffer(data, n, path, &sc, &err)) != 0) {
+			ret = fail_fb(&err);
+		} else {
+			struct fb_parsed p;
+			bool ok = sc.nblobs == 1 && sc.blobs[0].kind != FB_BLOB_FATBIN && strcmp(sc.type, "elf") != 0;
+			if (!ok) {
+				warn("pack: %s: a %s is not a cubin, PTX or LTO-IR image", path, sc.type);
+				ret = AP_EXIT_FAIL;
+			} else if ((rc = fb_scan_entries(data, &sc, &p, &err)) != 0) {
+				ret = fail_fb(&err);
+			} else {
+				t = p.entries[0].target;
+				kind = sc.blobs[0].kind == FB_BLOB_CUBIN ? FB_KIND_ELF : FB_KIND_PTX;
+				fb_parsed_free(&p);
+				if (have_want) {
+					char a[32], b[32];
+					if (want.kind != t.kind || want.sm != t.sm) {
+						warn("pack: %s is %s, not %s", path, fb_target_name(&t, a, sizeof(a)),
+						     fb_target_name(&want, b, sizeof(b)));
+						ret = AP_EXIT_FAIL;
+					}
+					t.variant = want.variant;
+				}
+			}
+			fb_scan_free(&sc);
+		}
+		if (ret == AP_EXIT_OK) {
+			rc = fb_fatbin_add(fb, kind, &t, data, n, ident, kind == FB_KIND_ELF ? NULL : cmdline, &err);
+			if (rc) {
+				warn("pack: %s: %s", path, err.msg);
+				ret = fb_exit_code(rc);
+			}
+		}
+		free(data);
+		free(path);
+	}
+	if (ret == AP_EXIT_OK) {
+		unsigned char *buf = NULL;
+		size_t len = 0;
+		if (fb_fatbin_write(fb, comp, &buf, &len, &err) != 0 || fb_write_file_atomic(out, buf, len, 0644, &err) != 0)
+			ret = fail_fb(&err);
+		free(buf);
+	}
+	fb_fatbin_free(fb);
+	return ret;
 }

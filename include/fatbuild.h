@@ -143,6 +143,8 @@ struct fb_entry {
 struct fb_container {
 	size_t offset, size;      /* in the parsed buffer; size = 16 + fatSize */
 	size_t first, count;      /* its entries in the entry array */
+	size_t blob;              /* fb_scan_entries: index of the fb_blob it came from */
+	bool bare;                /* fb_scan_entries: a lone cubin or PTX file, not a container */
 };
 
 /* The parsed view of a buffer holding one or more concatenated containers. */
@@ -228,6 +230,11 @@ struct fb_scan {
 FB_API int fb_scan_buffer(const void *data, size_t size, const char *name, struct fb_scan *out,
                           struct fb_error *err);
 FB_API void fb_scan_free(struct fb_scan *s);
+/* Parses every blob of a scan of data into one list: the containers of each fatbin blob
+ * (offsets relative to data), and a bare one-entry container for a lone cubin (sm from
+ * e_flags, 'a' from .nv.compat) or PTX file (arch from .target). Free with fb_parsed_free. */
+FB_API int fb_scan_entries(const void *data, const struct fb_scan *s, struct fb_parsed *out,
+                           struct fb_error *err);
 
 /* A read-only mmap of a whole file. */
 struct fb_mapped {
@@ -269,6 +276,103 @@ FB_API long fb_select(const struct fb_image *images, size_t n, const struct ap_t
 /* END SECTION fatbin */
 
 /* SECTION compile: owned by the NVRTC module. */
+
+/* Compiles CUDA sources with NVRTC (dlopen'ed from the toolkit in use) for every target of a
+ * resolved arch list, in parallel (one process per NVRTC job: NVRTC serialises compiles that
+ * share a process), and never twice: results live in a content-addressed cache whose key
+ * covers the source, the path and content of every header it reads, every option, the NVRTC
+ * version and the target. A PTX target whose SASS sibling (same sm and variant) is also in the
+ * list rides on that job: NVRTC returns both, and the PTX is the same as a compute_X compile. */
+
+struct fb_compile_progress {
+	size_t done, total;            /* jobs finished (this one included) / all jobs */
+	const char *source;            /* as given */
+	const char *target;            /* "sm_90", "compute_120" */
+	double seconds;                /* NVRTC wall time; 0 for a cache hit */
+	bool cached;
+};
+
+struct fb_compile_opts {
+	const struct ap_target *targets; /* required: the resolved list (ap_archlist_get) */
+	size_t ntargets;
+	const char *const *include_dirs; /* -I, searched after the source's own directory */
+	size_t ninclude_dirs;
+	const char *const *defines;    /* "NAME" or "NAME=VALUE" */
+	size_t ndefines;
+	const char *std;               /* "c++17" (default), "c++20" */
+	bool fast_math;                /* --use_fast_math */
+	bool device_debug;             /* -G */
+	bool lineinfo;                 /* -lineinfo */
+	int maxrregcount;              /* 0: unset */
+	const char *const *nvrtc_opts; /* passed through verbatim (-Xnvrtc) */
+	size_t nnvrtc_opts;
+	int jobs;                      /* parallel NVRTC processes; <= 0: fb_compile_default_jobs() */
+	const char *cuda_home;         /* NULL: ap_cuda_home() */
+	const char *cache_dir;         /* NULL: fb_cache_dir() */
+	bool no_cache;                 /* neither read nor write the cache */
+	/* Called in the caller's thread as each job finishes (cache hits first). */
+	void (*progress)(void *ctx, const struct fb_compile_progress *p);
+	void *progress_ctx;
+};
+
+struct fb_compile_image {
+	size_t source;                 /* index into the sources given */
+	struct ap_target target;
+	enum fb_entry_kind kind;       /* FB_KIND_ELF (cubin) or FB_KIND_PTX (text, no NUL) */
+	unsigned char *data;
+	size_t size;
+	bool cached;
+};
+
+struct fb_compile_result {
+	struct fb_compile_image *images; /* source by source, each in the list's target order */
+	size_t nimages;
+	char **deps;                   /* every file read: the sources, then the headers found */
+	size_t ndeps;
+	/* Compiler output in "file:line:col: error: msg [sm_90]" form: on failure the log of the
+	 * first failing job; on success the warnings (each distinct log once). NULL if none. */
+	char *log;
+	size_t njobs, ncached, ncompiled;
+	int nvrtc_version;             /* 13000 */
+	char failed_target[32];        /* on failure: "sm_90" */
+};
+
+/* Compiles. Returns 0, or FB_ECOMPILE (err->msg: the first diagnostic; (*out)->log: the
+ * whole log), FB_ENOTOOL (no NVRTC; err->msg says where it looked), FB_EIO, FB_EINVAL...
+ * *out is set on success and on FB_ECOMPILE; free it with fb_compile_result_free. */
+FB_API int fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_opts *opts,
+                      struct fb_compile_result **out, struct fb_error *err);
+FB_API void fb_compile_result_free(struct fb_compile_result *r);
+/* Packs every image of a result into a fatbinary container (fb_fatbin_*), in result order. */
+FB_API int fb_compile_pack(const struct fb_compile_result *r, const struct fb_compile_opts *opts,
+                           enum fb_compress compress, unsigned char **out, size_t *size, struct fb_error *err);
+/* Parallel jobs when none is asked for: MAX_JOBS when it is all digits (as PyTorch reads it;
+ * 0 = no limit), else the CPUs this process may run on. */
+FB_API int fb_compile_default_jobs(void);
+/* Writes a Makefile-style depfile "target: dep dep ..." atomically. */
+FB_API int fb_depfile_write(const char *path, const char *target, const char *const *deps, size_t ndeps,
+                            struct fb_error *err);
+
+/* The NVRTC the compiler would use. */
+struct fb_nvrtc_info {
+	int version;                   /* 1000*major + 10*minor */
+	char path[1024];               /* the library loaded */
+	int narchs, archs[64];         /* nvrtcGetSupportedArchs, ascending */
+};
+/* FB_ENOTOOL (err->msg names every path tried) when no NVRTC loads. */
+FB_API int fb_nvrtc_info(const char *cuda_home, struct fb_nvrtc_info *out, struct fb_error *err);
+
+/* The compile cache: FATBUILD_CACHE_DIR, else $XDG_CACHE_HOME/fatbuild, else ~/.cache/fatbuild. */
+struct fb_cache_stats {
+	char dir[4096];
+	uint64_t entries, bytes;
+	uint64_t temporaries;          /* leftovers of interrupted writes */
+};
+FB_API int fb_cache_dir(char *buf, size_t size, struct fb_error *err);
+/* dir NULL: fb_cache_dir(). A missing directory is an empty cache. */
+FB_API int fb_cache_stats(const char *dir, struct fb_cache_stats *out, struct fb_error *err);
+FB_API int fb_cache_clear(const char *dir, uint64_t *removed, struct fb_error *err);
+
 /* END SECTION compile */
 
 /* SECTION build: owned by the extension-build module (embed, ninja, build, load). */
