@@ -538,16 +538,14 @@ parse_override(const char *text, struct devcc *ccs, int *n, struct ap_error *err
 			i = 3;
 			if (!digits(item, len, &i, 2, 3, &sm))
 				sm = 0;
-		} else if (digits(item, len, &i, 1, 2, &major)) {
-			if (i < len && item[i] == '.') {
-				i++;
-				if (digits(item, len, &i, 1, 1, &minor))
-					sm = major * 10 + minor;
-			} else if (i == len && major >= 10) {
-				sm = major;
-			}
-		}
-		if (!sm || i != len) {
+		} else if (digits(item, len, &i, 2, 3, &sm) && i == len) {
+			/* "86", "120" */
+		} else if ((i = 0, digits(item, len, &i, 1, 2, &major)) && i < len && item[i] == '.') {
+			i++;
+			sm = digits(item, len, &i, 1, 1, &minor) ? major * 10 + minor : 0;
+		} else
+			sm = 0;
+		if (sm < 10 || i != len) {
 			seterr(err, AP_EPARSE, "ARCHPROBE_ARCHS item %d '%.*s': not a compute capability (write 8.6, 86 or sm_86)",
 			       pos, len > 40 ? 40 : (int)len, item);
 			return AP_EPARSE;
@@ -743,12 +741,14 @@ add_devices(struct builder *b, const struct ap_resolve_opts *opts, bool native, 
 			if (r && r->status == AP_PROBE_OK)
 				code = AP_ENODEVICE;
 			const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
-			if (code == AP_ENODEVICE && cvd)
-				seterr(err, code, "native: no CUDA device is visible (%.300s); CUDA_VISIBLE_DEVICES='%.60s' may "
-				                  "hide them; use auto or an explicit arch list to build without a GPU", why, cvd);
+			char note[120] = "";
+			if (cvd && !strstr(why, "CUDA_VISIBLE_DEVICES"))
+				snprintf(note, sizeof(note), " (CUDA_VISIBLE_DEVICES='%.60s' is set and may hide devices)", cvd);
+			if (code == AP_ENODEVICE)
+				seterr(err, code, "native: %.300s%s; use auto or an explicit arch list to build without a GPU", why,
+				       note);
 			else
-				seterr(err, code, "native: no CUDA device is visible (%.300s); use auto or an explicit arch "
-				                  "list to build without a GPU", why);
+				seterr(err, code, "native: cannot list the CUDA devices: %.300s%s", why, note);
 			free(pr);
 			return code;
 		}

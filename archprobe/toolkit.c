@@ -195,14 +195,14 @@ ap_tk_has(const struct ap_toolkit *tk, int sm, enum ap_variant var)
 bool
 ap_tk_hint(int sm, enum ap_variant var, int version, char *buf, size_t size)
 {
-	char v1[16], v2[16];
+	char v1[16];
 	static const char suffix[] = {'\0', 'a', 'f'};
 	if (sm == 101 && version >= 13000) {
-		snprintf(buf, size, "10.1 became 11.0 (sm_110) in CUDA 13.0");
+		snprintf(buf, size, "10.1 was renamed 11.0, sm_110, in CUDA 13.0");
 		return true;
 	}
 	if (sm == 110 && version < 13000 && version >= 12080) {
-		snprintf(buf, size, "11.0 is called 10.1 (sm_101) before CUDA 13.0");
+		snprintf(buf, size, "11.0 is called 10.1, sm_101, before CUDA 13.0");
 		return true;
 	}
 	for (size_t i = 0; i < NWINDOWS; i++) {
@@ -219,8 +219,8 @@ ap_tk_hint(int sm, enum ap_variant var, int version, char *buf, size_t size)
 		}
 		int since = var == AP_ARCH ? w->a_since : var == AP_FAMILY ? w->f_since : 0;
 		if (var != AP_PLAIN && since && version < since) {
-			snprintf(buf, size, "sm_%d%c needs CUDA %s or newer (this is %s)", sm, suffix[var],
-			         ap_tk_version_str(since, v1, sizeof(v1)), ap_tk_version_str(version, v2, sizeof(v2)));
+			snprintf(buf, size, "sm_%d%c needs CUDA %s or newer", sm, suffix[var],
+			         ap_tk_version_str(since, v1, sizeof(v1)));
 			return true;
 		}
 		return false;

@@ -6,6 +6,11 @@
 
 #include "cli.h"
 
+static const char synopsis[] =
+	"usage: fatbuild flags [--arch-list LIST] [--format FORMAT] [--cuda-version X.Y]\n"
+	"                      [--drop-unsupported] [--fallback LIST]\n"
+	"Run 'fatbuild flags --help' for the accepted lists, formats and examples.\n";
+
 static const char usage_text[] =
 	"usage: fatbuild flags [--arch-list LIST] [--format FORMAT] [--cuda-version X.Y]\n"
 	"                      [--drop-unsupported] [--fallback LIST]\n"
@@ -105,14 +110,14 @@ cmd_flags(int argc, char **argv)
 				warn("flags: option '%s' needs a value", argv[optind - 1]);
 			else
 				warn("flags: unknown option '%s'", argv[optind - 1]);
-			fputs(usage_text, stderr);
+			fputs(synopsis, stderr);
 			return AP_EXIT_USAGE;
 		}
 	}
 	if (optind < argc) {
 		if (have_list || optind + 1 < argc) {
 			warn("flags: unexpected argument '%s' (give the list once, quoted)", argv[have_list ? optind : optind + 1]);
-			fputs(usage_text, stderr);
+			fputs(synopsis, stderr);
 			return AP_EXIT_USAGE;
 		}
 		list = argv[optind];
