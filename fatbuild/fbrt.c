@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fatbuild.h" /* fb_select: the selection model, compiled into this library from select.c */
 #include "fatbuild_runtime.h"
 
 /* Set by the embed object; weak so that a library without kernels (nvcc backend) still links. */
@@ -133,6 +134,7 @@ struct image {
 	int kind;      /* 1 PTX, 2 ELF, other */
 	int sm;
 	char variant;  /* 0, 'a', 'f' */
+	struct fb_image model;
 };
 
 /* Calls fn for every container (index, pointer, size); returns the count. */
@@ -173,7 +175,13 @@ images_of(const unsigned char *c, size_t size, struct image *out, size_t max)
 		out[n].kind = e[0] | e[1] << 8;
 		out[n].sm = (int)rd32(e + 0x1c);
 		out[n].variant = (flags & 0x100000) ? 'a' : (flags & 0x200000) ? 'f' : 0;
-		n++;
+		out[n].model.target.sm = out[n].sm;
+		out[n].model.target.variant = out[n].variant == 'a' ? AP_ARCH : out[n].variant == 'f' ? AP_FAMILY : AP_PLAIN;
+		out[n].model.target.kind = out[n].kind == 2 ? AP_SASS : AP_PTX;
+		out[n].model.target.origin = 0;
+		out[n].model.compat = (flags & 0x1000000) != 0;
+		if (out[n].kind == 1 || out[n].kind == 2)
+			n++;
 		off += hsz + (size_t)psz;
 	}
 	return n;
@@ -224,35 +232,9 @@ fbrt_images(char *buf, size_t size)
 	return (int)l.len;
 }
 
-/* The selection model of spec/fatbin.md section 7: can this image run on sm? */
-static int
-fits(const struct image *im, int sm)
-{
-	if (im->kind == 2) {
-		if (im->variant == 'a')
-			return im->sm == sm;
-		if (im->variant == 'f')
-			return im->sm / 10 == sm / 10 && im->sm <= sm;
-		if (im->sm == sm)
-			return 1;
-		if (sm == 87 || sm == 88 || im->sm == 87 || im->sm == 88)
-			return 0;
-		if (im->sm == 100 && sm == 103)
-			return 1;
-		return im->sm / 10 == sm / 10 && im->sm <= sm;
-	}
-	if (im->kind == 1) {
-		if (im->variant == 'a')
-			return im->sm == sm;
-		if (im->variant == 'f')
-			return im->sm / 10 == sm / 10 && im->sm <= sm;
-		return im->sm <= sm;
-	}
-	return 0;
-}
-
 struct fitcheck {
 	int sm, any;
+	char chosen[64]; /* what the model picks, for the message */
 };
 
 static void
@@ -260,11 +242,19 @@ check_container(size_t idx, const unsigned char *c, size_t size, void *ctx)
 {
 	struct fitcheck *f = ctx;
 	struct image im[64];
+	struct fb_image model[64];
 	size_t n = images_of(c, size, im, 64);
-	(void)idx;
 	for (size_t i = 0; i < n; i++)
-		if (fits(&im[i], f->sm))
-			f->any = 1;
+		model[i] = im[i].model;
+	struct ap_target dev = {f->sm, AP_PLAIN, AP_SASS, 0};
+	enum fb_how how;
+	long pick = fb_select(model, n, &dev, &how);
+	if (pick >= 0 && !f->any) {
+		f->any = 1;
+		snprintf(f->chosen, sizeof(f->chosen), "%s_%d%s in kernel source %zu",
+		         im[pick].kind == 2 ? "sm" : "compute", im[pick].sm,
+		         im[pick].variant == 'a' ? "a" : im[pick].variant == 'f' ? "f" : "", idx + 1);
+	}
 }
 
 /* ---- loading ---------------------------------------------------------------------- */
@@ -345,15 +335,14 @@ no_image(CUresult rc, CUdevice dev, size_t idx, struct fbrt_error *err)
 	if (!rt.d.DeviceGetAttribute || device_cc(dev, &sm, name, sizeof(name)) != 0)
 		return seterr(err, FBRT_ENOIMAGE, rc, "no kernel image fits the device (%s); this library carries %s",
 		              cu_name(rc), images);
-	struct fitcheck f = {sm, 0};
+	struct fitcheck f = {sm, 0, ""};
 	containers(check_container, &f);
 	return seterr(err, FBRT_ENOIMAGE, rc,
-	              "no kernel image for device %d (%s%scompute capability %d.%d): this library carries %s; %s (%s, "
+	              "no kernel image for device %d (%s%scompute capability %d.%d): this library carries %s; %s%s (%s, "
 	              "kernel source %zu); rebuild with --arch-list including %d.%d, or add +PTX to an older arch",
 	              dev, name, name[0] ? ", " : "", sm / 10, sm % 10, images,
-	              f.any ? "the selection model says one should fit, but the driver refused it"
-	                    : "none fits by the selection model",
-	              cu_name(rc), idx + 1, sm / 10, sm % 10);
+	              f.any ? "the selection model picks " : "none fits by the selection model",
+	              f.any ? f.chosen : "", cu_name(rc), idx + 1, sm / 10, sm % 10);
 }
 
 struct loadctx {

@@ -1,9 +1,11 @@
 # libfatbuild_runtime: static, PIC, hidden visibility; linked into every extension fatbuild builds.
 # Never sanitized: extensions are linked by plain cc/c++ without the sanitizer runtimes.
-add_library(fatbuild_runtime STATIC ${CMAKE_CURRENT_SOURCE_DIR}/fbrt.c)
+# select.c (the selection model) is compiled in too, to explain a missing image.
+add_library(fatbuild_runtime STATIC ${CMAKE_CURRENT_SOURCE_DIR}/fbrt.c ${CMAKE_CURRENT_SOURCE_DIR}/select.c)
 set_target_properties(fatbuild_runtime PROPERTIES POSITION_INDEPENDENT_CODE ON C_VISIBILITY_PRESET hidden
                       OUTPUT_NAME fatbuild_runtime)
 target_include_directories(fatbuild_runtime PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:include>)
+target_include_directories(fatbuild_runtime PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_options(fatbuild_runtime PRIVATE ${FB_WARNINGS})
 target_compile_definitions(fatbuild_runtime PRIVATE _POSIX_C_SOURCE=200809L _DEFAULT_SOURCE)
 target_link_libraries(fatbuild_runtime INTERFACE ${CMAKE_DL_LIBS} Threads::Threads)
@@ -15,3 +17,8 @@ target_compile_definitions(fatbuild PRIVATE
   FB_INCLUDE_BUILD_DIR="${PROJECT_SOURCE_DIR}/include")
 install(TARGETS fatbuild_runtime ARCHIVE DESTINATION lib)
 install(FILES ${PROJECT_SOURCE_DIR}/include/fatbuild_runtime.h DESTINATION include)
+foreach(tgt IN ITEMS fatbuild_static fatbuild_shared)
+  target_compile_definitions(${tgt} PRIVATE
+    FB_RUNTIME_BUILD_PATH="$<TARGET_FILE:fatbuild_runtime>"
+    FB_INCLUDE_BUILD_DIR="${PROJECT_SOURCE_DIR}/include")
+endforeach()

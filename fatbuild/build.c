@@ -1,0 +1,837 @@
+/* build.c: extension builds. Generates build.ninja in the build directory and runs ninja:
+ *   kernel .cu  --fatbuild compile (NVRTC), one edge per (file, target)-->  obj/K.sm_86.fatbin
+ *               --fatbuild embed --merge-->  obj/K.fatbin  (one container per kernel source)
+ *   all K.fatbin --fatbuild embed --hidden --symbol fbrt_fatbin-->  obj/fatbin.o
+ *   host .c/.cpp --$CC/$CXX -fPIC -MD-->  obj/H.o;  --backend nvcc: .cu --nvcc -c gencode-->  obj/K.o
+ *   link: objects + libfatbuild_runtime.a --$CXX -shared-->  OUT.tmp, renamed to OUT
+ * Every edge carries its own command ($cmd), so ninja rebuilds exactly the edges whose command
+ * changed (a flag, the arch list) or whose inputs did (depfiles for headers). */
+#include <errno.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fatbuild.h"
+
+extern char **environ;
+
+#define PATHMAX 4096
+
+static int
+fail(struct fb_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int
+fail(struct fb_error *err, int code, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		err->code = code;
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+/* snprintf that reports truncation (-1) instead of warning about it. */
+static int
+bfmt(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int
+bfmt(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	return n < 0 || (size_t)n >= size ? -1 : n;
+}
+
+/* ---- small string helpers ---- */
+
+struct str {
+	char *s;
+	size_t len, cap;
+	bool oom;
+};
+
+static void
+sput(struct str *b, const char *s)
+{
+	size_t n = strlen(s);
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 256;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		char *p = realloc(b->s, cap);
+		if (!p) {
+			b->oom = true;
+			return;
+		}
+		b->s = p;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, s, n + 1);
+	b->len += n;
+}
+
+/* Appends one shell word (quoted when needed), preceded by a space unless first. */
+static int
+sarg(struct str *b, const char *arg, struct fb_error *err)
+{
+	char *q;
+	int rc = fb_shell_quote(arg, &q, err);
+	if (rc)
+		return rc;
+	if (b->len)
+		sput(b, " ");
+	sput(b, q);
+	free(q);
+	return 0;
+}
+
+/* Appends the blank-separated words of s as separate arguments. */
+static int
+swords(struct str *b, const char *s, struct fb_error *err)
+{
+	if (!s)
+		return 0;
+	char *copy = strdup(s);
+	if (!copy)
+		return fail(err, FB_ENOMEM, "out of memory");
+	int rc = 0;
+	for (char *save = NULL, *w = strtok_r(copy, " \t\n", &save); w && !rc; w = strtok_r(NULL, " \t\n", &save))
+		rc = sarg(b, w, err);
+	free(copy);
+	return rc;
+}
+
+struct list {
+	char **v;
+	size_t n, cap;
+	bool oom;
+};
+
+static const char *
+ladd(struct list *l, const char *s)
+{
+	if (l->oom)
+		return NULL;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		char **v = realloc(l->v, cap * sizeof(*v));
+		if (!v) {
+			l->oom = true;
+			return NULL;
+		}
+		l->v = v;
+		l->cap = cap;
+	}
+	char *d = strdup(s);
+	if (!d) {
+		l->oom = true;
+		return NULL;
+	}
+	l->v[l->n++] = d;
+	return d;
+}
+
+static void
+lfree(struct list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+/* ---- paths and tools ---- */
+
+static int
+mkdirs(const char *path, struct fb_error *err)
+{
+	char buf[PATHMAX];
+	if (bfmt(buf, sizeof(buf), "%s", path) < 0)
+		return fail(err, FB_EINVAL, "%s: path too long", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+			return fail(err, FB_EIO, "cannot create directory %s: %s", buf, strerror(errno));
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+		return fail(err, FB_EIO, "cannot create directory %s: %s", buf, strerror(errno));
+	return 0;
+}
+
+/* An absolute, normalised path for an existing file. */
+static int
+abs_existing(const char *path, char *out, struct fb_error *err)
+{
+	if (!realpath(path, out))
+		return fail(err, errno == ENOENT ? FB_EIO : FB_EIO, "%s: %s", path, strerror(errno));
+	return 0;
+}
+
+/* An absolute path for a file that may not exist yet: its directory must. */
+static int
+abs_output(const char *path, char *out, struct fb_error *err)
+{
+	char dir[PATHMAX], real[PATHMAX];
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	if (!base[0])
+		return fail(err, FB_EINVAL, "output '%s' names a directory", path);
+	if (slash) {
+		size_t n = (size_t)(slash - path);
+		if (n >= sizeof(dir))
+			return fail(err, FB_EINVAL, "%s: path too long", path);
+		memcpy(dir, path, n);
+		dir[n] = 0;
+		if (n == 0)
+			strcpy(dir, "/");
+	} else {
+		strcpy(dir, ".");
+	}
+	if (!realpath(dir, real))
+		return fail(err, FB_EIO, "output directory %s: %s", dir, strerror(errno));
+	if (bfmt(out, PATHMAX, "%s/%s", strcmp(real, "/") == 0 ? "" : real, base) < 0)
+		return fail(err, FB_EINVAL, "%s: path too long", path);
+	return 0;
+}
+
+/* Searches PATH for an executable; returns 0 and fills out. */
+static int
+which(const char *prog, char *out)
+{
+	if (strchr(prog, '/')) {
+		if (access(prog, X_OK) != 0)
+			return -1;
+		return realpath(prog, out) ? 0 : -1;
+	}
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/bin:/bin";
+	while (*path) {
+		const char *end = strchr(path, ':');
+		size_t n = end ? (size_t)(end - path) : strlen(path);
+		char cand[PATHMAX];
+		if (n && bfmt(cand, sizeof(cand), "%.*s/%s", (int)n, path, prog) >= 0 &&
+		    access(cand, X_OK) == 0) {
+			if (realpath(cand, out))
+				return 0;
+		}
+		path += n + (end ? 1 : 0);
+	}
+	return -1;
+}
+
+static bool __attribute__((unused))
+exists(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0;
+}
+
+enum lang { L_KERNEL, L_C, L_CXX, L_NVCC };
+
+static int
+classify(const char *src, enum fb_backend backend, enum lang *out)
+{
+	const char *dot = strrchr(src, '.');
+	const char *slash = strrchr(src, '/');
+	if (!dot || (slash && dot < slash))
+		return -1;
+	if (strcmp(dot, ".cu") == 0)
+		*out = backend == FB_BACKEND_NVCC ? L_NVCC : L_KERNEL;
+	else if (strcmp(dot, ".c") == 0)
+		*out = L_C;
+	else if (strcmp(dot, ".cc") == 0 || strcmp(dot, ".cpp") == 0 || strcmp(dot, ".cxx") == 0 ||
+	         strcmp(dot, ".C") == 0)
+		*out = L_CXX;
+	else
+		return -1;
+	return 0;
+}
+
+/* "obj/3_saxpy.cu" style stem: index plus the base name with odd bytes replaced. */
+static void
+stem(size_t i, const char *src, char *out, size_t size)
+{
+	const char *base = strrchr(src, '/');
+	base = base ? base + 1 : src;
+	int n = snprintf(out, size, "%zu_", i);
+	for (const char *p = base; *p && (size_t)n + 1 < size; p++) {
+		char c = *p;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+		      c == '_'))
+			c = '_';
+		out[n++] = c;
+	}
+	out[n] = 0;
+}
+
+static void
+default_name(const char *output, char *out, size_t size)
+{
+	const char *base = strrchr(output, '/');
+	base = base ? base + 1 : output;
+	if (strncmp(base, "lib", 3) == 0 && base[3] && base[3] != '.')
+		base += 3;
+	size_t n = strcspn(base, ".");
+	if (n == 0)
+		n = strlen(base);
+	bfmt(out, size, "%.*s", (int)n, base);
+	for (char *p = out; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' ||
+		      *p == '-'))
+			*p = '_';
+	if (!out[0])
+		bfmt(out, size, "ext");
+}
+
+/* The fatbuild program, its runtime library and the runtime header's directory. */
+struct tools {
+	char fatbuild[PATHMAX];
+	char runtime[PATHMAX];
+	char include[PATHMAX];
+	char ninja[PATHMAX];
+	char cc[PATHMAX], cxx[PATHMAX];
+	char cuda_home[PATHMAX];
+};
+
+static int
+find_tools(const struct fb_build_opts *o, bool need_nvcc, struct tools *t, struct fb_error *err)
+{
+	const char *fb = o->fatbuild ? o->fatbuild : getenv("FATBUILD");
+	if (!fb || !fb[0])
+		fb = "fatbuild";
+	if (which(fb, t->fatbuild) != 0)
+		return fail(err, FB_ENOTOOL, "cannot find the fatbuild program '%s' (set FATBUILD or put it on PATH)", fb);
+	char dir[PATHMAX];
+	bfmt(dir, sizeof(dir), "%s", t->fatbuild);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = 0;
+	const char *rt = o->runtime_lib ? o->runtime_lib : getenv("FATBUILD_RUNTIME");
+	char cand[PATHMAX];
+	if (rt && rt[0]) {
+		bfmt(cand, sizeof(cand), "%s", rt);
+	} else {
+		bfmt(cand, sizeof(cand), "%s/../lib/libfatbuild_runtime.a", dir);
+#ifdef FB_RUNTIME_BUILD_PATH
+		if (!exists(cand))
+			bfmt(cand, sizeof(cand), "%s", FB_RUNTIME_BUILD_PATH);
+#endif
+	}
+	if (!realpath(cand, t->runtime))
+		return fail(err, FB_ENOTOOL, "cannot find libfatbuild_runtime.a (tried %s; set FATBUILD_RUNTIME)", cand);
+	const char *inc = o->include_dir ? o->include_dir : getenv("FATBUILD_INCLUDE");
+	if (inc && inc[0]) {
+		bfmt(cand, sizeof(cand), "%s", inc);
+	} else {
+		bfmt(cand, sizeof(cand), "%s/../include", dir);
+		char h[PATHMAX + 32];
+		bfmt(h, sizeof(h), "%s/fatbuild_runtime.h", cand);
+#ifdef FB_INCLUDE_BUILD_DIR
+		if (!exists(h))
+			bfmt(cand, sizeof(cand), "%s", FB_INCLUDE_BUILD_DIR);
+#endif
+	}
+	if (!realpath(cand, t->include))
+		return fail(err, FB_ENOTOOL, "cannot find the directory of fatbuild_runtime.h (tried %s; set FATBUILD_INCLUDE)",
+		            cand);
+	const char *nj = o->ninja ? o->ninja : getenv("FATBUILD_NINJA");
+	if (!nj || !nj[0])
+		nj = "ninja";
+	if (which(nj, t->ninja) != 0)
+		return fail(err, FB_ENOTOOL,
+		            "ninja not found ('%s'): install it (apt-get install ninja-build, pip install ninja) or set "
+		            "FATBUILD_NINJA",
+		            nj);
+	const char *cc = getenv("CC"), *cxx = getenv("CXX");
+	bfmt(t->cc, sizeof(t->cc), "%s", cc && cc[0] ? cc : "cc");
+	bfmt(t->cxx, sizeof(t->cxx), "%s", cxx && cxx[0] ? cxx : "c++");
+	t->cuda_home[0] = 0;
+	if (need_nvcc) {
+		struct ap_error ae = {0};
+		if (ap_cuda_home(t->cuda_home, sizeof(t->cuda_home), &ae) != 0)
+			return fail(err, FB_ENOTOOL, "--backend nvcc: %s", ae.msg);
+		char nv[PATHMAX + 16];
+		bfmt(nv, sizeof(nv), "%s/bin/nvcc", t->cuda_home);
+		if (access(nv, X_OK) != 0)
+			return fail(err, FB_ENOTOOL, "--backend nvcc: %s not found (set CUDA_HOME)", nv);
+	}
+	return 0;
+}
+
+/* ---- the generator ---- */
+
+struct gen {
+	const struct fb_build_opts *o;
+	struct tools t;
+	struct fb_ninja *nj;
+	char dir[PATHMAX];     /* build dir */
+	char out[PATHMAX];     /* absolute output */
+	struct ap_archlist *archs;
+	struct list objects;   /* link inputs */
+	struct list fatbins;   /* per-kernel-source merged fatbins */
+	bool any_cxx, any_nvcc;
+};
+
+static int
+edge(struct gen *g, const char *rule, const char *out, const char *const *in, size_t nin, const char *const *implicit,
+     size_t nimplicit, const char *cmd, const char *desc, const char *dep, struct fb_error *err)
+{
+	const char *vars[6] = {"cmd", cmd, "desc", desc, "dep", dep};
+	struct fb_ninja_edge e = {rule, &out, 1, in, nin, implicit, nimplicit, NULL, 0, vars, dep ? 3 : 2};
+	return fb_ninja_edge(g->nj, &e, err);
+}
+
+/* -I and -D words for a compiler command. */
+static int
+add_includes_defines(struct gen *g, struct str *c, struct fb_error *err)
+{
+	int rc = 0;
+	for (size_t i = 0; !rc && i < g->o->ninclude_dirs; i++) {
+		char abs[PATHMAX], arg[PATHMAX + 3];
+		if (!realpath(g->o->include_dirs[i], abs))
+			bfmt(abs, sizeof(abs), "%s", g->o->include_dirs[i]);
+		bfmt(arg, sizeof(arg), "-I%s", abs);
+		rc = sarg(c, arg, err);
+	}
+	for (size_t i = 0; !rc && i < g->o->ndefines; i++) {
+		char arg[1024];
+		bfmt(arg, sizeof(arg), "-D%s", g->o->defines[i]);
+		rc = sarg(c, arg, err);
+	}
+	return rc;
+}
+
+static int
+gen_kernel(struct gen *g, size_t idx, const char *src, struct fb_error *err)
+{
+	char st[256], merged[PATHMAX + 300];
+	stem(idx, src, st, sizeof(st));
+	bfmt(merged, sizeof(merged), "%s/obj/%s.fatbin", g->dir, st);
+	struct list parts = {0};
+	int rc = 0;
+	size_t n = ap_archlist_count(g->archs);
+	for (size_t i = 0; !rc && i < n; i++) {
+		char tname[32], out[PATHMAX + 400], dep[PATHMAX + 400], desc[512];
+		ap_target_name(ap_archlist_get(g->archs, i), tname, sizeof(tname));
+		bfmt(out, sizeof(out), "%s/obj/%s.%s.fatbin", g->dir, st, tname);
+		bfmt(dep, sizeof(dep), "%s.d", out);
+		struct str c = {0};
+		rc = sarg(&c, g->t.fatbuild, err);
+		if (!rc)
+			rc = sarg(&c, "compile", err);
+		if (!rc)
+			rc = sarg(&c, "--arch-list", err);
+		if (!rc)
+			rc = sarg(&c, tname, err);
+		if (!rc)
+			rc = add_includes_defines(g, &c, err);
+		if (!rc)
+			rc = sarg(&c, "--depfile", err);
+		if (!rc)
+			rc = sarg(&c, dep, err);
+		if (!rc)
+			rc = sarg(&c, "-o", err);
+		if (!rc)
+			rc = sarg(&c, out, err);
+		if (!rc)
+			rc = sarg(&c, src, err);
+		bfmt(desc, sizeof(desc), "NVRTC %s %s", tname, strrchr(src, '/') ? strrchr(src, '/') + 1 : src);
+		if (!rc && c.oom)
+			rc = fail(err, FB_ENOMEM, "out of memory");
+		if (!rc)
+			rc = edge(g, "kernel", out, &src, 1, NULL, 0, c.s, desc, dep, err);
+		free(c.s);
+		ladd(&parts, out);
+	}
+	struct str c = {0};
+	if (!rc)
+		rc = sarg(&c, g->t.fatbuild, err);
+	if (!rc)
+		rc = sarg(&c, "embed", err);
+	if (!rc)
+		rc = sarg(&c, "--merge", err);
+	if (!rc)
+		rc = sarg(&c, "-o", err);
+	if (!rc)
+		rc = sarg(&c, merged, err);
+	for (size_t i = 0; !rc && i < parts.n; i++)
+		rc = sarg(&c, parts.v[i], err);
+	if (!rc && (c.oom || parts.oom))
+		rc = fail(err, FB_ENOMEM, "out of memory");
+	char desc[512];
+	bfmt(desc, sizeof(desc), "MERGE %s", strrchr(merged, '/') + 1);
+	if (!rc)
+		rc = edge(g, "merge", merged, (const char *const *)parts.v, parts.n, NULL, 0, c.s, desc, NULL, err);
+	free(c.s);
+	lfree(&parts);
+	ladd(&g->fatbins, merged);
+	return rc;
+}
+
+static int
+gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_error *err)
+{
+	char st[256], out[PATHMAX + 300], dep[PATHMAX + 310], desc[512];
+	stem(idx, src, st, sizeof(st));
+	bfmt(out, sizeof(out), "%s/obj/%s.o", g->dir, st);
+	bfmt(dep, sizeof(dep), "%s.d", out);
+	struct str c = {0};
+	int rc = 0;
+	if (lang == L_NVCC) {
+		char nvcc[PATHMAX + 16];
+		bfmt(nvcc, sizeof(nvcc), "%s/bin/nvcc", g->t.cuda_home);
+		char *gencode = NULL;
+		struct ap_error ae = {0};
+		if (ap_archlist_format(g->archs, AP_FMT_NVCC, &gencode, &ae) != 0)
+			return fail(err, FB_EARCH, "%s", ae.msg);
+		rc = sarg(&c, nvcc, err);
+		if (!rc)
+			rc = swords(&c, "-c -O2 -Xcompiler -fPIC", err);
+		if (!rc)
+			rc = swords(&c, gencode, err);
+		free(gencode);
+		if (!rc)
+			rc = sarg(&c, "-ccbin", err);
+		if (!rc)
+			rc = sarg(&c, g->t.cxx, err);
+		if (!rc)
+			rc = swords(&c, g->o->cxxflags, err);
+		g->any_nvcc = true;
+	} else {
+		rc = sarg(&c, lang == L_C ? g->t.cc : g->t.cxx, err);
+		if (!rc)
+			rc = swords(&c, "-c -O2 -fPIC", err);
+		if (!rc)
+			rc = swords(&c, lang == L_C ? g->o->cflags : g->o->cxxflags, err);
+		if (lang == L_CXX)
+			g->any_cxx = true;
+	}
+	char inc[PATHMAX + 3];
+	bfmt(inc, sizeof(inc), "-I%s", g->t.include);
+	if (!rc)
+		rc = sarg(&c, inc, err);
+	if (!rc)
+		rc = add_includes_defines(g, &c, err);
+	if (!rc)
+		rc = swords(&c, "-MD -MF", err);
+	if (!rc)
+		rc = sarg(&c, dep, err);
+	if (!rc)
+		rc = sarg(&c, "-o", err);
+	if (!rc)
+		rc = sarg(&c, out, err);
+	if (!rc)
+		rc = sarg(&c, src, err);
+	if (!rc && c.oom)
+		rc = fail(err, FB_ENOMEM, "out of memory");
+	bfmt(desc, sizeof(desc), "%s %s", lang == L_NVCC ? "NVCC" : lang == L_C ? "CC" : "CXX",
+	         strrchr(src, '/') ? strrchr(src, '/') + 1 : src);
+	if (!rc)
+		rc = edge(g, "cc", out, &src, 1, NULL, 0, c.s, desc, dep, err);
+	free(c.s);
+	ladd(&g->objects, out);
+	return rc;
+}
+
+static int
+gen_link(struct gen *g, struct fb_error *err)
+{
+	int rc = 0;
+	if (g->fatbins.n) {
+		char obj[PATHMAX + 32];
+		bfmt(obj, sizeof(obj), "%s/obj/fatbin.o", g->dir);
+		struct str c = {0};
+		rc = sarg(&c, g->t.fatbuild, err);
+		if (!rc)
+			rc = swords(&c, "embed --hidden --symbol fbrt_fatbin -o", err);
+		if (!rc)
+			rc = sarg(&c, obj, err);
+		for (size_t i = 0; !rc && i < g->fatbins.n; i++)
+			rc = sarg(&c, g->fatbins.v[i], err);
+		if (!rc && c.oom)
+			rc = fail(err, FB_ENOMEM, "out of memory");
+		if (!rc)
+			rc = edge(g, "embed", obj, (const char *const *)g->fatbins.v, g->fatbins.n, NULL, 0, c.s, "EMBED fatbin.o",
+			          NULL, err);
+		free(c.s);
+		ladd(&g->objects, obj);
+	}
+	if (rc)
+		return rc;
+	char tmp[PATHMAX + 16];
+	bfmt(tmp, sizeof(tmp), "%s.tmp.fb", g->out);
+	struct str c = {0};
+	rc = sarg(&c, g->any_cxx || g->any_nvcc ? g->t.cxx : g->t.cc, err);
+	if (!rc && !g->o->executable)
+		rc = sarg(&c, "-shared", err);
+	if (!rc)
+		rc = sarg(&c, "-o", err);
+	if (!rc)
+		rc = sarg(&c, tmp, err);
+	for (size_t i = 0; !rc && i < g->objects.n; i++)
+		rc = sarg(&c, g->objects.v[i], err);
+	if (!rc)
+		rc = sarg(&c, g->t.runtime, err);
+	if (!rc && g->any_nvcc) {
+		char lib[PATHMAX + 16];
+		bfmt(lib, sizeof(lib), "-L%s/lib64", g->t.cuda_home);
+		rc = sarg(&c, lib, err);
+		if (!rc)
+			rc = swords(&c, "-lcudart_static -lrt", err);
+	}
+	if (!rc)
+		rc = swords(&c, "-ldl -lpthread", err);
+	if (!rc)
+		rc = swords(&c, g->o->ldflags, err);
+	/* Atomic replacement: link to a temporary name, rename on success, remove on failure. */
+	if (!rc) {
+		struct str q = {0};
+		sarg(&q, tmp, err);
+		sput(&c, " && mv -f ");
+		sput(&c, q.s ? q.s : "");
+		sput(&c, " ");
+		free(q.s);
+		q = (struct str){0};
+		sarg(&q, g->out, err);
+		sput(&c, q.s ? q.s : "");
+		free(q.s);
+		q = (struct str){0};
+		sarg(&q, tmp, err);
+		sput(&c, " || { rm -f ");
+		sput(&c, q.s ? q.s : "");
+		sput(&c, "; exit 1; }");
+		free(q.s);
+	}
+	if (!rc && (c.oom || g->objects.oom))
+		rc = fail(err, FB_ENOMEM, "out of memory");
+	const char *implicit[1] = {g->t.runtime};
+	char desc[PATHMAX + 8];
+	bfmt(desc, sizeof(desc), "LINK %s", strrchr(g->out, '/') + 1);
+	if (!rc)
+		rc = edge(g, "link", g->out, (const char *const *)g->objects.v, g->objects.n, implicit, 1, c.s, desc, NULL,
+		          err);
+	free(c.s);
+	return rc;
+}
+
+static int
+generate(struct gen *g, struct fb_error *err)
+{
+	int rc = fb_ninja_var(g->nj, "builddir", g->dir, err);
+	if (!rc)
+		rc = fb_ninja_rule(g->nj, "kernel", "$cmd", "$desc", "$dep", "gcc", err);
+	if (!rc)
+		rc = fb_ninja_rule(g->nj, "merge", "$cmd", "$desc", NULL, NULL, err);
+	if (!rc)
+		rc = fb_ninja_rule(g->nj, "cc", "$cmd", "$desc", "$dep", "gcc", err);
+	if (!rc)
+		rc = fb_ninja_rule(g->nj, "embed", "$cmd", "$desc", NULL, NULL, err);
+	if (!rc)
+		rc = fb_ninja_rule(g->nj, "link", "$cmd", "$desc", NULL, NULL, err);
+	for (size_t i = 0; !rc && i < g->o->nsources; i++) {
+		char src[PATHMAX];
+		enum lang lang;
+		classify(g->o->sources[i], g->o->backend, &lang);
+		rc = abs_existing(g->o->sources[i], src, err);
+		if (!rc)
+			rc = lang == L_KERNEL ? gen_kernel(g, i, src, err) : gen_host(g, i, src, lang, err);
+	}
+	if (!rc && g->fatbins.oom)
+		rc = fail(err, FB_ENOMEM, "out of memory");
+	if (!rc)
+		rc = gen_link(g, err);
+	return rc;
+}
+
+/* ---- running ninja ---- */
+
+static bool
+log_stamp(const char *dir, struct stat *st)
+{
+	char p[PATHMAX + 16];
+	bfmt(p, sizeof(p), "%s/.ninja_log", dir);
+	return stat(p, st) == 0;
+}
+
+static int
+run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
+{
+	char jobs[32];
+	const char *argv[8];
+	int a = 0;
+	argv[a++] = g->t.ninja;
+	argv[a++] = "-C";
+	argv[a++] = g->dir;
+	if (g->o->jobs > 0) {
+		bfmt(jobs, sizeof(jobs), "-j%d", g->o->jobs);
+		argv[a++] = jobs;
+	}
+	if (g->o->verbose)
+		argv[a++] = "-v";
+	argv[a] = NULL;
+	struct stat before, after;
+	bool had = log_stamp(g->dir, &before);
+	pid_t pid;
+	int rc = posix_spawn(&pid, g->t.ninja, NULL, NULL, (char *const *)argv, environ);
+	if (rc != 0)
+		return fail(err, FB_ENOTOOL, "cannot run %s: %s", g->t.ninja, strerror(rc));
+	int status;
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR)
+			return fail(err, FB_EIO, "waitpid(ninja): %s", strerror(errno));
+	}
+	if (WIFSIGNALED(status))
+		return fail(err, FB_ECOMPILE, "ninja was killed by signal %d (build dir %s)", WTERMSIG(status), g->dir);
+	if (WEXITSTATUS(status) != 0)
+		return fail(err, FB_ECOMPILE, "build failed (ninja exited with status %d; the messages above say why; build dir %s)",
+		            WEXITSTATUS(status), g->dir);
+	bool has = log_stamp(g->dir, &after);
+	*no_work = had && has && before.st_size == after.st_size && before.st_mtim.tv_sec == after.st_mtim.tv_sec &&
+	           before.st_mtim.tv_nsec == after.st_mtim.tv_nsec;
+	return 0;
+}
+
+int
+fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct fb_error *err)
+{
+	if (result)
+		memset(result, 0, sizeof(*result));
+	if (!o || !o->output || !o->output[0])
+		return fail(err, FB_EINVAL, "build: -o OUTPUT is required");
+	if (o->nsources == 0)
+		return fail(err, FB_EINVAL, "build: no source files given (kernels .cu, host .c .cc .cpp .cxx)");
+	bool need_nvcc = false, any_kernel = false;
+	for (size_t i = 0; i < o->nsources; i++) {
+		enum lang l;
+		if (!o->sources[i] || classify(o->sources[i], o->backend, &l) != 0)
+			return fail(err, FB_EINVAL,
+			            "build: %s: unknown source type (kernels: .cu; host code: .c .cc .cpp .cxx .C)",
+			            o->sources[i] ? o->sources[i] : "(null)");
+		need_nvcc |= l == L_NVCC;
+		any_kernel |= l == L_KERNEL || l == L_NVCC;
+		if (access(o->sources[i], R_OK) != 0)
+			return fail(err, FB_EIO, "build: %s: %s", o->sources[i], strerror(errno));
+	}
+	struct gen g = {0};
+	g.o = o;
+	int rc = find_tools(o, need_nvcc, &g.t, err);
+	if (rc)
+		return rc;
+	rc = abs_output(o->output, g.out, err);
+	if (rc)
+		return rc;
+	char name[256];
+	if (o->name && o->name[0])
+		default_name(o->name, name, sizeof(name));
+	else
+		default_name(g.out, name, sizeof(name));
+	char dir[PATHMAX];
+	const char *env_dir = getenv("FATBUILD_BUILD_DIR");
+	if (o->build_dir && o->build_dir[0])
+		bfmt(dir, sizeof(dir), "%s", o->build_dir);
+	else if (env_dir && env_dir[0])
+		bfmt(dir, sizeof(dir), "%s/%s", env_dir, name);
+	else {
+		const char *tmp = getenv("TMPDIR");
+		bfmt(dir, sizeof(dir), "%s/fatbuild-%ld/%s", tmp && tmp[0] ? tmp : "/tmp", (long)getuid(), name);
+	}
+	char obj[PATHMAX + 8];
+	bfmt(obj, sizeof(obj), "%s/obj", dir);
+	rc = mkdirs(obj, err);
+	if (rc)
+		return rc;
+	if (!realpath(dir, g.dir))
+		return fail(err, FB_EIO, "build dir %s: %s", dir, strerror(errno));
+
+	if (any_kernel) {
+		const char *text = o->arch_list;
+		if (!text)
+			text = getenv("TORCH_CUDA_ARCH_LIST");
+		struct ap_resolve_opts ro = {0};
+		ro.toolkit = o->toolkit;
+		struct ap_error ae = {0};
+		if (ap_archlist_resolve(text, &ro, &g.archs, &ae) != 0)
+			return fail(err, FB_EARCH, "%s", ae.msg[0] ? ae.msg : ap_strerror(ae.code));
+		if (ap_archlist_count(g.archs) == 0) {
+			ap_archlist_free(g.archs);
+			return fail(err, FB_EARCH, "the arch list '%s' resolves to no target", text ? text : "auto");
+		}
+	}
+	g.nj = fb_ninja_new();
+	if (!g.nj) {
+		ap_archlist_free(g.archs);
+		return fail(err, FB_ENOMEM, "out of memory");
+	}
+	rc = generate(&g, err);
+	char ninja_file[PATHMAX + 16];
+	bfmt(ninja_file, sizeof(ninja_file), "%s/build.ninja", g.dir);
+	bool changed = false;
+	if (!rc)
+		rc = fb_ninja_write(g.nj, ninja_file, &changed, err);
+	if (result) {
+		bfmt(result->build_dir, sizeof(result->build_dir), "%s", g.dir);
+		bfmt(result->ninja_file, sizeof(result->ninja_file), "%s", ninja_file);
+		result->ninja_changed = changed;
+		result->ntargets = g.archs ? ap_archlist_count(g.archs) : 0;
+		size_t off = 0;
+		for (size_t i = 0; g.archs && i < result->ntargets && off + 20 < sizeof(result->targets); i++) {
+			char t[32];
+			ap_target_name(ap_archlist_get(g.archs, i), t, sizeof(t));
+			off += (size_t)snprintf(result->targets + off, sizeof(result->targets) - off, "%s%s", i ? " " : "", t);
+		}
+	}
+	if (!rc && !o->emit_ninja_only) {
+		bool no_work = false;
+		rc = run_ninja(&g, &no_work, err);
+		if (result)
+			result->up_to_date = !rc && no_work;
+	}
+	fb_ninja_free(g.nj);
+	ap_archlist_free(g.archs);
+	lfree(&g.objects);
+	lfree(&g.fatbins);
+	return rc;
+}
+
+int
+fb_load(const struct fb_build_opts *o, void **handle, struct fb_error *err)
+{
+	if (!handle)
+		return fail(err, FB_EINVAL, "fb_load: NULL handle");
+	*handle = NULL;
+	if (o && o->executable)
+		return fail(err, FB_EINVAL, "fb_load: cannot dlopen a program (executable is set)");
+	int rc = fb_build(o, NULL, err);
+	if (rc)
+		return rc;
+	char out[PATHMAX];
+	rc = abs_output(o->output, out, err);
+	if (rc)
+		return rc;
+	void *h = dlopen(out, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		const char *why = dlerror();
+		return fail(err, FB_EIO, "dlopen %s: %s", out, why ? why : "unknown error");
+	}
+	*handle = h;
+	return 0;
+}

@@ -1,0 +1,559 @@
+/* module.c: contexts, module/library loading, kernels, launches and memory of the libcuda test
+ * double. cuModuleLoadData/cuLibraryLoadData parse the fatbin (spec/fatbin.md sections 1-3) and
+ * pick an image for the device of the current context by the selection model of section 7,
+ * independently written from fatbuild's (this is the oracle the runtime is tested against):
+ *   candidates: SASS of the same major with minor <= the device's (8.7 and 8.8 only their own;
+ *   sm >= 100 a lower minor only with the compat blob; 'a' only the same SM; 'f' the family),
+ *   PTX compute_X with X <= the device (same rules for 'a'/'f'); the highest arch wins, SASS on
+ *   a tie. None fits: CUDA_ERROR_NO_BINARY_FOR_GPU (209).
+ * Only the first container of a buffer is read, as the driver does.
+ *
+ * Environment, besides fakecuda.h's:
+ *   FAKECUDA_CONTEXT=<ordinal>   a context on that visible device is current on every thread
+ *                                (as if the application made one); unset: none is current
+ * Test hooks (exported): fakecuda_module_image() is the image the last load chose ("sm_86",
+ * "compute_86", "" after a failure); fakecuda_last_launch() describes the last launch
+ * ("saxpy 4x1x1 256x1x1 args=4"). Memory is host malloc; launches are recorded, not run. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fakecuda.h"
+
+struct fake_ctx {
+	int magic;
+	CUdevice dev;
+};
+
+struct fake_module {
+	int magic;
+	int dev_sm;
+	char image[32];
+	unsigned char *payload; /* decompressed image */
+	size_t size;
+	int kind;               /* 1 PTX, 2 ELF */
+	char **names;           /* kernels found */
+	unsigned nnames;
+	struct fake_func *funcs;
+};
+
+struct fake_func {
+	int magic;
+	struct fake_module *mod;
+	char *name;
+};
+
+#define CTX_MAGIC 0x43545821
+#define MOD_MAGIC 0x4d4f4421
+#define FUNC_MAGIC 0x46554e21
+
+static struct fake_ctx contexts[FAKE_MAX_DEV];
+static _Thread_local struct fake_ctx *current;
+static _Thread_local int current_set;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static char last_image[64];
+static char last_launch[512];
+
+FAKE_EXPORT const char *fakecuda_module_image(void);
+FAKE_EXPORT const char *fakecuda_last_launch(void);
+FAKE_EXPORT CUresult cuCtxGetCurrent(void **ctx);
+FAKE_EXPORT CUresult cuCtxSetCurrent(void *ctx);
+FAKE_EXPORT CUresult cuCtxGetDevice(CUdevice *dev);
+FAKE_EXPORT CUresult cuCtxSynchronize(void);
+FAKE_EXPORT CUresult cuModuleLoadData(void **mod, const void *image);
+FAKE_EXPORT CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, void *opts, void **vals);
+FAKE_EXPORT CUresult cuModuleUnload(void *mod);
+FAKE_EXPORT CUresult cuModuleGetFunction(void **fn, void *mod, const char *name);
+FAKE_EXPORT CUresult cuModuleGetFunctionCount(unsigned *count, void *mod);
+FAKE_EXPORT CUresult cuModuleEnumerateFunctions(void **fns, unsigned n, void *mod);
+FAKE_EXPORT CUresult cuFuncGetName(const char **name, void *fn);
+FAKE_EXPORT CUresult cuLibraryLoadData(void **lib, const void *code, void *jo, void *jv, unsigned nj, void *lo,
+                                       void *lv, unsigned nl);
+FAKE_EXPORT CUresult cuLibraryGetKernel(void **k, void *lib, const char *name);
+FAKE_EXPORT CUresult cuLibraryUnload(void *lib);
+FAKE_EXPORT CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                    unsigned bz, unsigned shmem, void *stream, void **params, void **extra);
+FAKE_EXPORT CUresult cuMemAlloc_v2(uint64_t *p, size_t n);
+FAKE_EXPORT CUresult cuMemFree_v2(uint64_t p);
+FAKE_EXPORT CUresult cuMemcpyHtoD_v2(uint64_t dst, const void *src, size_t n);
+FAKE_EXPORT CUresult cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t n);
+
+const char *
+fakecuda_module_image(void)
+{
+	return last_image;
+}
+
+const char *
+fakecuda_last_launch(void)
+{
+	return last_launch;
+}
+
+/* ---- contexts ---- */
+
+static struct fake_ctx *
+cur(void)
+{
+	if (!current_set) {
+		const char *c = getenv("FAKECUDA_CONTEXT");
+		current_set = 1;
+		if (c && *c) {
+			int d = atoi(c);
+			if (d >= 0 && d < FAKE_MAX_DEV && fake_check(d) == 0) {
+				contexts[d].magic = CTX_MAGIC;
+				contexts[d].dev = d;
+				current = &contexts[d];
+			}
+		}
+	}
+	return current;
+}
+
+CUresult
+cuCtxGetCurrent(void **ctx)
+{
+	fake_log("cuCtxGetCurrent");
+	if (!fake_state()->inited)
+		return 3;
+	if (!ctx)
+		return 1;
+	int rc = fake_fail("cuCtxGetCurrent", -1, -1);
+	if (rc)
+		return rc;
+	*ctx = cur();
+	return 0;
+}
+
+CUresult
+cuCtxSetCurrent(void *ctx)
+{
+	fake_log("cuCtxSetCurrent");
+	struct fake_ctx *c = ctx;
+	if (c && c->magic != CTX_MAGIC)
+		return 201;
+	cur();
+	current = c;
+	return 0;
+}
+
+CUresult
+cuCtxGetDevice(CUdevice *dev)
+{
+	fake_log("cuCtxGetDevice");
+	if (!fake_state()->inited)
+		return 3;
+	struct fake_ctx *c = cur();
+	if (!c)
+		return 201; /* CUDA_ERROR_INVALID_CONTEXT */
+	*dev = c->dev;
+	return 0;
+}
+
+CUresult
+cuCtxSynchronize(void)
+{
+	return cur() ? 0 : 201;
+}
+
+/* ---- fatbin parsing and selection ---- */
+
+static uint32_t
+rd32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t
+rd64(const unsigned char *p)
+{
+	return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
+}
+
+struct img {
+	int kind, sm, compat;
+	char var; /* 0 'a' 'f' */
+	const unsigned char *e;
+};
+
+static int
+fits(const struct img *m, int dev)
+{
+	if (m->sm > dev)
+		return 0;
+	if (m->var == 'a')
+		return m->sm == dev;
+	if (m->var == 'f')
+		return m->sm / 10 == dev / 10;
+	if (m->kind == 1)
+		return 1;
+	if (m->sm == dev)
+		return 1;
+	if (m->sm / 10 != dev / 10 || m->sm == 87 || m->sm == 88 || dev == 87 || dev == 88)
+		return 0;
+	return m->sm < 100 || m->compat;
+}
+
+static int
+decompress(const unsigned char *e, unsigned char **out, size_t *outsize)
+{
+	uint32_t hsz = rd32(e + 4);
+	uint64_t psz = rd64(e + 8), flags = rd64(e + 0x28);
+	uint32_t csz = rd32(e + 0x10);
+	uint64_t usz = rd64(e + 0x38);
+	const unsigned char *p = e + hsz;
+	if (!(flags & 0xA000)) {
+		*out = malloc(psz + 1);
+		if (!*out)
+			return 2;
+		memcpy(*out, p, psz);
+		(*out)[psz] = 0;
+		*outsize = psz;
+		return 0;
+	}
+	if (flags & 0x10000 || usz > (1u << 30))
+		return 200;
+	*out = calloc(1, usz + 1);
+	if (!*out)
+		return 2;
+	*outsize = usz;
+	if (flags & 0x8000) {
+		void *z = dlopen("libzstd.so.1", RTLD_NOW | RTLD_LOCAL);
+		size_t (*dec)(void *, size_t, const void *, size_t) = NULL;
+		if (z)
+			*(void **)&dec = dlsym(z, "ZSTD_decompress");
+		if (!dec || dec(*out, usz, p, csz) != usz)
+			return 200;
+		return 0;
+	}
+	void *l = dlopen("liblz4.so.1", RTLD_NOW | RTLD_LOCAL);
+	int (*dec)(const char *, char *, int, int) = NULL;
+	if (l)
+		*(void **)&dec = dlsym(l, "LZ4_decompress_safe");
+	if (!dec || dec((const char *)p, (char *)*out, (int)csz, (int)usz) != (int)usz)
+		return 200;
+	return 0;
+}
+
+static int
+add_name(struct fake_module *m, const char *s, size_t n)
+{
+	for (unsigned i = 0; i < m->nnames; i++)
+		if (strlen(m->names[i]) == n && memcmp(m->names[i], s, n) == 0)
+			return 0;
+	char **v = realloc(m->names, (m->nnames + 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	m->names = v;
+	m->names[m->nnames] = strndup(s, n);
+	return m->names[m->nnames++] ? 0 : -1;
+}
+
+/* Kernel names: PTX ".entry NAME(" or, in a cubin, the STO_CUDA_ENTRY (0x10) function symbols. */
+static void
+find_kernels(struct fake_module *m)
+{
+	if (m->kind == 1) {
+		const char *t = (const char *)m->payload;
+		while ((t = strstr(t, ".entry ")) != NULL) {
+			t += 7;
+			while (*t == ' ')
+				t++;
+			size_t n = strcspn(t, " (\n");
+			add_name(m, t, n);
+		}
+		return;
+	}
+	const unsigned char *b = m->payload;
+	if (m->size < 64 || memcmp(b, "\177ELF", 4) != 0 || b[4] != 2)
+		return;
+	uint64_t shoff = rd64(b + 0x28);
+	unsigned shentsize = b[0x3a] | b[0x3b] << 8, shnum = b[0x3c] | b[0x3d] << 8;
+	if (shoff + (uint64_t)shnum * shentsize > m->size || shentsize < 64)
+		return;
+	for (unsigned i = 0; i < shnum; i++) {
+		const unsigned char *sh = b + shoff + (size_t)i * shentsize;
+		if (rd32(sh + 4) != 2) /* SHT_SYMTAB */
+			continue;
+		uint64_t off = rd64(sh + 0x18), size = rd64(sh + 0x20);
+		unsigned link = rd32(sh + 0x28);
+		if (link >= shnum || off + size > m->size)
+			return;
+		const unsigned char *str = b + shoff + (size_t)link * shentsize;
+		uint64_t soff = rd64(str + 0x18), ssize = rd64(str + 0x20);
+		if (soff + ssize > m->size)
+			return;
+		for (uint64_t k = 0; k + 24 <= size; k += 24) {
+			const unsigned char *s = b + off + k;
+			uint32_t name = rd32(s);
+			if ((s[4] & 0xf) == 2 && (s[5] & 0x10) && name < ssize) {
+				const char *nm = (const char *)b + soff + name;
+				add_name(m, nm, strnlen(nm, (size_t)(ssize - name)));
+			}
+		}
+	}
+}
+
+static CUresult
+load(void **out, const void *image, const char *api)
+{
+	if (!fake_state()->inited)
+		return 3;
+	if (!out || !image)
+		return 1;
+	struct fake_ctx *c = cur();
+	if (!c)
+		return 201;
+	int rc = fake_fail(api, c->dev, -1);
+	if (rc)
+		return rc;
+	struct fake_device *d = fake_device(c->dev);
+	int dev = 10 * d->major + d->minor;
+	const unsigned char *p = image;
+	if (rd32(p) == 0x466243B1u) /* the nvcc wrapper: follow its pointer */
+		p = *(const unsigned char *const *)(p + 8);
+	if (rd32(p) != 0xBA55ED50u) {
+		fake_log("%s: not a fatbin", api);
+		return 200;
+	}
+	uint64_t fat = rd64(p + 8);
+	struct img best = {0};
+	int have = 0;
+	char listing[256] = "";
+	for (uint64_t off = 16; off + 0x40 <= 16 + fat;) {
+		const unsigned char *e = p + off;
+		uint32_t hsz = rd32(e + 4);
+		uint64_t psz = rd64(e + 8), flags = rd64(e + 0x28);
+		if (hsz < 0x40 || off + hsz + psz > 16 + fat)
+			return 200;
+		struct img m = {e[0] | e[1] << 8, (int)rd32(e + 0x1c), (flags & 0x1000000) != 0,
+		                (flags & 0x100000) ? 'a' : (flags & 0x200000) ? 'f' : 0, e};
+		size_t l = strlen(listing);
+		snprintf(listing + l, sizeof(listing) - l, " %s_%d%s", m.kind == 1 ? "compute" : "sm", m.sm,
+		         m.var == 'a' ? "a" : m.var == 'f' ? "f" : "");
+		if ((m.kind == 1 || m.kind == 2) && fits(&m, dev) &&
+		    (!have || m.sm > best.sm || (m.sm == best.sm && m.kind == 2 && best.kind != 2))) {
+			best = m;
+			have = 1;
+		}
+		off += hsz + psz;
+	}
+	pthread_mutex_lock(&lock);
+	if (!have) {
+		last_image[0] = 0;
+		pthread_mutex_unlock(&lock);
+		fake_log("%s: device %d.%d: no image fits (has%s) -> 209", api, dev / 10, dev % 10, listing);
+		return 209;
+	}
+	struct fake_module *m = calloc(1, sizeof(*m));
+	if (!m) {
+		pthread_mutex_unlock(&lock);
+		return 2;
+	}
+	m->magic = MOD_MAGIC;
+	m->dev_sm = dev;
+	m->kind = best.kind;
+	snprintf(m->image, sizeof(m->image), "%s_%d%s", best.kind == 1 ? "compute" : "sm", best.sm,
+	         best.var == 'a' ? "a" : best.var == 'f' ? "f" : "");
+	rc = decompress(best.e, &m->payload, &m->size);
+	if (rc) {
+		free(m->payload);
+		free(m);
+		pthread_mutex_unlock(&lock);
+		return rc;
+	}
+	find_kernels(m);
+	snprintf(last_image, sizeof(last_image), "%s", m->image);
+	pthread_mutex_unlock(&lock);
+	fake_log("%s: device %d.%d: image %s (has%s)", api, dev / 10, dev % 10, m->image, listing);
+	*out = m;
+	return 0;
+}
+
+CUresult
+cuModuleLoadData(void **mod, const void *image)
+{
+	return load(mod, image, "cuModuleLoadData");
+}
+
+CUresult
+cuModuleLoadDataEx(void **mod, const void *image, unsigned n, void *opts, void **vals)
+{
+	(void)n;
+	(void)opts;
+	(void)vals;
+	return load(mod, image, "cuModuleLoadDataEx");
+}
+
+CUresult
+cuLibraryLoadData(void **lib, const void *code, void *jo, void *jv, unsigned nj, void *lo, void *lv, unsigned nl)
+{
+	(void)jo;
+	(void)jv;
+	(void)nj;
+	(void)lo;
+	(void)lv;
+	(void)nl;
+	return load(lib, code, "cuLibraryLoadData");
+}
+
+static void
+unload(struct fake_module *m)
+{
+	for (unsigned i = 0; i < m->nnames; i++)
+		free(m->names[i]);
+	free(m->names);
+	free(m->funcs);
+	free(m->payload);
+	m->magic = 0;
+	free(m);
+}
+
+CUresult
+cuModuleUnload(void *mod)
+{
+	struct fake_module *m = mod;
+	if (!m || m->magic != MOD_MAGIC)
+		return 400;
+	unload(m);
+	return 0;
+}
+
+CUresult
+cuLibraryUnload(void *lib)
+{
+	return cuModuleUnload(lib);
+}
+
+static CUresult
+get(void **fn, void *mod, const char *name, const char *api)
+{
+	struct fake_module *m = mod;
+	if (!fn || !name)
+		return 1;
+	if (!m || m->magic != MOD_MAGIC)
+		return 400; /* CUDA_ERROR_INVALID_HANDLE */
+	pthread_mutex_lock(&lock);
+	if (!m->funcs && m->nnames) {
+		m->funcs = calloc(m->nnames, sizeof(*m->funcs));
+		for (unsigned i = 0; m->funcs && i < m->nnames; i++)
+			m->funcs[i] = (struct fake_func){FUNC_MAGIC, m, m->names[i]};
+	}
+	pthread_mutex_unlock(&lock);
+	for (unsigned i = 0; m->funcs && i < m->nnames; i++) {
+		if (strcmp(m->names[i], name) == 0) {
+			*fn = &m->funcs[i];
+			fake_log("%s(%s): found in %s", api, name, m->image);
+			return 0;
+		}
+	}
+	fake_log("%s(%s): not found -> 500", api, name);
+	return 500; /* CUDA_ERROR_NOT_FOUND */
+}
+
+CUresult
+cuModuleGetFunction(void **fn, void *mod, const char *name)
+{
+	return get(fn, mod, name, "cuModuleGetFunction");
+}
+
+CUresult
+cuLibraryGetKernel(void **k, void *lib, const char *name)
+{
+	return get(k, lib, name, "cuLibraryGetKernel");
+}
+
+CUresult
+cuModuleGetFunctionCount(unsigned *count, void *mod)
+{
+	struct fake_module *m = mod;
+	if (!count || !m || m->magic != MOD_MAGIC)
+		return 1;
+	*count = m->nnames;
+	return 0;
+}
+
+CUresult
+cuModuleEnumerateFunctions(void **fns, unsigned n, void *mod)
+{
+	struct fake_module *m = mod;
+	void *dummy;
+	if (!fns || !m || m->magic != MOD_MAGIC || n < m->nnames)
+		return 1;
+	for (unsigned i = 0; i < m->nnames; i++)
+		get(&dummy, mod, m->names[i], "cuModuleEnumerateFunctions");
+	for (unsigned i = 0; i < m->nnames; i++)
+		fns[i] = &m->funcs[i];
+	return 0;
+}
+
+CUresult
+cuFuncGetName(const char **name, void *fn)
+{
+	struct fake_func *f = fn;
+	if (!name || !f || f->magic != FUNC_MAGIC)
+		return 400;
+	*name = f->name;
+	return 0;
+}
+
+CUresult
+cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shmem,
+               void *stream, void **params, void **extra)
+{
+	struct fake_func *f = fn;
+	(void)stream;
+	(void)extra;
+	if (!cur())
+		return 201;
+	if (!f || f->magic != FUNC_MAGIC)
+		return 400;
+	if (!gx || !gy || !gz || !bx || !by || !bz || (uint64_t)bx * by * bz > 1024)
+		return 1;
+	int rc = fake_fail("cuLaunchKernel", -1, -1);
+	if (rc)
+		return rc;
+	(void)params; /* not NULL-terminated: the kernel's signature gives the count */
+	pthread_mutex_lock(&lock);
+	snprintf(last_launch, sizeof(last_launch), "%s %ux%ux%u %ux%ux%u shmem=%u image=%s", f->name, gx, gy, gz, bx, by,
+	         bz, shmem, f->mod->image);
+	pthread_mutex_unlock(&lock);
+	fake_log("cuLaunchKernel: %s", last_launch);
+	return 0;
+}
+
+CUresult
+cuMemAlloc_v2(uint64_t *p, size_t n)
+{
+	if (!cur())
+		return 201;
+	void *m = malloc(n ? n : 1);
+	if (!m)
+		return 2;
+	*p = (uint64_t)(uintptr_t)m;
+	return 0;
+}
+
+CUresult
+cuMemFree_v2(uint64_t p)
+{
+	free((void *)(uintptr_t)p);
+	return 0;
+}
+
+CUresult
+cuMemcpyHtoD_v2(uint64_t dst, const void *src, size_t n)
+{
+	memcpy((void *)(uintptr_t)dst, src, n);
+	return 0;
+}
+
+CUresult
+cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t n)
+{
+	memcpy(dst, (const void *)(uintptr_t)src, n);
+	return 0;
+}
