@@ -1,11 +1,668 @@
-/* archprobe: the CLI (placeholder until the probe module lands). */
+/* archprobe: which CUDA GPUs are visible, and the arch list they need (spec/probe.md §7). */
+#include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "archprobe.h"
 
-int
-main(void)
+static const char usage_text[] =
+	"usage: archprobe [--format FORMAT] [--arch-list LIST] [--fallback LIST] [--strict]\n"
+	"                 [--timeout S] [--libcuda PATH] [--no-subprocess] [--cuda-version X.Y] [-v] [-h]\n"
+	"\n"
+	"Asks the CUDA driver (libcuda.so.1, loaded with dlopen in a helper process with a timeout; no\n"
+	"context is created) which GPUs are visible, and prints them with the arch list they need:\n"
+	"one entry per distinct compute capability, numerically sorted, PTX for the newest (what the\n"
+	"arch list 'native' means in fatbuild and spec/archlist.md).\n"
+	"\n"
+	"Formats (--format):\n"
+	"  table       (default) the devices, the driver, and under them the arch list\n"
+	"  json        everything, schema archprobe/1: status, source, reason, cuda_error, driver, env,\n"
+	"              devices[], archs[], min, max, toolkit\n"
+	"  cmake torch nvcc clang list nvrtc bazel\n"
+	"              the arch list only; devices 8.6 + 9.0 give cmake '86-real;90', torch '8.6 9.0+PTX'\n"
+	"  nvptx-arch  drop-in for LLVM's nvptx-arch: one sm_XY line per device in enumeration order\n"
+	"              (duplicates kept); exit 0 with no output when there is no device, 1 on failure\n"
+	"  nvcc-query  drop-in for CUDA's __nvcc_device_query: sorted unique '86,90' without newline;\n"
+	"              exit 2 when the driver counts 0 devices, 1 on any other failure\n"
+	"  (installed or linked under the name nvptx-arch or __nvcc_device_query, archprobe uses that\n"
+	"  format by default)\n"
+	"\n"
+	"Options:\n"
+	"  --arch-list LIST   resolve LIST instead (any mix of 8.6 / 86-real / sm_86 / Ampere / native /\n"
+	"                     auto / all-major), printed like `fatbuild flags`\n"
+	"  --fallback LIST    when probing fails (no driver, stub, no device, driver error, timeout) or\n"
+	"                     no device is supported, print LIST's archs instead, exit 0, and say why on\n"
+	"                     stderr (default: ARCHPROBE_FALLBACK; none: the failure is an error)\n"
+	"  --strict           never fall back; a device that could not be queried is an error (exit 5)\n"
+	"  --timeout S        give the driver S seconds (default: ARCHPROBE_TIMEOUT, else 10)\n"
+	"  --libcuda PATH     load exactly this file (default: ARCHPROBE_LIBCUDA, else libcuda.so.1 via\n"
+	"                     the system search, else /usr/lib/wsl/lib/libcuda.so.1)\n"
+	"  --no-subprocess    query the driver in this process (faster; no timeout or crash guard)\n"
+	"  --cuda-version X.Y check archs against the built-in table of CUDA X.Y instead of the\n"
+	"                     installed toolkit (CUDA_HOME, nvcc on PATH, /usr/local/cuda)\n"
+	"  --silent           no diagnostics on stderr (as __nvcc_device_query --silent)\n"
+	"  -v, --verbose      also print the loader trace on stderr\n"
+	"  -h, --help         this text\n"
+	"\n"
+	"Environment: ARCHPROBE_ARCHS=\"8.6 9.0\" replaces probing (CI, docker build); ARCHPROBE_FALLBACK,\n"
+	"ARCHPROBE_TIMEOUT, ARCHPROBE_LIBCUDA as the options; CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER\n"
+	"reach the driver untouched and are reported.\n"
+	"\n"
+	"Examples:\n"
+	"  archprobe                                  devices and their arch list\n"
+	"  cmake -DCMAKE_CUDA_ARCHITECTURES=\"$(archprobe --format cmake --fallback all-major)\" ..\n"
+	"  TORCH_CUDA_ARCH_LIST=\"$(archprobe --format torch)\" pip install .\n"
+	"  clang --nvptx-arch-tool=\"archprobe --format nvptx-arch\" ...   (or a symlink named nvptx-arch)\n"
+	"\n"
+	"Exit codes: 0 success; 1 no visible device (the message mentions CUDA_VISIBLE_DEVICES when\n"
+	"set), no toolkit; 2 bad usage or arch list; 3 no CUDA driver; 4 the driver is NVIDIA's stub\n"
+	"library; 5 driver error; 6 the probe timed out or crashed. With --fallback (not --strict) the\n"
+	"probe failures 1 and 3-6 print the fallback and exit 0.\n";
+
+enum { FMT_TABLE = 100, FMT_JSON, FMT_NVPTX_ARCH, FMT_NVCC_QUERY };
+
+struct cli {
+	int fmt;
+	const char *arch_list, *fallback, *cuda_version;
+	bool strict, silent, verbose;
+	struct ap_probe_opts probe;
+};
+
+static bool silent;
+
+static void
+msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void
+msg(const char *fmt, ...)
 {
-	fprintf(stderr, "archprobe: not implemented yet\n");
-	return AP_EXIT_FAIL;
+	va_list ap;
+
+	if (silent)
+		return;
+	fputs("archprobe: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int
+usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("archprobe: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fputs(usage_text, stderr);
+	return AP_EXIT_USAGE;
+}
+
+static int
+probe_exit(enum ap_probe_status s)
+{
+	switch (s) {
+	case AP_PROBE_OK: return AP_EXIT_OK;
+	case AP_PROBE_NO_DEVICE: return AP_EXIT_FAIL;
+	case AP_PROBE_NO_DRIVER: return AP_EXIT_NODRIVER;
+	case AP_PROBE_STUB: return AP_EXIT_STUB;
+	case AP_PROBE_DRIVER_ERROR: return AP_EXIT_DRIVER;
+	default: return AP_EXIT_TIMEOUT;
+	}
+}
+
+static int
+parse_format(const char *s)
+{
+	if (!strcmp(s, "table") || !strcmp(s, "text"))
+		return FMT_TABLE;
+	if (!strcmp(s, "json"))
+		return FMT_JSON;
+	if (!strcmp(s, "nvptx-arch"))
+		return FMT_NVPTX_ARCH;
+	if (!strcmp(s, "nvcc-query"))
+		return FMT_NVCC_QUERY;
+	return ap_format_parse(s);
+}
+
+static int
+parse_args(int argc, char **argv, struct cli *c)
+{
+	enum { O_FORMAT = 256, O_ARCH, O_FALLBACK, O_STRICT, O_TIMEOUT, O_LIBCUDA, O_NOSUB, O_CUDA, O_SILENT };
+	static const struct option longopts[] = {
+		{"format", required_argument, NULL, O_FORMAT},
+		{"arch-list", required_argument, NULL, O_ARCH},
+		{"fallback", required_argument, NULL, O_FALLBACK},
+		{"strict", no_argument, NULL, O_STRICT},
+		{"timeout", required_argument, NULL, O_TIMEOUT},
+		{"libcuda", required_argument, NULL, O_LIBCUDA},
+		{"no-subprocess", no_argument, NULL, O_NOSUB},
+		{"cuda-version", required_argument, NULL, O_CUDA},
+		{"silent", no_argument, NULL, O_SILENT},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *base = strrchr(argv[0], '/');
+	char *end;
+	int o;
+
+	base = base ? base + 1 : argv[0];
+	c->fmt = FMT_TABLE;
+	if (!strncmp(base, "nvptx-arch", 10))
+		c->fmt = FMT_NVPTX_ARCH;
+	else if (!strncmp(base, "__nvcc_device_query", 19))
+		c->fmt = FMT_NVCC_QUERY;
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+		switch (o) {
+		case O_FORMAT:
+			if ((c->fmt = parse_format(optarg)) < 0)
+				return usage_error("unknown format '%s' (table, json, cmake, torch, nvcc, clang, list, nvrtc, "
+				                   "bazel, nvptx-arch, nvcc-query)", optarg);
+			break;
+		case O_ARCH: c->arch_list = optarg; break;
+		case O_FALLBACK: c->fallback = optarg; break;
+		case O_STRICT: c->strict = true; break;
+		case O_TIMEOUT:
+			c->probe.timeout = strtod(optarg, &end);
+			if (end == optarg || *end || !(c->probe.timeout > 0) || c->probe.timeout > 1e6)
+				return usage_error("invalid --timeout value '%s' (seconds, e.g. 10 or 0.5)", optarg);
+			break;
+		case O_LIBCUDA: c->probe.libcuda = optarg; break;
+		case O_NOSUB: c->probe.no_subprocess = true; break;
+		case O_CUDA: c->cuda_version = optarg; break;
+		case O_SILENT: c->silent = true; break;
+		case 'v': c->verbose = true; break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return -1;
+		default:
+			if (optopt && optopt < 256)
+				return usage_error("unknown option '-%c'", optopt);
+			if (optopt)
+				return usage_error("option '%s' needs a value", argv[optind - 1]);
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	return 0;
+}
+
+/* ---- output helpers ------------------------------------------------------------------------- */
+
+static void
+json_str(const char *s)
+{
+	if (!s) {
+		fputs("null", stdout);
+		return;
+	}
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch == '\n')
+			fputs("\\n", stdout);
+		else if (ch < 0x20)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+static void
+cc_text(const struct ap_device *d, char *buf, size_t size)
+{
+	snprintf(buf, size, "%d.%d", d->major, d->minor);
+}
+
+static void
+version_text(int v, char *buf, size_t size)
+{
+	if (v > 0)
+		snprintf(buf, size, "%d.%d", v / 1000, (v % 1000) / 10);
+	else
+		snprintf(buf, size, "unknown");
+}
+
+static void
+memory_text(uint64_t bytes, char *buf, size_t size)
+{
+	if (!bytes)
+		snprintf(buf, size, "-");
+	else
+		snprintf(buf, size, "%.1f GiB", (double)bytes / (1024.0 * 1024.0 * 1024.0));
+}
+
+static char *
+targets_text(const struct ap_archlist *l)
+{
+	size_t n = ap_archlist_count(l), cap = 16 * n + 1;
+	char *s = malloc(cap), name[32];
+
+	if (!s)
+		return NULL;
+	s[0] = 0;
+	for (size_t i = 0; i < n; i++) {
+		ap_target_name(ap_archlist_get(l, i), name, sizeof(name));
+		if (i)
+			strcat(s, " ");
+		strcat(s, name);
+	}
+	return s;
+}
+
+static void
+print_table(const struct ap_probe_result *r, bool probed, const struct ap_archlist *l, const char *archs_note)
+{
+	if (probed && r->status == AP_PROBE_OK) {
+		int wname = 4;
+		char cc[16], mem[32];
+		for (int i = 0; i < r->ndevices; i++)
+			if ((int)strlen(r->devices[i].name) > wname)
+				wname = (int)strlen(r->devices[i].name);
+		printf("%-3s %-5s %-*s %-10s %4s  %-40s  %s\n", "GPU", "CC", wname, "NAME", "MEMORY", "SMS", "UUID", "PCI");
+		for (int i = 0; i < r->ndevices; i++) {
+			const struct ap_device *d = &r->devices[i];
+			if (d->error) {
+				const char *n = ap_cuda_error_name(d->error);
+				printf("%-3d ?     (query failed: %s)\n", d->ordinal, n ? n : "unknown CUresult");
+				continue;
+			}
+			cc_text(d, cc, sizeof(cc));
+			memory_text(d->total_memory, mem, sizeof(mem));
+			printf("%-3d %-5s %-*s %-10s %4d  %-40s  %s\n", d->ordinal, cc, wname, d->name[0] ? d->name : "-", mem,
+			       d->multiprocessors, d->uuid[0] ? d->uuid : "-", d->pci_bus_id[0] ? d->pci_bus_id : "-");
+		}
+	}
+	if (probed && *r->library && r->status != AP_PROBE_NO_DRIVER) {
+		char v[16];
+		version_text(r->driver_version, v, sizeof(v));
+		printf("driver: CUDA %s, %s\n", v, r->library);
+	}
+	if (probed && r->cuda_visible_devices_set)
+		printf("CUDA_VISIBLE_DEVICES=%s\n", r->cuda_visible_devices);
+	if (probed && *r->cuda_device_order)
+		printf("CUDA_DEVICE_ORDER=%s\n", r->cuda_device_order);
+	if (l) {
+		char *t = targets_text(l);
+		printf("archs (%s): %s\n", ap_archlist_source(l), t ? t : "?");
+		free(t);
+	} else if (archs_note) {
+		printf("archs: %s\n", archs_note);
+	}
+	if (!probed && l && !strcmp(ap_archlist_source(l), "override"))
+		printf("devices: not probed: ARCHPROBE_ARCHS=%s\n", getenv("ARCHPROBE_ARCHS"));
+}
+
+static void
+print_json(const struct ap_probe_result *r, bool probed, const struct ap_archlist *l, const char *archs_note)
+{
+	char v[16];
+	int min = 0, max = 0;
+
+	printf("{\n  \"schema\": \"archprobe/1\",\n  \"status\": ");
+	json_str(probed ? ap_probe_status_name(r->status) : "not_probed");
+	printf(",\n  \"source\": ");
+	json_str(l ? ap_archlist_source(l) : NULL);
+	printf(",\n  \"reason\": ");
+	json_str(probed && r->reason[0] ? r->reason : archs_note);
+	printf(",\n  \"cuda_error\": ");
+	if (probed && r->cuda_error) {
+		printf("{\"code\": %d, \"name\": ", r->cuda_error);
+		json_str(ap_cuda_error_name(r->cuda_error));
+		putchar('}');
+	} else {
+		fputs("null", stdout);
+	}
+	printf(",\n  \"driver\": {\"library\": ");
+	json_str(probed && *r->library && r->status != AP_PROBE_NO_DRIVER ? r->library : NULL);
+	version_text(r->driver_version, v, sizeof(v));
+	printf(", \"cuda_version\": ");
+	json_str(r->driver_version > 0 ? v : NULL);
+	printf(", \"int\": %d},\n  \"env\": {\"CUDA_VISIBLE_DEVICES\": ", r->driver_version);
+	json_str(r->cuda_visible_devices_set ? r->cuda_visible_devices : NULL);
+	printf(", \"CUDA_DEVICE_ORDER\": ");
+	json_str(*r->cuda_device_order ? r->cuda_device_order : NULL);
+	printf("},\n  \"devices\": [");
+	for (int i = 0; i < r->ndevices; i++) {
+		const struct ap_device *d = &r->devices[i];
+		char cc[16];
+		cc_text(d, cc, sizeof(cc));
+		printf("%s\n    {\"ordinal\": %d, \"name\": ", i ? "," : "", d->ordinal);
+		json_str(d->name);
+		printf(", \"major\": %d, \"minor\": %d, \"cc\": ", d->major, d->minor);
+		json_str(d->error ? NULL : cc);
+		printf(", \"sm\": %d, \"uuid\": ", d->error ? 0 : d->major * 10 + d->minor);
+		json_str(d->uuid[0] ? d->uuid : NULL);
+		printf(", \"mig\": %s, \"pci_bus_id\": ", d->mig ? "true" : "false");
+		json_str(d->pci_bus_id[0] ? d->pci_bus_id : NULL);
+		printf(", \"total_memory\": %llu, \"multiprocessors\": %d, \"integrated\": %s, \"compute_mode\": %d, "
+		       "\"error\": ", (unsigned long long)d->total_memory, d->multiprocessors,
+		       d->integrated ? "true" : "false", d->compute_mode);
+		if (d->error) {
+			printf("{\"code\": %d, \"name\": ", d->error);
+			json_str(ap_cuda_error_name(d->error));
+			putchar('}');
+		} else {
+			fputs("null", stdout);
+		}
+		putchar('}');
+	}
+	printf("%s],\n  \"archs\": [", r->ndevices ? "\n  " : "");
+	for (size_t i = 0; l && i < ap_archlist_count(l); i++) {
+		const struct ap_target *t = ap_archlist_get(l, i);
+		char name[32];
+		ap_target_name(t, name, sizeof(name));
+		printf("%s", i ? ", " : "");
+		json_str(name);
+		if (!min || t->sm < min)
+			min = t->sm;
+		if (t->sm > max)
+			max = t->sm;
+	}
+	printf("],\n  \"min\": ");
+	if (min)
+		printf("%d", min);
+	else
+		fputs("null", stdout);
+	printf(", \"max\": ");
+	if (max)
+		printf("%d", max);
+	else
+		fputs("null", stdout);
+	printf(",\n  \"toolkit\": ");
+	if (l) {
+		const struct ap_toolkit *tk = ap_archlist_toolkit(l);
+		version_text(tk->version, v, sizeof(v));
+		printf("{\"version\": ");
+		json_str(v);
+		printf(", \"supported\": [");
+		for (int i = 0; i < tk->nsm; i++)
+			printf("%s%d", i ? ", " : "", tk->sm[i]);
+		printf("], \"source\": ");
+		json_str(tk->source);
+		putchar('}');
+	} else {
+		fputs("null", stdout);
+	}
+	printf(",\n  \"warnings\": [");
+	for (size_t i = 0; l && i < ap_archlist_nwarnings(l); i++) {
+		printf("%s", i ? ", " : "");
+		json_str(ap_archlist_warning(l, i));
+	}
+	printf("],\n  \"seconds\": %.3f\n}\n", probed ? r->seconds : 0.0);
+}
+
+/* ---- drop-in formats ------------------------------------------------------------------------ */
+
+/* LLVM nvptx-arch: sm_XY per device in order until one fails; no device is success. */
+static int
+out_nvptx_arch(const struct ap_probe_result *r)
+{
+	if (r->status == AP_PROBE_NO_DEVICE)
+		return 0;
+	if (r->status != AP_PROBE_OK) {
+		msg("%s", r->reason);
+		return 1;
+	}
+	for (int i = 0; i < r->ndevices; i++) {
+		if (r->devices[i].error) {
+			msg("%s", r->reason);
+			return 1;
+		}
+		printf("sm_%d%d\n", r->devices[i].major, r->devices[i].minor);
+	}
+	return 0;
+}
+
+/* CUDA __nvcc_device_query: sorted unique CC digits, comma-separated, no newline; a device
+ * count of 0 is exit 2, every other failure (including one bad device) exit 1. */
+static int
+out_nvcc_query(const struct ap_probe_result *r)
+{
+	int sms[AP_MAX_DEVICES], n = 0;
+
+	if (r->status == AP_PROBE_NO_DEVICE && r->cuda_error == 0) {
+		msg("%s", r->reason);
+		return 2;
+	}
+	if (r->status != AP_PROBE_OK) {
+		msg("%s", r->reason);
+		return 1;
+	}
+	for (int i = 0; i < r->ndevices; i++) {
+		int sm = r->devices[i].major * 10 + r->devices[i].minor, k;
+		if (r->devices[i].error) {
+			msg("%s", r->reason);
+			return 1;
+		}
+		for (k = n; k > 0 && sms[k - 1] > sm; k--)
+			sms[k] = sms[k - 1];
+		if (k > 0 && sms[k - 1] == sm) {
+			for (; k < n; k++)
+				sms[k] = sms[k + 1];
+			continue;
+		}
+		sms[k] = sm;
+		n++;
+	}
+	for (int i = 0; i < n; i++)
+		printf("%s%d", i ? "," : "", sms[i]);
+	return 0;
+}
+
+/* ---- main ---------------------------------------------------------------------------------- */
+
+static int
+load_toolkit(const struct cli *c, struct ap_toolkit *tk, struct ap_error *err)
+{
+	if (c->cuda_version) {
+		int v = ap_cuda_version_parse(c->cuda_version);
+		if (v < 0) {
+			snprintf(err->msg, sizeof(err->msg), "invalid --cuda-version '%s' (write X.Y, e.g. 12.8)",
+			         c->cuda_version);
+			err->code = AP_EINVAL;
+			return AP_EINVAL;
+		}
+		return ap_toolkit_builtin(v, tk, err);
+	}
+	return ap_toolkit_detect(NULL, tk, err);
+}
+
+/* The probe result without devices that could not be queried (they have no arch). */
+static void
+usable_devices(const struct ap_probe_result *r, struct ap_probe_result *u)
+{
+	*u = *r;
+	u->ndevices = 0;
+	for (int i = 0; i < r->ndevices; i++)
+		if (!r->devices[i].error)
+			u->devices[u->ndevices++] = r->devices[i];
+}
+
+static int
+emit(const struct cli *c, const struct ap_probe_result *r, bool probed, const struct ap_archlist *l,
+     const char *note)
+{
+	char *out = NULL;
+	struct ap_error err = {0};
+
+	if (c->fmt == FMT_TABLE) {
+		print_table(r, probed, l, note);
+	} else if (c->fmt == FMT_JSON) {
+		print_json(r, probed, l, note);
+	} else if (l) {
+		if (ap_archlist_format(l, (enum ap_format)c->fmt, &out, &err)) {
+			msg("%s", err.msg);
+			return ap_exit_code(err.code);
+		}
+		fputs(out, stdout);
+		if (!*out || out[strlen(out) - 1] != '\n')
+			putchar('\n');
+		free(out);
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		msg("cannot write the output");
+		return AP_EXIT_FAIL;
+	}
+	return AP_EXIT_OK;
+}
+
+static void
+print_warnings(const struct ap_archlist *l)
+{
+	for (size_t i = 0; l && i < ap_archlist_nwarnings(l); i++)
+		msg("%s", ap_archlist_warning(l, i));
+}
+
+int
+main(int argc, char **argv)
+{
+	struct cli c = {0};
+	struct ap_probe_result *r = NULL, *u = NULL;
+	struct ap_archlist *l = NULL;
+	struct ap_toolkit tk;
+	struct ap_error err = {0};
+	struct ap_resolve_opts ro = {0};
+	const char *override = getenv("ARCHPROBE_ARCHS");
+	bool list_fmt;
+	int rc;
+
+	if ((rc = ap_probe_child_main(argc, argv)) >= 0)
+		return rc;
+	if ((rc = parse_args(argc, argv, &c)) != 0)
+		return rc < 0 ? AP_EXIT_OK : rc;
+	silent = c.silent;
+	if (!c.fallback && (c.fallback = getenv("ARCHPROBE_FALLBACK")) && !*c.fallback)
+		c.fallback = NULL;
+	if (c.strict)
+		c.fallback = NULL;
+	list_fmt = c.fmt != FMT_NVPTX_ARCH && c.fmt != FMT_NVCC_QUERY;
+	if (!(r = calloc(1, sizeof(*r))) || !(u = calloc(1, sizeof(*u)))) {
+		msg("out of memory");
+		free(r);
+		return AP_EXIT_FAIL;
+	}
+	ro.probe = &c.probe;
+	ro.toolkit = &tk;
+
+	/* An explicit list: the arch-list engine (it probes itself for native/auto). */
+	if (c.arch_list) {
+		if (!list_fmt) {
+			rc = usage_error("--arch-list does not apply to --format nvptx-arch / nvcc-query");
+			goto out;
+		}
+		if ((rc = load_toolkit(&c, &tk, &err)) != 0 ||
+		    (ro.fallback = c.fallback, rc = ap_archlist_resolve(c.arch_list, &ro, &l, &err)) != 0) {
+			msg("%s", err.msg);
+			rc = ap_exit_code(err.code);
+			goto out;
+		}
+		print_warnings(l);
+		rc = emit(&c, r, false, l, NULL);
+		goto out;
+	}
+
+	/* ARCHPROBE_ARCHS replaces probing (the drop-ins always report the real devices). */
+	if (list_fmt && override && *override) {
+		ro.no_probe = true;
+		if ((rc = load_toolkit(&c, &tk, &err)) != 0 || (rc = ap_archlist_resolve("native", &ro, &l, &err)) != 0) {
+			msg("%s", err.msg);
+			rc = ap_exit_code(err.code);
+			goto out;
+		}
+		print_warnings(l);
+		rc = emit(&c, r, false, l, NULL);
+		goto out;
+	}
+
+	if ((rc = ap_probe(&c.probe, r, &err)) != 0) {
+		msg("%s", err.msg);
+		rc = ap_exit_code(rc);
+		goto out;
+	}
+	if (c.verbose && !silent) {
+		for (const char *t = r->trace; *t;) {
+			size_t n = strcspn(t, "\n");
+			fprintf(stderr, "archprobe: trace: %.*s\n", (int)n, t);
+			t += n + (t[n] == '\n');
+		}
+		fprintf(stderr, "archprobe: trace: %s in %.3f s\n", ap_probe_status_name(r->status), r->seconds);
+	}
+	if (c.fmt == FMT_NVPTX_ARCH) {
+		rc = out_nvptx_arch(r);
+		goto out;
+	}
+	if (c.fmt == FMT_NVCC_QUERY) {
+		rc = out_nvcc_query(r);
+		goto out;
+	}
+
+	if (r->status == AP_PROBE_OK && r->reason[0]) {
+		if (c.strict) {
+			msg("%s", r->reason);
+			rc = AP_EXIT_DRIVER;
+			goto out;
+		}
+		msg("warning: %s", r->reason);
+	}
+	if (r->status != AP_PROBE_OK && !c.fallback) {
+		if (r->status == AP_PROBE_NO_DRIVER || r->status == AP_PROBE_NO_DEVICE)
+			msg("%s; pass --fallback LIST (or an explicit --arch-list) to answer without a GPU", r->reason);
+		else
+			msg("%s", r->reason);
+		if (c.fmt == FMT_JSON)
+			emit(&c, r, true, NULL, NULL);
+		rc = probe_exit(r->status);
+		goto out;
+	}
+	if ((rc = load_toolkit(&c, &tk, &err)) != 0) {
+		if (c.fmt == FMT_TABLE || c.fmt == FMT_JSON) {
+			char note[600];
+			snprintf(note, sizeof(note), "unknown: %s (pass --cuda-version X.Y)", err.msg);
+			msg("%s (pass --cuda-version X.Y)", err.msg);
+			rc = emit(&c, r, true, NULL, note);
+			if (rc == 0 && r->status != AP_PROBE_OK)
+				rc = probe_exit(r->status);
+		} else {
+			msg("%s (or pass --cuda-version X.Y)", err.msg);
+			rc = ap_exit_code(err.code);
+		}
+		goto out;
+	}
+	usable_devices(r, u);
+	ro.devices = u;
+	if (r->status == AP_PROBE_OK)
+		rc = ap_archlist_resolve("native", &ro, &l, &err);
+	if (r->status != AP_PROBE_OK || (rc != 0 && c.fallback && err.code == AP_EUNSUPPORTED)) {
+		if (rc)
+			msg("%s", err.msg);
+		ro.fallback = c.fallback;
+		rc = ap_archlist_resolve("auto", &ro, &l, &err);
+	}
+	if (rc) {
+		msg("%s", err.msg);
+		rc = ap_exit_code(err.code);
+		goto out;
+	}
+	print_warnings(l);
+	rc = emit(&c, r, true, l, NULL);
+out:
+	ap_archlist_free(l);
+	free(r);
+	free(u);
+	return rc;
 }

@@ -582,7 +582,7 @@ advise(struct ap_probe_result *r, const char *libcuda)
 
 	snprintf(detail, sizeof(detail), "%s", r->reason);
 	if (r->cuda_error)
-		snprintf(err, sizeof(err), "%s (%d)", name ? name : "unknown CUresult", r->cuda_error);
+		snprintf(err, sizeof(err), "%s = %d", name ? name : "unknown CUresult", r->cuda_error);
 	else
 		err[0] = 0;
 	snprintf(r->cuda_error_name, sizeof(r->cuda_error_name), "%s", r->cuda_error && name ? name : "");
@@ -607,9 +607,7 @@ advise(struct ap_probe_result *r, const char *libcuda)
 			         "an NVIDIA GPU is on the PCI bus but libcuda.so.1 cannot be loaded (%s): install the "
 			         "NVIDIA driver; in a container, set NVIDIA_DRIVER_CAPABILITIES to include compute", detail);
 		else
-			say(r,
-			         "no CUDA driver: libcuda.so.1 cannot be loaded (%s); pass an explicit arch list or "
-			         "--fallback LIST to build without a GPU", detail);
+			say(r, "no CUDA driver: libcuda.so.1 cannot be loaded (%s)", detail);
 		break;
 	case AP_PROBE_STUB:
 		dirname_of(lib, dir, sizeof(dir));
@@ -631,9 +629,7 @@ advise(struct ap_probe_result *r, const char *libcuda)
 			         "indices or GPU- UUIDs (nvidia-smi -L)", *err ? err : "device count 0",
 			         r->cuda_visible_devices);
 		else
-			say(r,
-			         "the CUDA driver reports no device (%s): check nvidia-smi, or pass an explicit arch "
-			         "list or --fallback LIST", *err ? err : "device count 0");
+			say(r, "the CUDA driver reports no device (%s): check nvidia-smi", *err ? err : "device count 0");
 		break;
 	case AP_PROBE_DRIVER_ERROR:
 		if (!strncmp(detail, "missing symbol ", 15)) {
