@@ -1,11 +1,64 @@
-/* cmd_cache.c: placeholder until its module lands. */
+/* cmd_cache.c: `fatbuild cache stats|clear`, the compile cache (cache.c). */
+#include <stdio.h>
+#include <string.h>
+
 #include "cli.h"
+
+static const char usage_text[] =
+	"usage: fatbuild cache stats|clear|dir\n"
+	"\n"
+	"The compile cache holds one verified entry per (kernel, headers, options, NVRTC version,\n"
+	"target) that 'fatbuild compile' has built. It lives in FATBUILD_CACHE_DIR, else\n"
+	"$XDG_CACHE_HOME/fatbuild, else ~/.cache/fatbuild. Entries are written atomically and\n"
+	"checked (size and SHA-256) when read; a damaged entry is rebuilt. Deleting the directory\n"
+	"at any time is safe.\n"
+	"\n"
+	"  stats   print the directory, the number of entries and their size\n"
+	"  clear   remove every entry\n"
+	"  dir     print the directory only\n"
+	"\n"
+	"Exit codes: 0 success, 1 the cache could not be read or cleared, 2 usage.\n";
 
 int
 cmd_cache(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	warn("'cache' is not implemented yet");
-	return AP_EXIT_FAIL;
+	if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+		fputs(usage_text, stdout);
+		return AP_EXIT_OK;
+	}
+	if (argc != 2) {
+		warn("cache: %s", argc < 2 ? "which action? (stats, clear or dir)" : "too many arguments");
+		fputs("usage: fatbuild cache stats|clear|dir\n", stderr);
+		return AP_EXIT_USAGE;
+	}
+	struct fb_error err = {0};
+	if (strcmp(argv[1], "stats") == 0) {
+		struct fb_cache_stats st;
+		if (fb_cache_stats(NULL, &st, &err))
+			return fail_fb(&err);
+		printf("cache: %s\n", st.dir);
+		printf("entries: %llu\n", (unsigned long long)st.entries);
+		printf("size: %llu bytes (%.1f MiB)\n", (unsigned long long)st.bytes, (double)st.bytes / 1048576.0);
+		if (st.temporaries)
+			printf("unfinished writes: %llu\n", (unsigned long long)st.temporaries);
+		return AP_EXIT_OK;
+	}
+	if (strcmp(argv[1], "clear") == 0) {
+		uint64_t n = 0;
+		char dir[4096];
+		if (fb_cache_dir(dir, sizeof(dir), &err) || fb_cache_clear(dir, &n, &err))
+			return fail_fb(&err);
+		printf("removed %llu entries from %s\n", (unsigned long long)n, dir);
+		return AP_EXIT_OK;
+	}
+	if (strcmp(argv[1], "dir") == 0) {
+		char dir[4096];
+		if (fb_cache_dir(dir, sizeof(dir), &err))
+			return fail_fb(&err);
+		puts(dir);
+		return AP_EXIT_OK;
+	}
+	warn("cache: unknown action '%s' (stats, clear or dir)", argv[1]);
+	fputs("usage: fatbuild cache stats|clear|dir\n", stderr);
+	return AP_EXIT_USAGE;
 }

@@ -1,11 +1,44 @@
-/* cmd_version.c: placeholder until its module lands. */
+/* cmd_version.c: `fatbuild --version`: the tool, the NVRTC it would compile with and the
+ * arches that NVRTC supports. */
+#include <stdio.h>
+#include <string.h>
+
 #include "cli.h"
+
+#ifndef FB_VERSION
+#define FB_VERSION "0.1.0"
+#endif
 
 int
 cmd_version(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	warn("'version' is not implemented yet");
-	return AP_EXIT_FAIL;
+	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+		fputs("usage: fatbuild --version\n"
+		      "\n"
+		      "Prints the fatbuild version, the NVRTC that 'fatbuild compile' would load (from\n"
+		      "CUDA_HOME, else the nvcc on PATH, else /usr/local/cuda), its version and the SASS\n"
+		      "arches it supports. Exit 0; 1 when no NVRTC can be loaded (the message says where\n"
+		      "it looked).\n",
+		      stdout);
+		return AP_EXIT_OK;
+	}
+	if (argc > 1) {
+		warn("version: unexpected argument '%s'", argv[1]);
+		return AP_EXIT_USAGE;
+	}
+	printf("fatbuild %s\n", FB_VERSION);
+	struct fb_nvrtc_info info;
+	struct fb_error err = {0};
+	if (fb_nvrtc_info(NULL, &info, &err)) {
+		printf("nvrtc: not found\n");
+		fflush(stdout);
+		warn("%s", err.msg);
+		return AP_EXIT_FAIL;
+	}
+	printf("nvrtc: %d.%d (%s)\n", info.version / 1000, info.version % 1000 / 10, info.path);
+	printf("arches:");
+	for (int i = 0; i < info.narchs; i++)
+		printf(" sm_%d", info.archs[i]);
+	printf("\n");
+	return AP_EXIT_OK;
 }

@@ -343,9 +343,13 @@ struct fb_compile_result {
 FB_API int fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_opts *opts,
                       struct fb_compile_result **out, struct fb_error *err);
 FB_API void fb_compile_result_free(struct fb_compile_result *r);
-/* Packs every image of a result into a fatbinary container (fb_fatbin_*), in result order. */
+/* Packs every image of a result into a fatbinary container (fb_fatbin_*), in result order.
+ * compress applies to PTX only unless compress_elf (nvcc's default is zstd PTX, raw cubins);
+ * with opts->device_debug / lineinfo the entries carry the -G flag, identifier and options nvcc
+ * writes. */
 FB_API int fb_compile_pack(const struct fb_compile_result *r, const struct fb_compile_opts *opts,
-                           enum fb_compress compress, unsigned char **out, size_t *size, struct fb_error *err);
+                           enum fb_compress compress, bool compress_elf, unsigned char **out, size_t *size,
+                           struct fb_error *err);
 /* Parallel jobs when none is asked for: MAX_JOBS when it is all digits (as PyTorch reads it;
  * 0 = no limit), else the CPUs this process may run on. */
 FB_API int fb_compile_default_jobs(void);

@@ -1,0 +1,383 @@
+/* cache.c: the content-addressed compile cache.
+ *
+ * Location: FATBUILD_CACHE_DIR, else $XDG_CACHE_HOME/fatbuild, else ~/.cache/fatbuild.
+ * An entry is one file, <dir>/<key[0:2]>/<key>, where key is the SHA-256 (hex) that compile.c
+ * computes over everything that decides the output: the source, the path and content of every
+ * header it reads, every option, the NVRTC version and the target. Layout (little endian):
+ *
+ *   0x00  8  magic "FBCACHE1"
+ *   0x08  8  cubin size      0x10  8  PTX size      0x18  8  log size
+ *   0x20 32  SHA-256 of the payload (cubin, PTX, log back to back)
+ *   0x40     payload
+ *
+ * Entries are written atomically (fb_write_file_atomic: a private temporary name, then
+ * rename), so concurrent builds sharing a cache never see half an entry. On read the file size
+ * must equal 0x40 + the three sizes and the payload must hash to the stored digest; an entry
+ * that fails either check is deleted and treated as a miss. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "compile.h"
+
+#define HDR 0x40
+static const char magic[8] = {'F', 'B', 'C', 'A', 'C', 'H', 'E', '1'};
+
+static int
+seterr(struct fb_error *err, int code, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		err->code = code;
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+int
+fb_read_file(const char *path, char **data, size_t *size, struct fb_error *err)
+{
+	*data = NULL;
+	*size = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return seterr(err, FB_EIO, "cannot open %s: %s", path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return seterr(err, FB_EIO, "%s: not a regular file", path);
+	}
+	if ((uint64_t)st.st_size > (uint64_t)1 << 31) {
+		close(fd);
+		return seterr(err, FB_ETOOBIG, "%s: larger than 2 GiB", path);
+	}
+	size_t cap = (size_t)st.st_size, n = 0;
+	char *buf = malloc(cap + 1);
+	if (!buf) {
+		close(fd);
+		return seterr(err, FB_ENOMEM, "out of memory");
+	}
+	for (;;) {
+		if (n == cap) { /* the file grew while we read it */
+			char *nb = cap < ((size_t)1 << 31) ? realloc(buf, 2 * cap + 4096 + 1) : NULL;
+			if (!nb) {
+				free(buf);
+				close(fd);
+				return seterr(err, FB_ETOOBIG, "%s: too large", path);
+			}
+			buf = nb;
+			cap = 2 * cap + 4096;
+		}
+		ssize_t k = read(fd, buf + n, cap - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			int e = errno;
+			free(buf);
+			close(fd);
+			return seterr(err, FB_EIO, "cannot read %s: %s", path, strerror(e));
+		}
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	close(fd);
+	buf[n] = 0;
+	*data = buf;
+	*size = n;
+	return 0;
+}
+
+int
+fb_mkdirs(const char *path, struct fb_error *err)
+{
+	char buf[PATH_MAX];
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return seterr(err, FB_EINVAL, "%s: path too long", path);
+	for (char *p = buf + 1;; p++) {
+		if (*p == '/' || *p == 0) {
+			char c = *p;
+			*p = 0;
+			if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+				return seterr(err, FB_EIO, "cannot create directory %s: %s", buf, strerror(errno));
+			*p = c;
+			if (!c)
+				break;
+		}
+	}
+	return 0;
+}
+
+int
+fb_cache_dir(char *buf, size_t size, struct fb_error *err)
+{
+	const char *env = getenv("FATBUILD_CACHE_DIR");
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+	int k;
+	if (env && *env)
+		k = snprintf(buf, size, "%s", env);
+	else if (xdg && *xdg == '/')
+		k = snprintf(buf, size, "%s/fatbuild", xdg);
+	else if (home && *home)
+		k = snprintf(buf, size, "%s/.cache/fatbuild", home);
+	else
+		return seterr(err, FB_EINVAL, "no cache directory: set FATBUILD_CACHE_DIR (HOME is unset)");
+	if (k < 0 || (size_t)k >= size)
+		return seterr(err, FB_EINVAL, "cache directory path too long");
+	return 0;
+}
+
+static int
+entry_path(char *buf, size_t size, const char *dir, const char *key)
+{
+	int k = snprintf(buf, size, "%s/%.2s/%s", dir, key, key);
+	return k > 0 && (size_t)k < size;
+}
+
+static uint64_t
+get64(const unsigned char *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static void
+put64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+void
+fb_cache_entry_clear(struct fb_cache_entry *e)
+{
+	free(e->cubin);
+	free(e->ptx);
+	free(e->log);
+	memset(e, 0, sizeof(*e));
+}
+
+/* Checks a whole entry file; 0 when sound. */
+static int
+verify(const unsigned char *d, size_t n, uint64_t *sizes)
+{
+	if (n < HDR || memcmp(d, magic, 8) != 0)
+		return -1;
+	uint64_t total = 0;
+	for (int i = 0; i < 3; i++) {
+		sizes[i] = get64(d + 8 + 8 * i);
+		if (sizes[i] > n)
+			return -1;
+		total += sizes[i];
+	}
+	if (total != n - HDR)
+		return -1;
+	struct fb_sha256 s;
+	unsigned char digest[32];
+	fb_sha256_init(&s);
+	fb_sha256_update(&s, d + HDR, n - HDR);
+	fb_sha256_final(&s, digest);
+	return memcmp(digest, d + 0x20, 32) == 0 ? 0 : -1;
+}
+
+static unsigned char *
+dup_bytes(const unsigned char *p, size_t n)
+{
+	unsigned char *d = malloc(n + 1);
+	if (d) {
+		memcpy(d, p, n);
+		d[n] = 0;
+	}
+	return d;
+}
+
+int
+fb_cache_get(const char *dir, const char *key, struct fb_cache_entry *out, struct fb_error *err)
+{
+	char path[PATH_MAX];
+	memset(out, 0, sizeof(*out));
+	if (!entry_path(path, sizeof(path), dir, key))
+		return seterr(err, FB_EINVAL, "cache path too long");
+	char *data;
+	size_t n;
+	if (fb_read_file(path, &data, &n, NULL) != 0)
+		return FB_ENOIMAGE;
+	uint64_t sz[3];
+	if (verify((unsigned char *)data, n, sz) != 0) {
+		free(data);
+		unlink(path); /* corrupt or truncated: recompile and rewrite */
+		return FB_ENOIMAGE;
+	}
+	const unsigned char *p = (unsigned char *)data + HDR;
+	out->cubin_size = sz[0];
+	out->ptx_size = sz[1];
+	out->cubin = sz[0] ? dup_bytes(p, sz[0]) : NULL;
+	out->ptx = sz[1] ? dup_bytes(p + sz[0], sz[1]) : NULL;
+	out->log = (char *)dup_bytes(p + sz[0] + sz[1], sz[2]);
+	free(data);
+	if ((sz[0] && !out->cubin) || (sz[1] && !out->ptx) || !out->log) {
+		fb_cache_entry_clear(out);
+		return seterr(err, FB_ENOMEM, "out of memory");
+	}
+	/* Refresh the time stamp: lets a later trim evict the least recently used. */
+	utimensat(AT_FDCWD, path, NULL, 0);
+	return 0;
+}
+
+int
+fb_cache_put(const char *dir, const char *key, const struct fb_cache_entry *e, struct fb_error *err)
+{
+	char path[PATH_MAX];
+	if (!entry_path(path, sizeof(path), dir, key))
+		return seterr(err, FB_EINVAL, "cache path too long");
+	size_t loglen = e->log ? strlen(e->log) : 0;
+	size_t total = HDR + e->cubin_size + e->ptx_size + loglen;
+	unsigned char *buf = malloc(total);
+	if (!buf)
+		return seterr(err, FB_ENOMEM, "out of memory");
+	memcpy(buf, magic, 8);
+	put64(buf + 8, e->cubin_size);
+	put64(buf + 16, e->ptx_size);
+	put64(buf + 24, loglen);
+	unsigned char *p = buf + HDR;
+	if (e->cubin_size)
+		memcpy(p, e->cubin, e->cubin_size);
+	p += e->cubin_size;
+	if (e->ptx_size)
+		memcpy(p, e->ptx, e->ptx_size);
+	p += e->ptx_size;
+	if (loglen)
+		memcpy(p, e->log, loglen);
+	struct fb_sha256 s;
+	fb_sha256_init(&s);
+	fb_sha256_update(&s, buf + HDR, total - HDR);
+	fb_sha256_final(&s, buf + 0x20);
+	char sub[PATH_MAX + 8];
+	snprintf(sub, sizeof(sub), "%.4000s/%.2s", dir, key);
+	int rc = fb_mkdirs(sub, err);
+	if (rc == 0)
+		rc = fb_write_file_atomic(path, buf, total, 0644, err);
+	free(buf);
+	return rc;
+}
+
+/* Walks the two-level layout; calls fn on each entry file. */
+static int
+walk(const char *dir, int (*fn)(const char *path, const struct stat *st, void *ctx), void *ctx, struct fb_error *err)
+{
+	DIR *top = opendir(dir);
+	if (!top) {
+		if (errno == ENOENT)
+			return 0;
+		return seterr(err, FB_EIO, "cannot open %s: %s", dir, strerror(errno));
+	}
+	struct dirent *d;
+	int rc = 0;
+	while (rc == 0 && (d = readdir(top))) {
+		if (strlen(d->d_name) != 2 || !strchr("0123456789abcdef", d->d_name[0]) ||
+		    !strchr("0123456789abcdef", d->d_name[1]))
+			continue;
+		char sub[PATH_MAX + 8];
+		snprintf(sub, sizeof(sub), "%.4000s/%.2s", dir, d->d_name);
+		DIR *s = opendir(sub);
+		if (!s)
+			continue;
+		struct dirent *f;
+		while (rc == 0 && (f = readdir(s))) {
+			if (f->d_name[0] == '.' || strncmp(f->d_name, d->d_name, 2) != 0)
+				continue;
+			char path[PATH_MAX];
+			struct stat st;
+			if (snprintf(path, sizeof(path), "%s/%s", sub, f->d_name) >= (int)sizeof(path))
+				continue;
+			if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+				rc = fn(path, &st, ctx);
+		}
+		closedir(s);
+	}
+	closedir(top);
+	return rc;
+}
+
+static int
+stat_one(const char *path, const struct stat *st, void *ctx)
+{
+	struct fb_cache_stats *s = ctx;
+	if (strstr(path, ".tmp.")) {
+		s->temporaries++;
+		return 0;
+	}
+	s->entries++;
+	s->bytes += (uint64_t)st->st_size;
+	return 0;
+}
+
+int
+fb_cache_stats(const char *dir, struct fb_cache_stats *out, struct fb_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	int rc = dir ? 0 : fb_cache_dir(out->dir, sizeof(out->dir), err);
+	if (rc)
+		return rc;
+	if (dir)
+		snprintf(out->dir, sizeof(out->dir), "%s", dir);
+	return walk(out->dir, stat_one, out, err);
+}
+
+struct clear_ctx {
+	uint64_t removed;
+	int failed;
+	char first[512];
+};
+
+static int
+clear_one(const char *path, const struct stat *st, void *ctx)
+{
+	struct clear_ctx *c = ctx;
+	(void)st;
+	if (unlink(path) == 0) {
+		c->removed++;
+	} else if (!c->failed++) {
+		snprintf(c->first, sizeof(c->first), "cannot remove %.300s: %s", path, strerror(errno));
+	}
+	return 0;
+}
+
+int
+fb_cache_clear(const char *dir, uint64_t *removed, struct fb_error *err)
+{
+	char buf[PATH_MAX];
+	if (!dir) {
+		int rc = fb_cache_dir(buf, sizeof(buf), err);
+		if (rc)
+			return rc;
+		dir = buf;
+	}
+	struct clear_ctx c = {0};
+	int rc = walk(dir, clear_one, &c, err);
+	if (removed)
+		*removed = c.removed;
+	if (rc)
+		return rc;
+	if (c.failed)
+		return seterr(err, FB_EIO, "%s", c.first);
+	/* Empty fan-out directories go too; non-empty ones (foreign files) stay. */
+	for (int i = 0; i < 256; i++) {
+		char sub[PATH_MAX + 8];
+		snprintf(sub, sizeof(sub), "%.4000s/%02x", dir, i);
+		rmdir(sub);
+	}
+	return 0;
+}

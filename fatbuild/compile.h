@@ -1,0 +1,107 @@
+/* compile.h: private to the NVRTC compile modules (hash.c, nvrtc.c, cache.c, depfile.c,
+ * compile.c) and their tests. Not installed; the public API is SECTION compile of fatbuild.h. */
+#ifndef FB_COMPILE_H
+#define FB_COMPILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fatbuild.h"
+
+/* ---- hash.c: SHA-256 (FIPS 180-4) ---- */
+
+struct fb_sha256 {
+	uint32_t h[8];
+	uint64_t len;            /* bytes hashed so far */
+	unsigned char buf[64];
+	size_t n;                /* bytes pending in buf */
+};
+
+void fb_sha256_init(struct fb_sha256 *s);
+void fb_sha256_update(struct fb_sha256 *s, const void *data, size_t size);
+void fb_sha256_final(struct fb_sha256 *s, unsigned char out[32]);
+/* Hashes a string including its NUL, so that ("ab","c") and ("a","bc") differ. */
+void fb_sha256_str(struct fb_sha256 *s, const char *str);
+/* 64 lowercase hex digits + NUL. */
+void fb_sha256_hex(const unsigned char digest[32], char out[65]);
+
+/* ---- nvrtc.c: NVRTC through dlopen ---- */
+
+struct fb_nvrtc; /* the loaded library and its entry points */
+
+/* Loads libnvrtc.so.13 (then .12) from cuda_home/lib64 (NULL: ap_cuda_home()), then the
+ * plain sonames. FB_ENOTOOL with every path tried when none loads. */
+int fb_nvrtc_open(const char *cuda_home, struct fb_nvrtc **out, struct fb_error *err);
+void fb_nvrtc_close(struct fb_nvrtc *n);
+const char *fb_nvrtc_path(const struct fb_nvrtc *n);
+/* 1000*major + 10*minor, as CUDA_VERSION. */
+int fb_nvrtc_version(const struct fb_nvrtc *n);
+/* The SASS arches NVRTC accepts (nvrtcGetSupportedArchs), ascending; returns the count. */
+int fb_nvrtc_archs(const struct fb_nvrtc *n, int *archs, int max);
+
+/* The outcome of one NVRTC compile. result is the nvrtcResult (0 = success). */
+struct fb_nvrtc_out {
+	int result;
+	char *log;               /* NUL-terminated, possibly empty */
+	unsigned char *ptx;      /* PTX text without the NUL; NULL when not asked for or failed */
+	size_t ptx_size;
+	unsigned char *cubin;
+	size_t cubin_size;
+};
+
+/* Compiles src (named name in diagnostics) with options. Returns 0 when NVRTC ran (check
+ * out->result), or an FB_E* code when it could not be driven at all. */
+int fb_nvrtc_compile(const struct fb_nvrtc *n, const char *src, const char *name, const char *const *opts,
+                     int nopts, int want_ptx, int want_cubin, struct fb_nvrtc_out *out, struct fb_error *err);
+void fb_nvrtc_out_clear(struct fb_nvrtc_out *o);
+/* "NVRTC_ERROR_COMPILATION" for an nvrtcResult. */
+const char *fb_nvrtc_result_name(int result);
+
+/* Rewrites an NVRTC log: "f.cu(12): error: msg" + source line + caret line becomes
+ * "f.cu:12:5: error: msg [tag]" + the same two context lines. malloc'd; NULL on OOM. */
+char *fb_nvrtc_log_rewrite(const char *log, const char *tag);
+/* The first diagnostic line of a rewritten log (for one-line error messages), into buf. */
+void fb_nvrtc_log_first(const char *rewritten, char *buf, size_t size);
+
+/* ---- depfile.c: #include resolution (NVRTC reports no dependencies) ---- */
+
+struct fb_strlist {
+	char **v;
+	size_t n, cap;
+};
+
+int fb_strlist_add(struct fb_strlist *l, const char *s);
+void fb_strlist_free(struct fb_strlist *l);
+
+/* Appends to deps every file that source includes, transitively: quoted includes are looked
+ * up beside the including file, then in dirs; angle includes in dirs. Unresolvable includes
+ * (NVRTC built-ins, computed includes, branches for other platforms) are skipped. The scan is
+ * conservative: includes inside #if branches count as well. Files already in deps (same
+ * device and inode) are not added twice. */
+int fb_deps_scan(const char *source, const char *const *dirs, size_t ndirs, struct fb_strlist *deps,
+                 struct fb_error *err);
+/* Makefile syntax for one path: spaces and '#' escaped with '\', '$' doubled. */
+char *fb_depfile_escape(const char *path);
+
+/* ---- cache.c: the content-addressed store ---- */
+
+struct fb_cache_entry {
+	unsigned char *cubin;
+	size_t cubin_size;
+	unsigned char *ptx;
+	size_t ptx_size;
+	char *log;               /* NUL-terminated */
+};
+
+/* 0 and *out filled on a verified hit; FB_ENOIMAGE on a miss (a corrupt entry is removed and
+ * counts as a miss); other codes for real I/O trouble. */
+int fb_cache_get(const char *dir, const char *key, struct fb_cache_entry *out, struct fb_error *err);
+int fb_cache_put(const char *dir, const char *key, const struct fb_cache_entry *e, struct fb_error *err);
+void fb_cache_entry_clear(struct fb_cache_entry *e);
+
+/* Reads a whole file (NUL-terminated for convenience; *size excludes it). */
+int fb_read_file(const char *path, char **data, size_t *size, struct fb_error *err);
+/* mkdir -p. */
+int fb_mkdirs(const char *path, struct fb_error *err);
+
+#endif

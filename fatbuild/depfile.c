@@ -1,0 +1,332 @@
+/* depfile.c: what a kernel reads. NVRTC has no -M/-MD (13.0 answers "unrecognized option -MD"),
+ * so the #include graph is resolved here with NVRTC's search rules: a quoted include is looked
+ * up beside the including file, then in the -I directories; an angle include in the -I
+ * directories. The scan is conservative: it follows includes in every #if branch (files that
+ * do not exist are skipped), which can only make a cache key or a depfile larger, never miss a
+ * file NVRTC reads. Includes it cannot resolve (NVRTC's built-in headers, computed
+ * "#include MACRO") are skipped. */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "compile.h"
+
+static int
+seterr(struct fb_error *err, int code, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		err->code = code;
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+int
+fb_strlist_add(struct fb_strlist *l, const char *s)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		char **v = realloc(l->v, cap * sizeof(*v));
+		if (!v)
+			return FB_ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	size_t len = strlen(s) + 1;
+	char *d = malloc(len);
+	if (!d)
+		return FB_ENOMEM;
+	memcpy(d, s, len);
+	l->v[l->n++] = d;
+	return 0;
+}
+
+void
+fb_strlist_free(struct fb_strlist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Files seen, by identity. */
+struct seen {
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} *v;
+	size_t n, cap;
+};
+
+static int
+seen_add(struct seen *s, const struct stat *st)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].dev == st->st_dev && s->v[i].ino == st->st_ino)
+			return 0;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		void *v = realloc(s->v, cap * sizeof(*s->v));
+		if (!v)
+			return -1;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n].dev = st->st_dev;
+	s->v[s->n].ino = st->st_ino;
+	s->n++;
+	return 1;
+}
+
+/* Joins dir and name; "a/b/../c" with a real "b" becomes "a/c" only through realpath, so
+ * lexical ".." stays (correct across symlinks). "./x" loses its "./". */
+static int
+join(char *buf, size_t size, const char *dir, size_t dirlen, const char *name)
+{
+	int k;
+	if (name[0] == '/')
+		k = snprintf(buf, size, "%s", name);
+	else if (dirlen == 0 || (dirlen == 1 && dir[0] == '.'))
+		k = snprintf(buf, size, "%s", name);
+	else
+		k = snprintf(buf, size, "%.*s/%s", (int)dirlen, dir, name);
+	return k > 0 && (size_t)k < size;
+}
+
+/* A path with "/../" in it is replaced by its realpath (shorter, stable depfile entries). */
+static void
+tidy(char *path, size_t size)
+{
+	if (!strstr(path, "/../"))
+		return;
+	char real[PATH_MAX];
+	if (realpath(path, real) && strlen(real) < size)
+		strcpy(path, real);
+}
+
+/* Removes comments (keeping newlines) and joins continued lines, in place. */
+static void
+strip_comments(char *s)
+{
+	char *w = s;
+	char quote = 0;
+	for (char *r = s; *r;) {
+		if (r[0] == '\\' && r[1] == '\n') {
+			r += 2;
+			continue;
+		}
+		if (quote) {
+			if (*r == '\\' && r[1]) {
+				*w++ = *r++;
+				*w++ = *r++;
+				continue;
+			}
+			if (*r == quote || *r == '\n')
+				quote = 0;
+			*w++ = *r++;
+			continue;
+		}
+		if (r[0] == '/' && r[1] == '/') {
+			while (*r && *r != '\n')
+				r++;
+			continue;
+		}
+		if (r[0] == '/' && r[1] == '*') {
+			r += 2;
+			while (*r && !(r[0] == '*' && r[1] == '/')) {
+				if (*r == '\n')
+					*w++ = '\n';
+				r++;
+			}
+			if (*r)
+				r += 2;
+			*w++ = ' ';
+			continue;
+		}
+		if (*r == '"' || *r == '\'') {
+			/* A quote right after "#include" is a header name; the scanner below reads it
+			 * from the line, so quoting just keeps comment markers inside it. */
+			quote = *r;
+		}
+		*w++ = *r++;
+	}
+	*w = 0;
+}
+
+static int
+exists_file(const char *path, struct stat *st)
+{
+	return stat(path, st) == 0 && S_ISREG(st->st_mode);
+}
+
+int
+fb_deps_scan(const char *source, const char *const *dirs, size_t ndirs, struct fb_strlist *deps,
+             struct fb_error *err)
+{
+	struct seen seen = {0};
+	struct fb_strlist todo = {0};
+	int rc = 0;
+	struct stat st;
+	/* Files already listed count as seen. */
+	for (size_t i = 0; i < deps->n; i++)
+		if (stat(deps->v[i], &st) == 0 && seen_add(&seen, &st) < 0)
+			goto oom;
+	if (stat(source, &st) == 0 && seen_add(&seen, &st) < 0)
+		goto oom;
+	if (fb_strlist_add(&todo, source))
+		goto oom;
+	for (size_t t = 0; t < todo.n; t++) {
+		char *text = NULL;
+		size_t size = 0;
+		if (fb_read_file(todo.v[t], &text, &size, NULL) != 0) {
+			if (t == 0) {
+				rc = seterr(err, FB_EIO, "cannot read %s: %s", source, strerror(errno));
+				goto out;
+			}
+			continue;
+		}
+		strip_comments(text);
+		const char *cur = todo.v[t];
+		const char *slash = strrchr(cur, '/');
+		size_t curdirlen = slash ? (size_t)(slash - cur) : 0;
+		if (slash == cur)
+			curdirlen = 1; /* "/x.h" */
+		for (char *p = text; p && *p;) {
+			char *eol = strchr(p, '\n');
+			if (eol)
+				*eol = 0;
+			char *q = p;
+			while (*q == ' ' || *q == '\t')
+				q++;
+			if (*q == '#') {
+				q++;
+				while (*q == ' ' || *q == '\t')
+					q++;
+				int next = 0;
+				if (strncmp(q, "include_next", 12) == 0) {
+					q += 12;
+					next = 1;
+				} else if (strncmp(q, "include", 7) == 0) {
+					q += 7;
+				} else {
+					q = NULL;
+				}
+				while (q && (*q == ' ' || *q == '\t'))
+					q++;
+				char close = q && *q == '"' ? '"' : q && *q == '<' ? '>' : 0;
+				char *end = close ? strchr(q + 1, close) : NULL;
+				if (end && end > q + 1) {
+					*end = 0;
+					const char *name = q + 1;
+					char path[PATH_MAX];
+					int found = 0;
+					if (name[0] == '/') {
+						found = join(path, sizeof(path), "", 0, name) && exists_file(path, &st);
+					} else {
+						if (close == '"' && !next)
+							found = join(path, sizeof(path), cur, curdirlen, name) &&
+							        exists_file(path, &st);
+						for (size_t d = 0; !found && d < ndirs; d++) {
+							found = join(path, sizeof(path), dirs[d], strlen(dirs[d]), name) &&
+							        exists_file(path, &st);
+							if (found && next && strcmp(path, cur) == 0)
+								found = 0; /* include_next: a later directory */
+						}
+					}
+					if (found) {
+						int fresh = seen_add(&seen, &st);
+						if (fresh < 0) {
+							free(text);
+							goto oom;
+						}
+						if (fresh) {
+							tidy(path, sizeof(path));
+							if (fb_strlist_add(&todo, path) || fb_strlist_add(deps, path)) {
+								free(text);
+								goto oom;
+							}
+						}
+					}
+				}
+			}
+			p = eol ? eol + 1 : NULL;
+		}
+		free(text);
+	}
+	goto out;
+oom:
+	rc = seterr(err, FB_ENOMEM, "out of memory");
+out:
+	free(seen.v);
+	fb_strlist_free(&todo);
+	return rc;
+}
+
+char *
+fb_depfile_escape(const char *path)
+{
+	size_t n = 0;
+	for (const char *p = path; *p; p++)
+		n += (*p == ' ' || *p == '#' || *p == '$') ? 2 : 1;
+	char *out = malloc(n + 1), *w = out;
+	if (!out)
+		return NULL;
+	for (const char *p = path; *p; p++) {
+		if (*p == ' ' || *p == '#')
+			*w++ = '\\';
+		else if (*p == '$')
+			*w++ = '$';
+		*w++ = *p;
+	}
+	*w = 0;
+	return out;
+}
+
+int
+fb_depfile_write(const char *path, const char *target, const char *const *deps, size_t ndeps, struct fb_error *err)
+{
+	if (!path || !target)
+		return seterr(err, FB_EINVAL, "fb_depfile_write: NULL argument");
+	for (size_t i = 0; i < ndeps; i++)
+		if (strchr(deps[i], '\n'))
+			return seterr(err, FB_EINVAL, "%s: a newline in a path cannot be written to a depfile", deps[i]);
+	if (strchr(target, '\n'))
+		return seterr(err, FB_EINVAL, "%s: a newline in a path cannot be written to a depfile", target);
+	size_t cap = 64, n = 0;
+	char *buf = malloc(cap);
+	if (!buf)
+		return seterr(err, FB_ENOMEM, "out of memory");
+	for (size_t i = 0; i <= ndeps; i++) {
+		char *e = fb_depfile_escape(i == 0 ? target : deps[i - 1]);
+		if (!e) {
+			free(buf);
+			return seterr(err, FB_ENOMEM, "out of memory");
+		}
+		size_t need = strlen(e) + 8;
+		if (n + need > cap) {
+			while (n + need > cap)
+				cap *= 2;
+			char *nb = realloc(buf, cap);
+			if (!nb) {
+				free(e);
+				free(buf);
+				return seterr(err, FB_ENOMEM, "out of memory");
+			}
+			buf = nb;
+		}
+		n += (size_t)sprintf(buf + n, i == 0 ? "%s:" : " \\\n  %s", e);
+		free(e);
+	}
+	buf[n++] = '\n';
+	int rc = fb_write_file_atomic(path, buf, n, 0644, err);
+	free(buf);
+	return rc;
+}

@@ -1,0 +1,406 @@
+/* nvrtc.c: NVRTC loaded with dlopen from the toolkit in use, one compile at a time, and the
+ * rewriting of its logs into compiler-style "file:line:col: error: msg [sm_90]" lines.
+ *
+ * The NVRTC C API is declared here (no CUDA headers at build time): nvrtcResult is an int
+ * (0 = NVRTC_SUCCESS), nvrtcProgram an opaque pointer. Lookup order for the library:
+ * <cuda_home>/{lib64,lib,targets/<triple>/lib}/libnvrtc.so.13, then .so.12, then the bare
+ * sonames through the loader's search path. NVRTC serialises much of a compile inside one
+ * process (a global lock in the front end: two CUB compiles on two threads take as long as
+ * one after the other), so compile.c runs each job in its own forked process. */
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+
+typedef void *nvrtc_program;
+typedef int (*version_fn)(int *, int *);
+typedef int (*num_archs_fn)(int *);
+typedef int (*archs_fn)(int *);
+typedef int (*create_fn)(nvrtc_program *, const char *, const char *, int, const char *const *,
+                         const char *const *);
+typedef int (*compile_fn)(nvrtc_program, int, const char *const *);
+typedef int (*destroy_fn)(nvrtc_program *);
+typedef int (*size_fn)(nvrtc_program, size_t *);
+typedef int (*get_fn)(nvrtc_program, char *);
+
+struct fb_nvrtc {
+	void *dl;
+	char path[1024];
+	int version;
+	version_fn version_;
+	num_archs_fn num_archs;
+	archs_fn archs;
+	create_fn create;
+	compile_fn compile;
+	destroy_fn destroy;
+	size_fn log_size, ptx_size, cubin_size;
+	get_fn log, ptx, cubin;
+};
+
+static int
+seterr(struct fb_error *err, int code, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		err->code = code;
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+static const char *const libdirs[] = {"lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"};
+static const char *const sonames[] = {"libnvrtc.so.13", "libnvrtc.so.12"};
+
+/* Resolves every entry point; false (with the missing name in why) if one is absent. */
+static int
+bind(struct fb_nvrtc *n, char *why, size_t whysize)
+{
+	struct {
+		const char *name;
+		void **slot;
+	} syms[] = {
+		{"nvrtcVersion", (void **)&n->version_},
+		{"nvrtcGetNumSupportedArchs", (void **)&n->num_archs},
+		{"nvrtcGetSupportedArchs", (void **)&n->archs},
+		{"nvrtcCreateProgram", (void **)&n->create},
+		{"nvrtcCompileProgram", (void **)&n->compile},
+		{"nvrtcDestroyProgram", (void **)&n->destroy},
+		{"nvrtcGetProgramLogSize", (void **)&n->log_size},
+		{"nvrtcGetProgramLog", (void **)&n->log},
+		{"nvrtcGetPTXSize", (void **)&n->ptx_size},
+		{"nvrtcGetPTX", (void **)&n->ptx},
+		{"nvrtcGetCUBINSize", (void **)&n->cubin_size},
+		{"nvrtcGetCUBIN", (void **)&n->cubin},
+	};
+	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
+		void *p = dlsym(n->dl, syms[i].name);
+		if (!p) {
+			snprintf(why, whysize, "%s lacks %s", n->path, syms[i].name);
+			return 0;
+		}
+		memcpy(syms[i].slot, &p, sizeof(p)); /* object → function pointer without a cast warning */
+	}
+	int major = 0, minor = 0;
+	if (n->version_(&major, &minor) != 0) {
+		snprintf(why, whysize, "%s: nvrtcVersion failed", n->path);
+		return 0;
+	}
+	n->version = 1000 * major + 10 * minor;
+	return 1;
+}
+
+int
+fb_nvrtc_open(const char *cuda_home, struct fb_nvrtc **out, struct fb_error *err)
+{
+	char home[1024] = "", tried[768] = "", why[256] = "";
+	size_t used = 0;
+	*out = NULL;
+	if (cuda_home && *cuda_home) {
+		snprintf(home, sizeof(home), "%s", cuda_home);
+	} else {
+		struct ap_error aerr = {0};
+		if (ap_cuda_home(home, sizeof(home), &aerr) != 0)
+			home[0] = 0;
+	}
+	struct fb_nvrtc *n = calloc(1, sizeof(*n));
+	if (!n)
+		return seterr(err, FB_ENOMEM, "out of memory");
+	for (size_t s = 0; s < 2 * (sizeof(libdirs) / sizeof(libdirs[0]) + 1); s++) {
+		size_t ndirs = sizeof(libdirs) / sizeof(libdirs[0]);
+		size_t so = s / (ndirs + 1), d = s % (ndirs + 1);
+		if (so >= sizeof(sonames) / sizeof(sonames[0]))
+			break;
+		if (d < ndirs) {
+			if (!home[0])
+				continue;
+			snprintf(n->path, sizeof(n->path), "%.900s/%s/%s", home, libdirs[d], sonames[so]);
+		} else {
+			snprintf(n->path, sizeof(n->path), "%s", sonames[so]);
+		}
+		n->dl = dlopen(n->path, RTLD_NOW | RTLD_LOCAL);
+		if (!n->dl) {
+			if (d == 0 || d == ndirs) { /* name the main places, not every variant */
+				int k = snprintf(tried + used, sizeof(tried) - used, "%s%s", used ? ", " : "", n->path);
+				if (k > 0 && (size_t)k < sizeof(tried) - used)
+					used += (size_t)k;
+			}
+			continue;
+		}
+		if (bind(n, why, sizeof(why))) {
+			*out = n;
+			return 0;
+		}
+		dlclose(n->dl);
+		n->dl = NULL;
+	}
+	free(n);
+	if (why[0])
+		return seterr(err, FB_ENOTOOL, "cannot use NVRTC: %s", why);
+	return seterr(err, FB_ENOTOOL, "NVRTC not found (tried %s%s); set CUDA_HOME to a CUDA 12 or 13 toolkit",
+	              tried, home[0] ? "" : "; no CUDA toolkit found");
+}
+
+void
+fb_nvrtc_close(struct fb_nvrtc *n)
+{
+	if (!n)
+		return;
+	/* NVRTC is not meant to be unloaded while its threads and allocations live; keep it
+	 * mapped (dlclose would make a second open in the same process fragile). */
+	free(n);
+}
+
+const char *
+fb_nvrtc_path(const struct fb_nvrtc *n)
+{
+	return n->path;
+}
+
+int
+fb_nvrtc_version(const struct fb_nvrtc *n)
+{
+	return n->version;
+}
+
+static int
+cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+int
+fb_nvrtc_archs(const struct fb_nvrtc *n, int *archs, int max)
+{
+	int count = 0;
+	if (n->num_archs(&count) != 0 || count <= 0)
+		return 0;
+	int *all = calloc((size_t)count, sizeof(int));
+	if (!all || n->archs(all) != 0) {
+		free(all);
+		return 0;
+	}
+	qsort(all, (size_t)count, sizeof(int), cmp_int);
+	int k = count < max ? count : max;
+	memcpy(archs, all, (size_t)k * sizeof(int));
+	free(all);
+	return k;
+}
+
+const char *
+fb_nvrtc_result_name(int result)
+{
+	static const char *const names[] = {
+		"NVRTC_SUCCESS", "NVRTC_ERROR_OUT_OF_MEMORY", "NVRTC_ERROR_PROGRAM_CREATION_FAILURE",
+		"NVRTC_ERROR_INVALID_INPUT", "NVRTC_ERROR_INVALID_PROGRAM", "NVRTC_ERROR_INVALID_OPTION",
+		"NVRTC_ERROR_COMPILATION", "NVRTC_ERROR_BUILTIN_OPERATION_FAILURE",
+		"NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION", "NVRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION",
+		"NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID", "NVRTC_ERROR_INTERNAL_ERROR",
+		"NVRTC_ERROR_TIME_FILE_WRITE_FAILED", "NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED",
+		"NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED", "NVRTC_ERROR_PCH_CREATE", "NVRTC_ERROR_CANCELLED",
+		"NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED",
+	};
+	if (result < 0 || (size_t)result >= sizeof(names) / sizeof(names[0]))
+		return "NVRTC_ERROR_UNKNOWN";
+	return names[result];
+}
+
+void
+fb_nvrtc_out_clear(struct fb_nvrtc_out *o)
+{
+	free(o->log);
+	free(o->ptx);
+	free(o->cubin);
+	memset(o, 0, sizeof(*o));
+}
+
+/* Fetches one output: size, then the bytes. */
+static int
+fetch(nvrtc_program p, size_fn sz, get_fn get, unsigned char **data, size_t *size)
+{
+	size_t n = 0;
+	if (sz(p, &n) != 0)
+		return FB_EFORMAT;
+	*data = malloc(n + 1);
+	if (!*data)
+		return FB_ENOMEM;
+	if (n && get(p, (char *)*data) != 0) {
+		free(*data);
+		*data = NULL;
+		return FB_EFORMAT;
+	}
+	(*data)[n] = 0;
+	*size = n;
+	return 0;
+}
+
+int
+fb_nvrtc_compile(const struct fb_nvrtc *n, const char *src, const char *name, const char *const *opts, int nopts,
+                 int want_ptx, int want_cubin, struct fb_nvrtc_out *out, struct fb_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	nvrtc_program p = NULL;
+	int r = n->create(&p, src, name, 0, NULL, NULL);
+	if (r != 0)
+		return seterr(err, FB_ECOMPILE, "nvrtcCreateProgram failed: %s", fb_nvrtc_result_name(r));
+	out->result = n->compile(p, nopts, opts);
+	size_t loglen = 0;
+	unsigned char *log = NULL;
+	int rc = fetch(p, n->log_size, n->log, &log, &loglen);
+	if (rc == 0) {
+		while (loglen && log[loglen - 1] == 0)
+			loglen--;
+		log[loglen] = 0;
+		out->log = (char *)log;
+	}
+	if (rc == 0 && out->result == 0 && want_ptx) {
+		rc = fetch(p, n->ptx_size, n->ptx, &out->ptx, &out->ptx_size);
+		while (rc == 0 && out->ptx_size && out->ptx[out->ptx_size - 1] == 0)
+			out->ptx_size--;
+	}
+	if (rc == 0 && out->result == 0 && want_cubin)
+		rc = fetch(p, n->cubin_size, n->cubin, &out->cubin, &out->cubin_size);
+	n->destroy(&p);
+	if (rc) {
+		fb_nvrtc_out_clear(out);
+		return seterr(err, rc, rc == FB_ENOMEM ? "out of memory" : "cannot fetch NVRTC output");
+	}
+	return 0;
+}
+
+/* ---- log rewriting --------------------------------------------------------------------- */
+
+struct sbuf {
+	char *p;
+	size_t n, cap;
+	int oom;
+};
+
+static void
+sb_put(struct sbuf *b, const char *s, size_t len)
+{
+	if (b->oom)
+		return;
+	if (b->n + len + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		while (cap < b->n + len + 1)
+			cap *= 2;
+		char *q = realloc(b->p, cap);
+		if (!q) {
+			b->oom = 1;
+			return;
+		}
+		b->p = q;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, s, len);
+	b->n += len;
+	b->p[b->n] = 0;
+}
+
+/* A diagnostic header "path(LINE): KIND: msg"; on a match fills the pieces. */
+static int
+parse_diag(const char *l, size_t len, size_t *path_len, long *line, size_t *rest)
+{
+	/* find "(digits): " */
+	for (size_t i = 0; i + 3 < len; i++) {
+		if (l[i] != '(' || i == 0)
+			continue;
+		size_t j = i + 1;
+		long v = 0;
+		while (j < len && l[j] >= '0' && l[j] <= '9' && v < 100000000)
+			v = v * 10 + (l[j++] - '0');
+		if (j == i + 1 || j + 2 >= len || l[j] != ')' || l[j + 1] != ':' || l[j + 2] != ' ')
+			continue;
+		*path_len = i;
+		*line = v;
+		*rest = j + 3;
+		return 1;
+	}
+	return 0;
+}
+
+char *
+fb_nvrtc_log_rewrite(const char *log, const char *tag)
+{
+	struct sbuf b = {0};
+	const char *p = log ? log : "";
+	sb_put(&b, "", 0);
+	while (*p) {
+		const char *e = strchr(p, '\n');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		size_t plen, rest;
+		long line;
+		if (parse_diag(p, len, &plen, &line, &rest)) {
+			/* The source line and the caret line follow; the caret's offset in the copy
+			 * (two leading spaces, tabs kept as tabs) is the column. */
+			long col = 0;
+			const char *l2 = e ? e + 1 : NULL;
+			const char *l3 = l2 ? strchr(l2, '\n') : NULL;
+			if (l3) {
+				l3++;
+				const char *q = l3;
+				while (*q == ' ' || *q == '\t')
+					q++;
+				if (*q == '^' && q - l3 >= 2)
+					col = (long)(q - l3) - 2 + 1;
+			}
+			char head[64];
+			sb_put(&b, p, plen);
+			if (col > 0)
+				snprintf(head, sizeof(head), ":%ld:%ld: ", line, col);
+			else
+				snprintf(head, sizeof(head), ":%ld: ", line);
+			sb_put(&b, head, strlen(head));
+			sb_put(&b, p + rest, len - rest);
+			if (tag && *tag) {
+				sb_put(&b, " [", 2);
+				sb_put(&b, tag, strlen(tag));
+				sb_put(&b, "]", 1);
+			}
+		} else {
+			sb_put(&b, p, len);
+		}
+		sb_put(&b, "\n", 1);
+		p = e ? e + 1 : p + len;
+	}
+	/* Drop trailing blank lines. */
+	while (!b.oom && b.n >= 2 && b.p[b.n - 1] == '\n' && b.p[b.n - 2] == '\n')
+		b.p[--b.n] = 0;
+	if (b.oom) {
+		free(b.p);
+		return NULL;
+	}
+	return b.p;
+}
+
+void
+fb_nvrtc_log_first(const char *rewritten, char *buf, size_t size)
+{
+	const char *p = rewritten ? rewritten : "";
+	const char *first = NULL;
+	while (*p) {
+		const char *e = strchr(p, '\n');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (!first && len)
+			first = p;
+		/* Prefer a line that says error. */
+		for (size_t i = 0; i + 7 <= len; i++)
+			if (memcmp(p + i, " error: ", 7) == 0 || memcmp(p + i, "error: ", 7) == 0) {
+				snprintf(buf, size, "%.*s", (int)len, p);
+				return;
+			}
+		p = e ? e + 1 : p + len;
+	}
+	if (first) {
+		const char *e = strchr(first, '\n');
+		snprintf(buf, size, "%.*s", (int)(e ? e - first : (long)strlen(first)), first);
+	} else {
+		snprintf(buf, size, "compilation failed");
+	}
+}
