@@ -1,11 +1,255 @@
-/* cmd_env.c: placeholder until its module lands. */
+/* cmd_env.c: `fatbuild env` — what a build will use, and how each piece was found. */
+#include <errno.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "cli.h"
+
+extern char **environ;
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: fatbuild env [--include-paths]\n"
+	        "\n"
+	        "Prints what 'fatbuild build' will use and how it found each piece: the CUDA toolkit\n"
+	        "(CUDA_HOME, else the nvcc on PATH, else /usr/local/cuda), NVRTC and nvcc with their\n"
+	        "versions and arches, ninja, the C and C++ compilers ($CC/$CXX, default cc/c++) with their\n"
+	        "versions, the runtime library and header, and the build and cache directories.\n"
+	        "Exits 1 when something the default build needs (NVRTC, ninja, a compiler) is missing.\n"
+	        "\n"
+	        "  --include-paths   print only the include directories host code needs (one per line):\n"
+	        "                    fatbuild_runtime.h's, then CUDA's (for --backend nvcc host code)\n");
+}
+
+/* Runs argv (no shell), returns its exit status and the first line (or all) of its output. */
+static int
+capture(const char *const *argv, char *out, size_t size, int all)
+{
+	int p[2];
+	out[0] = 0;
+	if (pipe(p) != 0)
+		return -1;
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 2);
+	posix_spawn_file_actions_addclose(&fa, p[0]);
+	pid_t pid;
+	int rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(p[1]);
+	if (rc != 0) {
+		close(p[0]);
+		return -1;
+	}
+	size_t n = 0;
+	ssize_t r;
+	char buf[4096];
+	while ((r = read(p[0], buf, sizeof(buf))) > 0) {
+		size_t k = (size_t)r < size - 1 - n ? (size_t)r : size - 1 - n;
+		memcpy(out + n, buf, k);
+		n += k;
+	}
+	out[n] = 0;
+	close(p[0]);
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (!all)
+		out[strcspn(out, "\n")] = 0;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int
+which(const char *prog, char *out, size_t size)
+{
+	if (strchr(prog, '/')) {
+		snprintf(out, size, "%s", prog);
+		return access(prog, X_OK);
+	}
+	const char *path = getenv("PATH");
+	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+		size_t n = strcspn(p, ":");
+		char cand[PATH_MAX];
+		if (n && (size_t)snprintf(cand, sizeof(cand), "%.*s/%s", (int)n, p, prog) < sizeof(cand) &&
+		    access(cand, X_OK) == 0) {
+			snprintf(out, size, "%s", cand);
+			return 0;
+		}
+		p += n + (p[n] == ':');
+	}
+	return -1;
+}
+
+static void
+self_dir(char *buf, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+	buf[n > 0 ? n : 0] = 0;
+	char *s = strrchr(buf, '/');
+	if (s)
+		*s = 0;
+}
+
+static void
+runtime_paths(char *lib, size_t lsize, char *inc, size_t isize)
+{
+	char dir[PATH_MAX], cand[PATH_MAX + 64];
+	self_dir(dir, sizeof(dir));
+	const char *e = getenv("FATBUILD_RUNTIME");
+	snprintf(cand, sizeof(cand), "%s/../lib/libfatbuild_runtime.a", dir);
+	if (e && e[0])
+		snprintf(cand, sizeof(cand), "%s", e);
+#ifdef FB_RUNTIME_BUILD_PATH
+	else if (access(cand, R_OK) != 0)
+		snprintf(cand, sizeof(cand), "%s", FB_RUNTIME_BUILD_PATH);
+#endif
+	if (!realpath(cand, lib))
+		snprintf(lib, lsize, "%.4000s (missing)", cand);
+	e = getenv("FATBUILD_INCLUDE");
+	snprintf(cand, sizeof(cand), "%s/../include/fatbuild_runtime.h", dir);
+	if (e && e[0])
+		snprintf(cand, sizeof(cand), "%s/fatbuild_runtime.h", e);
+#ifdef FB_INCLUDE_BUILD_DIR
+	else if (access(cand, R_OK) != 0)
+		snprintf(cand, sizeof(cand), "%s/fatbuild_runtime.h", FB_INCLUDE_BUILD_DIR);
+#endif
+	char *s = strrchr(cand, '/');
+	*s = 0;
+	if (!realpath(cand, inc))
+		snprintf(inc, isize, "%.4000s (missing)", cand);
+}
+
+static int
+compiler(const char *label, const char *var, const char *def)
+{
+	const char *cc = getenv(var);
+	const char *how = cc && cc[0] ? var : "default";
+	if (!cc || !cc[0])
+		cc = def;
+	char path[PATH_MAX], ver[512];
+	/* $CC may carry words ("ccache gcc"): look up the first. */
+	char first[256];
+	snprintf(first, sizeof(first), "%.*s", (int)strcspn(cc, " \t"), cc);
+	if (which(first, path, sizeof(path)) != 0) {
+		printf("%-10s %s: NOT FOUND (from %s; set %s)\n", label, cc, how, var);
+		return 1;
+	}
+	const char *argv[] = {first, "--version", NULL};
+	capture(argv, ver, sizeof(ver), 0);
+	printf("%-10s %s (%s, from %s): %s\n", label, cc, path, how, ver);
+	return 0;
+}
 
 int
 cmd_env(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	warn("'env' is not implemented yet");
-	return AP_EXIT_FAIL;
+	int include_only = 0;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			usage(stdout);
+			return AP_EXIT_OK;
+		} else if (strcmp(argv[i], "--include-paths") == 0) {
+			include_only = 1;
+		} else {
+			warn("env: unknown argument '%s'", argv[i]);
+			usage(stderr);
+			return AP_EXIT_USAGE;
+		}
+	}
+	char lib[PATH_MAX], inc[PATH_MAX], home[PATH_MAX];
+	runtime_paths(lib, sizeof(lib), inc, sizeof(inc));
+	struct ap_error ae = {0};
+	int have_home = ap_cuda_home(home, sizeof(home), &ae) == 0;
+	if (include_only) {
+		printf("%s\n", inc);
+		if (have_home)
+			printf("%s/include\n", home);
+		return AP_EXIT_OK;
+	}
+	int missing = 0;
+	const char *ch = getenv("CUDA_HOME");
+	char nvpath[PATH_MAX];
+	const char *how = ch && ch[0] ? "CUDA_HOME" : which("nvcc", nvpath, sizeof(nvpath)) == 0 ? "nvcc on PATH"
+	                                                                                         : "default location";
+	if (have_home)
+		printf("%-10s %s (from %s)\n", "CUDA_HOME", home, how);
+	else
+		printf("%-10s NOT FOUND: %s\n", "CUDA_HOME", ae.msg);
+
+	struct fb_nvrtc_info ni;
+	struct fb_error fe = {0};
+	if (fb_nvrtc_info(have_home ? home : NULL, &ni, &fe) == 0) {
+		printf("%-10s %d.%d (%s); arches:", "NVRTC", ni.version / 1000, ni.version % 1000 / 10, ni.path);
+		for (int i = 0; i < ni.narchs; i++)
+			printf(" sm_%d", ni.archs[i]);
+		printf("\n");
+	} else {
+		printf("%-10s NOT FOUND: %s\n", "NVRTC", fe.msg);
+		missing = 1;
+	}
+
+	char nvcc[PATH_MAX + 16], out[16384];
+	snprintf(nvcc, sizeof(nvcc), "%s/bin/nvcc", have_home ? home : "/usr/local/cuda");
+	if (access(nvcc, X_OK) == 0) {
+		const char *v[] = {nvcc, "--version", NULL};
+		capture(v, out, sizeof(out), 1);
+		const char *rel = strstr(out, "release ");
+		char ver[32] = "?";
+		if (rel)
+			snprintf(ver, sizeof(ver), "%.*s", (int)strcspn(rel + 8, ","), rel + 8);
+		const char *l[] = {nvcc, "--list-gpu-arch", NULL};
+		capture(l, out, sizeof(out), 1);
+		for (char *p = out; *p; p++)
+			if (*p == '\n')
+				*p = ' ';
+		size_t n = strlen(out);
+		while (n && out[n - 1] == ' ')
+			out[--n] = 0;
+		printf("%-10s %s (%s; for --backend nvcc); arches: %s\n", "nvcc", ver, nvcc, out);
+	} else {
+		printf("%-10s not found at %s (only --backend nvcc needs it)\n", "nvcc", nvcc);
+	}
+
+	const char *nj = getenv("FATBUILD_NINJA");
+	const char *njhow = nj && nj[0] ? "FATBUILD_NINJA" : "PATH";
+	if (!nj || !nj[0])
+		nj = "ninja";
+	char njpath[PATH_MAX];
+	if (which(nj, njpath, sizeof(njpath)) == 0) {
+		const char *v[] = {njpath, "--version", NULL};
+		capture(v, out, sizeof(out), 0);
+		printf("%-10s %s (%s, from %s)\n", "ninja", out, njpath, njhow);
+	} else {
+		printf("%-10s NOT FOUND ('%s' from %s): install it (apt-get install ninja-build, pip install ninja) "
+		       "or set FATBUILD_NINJA\n",
+		       "ninja", nj, njhow);
+		missing = 1;
+	}
+	missing |= compiler("CC", "CC", "cc");
+	missing |= compiler("CXX", "CXX", "c++");
+	printf("%-10s %s\n", "runtime", lib);
+	printf("%-10s %s\n", "include", inc);
+	const char *bd = getenv("FATBUILD_BUILD_DIR");
+	const char *tmp = getenv("TMPDIR");
+	if (bd && bd[0])
+		printf("%-10s %s/NAME (from FATBUILD_BUILD_DIR)\n", "build dir", bd);
+	else
+		printf("%-10s %s/fatbuild-%ld/NAME (default; set FATBUILD_BUILD_DIR)\n", "build dir",
+		       tmp && tmp[0] ? tmp : "/tmp", (long)getuid());
+	char cache[PATH_MAX];
+	if (fb_cache_dir(cache, sizeof(cache), &fe) == 0)
+		printf("%-10s %s\n", "cache", cache);
+	const char *arch = getenv("TORCH_CUDA_ARCH_LIST");
+	printf("%-10s %s\n", "arch list", arch && arch[0] ? arch : "auto (TORCH_CUDA_ARCH_LIST is unset)");
+	if (missing)
+		warn("env: something the build needs is missing (see NOT FOUND above)");
+	return missing ? AP_EXIT_FAIL : AP_EXIT_OK;
 }

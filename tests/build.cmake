@@ -1,0 +1,12 @@
+# build.cmake: tests of the extension-build module (embed, ninja, build, runtime).
+# build_test (tests/build_test.c) loads built extensions against the fake driver, so it needs
+# the fake libcuda.so.1 and the runtime library built first.
+add_dependencies(build_test fakecuda fatbuild_runtime fatbuild)
+set_tests_properties(build_test PROPERTIES TIMEOUT 300)
+
+# Shell-driven: incremental rebuilds, paths with spaces, the nvcc backend.
+foreach(t IN ITEMS incremental nvcc)
+  add_test(NAME build_${t} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/build_${t}.sh)
+  set_tests_properties(build_${t} PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS build TIMEOUT 600
+                       SKIP_RETURN_CODE 77)
+endforeach()
