@@ -315,11 +315,11 @@ struct tools {
 static int
 find_tools(const struct fb_build_opts *o, bool need_nvcc, struct tools *t, struct fb_error *err)
 {
-	const char *fb = o->fatbuild ? o->fatbuild : getenv("FATBUILD");
+	const char *fb = o->fatbuild ? o->fatbuild : getenv("FATBUILD_PROGRAM");
 	if (!fb || !fb[0])
 		fb = "fatbuild";
 	if (which(fb, t->fatbuild) != 0)
-		return fail(err, FB_ENOTOOL, "cannot find the fatbuild program '%s' (set FATBUILD or put it on PATH)", fb);
+		return fail(err, FB_ENOTOOL, "cannot find the fatbuild program '%s' (set FATBUILD_PROGRAM or put it on PATH)", fb);
 	char dir[PATHMAX];
 	bfmt(dir, sizeof(dir), "%s", t->fatbuild);
 	char *slash = strrchr(dir, '/');

@@ -148,8 +148,8 @@ cmd_build(int argc, char **argv)
 	o.defines = def;
 	char self[4096];
 	self_path(self, sizeof(self));
-	if (self[0] && !getenv("FATBUILD"))
-		o.fatbuild = self;
+	if (self[0])
+		o.fatbuild = self; /* the edges call back into this very program */
 	struct fb_build_result res;
 	struct fb_error err = {0};
 	if (fb_build(&o, &res, &err) != 0) {

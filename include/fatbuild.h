@@ -455,7 +455,7 @@ struct fb_build_opts {
 	bool verbose;            /* ninja -v (commands are echoed to the child's stdout) */
 	bool emit_ninja_only;    /* write build.ninja and stop */
 	bool executable;         /* link a program instead of a shared library */
-	const char *fatbuild;    /* the fatbuild program the edges run; NULL: FATBUILD, else "fatbuild" */
+	const char *fatbuild;    /* the fatbuild program the edges run; NULL: FATBUILD_PROGRAM, else "fatbuild" on PATH */
 	const char *runtime_lib; /* libfatbuild_runtime.a; NULL: FATBUILD_RUNTIME, else beside fatbuild */
 	const char *include_dir; /* dir of fatbuild_runtime.h; NULL: FATBUILD_INCLUDE, else beside fatbuild */
 	const char *ninja;       /* NULL: FATBUILD_NINJA, else "ninja" on PATH */

@@ -6,6 +6,7 @@ set -u
 : "${FATBUILD_BIN:?}" "${FB_SOURCE_DIR:?}"
 work=$(mktemp -d "${TMPDIR:-/tmp}/fb build.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+export FATBUILD_CACHE_DIR="$work/cache"
 src="$work/src dir"
 out="$work/out dir/libsaxpy.so"
 mkdir -p "$src" "$work/out dir"
