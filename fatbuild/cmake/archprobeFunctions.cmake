@@ -7,11 +7,12 @@
 # The list comes from, in this order:
 #   1. ARCH_LIST: any arch-list syntax fatbuild reads (8.0 8.6+PTX, 80-real;86, sm_90a, Ampere, all-major)
 #   2. the TORCH_CUDA_ARCH_LIST environment variable, when set and not empty
-#   3. the visible GPUs, found by running archprobe (ARCHPROBE_ARCHS in the environment replaces the probe)
+#   3. the visible GPUs, found by running archprobe (ARCHPROBE_ARCHS in the environment replaces the
+#      probe: for docker build and CI)
 #   4. when archprobe finds no usable GPU (no driver, stub driver, no device, driver error, timeout):
 #      FALLBACK, else the ARCHPROBE_FALLBACK environment variable, else all-major; a notice says why.
 #      With STRICT there is no fallback: configuring stops with FATAL_ERROR and archprobe's reason.
-# Also sets <var>_SOURCE to ARCH_LIST, TORCH_CUDA_ARCH_LIST, devices or fallback.
+# Also sets <var>_SOURCE to ARCH_LIST, TORCH_CUDA_ARCH_LIST, devices, ARCHPROBE_ARCHS or fallback.
 #
 # The list is checked against the CUDA toolkit of CMAKE_CUDA_COMPILER (when set), else CUDA_HOME, else
 # the nvcc on PATH, else /usr/local/cuda. An arch the toolkit lacks, an unparseable item or anything
@@ -32,6 +33,7 @@ function(_archprobe_to_cmake out text what)
                         "install archprobe and fatbuild together, or set FATBUILD_EXECUTABLE")
   endif()
   # One argument: ';' would split it into several here, and every arch-list separator is equivalent.
+  string(REPLACE "\\;" " " text "${text}")
   string(REPLACE ";" " " text "${text}")
   set(cmd "${fb}" flags --arch-list "${text}" --format cmake)
   set(env "")
@@ -69,6 +71,9 @@ endfunction()
 
 function(archprobe_cuda_architectures var)
   cmake_parse_arguments(PARSE_ARGV 1 arg "STRICT" "" "ARCH_LIST;FALLBACK")
+  # PARSE_ARGV keeps a quoted "7.5;8.0" as one item with an escaped ';'.
+  string(REPLACE "\\;" ";" arg_ARCH_LIST "${arg_ARCH_LIST}")
+  string(REPLACE "\\;" ";" arg_FALLBACK "${arg_FALLBACK}")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "archprobe_cuda_architectures: unknown arguments '${arg_UNPARSED_ARGUMENTS}' "
                         "(usage: archprobe_cuda_architectures(<var> [ARCH_LIST <list>] [FALLBACK <list>] [STRICT]))")
@@ -84,16 +89,31 @@ function(archprobe_cuda_architectures var)
       message(FATAL_ERROR "archprobe_cuda_architectures: the archprobe tool was not found "
                           "(ARCHPROBE_EXECUTABLE='${ARCHPROBE_EXECUTABLE}')")
     endif()
-    execute_process(COMMAND "${ARCHPROBE_EXECUTABLE}" --format torch
+    # No fallback in archprobe (not even ARCHPROBE_FALLBACK): it is decided here, with STRICT and the notice.
+    set(cmd "${CMAKE_COMMAND}" -E env --unset=ARCHPROBE_FALLBACK)
+    if(CMAKE_CUDA_COMPILER)
+      get_filename_component(bin "${CMAKE_CUDA_COMPILER}" DIRECTORY)
+      get_filename_component(home "${bin}" DIRECTORY)
+      list(APPEND cmd "CUDA_HOME=${home}")
+    endif()
+    list(APPEND cmd "${ARCHPROBE_EXECUTABLE}" --format torch)
+    if(arg_STRICT)
+      list(APPEND cmd --strict)
+    endif()
+    execute_process(COMMAND ${cmd}
                     RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e
                     OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_STRIP_TRAILING_WHITESPACE)
     string(REGEX REPLACE "^archprobe: " "" e "${e}")
     string(REGEX REPLACE "\narchprobe: " "\n" e "${e}")
     if(rc EQUAL 0 AND NOT o STREQUAL "")
-      # The devices, as SASS each plus PTX for the newest (fatbuild's rules for native).
+      # The devices as archprobe answers for them (8.6 9.0+PTX: SASS each, PTX for the newest).
       _archprobe_to_cmake(archs "${o}" "the visible GPUs (archprobe)")
-      set(source devices)
-    elseif(rc MATCHES "^[13456]$")
+      if(NOT "$ENV{ARCHPROBE_ARCHS}" STREQUAL "")
+        set(source ARCHPROBE_ARCHS)
+      else()
+        set(source devices)
+      endif()
+    elseif(rc MATCHES "^[134567]$")
       set(why "${e}")
       if(why STREQUAL "")
         set(why "archprobe found no usable GPU")

@@ -49,10 +49,12 @@ function(fatbuild_gencode_flags var)
   else()
     set(text auto)
   endif()
+  string(REPLACE "\\;" " " text "${text}")
   string(REPLACE ";" " " text "${text}")
   set(cmd ${envp} "${fb}" flags --arch-list "${text}" --format nvcc)
   if(NOT "${arg_FALLBACK}" STREQUAL "")
-    string(REPLACE ";" " " fallback "${arg_FALLBACK}")
+    string(REPLACE "\\;" " " fallback "${arg_FALLBACK}")
+    string(REPLACE ";" " " fallback "${fallback}")
     list(APPEND cmd --fallback "${fallback}")
   endif()
   execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e
@@ -78,7 +80,7 @@ endfunction()
 function(fatbuild_add_extension target)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "BACKEND;OUTPUT_NAME" "SOURCES;ARCH_LIST;OPTIONS")
   if(arg_UNPARSED_ARGUMENTS)
-    message(FATAL_ERROR "fatbuild_add_extension: unknown arguments '${arg_UNPARSED_ARGUMENTS}'")
+    message(FATAL_ERROR "fatbuild_add_extension(${target}): unknown arguments '${arg_UNPARSED_ARGUMENTS}'")
   endif()
   if(NOT arg_SOURCES)
     message(FATAL_ERROR "fatbuild_add_extension(${target}): SOURCES is required")
@@ -102,22 +104,29 @@ function(fatbuild_add_extension target)
     get_filename_component(s "${s}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
     list(APPEND srcs "${s}")
   endforeach()
-  set(cmd ${envp} "${fb}" build)
+  set(cmd ${envp} "${fb}" build --build-dir "${CMAKE_CURRENT_BINARY_DIR}/${target}.fatbuild")
   if(NOT "${arg_ARCH_LIST}" STREQUAL "")
-    string(REPLACE ";" " " text "${arg_ARCH_LIST}")
+    string(REPLACE "\\;" " " text "${arg_ARCH_LIST}")
+    string(REPLACE ";" " " text "${text}")
     list(APPEND cmd --arch-list "${text}")
   endif()
   if(arg_BACKEND)
     list(APPEND cmd --backend ${arg_BACKEND})
   endif()
   list(APPEND cmd ${arg_OPTIONS} -o "${out}" ${srcs})
-  add_custom_command(OUTPUT "${out}"
-                     COMMAND ${cmd}
-                     DEPENDS ${srcs} "${fb}"
-                     WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
-                     COMMENT "fatbuild: building extension ${name}"
-                     VERBATIM)
-  add_custom_target(${target} ALL DEPENDS "${out}")
+  # fatbuild build is incremental itself (its own ninja file tracks sources, included headers,
+  # flags and the arch list) and leaves OUT untouched when nothing changed, so the target runs
+  # it on every build instead of guessing the dependencies from here.
+  add_custom_target(${target} ALL
+                    COMMAND ${cmd}
+                    BYPRODUCTS "${out}"
+                    DEPENDS ${srcs}
+                    WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"
+                    COMMENT "fatbuild build ${name}"
+                    VERBATIM)
   set_target_properties(${target} PROPERTIES FATBUILD_OUTPUT "${out}")
+  # <target>::extension: link it like a library (its kernels' host wrappers), or load it at run time.
+  add_library(${target}::extension INTERFACE IMPORTED GLOBAL)
+  set_target_properties(${target}::extension PROPERTIES INTERFACE_LINK_LIBRARIES "${out}")
   set(${target}_FILE "${out}" PARENT_SCOPE)
 endfunction()

@@ -20,6 +20,7 @@ cuda=${CUDA_HOME:-/usr/local/cuda}
 cc=${FB_CONSUMER_CC:-cc}
 cflags=${FB_CONSUMER_CFLAGS:-}
 work=$CONSUMER_ROOT/$step
+mkdir -p "$CONSUMER_ROOT"
 fails=0
 
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
@@ -119,8 +120,8 @@ cmake-archs)
 		expect_eq "archs" "$archs" "$(fatbuild --arch-list native --format cmake)"
 	else
 		expect_eq "source (no GPU visible)" "$source" fallback
-		expect_eq "archs" "$archs" "75-real;80-real"
-		expect_grep "the notice names the fallback" "using the fallback list '7.5;8.0'" "$work/b.log"
+		expect_eq "archs" "$archs" "75-real;80"
+		expect_grep "the notice names the fallback" "using the fallback list '7.5;8.0\\+PTX'" "$work/b.log"
 		expect_grep "the notice says why" "no CUDA (driver|device)|stub|driver" "$work/b.log"
 	fi
 	expect_eq "fatbuild_gencode_flags" "$(cat "$work/b/gencode.txt")" \
@@ -129,8 +130,170 @@ cmake-archs)
 		fail "build failed:"; sed 's/^/  | /' "$work/build.log" >&2; finish
 	fi
 	expect_images "libsaxpy.so" "$work/b/libsaxpy.so" "$archs"
+	if gpu_visible; then
+		expect_eq "fatbuild check --arch native libsaxpy.so" \
+			"$(fatbuild check --quiet --arch native "$work/b/libsaxpy.so" >/dev/null 2>&1; echo $?)" 0
+	else
+		expect_eq "fatbuild check --arch 7.5,8.6,9.0 libsaxpy.so" \
+			"$(fatbuild check --quiet --arch 7.5,8.6,9.0 "$work/b/libsaxpy.so" >/dev/null 2>&1; echo $?)" 0
+		expect_eq "fatbuild check --arch 7.0 libsaxpy.so (no image)" \
+			"$(fatbuild check --quiet --arch 7.0 "$work/b/libsaxpy.so" >/dev/null 2>&1; echo $?)" 1
+	fi
 	expect_eq "libcheck (fatbuild::fatbuild_static)" "$("$work/b/libcheck" | head -n1)" "80-real;86"
 	expect_eq "libcheck_shared (fatbuild::fatbuild)" "$("$work/b/libcheck_shared" | head -n1)" "80-real;86"
+	;;
+cmake-choices)
+	# Configure-only runs of the cmake-archs project (WITH_CUDA=OFF): where the list comes from,
+	# and that bad input or a misbehaving tool stops the configure instead of yielding a list.
+	copy_project cmake-archs
+	mkdir -p "$work/fake"
+	printf '#!/bin/sh\nprintf "No CUDA devices found.-real\\n"\n' >"$work/fake/fatbuild"
+	printf '#!/bin/sh\nprintf "No CUDA devices found.\\n"\n' >"$work/fake/archprobe"
+	chmod +x "$work/fake/fatbuild" "$work/fake/archprobe"
+	# archs_of DIR: "archs source" written by a configure that succeeded.
+	archs_of() { tr '\n' ' ' <"$work/$1/archs.txt" | sed 's/ $//'; }
+	# expect_configure WHAT DIR WANT-ARCHS WANT-SOURCE ARGS...
+	expect_configure() {
+		local what=$1 dir=$2 want="$3 $4"
+		shift 4
+		if configure "$what" "$dir" -DWITH_CUDA=OFF "$@"; then
+			expect_eq "$what" "$(archs_of "$dir")" "$want"
+		else
+			fail "$what: configure failed:"; sed 's/^/  | /' "$work/$dir.log" >&2
+		fi
+	}
+	# expect_refused WHAT DIR PATTERN ARGS...: the configure fails, saying PATTERN, and writes no list.
+	expect_refused() {
+		local what=$1 dir=$2 pat=$3
+		shift 3
+		if configure "$what" "$dir" -DWITH_CUDA=OFF "$@"; then
+			fail "$what: configure succeeded with '$(archs_of "$dir")'"
+		else
+			# CMake wraps messages: compare with the lines joined.
+			tr '\n' ' ' <"$work/$dir.log" | tr -s ' ' >"$work/$dir.joined"
+			expect_grep "$what: refused" "$pat" "$work/$dir.joined"
+			[ ! -e "$work/$dir/archs.txt" ] && ok "$what: no list written" || fail "$what: a list was written"
+		fi
+	}
+	expect_configure "ARCH_LIST 8.6+PTX;9.0a" list "86;90a-real" ARCH_LIST -DMY_ARCHS="8.6+PTX;9.0a"
+	expect_configure "ARCH_LIST in CMake syntax" cmk "80-real;86" ARCH_LIST -DMY_ARCHS="80-real;86"
+	TORCH_CUDA_ARCH_LIST="Ampere" expect_configure "TORCH_CUDA_ARCH_LIST=Ampere" torch "80-real;86" TORCH_CUDA_ARCH_LIST
+	ARCHPROBE_ARCHS="9.0 8.6" expect_configure "ARCHPROBE_ARCHS=9.0 8.6 (replaces the probe)" override \
+		"86-real;90" ARCHPROBE_ARCHS
+	expect_refused "ARCH_LIST with a bad item" bad "'bogus'.*not an arch" -DMY_ARCHS="8.0;bogus"
+	expect_refused "ARCH_LIST the toolkit lacks" old "sm_70 is not supported" -DMY_ARCHS="7.0"
+	expect_refused "a tool that prints garbage" garbage "refusing to use it" -DMY_ARCHS="8.0" \
+		-DFATBUILD_EXECUTABLE="$work/fake/fatbuild"
+	if gpu_visible; then
+		expect_configure "STRICT with a GPU" strict "$(fatbuild --arch-list native --format cmake)" devices -DMY_STRICT=ON
+	else
+		expect_refused "STRICT without a GPU" strict "archprobe_cuda_architectures\\(STRICT\\): no GPU to build for" -DMY_STRICT=ON
+		expect_grep "STRICT says why" "no CUDA (driver|device)|stub|driver" "$work/strict.log"
+		ARCHPROBE_FALLBACK="8.9" expect_configure "ARCHPROBE_FALLBACK does not pass for a device" envfb \
+			"75-real;80" fallback
+		expect_refused "a probe that prints garbage" garbage2 "GPUs \\(archprobe\\) 'No CUDA devices found\\.' cannot be used" \
+			-DARCHPROBE_EXECUTABLE="$work/fake/archprobe"
+	fi
+	;;
+cmake-ext)
+	copy_project cmake-ext
+	if ! configure "configure" b; then
+		fail "configure failed:"; sed 's/^/  | /' "$work/b.log" >&2; finish
+	fi
+	if ! cmake --build "$work/b" >"$work/build.log" 2>&1; then
+		fail "build failed:"; sed 's/^/  | /' "$work/build.log" >&2; finish
+	fi
+	ext=$work/b/libsaxpy_ext.so
+	expect_images "libsaxpy_ext.so (NVRTC)" "$ext" "80-real;90"
+	expect_images "libsaxpy_nvcc.so (nvcc)" "$work/b/libsaxpy_nvcc.so" "80-real"
+	expect_eq "fatbuild check --arch 8.6,9.0,12.0 libsaxpy_ext.so" \
+		"$(fatbuild check --quiet --arch 8.6,9.0,12.0 "$ext" >/dev/null 2>&1; echo $?)" 0
+	expect_eq "fatbuild check --arch 7.5 libsaxpy_ext.so (no image)" \
+		"$(fatbuild check --quiet --arch 7.5 "$ext" >/dev/null 2>&1; echo $?)" 1
+	# The program linked against the extension runs and reaches the runtime.
+	"$work/b/use_ext" >"$work/use_ext.out" 2>&1
+	rc=$?
+	if gpu_visible; then
+		expect_eq "use_ext with a GPU" "$rc" 0
+	else
+		expect_eq "use_ext without a driver: exit" "$rc" 3
+		expect_grep "use_ext reports the runtime's reason" "^saxpy_ready: 1: .+" "$work/use_ext.out"
+	fi
+	# Dependencies: nothing changed -> the extension is not rewritten; a source changed -> rebuilt.
+	before=$(stat -c %Y.%s "$ext")
+	sleep 1
+	cmake --build "$work/b" >"$work/rebuild0.log" 2>&1 || fail "no-op rebuild failed"
+	expect_eq "no-op build leaves the extension alone" "$(stat -c %Y.%s "$ext")" "$before"
+	printf '\n/* changed */\n' >>"$work/src/saxpy_host.c"
+	cmake --build "$work/b" >"$work/rebuild1.log" 2>&1 || fail "rebuild after a change failed"
+	[ "$(stat -c %Y.%s "$ext")" != "$before" ] && ok "a changed source rebuilds the extension" ||
+		fail "the extension was not rebuilt after saxpy_host.c changed"
+	expect_images "rebuilt libsaxpy_ext.so" "$ext" "80-real;90"
+	;;
+make)
+	copy_project make
+	if ! make -C "$work/src" CC="$cc" CFLAGS="$cflags" LDFLAGS="$cflags" NVCC="$cuda/bin/nvcc" >"$work/make.log" 2>&1; then
+		fail "make failed:"; sed 's/^/  | /' "$work/make.log" >&2; finish
+	fi
+	expect_images "saxpy.o (ARCHS=7.5 8.0)" "$work/src/saxpy.o" "75-real;80-real"
+	expect_eq "libcheck (pkg-config fatbuild)" "$("$work/src/libcheck" | head -n1)" "80-real;86"
+	make -C "$work/src" clean >/dev/null 2>&1
+	if make -C "$work/src" ARCHS="Hopper+PTX 10.0" CC="$cc" CFLAGS="$cflags" NVCC="$cuda/bin/nvcc" saxpy.o \
+		>"$work/make2.log" 2>&1; then
+		expect_images "saxpy.o (ARCHS=Hopper+PTX 10.0)" "$work/src/saxpy.o" "90;100-real"
+	else
+		fail "make ARCHS='Hopper+PTX 10.0' failed:"; sed 's/^/  | /' "$work/make2.log" >&2
+	fi
+	make -C "$work/src" clean >/dev/null 2>&1
+	if make -C "$work/src" ARCHS="8.0 bogus" NVCC="$cuda/bin/nvcc" saxpy.o >"$work/make3.log" 2>&1; then
+		fail "make with ARCHS='8.0 bogus' succeeded"
+	else
+		expect_grep "a bad ARCHS stops make" "could not turn ARCHS=\"8.0 bogus\"" "$work/make3.log"
+		[ ! -e "$work/src/saxpy.o" ] && ok "nothing compiled for a bad ARCHS" || fail "saxpy.o built for a bad ARCHS"
+	fi
+	;;
+meson)
+	if ! command -v meson >/dev/null 2>&1; then
+		echo "SKIP: meson is not installed (pip install meson, or apt-get install meson)"
+		exit 77
+	fi
+	copy_project meson
+	if ! CC="$cc" CFLAGS="$cflags" LDFLAGS="$cflags" meson setup "$work/src" "$work/b" >"$work/setup.log" 2>&1; then
+		fail "meson setup failed:"; sed 's/^/  | /' "$work/setup.log" >&2; finish
+	fi
+	if ! meson compile -C "$work/b" >"$work/compile.log" 2>&1; then
+		fail "meson compile failed:"; sed 's/^/  | /' "$work/compile.log" >&2; finish
+	fi
+	if gpu_visible; then
+		want=$(archprobe --format cmake)
+	else
+		want=$(fatbuild --arch-list "7.5;8.0+PTX" --format cmake 2>/dev/null)
+		expect_grep "archprobe's notice is shown" "building for the fallback list" "$work/setup.log"
+	fi
+	expect_images "saxpy.o" "$work/b/saxpy.o" "$want"
+	for a in $(echo "$want" | tr ';' ' '); do
+		sm=${a%-real}
+		expect_images "saxpy.sm_$sm.cubin" "$work/b/saxpy.sm_$sm.cubin" "$sm-real"
+	done
+	expect_eq "libcheck (dependency('fatbuild'))" "$("$work/b/libcheck" | head -n1)" "80-real;86"
+	;;
+readme)
+	# Each README block that follows "<!-- from tests/consumers/FILE -->" must be made of lines of
+	# FILE (compared without leading and trailing blanks): the snippets are the tested projects.
+	readme=$FB_SOURCE_DIR/README.md
+	n=0
+	while IFS=$'\t' read -r file line; do
+		n=$((n + 1))
+		trimmed=$(printf '%s' "$line" | sed 's/^[[:space:]]*//; s/[[:space:]]*$//')
+		[ -z "$trimmed" ] && continue
+		if sed 's/^[[:space:]]*//; s/[[:space:]]*$//' "$here/$file" | grep -qxF -- "$trimmed"; then :; else
+			fail "README line not in tests/consumers/$file: $trimmed"
+		fi
+	done < <(awk '
+		/<!-- from tests\/consumers\/[^ ]+ -->/ { match($0, /tests\/consumers\/[^ ]+/); f = substr($0, RSTART + 16, RLENGTH - 16); want = 1; next }
+		want && /^```/ { if (inblock) { inblock = 0; want = 0 } else inblock = 1; next }
+		inblock { print f "\t" $0 }' "$readme")
+	[ $n -gt 0 ] && ok "$n README snippet lines checked" || fail "no '<!-- from tests/consumers/... -->' snippets in README.md"
 	;;
 *)
 	echo "run.sh: unknown step '$step'" >&2
