@@ -66,6 +66,7 @@ enum { FMT_TABLE = 100, FMT_JSON, FMT_NVPTX_ARCH, FMT_NVCC_QUERY };
 struct cli {
 	int fmt;
 	const char *arch_list, *fallback, *cuda_version;
+	const char *fallback_opt; /* --fallback; NULL when it came from ARCHPROBE_FALLBACK */
 	bool strict, silent, verbose;
 	struct ap_probe_opts probe;
 };
@@ -170,7 +171,7 @@ parse_args(int argc, char **argv, struct cli *c)
 				                   "bazel, nvptx-arch, nvcc-query)", optarg);
 			break;
 		case O_ARCH: c->arch_list = optarg; break;
-		case O_FALLBACK: c->fallback = optarg; break;
+		case O_FALLBACK: c->fallback = c->fallback_opt = optarg; break;
 		case O_STRICT: c->strict = true; break;
 		case O_TIMEOUT:
 			c->probe.timeout = strtod(optarg, &end);
@@ -541,8 +542,12 @@ main(int argc, char **argv)
 	bool list_fmt;
 	int rc;
 
-	if ((rc = ap_probe_child_main(argc, argv)) >= 0)
+	if ((rc = ap_probe_child_main(argc, argv)) >= 0) {
+		if (rc == AP_EXIT_USAGE)
+			fprintf(stderr, "archprobe: %s is the internal helper mode of ap_probe (protocol "
+			        "--probe-child=1, result on fd 3)\n", argv[1]);
 		return rc;
+	}
 	if ((rc = parse_args(argc, argv, &c)) != 0)
 		return rc < 0 ? AP_EXIT_OK : rc;
 	silent = c.silent;
@@ -566,7 +571,7 @@ main(int argc, char **argv)
 			goto out;
 		}
 		if ((rc = load_toolkit(&c, &tk, &err)) != 0 ||
-		    (ro.fallback = c.fallback, rc = ap_archlist_resolve(c.arch_list, &ro, &l, &err)) != 0) {
+		    (ro.fallback = c.fallback_opt, rc = ap_archlist_resolve(c.arch_list, &ro, &l, &err)) != 0) {
 			msg("%s", err.msg);
 			rc = ap_exit_code(err.code);
 			goto out;
@@ -648,9 +653,7 @@ main(int argc, char **argv)
 	if (r->status == AP_PROBE_OK)
 		rc = ap_archlist_resolve("native", &ro, &l, &err);
 	if (r->status != AP_PROBE_OK || (rc != 0 && c.fallback && err.code == AP_EUNSUPPORTED)) {
-		if (rc)
-			msg("%s", err.msg);
-		ro.fallback = c.fallback;
+		ro.fallback = c.fallback_opt; /* else the engine reads ARCHPROBE_FALLBACK and says so */
 		rc = ap_archlist_resolve("auto", &ro, &l, &err);
 	}
 	if (rc) {

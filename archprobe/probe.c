@@ -600,7 +600,10 @@ advise(struct ap_probe_result *r, const char *libcuda)
 		}
 		break;
 	case AP_PROBE_NO_DRIVER:
-		if (libcuda)
+		/* dlerror() starts with the file name: do not say it twice */
+		if (libcuda && !strncmp(detail, libcuda, strlen(libcuda)) && !strncmp(detail + strlen(libcuda), ": ", 2))
+			say(r, "cannot load %s", detail);
+		else if (libcuda)
 			say(r, "cannot load %s: %s", libcuda, detail);
 		else if (nvidia_pci_present())
 			say(r,

@@ -1,0 +1,17 @@
+# A hanging driver is killed at the timeout, a crashing one is reported (spec probe.md §8 (10)):
+# both exit 6 and the caller survives.
+. "$FB_TESTS_DIR/cli/probe_prelude.inc"
+export FAKECUDA_DEVICES=8.6
+start=$(date +%s%N)
+run FAKECUDA_HANG=1 $ARCHPROBE --timeout 1 --format cmake
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+[ $ms -lt 2500 ] && echo "returned within the timeout" || echo "took $ms ms for --timeout 1"
+start=$(date +%s%N)
+run FAKECUDA_HANG=1 ARCHPROBE_TIMEOUT=0.3 $ARCHPROBE --format cmake
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+[ $ms -lt 1500 ] && echo "returned within the timeout" || echo "took $ms ms for ARCHPROBE_TIMEOUT=0.3"
+run FAKECUDA_SLEEP_MS=200 ARCHPROBE_TIMEOUT=5 $ARCHPROBE --format cmake --cuda-version 13.0
+run FAKECUDA_ABORT=1 $ARCHPROBE --format cmake
+run FAKECUDA_SEGV=1 $ARCHPROBE --format json
+run FAKECUDA_ABORT=1 $ARCHPROBE --format cmake --fallback 9.0 --cuda-version 13.0
+run FAKECUDA_HANG=1 $ARCHPROBE --timeout 0.2 --format nvptx-arch --silent
