@@ -207,6 +207,8 @@ load(void)
 	const char *devs = getenv("FAKECUDA_DEVICES"), *v;
 	int order[FAKE_MAX_DEV];
 
+	memset(&state, 0, sizeof(state));
+
 	state.driver = (v = getenv("FAKECUDA_DRIVER")) ? atoi(v) : 13000;
 	state.init_rc = (v = getenv("FAKECUDA_INIT")) ? atoi(v) : 0;
 	if (devs && *devs) {
@@ -342,6 +344,9 @@ cuInit(unsigned int flags)
 	}
 	if (flags != 0)
 		return 1;
+	/* Re-read the configuration: a test probing in its own process twice (in-process mode
+	 * keeps an initialized driver loaded) sees its new settings, as a fresh process would. */
+	load();
 	if (s->config_error)
 		return 999;
 	if ((rc = s->init_rc) != 0 || (rc = fake_fail("cuInit", -1, -1)) != 0)
