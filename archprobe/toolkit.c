@@ -336,7 +336,9 @@ nvrtc_query(const char *home, int *version, int *sm, int *nsm, char *path, size_
 				continue;
 			if (access(p, R_OK) != 0)
 				continue;
-			void *h = dlopen(p, RTLD_NOW | RTLD_LOCAL);
+			/* RTLD_NODELETE: unloading NVRTC would also unload the libstdc++ it pulled in,
+			 * leaking libstdc++'s exception pool (LeakSanitizer reports 72704 bytes). */
+			void *h = dlopen(p, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
 			if (!h) {
 				const char *e = dlerror();
 				snprintf(why, whysize, "cannot load %.200s: %.200s", p, e ? e : "?");
