@@ -436,7 +436,8 @@ collect(pid_t pid, int rfd, double timeout, const char *what, struct ap_probe_re
 		r->status = AP_PROBE_CRASHED;
 		snprintf(r->reason, sizeof(r->reason), "%s exited with status %d without a result%s", what,
 		         WEXITSTATUS(wstatus),
-		         WEXITSTATUS(wstatus) == AP_EXIT_USAGE ? " (not an archprobe of this version?)" : "");
+		         WEXITSTATUS(wstatus) == AP_EXIT_USAGE ? " (not an archprobe of this version?)"
+		         : WEXITSTATUS(wstatus) == 127 ? " (it could not be executed)" : "");
 	} else {
 		r->status = AP_PROBE_CRASHED;
 		snprintf(r->reason, sizeof(r->reason), "%s ended without a result", what);
@@ -453,6 +454,10 @@ probe_child(const struct ap_probe_opts *opts, const char *libcuda, double timeou
 
 	if (opts && opts->helper && *opts->helper) {
 		snprintf(helper, sizeof(helper), "%s", opts->helper);
+		if (access(helper, X_OK) != 0) {
+			seterr(err, AP_EIO, "cannot run the probe helper %s: %s", helper, strerror(errno));
+			return AP_EIO;
+		}
 	} else if (opts && opts->helper) {
 		helper[0] = 0; /* "": fork */
 	} else if (!find_helper(helper, sizeof(helper))) {
