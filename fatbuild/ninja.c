@@ -87,14 +87,14 @@ escape(const char *in, const char *special, const char *what, char **out, struct
 	for (const char *p = in; *p; p++) {
 		if (*p == '\n' || *p == '\r')
 			return fail(err, FB_EINVAL, "a newline cannot be written into build.ninja (in %s)", what);
-		if (*p == '$' || strchr(special, *p))
+		if (*p == '$' || strchr(special, *p) || (p == in && *p == ' ')) /* ninja drops leading blanks */
 			extra++;
 	}
 	char *o = malloc(strlen(in) + extra + 1), *w = o;
 	if (!o)
 		return fail(err, FB_ENOMEM, "%s: out of memory", what);
 	for (const char *p = in; *p; p++) {
-		if (*p == '$' || strchr(special, *p))
+		if (*p == '$' || strchr(special, *p) || (p == in && *p == ' '))
 			*w++ = '$';
 		*w++ = *p;
 	}
@@ -106,6 +106,10 @@ escape(const char *in, const char *special, const char *what, char **out, struct
 int
 fb_ninja_escape_path(const char *path, char **out, struct fb_error *err)
 {
+	if (path && strchr(path, '|')) { /* ninja ends a path at '|' and has no escape for it */
+		*out = NULL;
+		return fail(err, FB_EINVAL, "ninja cannot express a path containing '|': %.200s", path);
+	}
 	return escape(path, " :", "a path", out, err);
 }
 
