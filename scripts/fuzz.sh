@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# fuzz.sh: builds every libFuzzer target (clang, ASan+UBSan; tests/fuzz/fuzz_*.c) and runs each
+# for SECONDS over its seed corpus, printing executions per target and any crash.
+#   scripts/fuzz.sh [SECONDS]        default 60 per target; builds in build-fuzz (FB_FUZZ_DIR)
+#   scripts/fuzz.sh --seeds          regenerates the checked-in seeds tests/fuzz/corpus/*
+#                                    with the toolkit (nvcc-free: ptxas, the built fatbuild, ar)
+#   FB_FUZZ_TARGETS="fuzz_ninja fuzz_fatbin" scripts/fuzz.sh 30   only those targets
+# New corpus inputs go to $dir/fuzz-corpus/<target> (never the sources). A crash leaves
+# $dir/fuzz-out/<target>/crash-* ; copy it to tests/hardening/<target>/ (hardening_replay
+# replays every file there) and fix the code. Exit: 0 when no target crashed, 1 otherwise.
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+dir=${FB_FUZZ_DIR:-build-fuzz}
+jobs=$(nproc 2>/dev/null || echo 2)
+
+build() {
+	CC=clang cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFB_SANITIZE=ON -DFB_FUZZ=ON >/dev/null || exit 1
+	cmake --build "$dir" -j "$jobs" || exit 1
+}
+
+# Seeds: tiny inputs made by a fixed recipe; regenerate with --seeds after format changes.
+seeds() {
+	local c=tests/fuzz/corpus fb=${FATBUILD_BIN:-$dir/bin/fatbuild} t
+	local cuda=${CUDA_HOME:-/usr/local/cuda}
+	t=$(mktemp -d) || exit 1
+	trap 'rm -rf "$t"' RETURN
+	[ -x "$fb" ] || build
+	cat >"$t/k.ptx" <<'PTX'
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 p){ .reg .b64 %rd<2>; .shared .align 4 .b8 s[16]; ld.param.u64 %rd1, [p]; ret; }
+PTX
+	"$cuda/bin/ptxas" -arch=sm_80 -o "$t/k80.cubin" "$t/k.ptx" || exit 1
+	sed 's/sm_80/sm_90a/' "$t/k.ptx" >"$t/k90a.ptx"
+	"$cuda/bin/ptxas" -arch=sm_90a -o "$t/k90a.cubin" "$t/k90a.ptx" || exit 1
+	mkdir -p $c/fuzz_fatbin $c/fuzz_cubin $c/fuzz_hostelf $c/fuzz_archive $c/fuzz_ninja
+	rm -f $c/fuzz_fatbin/* $c/fuzz_cubin/* $c/fuzz_hostelf/* $c/fuzz_archive/* $c/fuzz_ninja/*
+	"$fb" pack -o $c/fuzz_fatbin/ptx_plain "$t/k.ptx" || exit 1
+	"$fb" pack --compress zstd -o $c/fuzz_fatbin/ptx_zstd "$t/k.ptx" || exit 1
+	"$fb" pack --compress lz4 --ident k.cu --cmdline -O3 -o $c/fuzz_fatbin/ptx_lz4 "$t/k.ptx" || exit 1
+	"$fb" pack -o $c/fuzz_fatbin/elf_ptx "$t/k80.cubin" "$t/k.ptx" || exit 1
+	"$fb" pack --compress zstd -o $c/fuzz_fatbin/elf_zstd "$t/k90a.cubin@sm_90a" || exit 1
+	cat $c/fuzz_fatbin/ptx_plain $c/fuzz_fatbin/ptx_lz4 >$c/fuzz_fatbin/two_containers
+	cp "$t/k80.cubin" $c/fuzz_cubin/sm80
+	cp "$t/k90a.cubin" $c/fuzz_cubin/sm90a
+	"$fb" embed -o $c/fuzz_hostelf/host.o $c/fuzz_fatbin/ptx_zstd || exit 1
+	cp $c/fuzz_fatbin/elf_ptx $c/fuzz_hostelf/fatbin
+	cp "$t/k80.cubin" $c/fuzz_hostelf/cubin
+	cp "$t/k.ptx" $c/fuzz_hostelf/ptx
+	# archives: one member with an odd size (padding byte), one with a long name
+	printf 'x' >"$t/odd.txt"
+	cp $c/fuzz_hostelf/host.o "$t/a_member_with_a_long_name.o"
+	(cd "$t" && ar rcS lib.a odd.txt a_member_with_a_long_name.o && ar rc libs.a odd.txt a_member_with_a_long_name.o) || exit 1
+	tail -c +9 "$t/lib.a" >$c/fuzz_archive/long_name_odd
+	tail -c +9 "$t/libs.a" >$c/fuzz_archive/symtab
+	cp "$t/lib.a" $c/fuzz_hostelf/archive
+	printf 'a b$c:d|e\0x $y\0o\0i' >$c/fuzz_ninja/specials
+	printf "it's \"q\"\0 lead\0/p/a b.o\0/p/c:d.cu" >$c/fuzz_ninja/quotes
+	printf '\0\0\0' >$c/fuzz_ninja/empty
+	du -sh $c
+}
+
+if [ "${1:-}" = --seeds ]; then
+	seeds
+	exit 0
+fi
+secs=${1:-60}
+build
+targets=${FB_FUZZ_TARGETS:-$(cd tests/fuzz && ls fuzz_*.c | sed 's/\.c$//')}
+status=0
+printf '%-16s %10s %8s %8s  %s\n' target execs exec/s corpus result
+for t in $targets; do
+	mkdir -p "$dir/fuzz-corpus/$t" "$dir/fuzz-out/$t" tests/fuzz/corpus/$t
+	log=$dir/fuzz-out/$t.log
+	(cd "$dir/fuzz-out/$t" && "$root/$dir/bin/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+		-print_final_stats=1 "$root/$dir/fuzz-corpus/$t" "$root/tests/fuzz/corpus/$t") >"$log" 2>&1
+	rc=$?
+	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+	speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+	ncorp=$(ls "$dir/fuzz-corpus/$t" | wc -l)
+	if [ $rc = 0 ]; then
+		res=ok
+	else
+		res="CRASH (rc $rc): $(ls "$dir/fuzz-out/$t"/crash-* "$dir/fuzz-out/$t"/leak-* "$dir/fuzz-out/$t"/timeout-* "$dir/fuzz-out/$t"/oom-* 2>/dev/null | tr '\n' ' ') see $log"
+		status=1
+	fi
+	printf '%-16s %10s %8s %8s  %s\n' "$t" "${execs:-?}" "${speed:-?}" "$ncorp" "$res"
+	[ $rc = 0 ] || grep -m3 -E "ERROR|SUMMARY|runtime error" "$log" | sed 's/^/    /'
+done
+exit $status
