@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -442,6 +443,17 @@ build_extension(void)
 	return rc;
 }
 
+typedef int (*saxpy_fn)(float, uint64_t, uint64_t, int, char *, size_t);
+
+static void *
+launch_thread(void *fn)
+{
+	saxpy_fn f;
+	*(void **)&f = fn;
+	intptr_t rc = f(1.0f, 0x1000, 0x2000, 100, NULL, 0);
+	return (void *)rc;
+}
+
 /* In a child (the fake reads its configuration once per process): device cc, call fn. */
 static int
 on_device(const char *cc, const char *what, const char *arg, char *out, size_t outsize, char *msg, size_t msgsize)
@@ -455,6 +467,10 @@ on_device(const char *cc, const char *what, const char *arg, char *out, size_t o
 		setenv("FAKECUDA_DEVICES", cc, 1);
 		if (strcmp(what, "nocontext") != 0)
 			setenv("FAKECUDA_CONTEXT", "0", 1);
+		if (strcmp(what, "library") == 0)
+			setenv("FBRT_LOADER", "library", 1);
+		if (strcmp(what, "threads") == 0)
+			setenv("FAKECUDA_LOG", arg, 1);
 		setenv("FBRT_LIBCUDA", fakecuda, 1);
 		char res[2048] = "";
 		void *h = dlopen(libpath, RTLD_NOW | RTLD_LOCAL);
@@ -470,9 +486,20 @@ on_device(const char *cc, const char *what, const char *arg, char *out, size_t o
 			*(void **)&image = cuda ? dlsym(cuda, "fakecuda_module_image") : NULL;
 			*(void **)&launch = cuda ? dlsym(cuda, "fakecuda_last_launch") : NULL;
 			char m[1024] = "";
-			if (strcmp(what, "lookup") == 0)
+			if (strcmp(what, "lookup") == 0) {
 				rc = look(arg, m, sizeof(m));
-			else
+			} else if (strcmp(what, "threads") == 0) {
+				/* Eight threads race to the first kernel call: one load, eight launches. */
+				pthread_t t[8];
+				rc = 0;
+				for (int i = 0; i < 8; i++)
+					pthread_create(&t[i], NULL, launch_thread, *(void **)&dev);
+				for (int i = 0; i < 8; i++) {
+					void *r;
+					pthread_join(t[i], &r);
+					rc |= (int)(intptr_t)r;
+				}
+			} else
 				rc = dev(2.0f, 0x1000, 0x2000, 1000, m, sizeof(m));
 			snprintf(res, sizeof(res), "%d\t%s\t%s\t%s", rc, image ? image() : "", launch ? launch() : "", m);
 		} else {
@@ -525,6 +552,24 @@ test_extension(void)
 		CHECK(rc == 0);
 		CHECK_STR(out, want);
 	}
+	/* cuLibraryLoadData instead of cuModuleLoadData. */
+	int rc0 = on_device("8.9", "library", NULL, out, sizeof(out), msg, sizeof(msg));
+	CHECK(rc0 == 0);
+	CHECK_STR(out, "sm_86|saxpy 4x1x1 256x1x1 shmem=0 image=sm_86");
+	/* Thread-safe, once: eight racing first calls load the fatbin once. */
+	char logpath[700];
+	snprintf(logpath, sizeof(logpath), "%s/fake.log", tmpdir);
+	rc0 = on_device("8.6", "threads", logpath, out, sizeof(out), msg, sizeof(msg));
+	CHECK(rc0 == 0);
+	char *log = slurp(logpath, NULL);
+	int loads = 0, launches = 0;
+	for (const char *p = log; p && (p = strstr(p, "cuModuleLoadData: ")) != NULL; p++)
+		loads++;
+	for (const char *p = log; p && (p = strstr(p, "cuLaunchKernel: ")) != NULL; p++)
+		launches++;
+	CHECK(loads == 1);
+	CHECK(launches == 8);
+	free(log);
 	/* No image fits 7.5: the message names the device's CC and the images carried. */
 	int rc = on_device("7.5", "launch", NULL, out, sizeof(out), msg, sizeof(msg));
 	CHECK(rc == 3); /* FBRT_ENOIMAGE */

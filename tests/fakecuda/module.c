@@ -13,7 +13,9 @@
  *                                (as if the application made one); unset: none is current
  * Test hooks (exported): fakecuda_module_image() is the image the last load chose ("sm_86",
  * "compute_86", "" after a failure); fakecuda_last_launch() describes the last launch
- * ("saxpy 4x1x1 256x1x1 args=4"). Memory is host malloc; launches are recorded, not run. */
+ * ("saxpy 4x1x1 256x1x1 shmem=0 image=sm_86"). Memory is host malloc; launches are recorded,
+ * and with FAKECUDA_EMULATE=1 a kernel named "saxpy" (float a, float *x, float *y, int n) is
+ * computed on the host, so that harnesses like tests/gpu/extension.sh can be dry-run. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -516,7 +518,15 @@ cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, uns
 	int rc = fake_fail("cuLaunchKernel", -1, -1);
 	if (rc)
 		return rc;
-	(void)params; /* not NULL-terminated: the kernel's signature gives the count */
+	/* params is not NULL-terminated: only the kernel's signature gives the count. */
+	const char *emu = getenv("FAKECUDA_EMULATE");
+	if (emu && strcmp(emu, "1") == 0 && strcmp(f->name, "saxpy") == 0 && params) {
+		float a = *(float *)params[0];
+		float *x = (float *)(uintptr_t) * (uint64_t *)params[1], *y = (float *)(uintptr_t) * (uint64_t *)params[2];
+		int n = *(int *)params[3];
+		for (uint64_t i = 0; i < (uint64_t)gx * bx && (int64_t)i < n; i++)
+			y[i] = a * x[i] + y[i];
+	}
 	pthread_mutex_lock(&lock);
 	snprintf(last_launch, sizeof(last_launch), "%s %ux%ux%u %ux%ux%u shmem=%u image=%s", f->name, gx, gy, gz, bx, by,
 	         bz, shmem, f->mod->image);
