@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# demo.sh: installs what is missing, builds into build/, and walks through the main jobs.
+# Each step is a function with a heading; engineers append steps at the end of the list below.
+#   scripts/demo.sh                 every step
+#   scripts/demo.sh step_archlist   only the named steps (after a build)
+#   FB_DEMO_BUILD=dir               build directory (default build/)
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+build=${FB_DEMO_BUILD:-build}
+fatbuild=$root/$build/bin/fatbuild
+archprobe=$root/$build/bin/archprobe
+
+step() { printf '\n==== %s\n' "$*"; }
+# show CMD ARGS...: prints "$ cmd args" (args with spaces quoted, the binary by its name), runs it.
+show() {
+	local line=${1##*/} a
+	for a in "${@:2}"; do
+		case $a in *[[:space:]]* | "") line+=" \"$a\"" ;; *) line+=" $a" ;; esac
+	done
+	printf '$ %s\n' "$line"
+	"$@" || echo "(exit $?)"
+}
+
+step_deps() {
+	step "1. dependencies (scripts/deps.sh)"
+	bash scripts/deps.sh
+	echo "ok"
+}
+
+step_build() {
+	step "2. build into $build/ (cmake -G Ninja)"
+	cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)" | tail -n 1
+}
+
+step_archlist() {
+	step "3. arch lists: one parser for PyTorch, CMake and nvcc syntax, checked against the toolkit"
+	show "$fatbuild" --arch-list "8.0 8.6+PTX"
+	show "$fatbuild" --arch-list "8.0 8.6+PTX" --format cmake
+	show "$fatbuild" --arch-list "Hopper 9.0a 10.0f+PTX" --format torch
+	show "$archprobe" --arch-list Ampere --format cmake
+	echo "# an arch CUDA 13 dropped: an error that says why (exit 2), or --drop-unsupported"
+	show "$fatbuild" --arch-list "7.0 8.0" --cuda-version 13.0
+	show "$fatbuild" --arch-list "7.0 8.0" --cuda-version 13.0 --drop-unsupported
+	echo "# auto: the visible GPUs, else a fallback (all-major) with a notice"
+	show "$fatbuild" --arch-list auto
+}
+
+steps="step_deps step_build step_archlist"
+[ $# -gt 0 ] && steps="$*"
+for s in $steps; do
+	"$s"
+done
