@@ -63,6 +63,9 @@ fb_seterr(struct fb_error *err, int code, const char *fmt, ...)
 		err->code = code;
 		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 		va_end(ap);
+		for (char *c = err->msg; *c; c++) /* names and fields come from the input: keep one line */
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = '?';
 	}
 	return code;
 }
