@@ -176,7 +176,7 @@ struct ap_resolve_opts {
 	bool drop_unsupported;            /* unsupported arch: warn and drop instead of error */
 	const char *fallback;             /* for auto: --fallback; NULL: ARCHPROBE_FALLBACK, else all-major */
 	const struct ap_probe_opts *probe;/* how to probe for native/auto; NULL: defaults */
-	const struct ap_probe_result *devices; /* already-probed devices; NULL: probe when needed */
+	const struct ap_probe_result *devices; /* already-probed devices; NULL: ARCHPROBE_ARCHS, else probe */
 	bool no_probe;                    /* never probe: native is an error, auto uses the fallback */
 };
 
