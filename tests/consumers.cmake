@@ -17,7 +17,7 @@ set(FB_CONSUMER_ENV
 add_test(NAME consumers_install COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/consumers/run.sh install)
 set_tests_properties(consumers_install PROPERTIES ENVIRONMENT "${FB_CONSUMER_ENV}" LABELS consumers
                      FIXTURES_SETUP fb_consumer_prefix TIMEOUT 120)
-foreach(step IN ITEMS cmake-archs cmake-choices cmake-ext make meson)
+foreach(step IN ITEMS cmake-archs cmake-choices cmake-ext make meson pytorch)
   string(REPLACE "-" "_" name "consumers_${step}")
   add_test(NAME ${name} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/consumers/run.sh ${step})
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "${FB_CONSUMER_ENV}" LABELS consumers

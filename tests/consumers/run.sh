@@ -6,13 +6,14 @@
 #   run.sh cmake-choices  the same function with ARCH_LIST, TORCH_CUDA_ARCH_LIST, bad input, STRICT
 #   run.sh cmake-ext      fatbuild_add_extension, rebuilt only when a source changes
 #   run.sh make           Makefile: fatbuild --arch-list flags, pkg-config
-#   run.sh meson          meson.build: archprobe --format list, fatbuild, pkg-config
+#   run.sh meson          meson.build: archprobe --format nvcc/list --fallback, pkg-config
+#   run.sh pytorch        pytorch/build.sh: TORCH_CUDA_ARCH_LIST from archprobe (pip stubbed out)
 #   run.sh readme         every line of the README's embedding snippets is in a tested project
 # Environment: FB_SOURCE_DIR, FB_BINARY_DIR, CONSUMER_ROOT (scratch; the prefix lives there),
 # FB_CONSUMER_CC / FB_CONSUMER_CFLAGS (compiler and flags of the build, e.g. sanitizers),
 # CUDA_HOME (default /usr/local/cuda). Exit 0 pass, 1 fail, 77 skipped (only: meson not installed).
 set -u
-step=${1:?usage: run.sh install|cmake-archs|cmake-choices|cmake-ext|make|meson|readme}
+step=${1:?usage: run.sh install|cmake-archs|cmake-choices|cmake-ext|make|meson|pytorch|readme}
 : "${FB_SOURCE_DIR:?}" "${FB_BINARY_DIR:?}" "${CONSUMER_ROOT:?}"
 here=$FB_SOURCE_DIR/tests/consumers
 prefix=$CONSUMER_ROOT/prefix
@@ -276,6 +277,38 @@ meson)
 		expect_images "saxpy.sm_$sm.cubin" "$work/b/saxpy.sm_$sm.cubin" "$sm-real"
 	done
 	expect_eq "libcheck (dependency('fatbuild'))" "$("$work/b/libcheck" | head -n1)" "80-real;86"
+	;;
+pytorch)
+	# build.sh with a stand-in pip (PyTorch is not needed): what TORCH_CUDA_ARCH_LIST pip gets.
+	rm -rf "$work" && mkdir -p "$work/bin" "$work/ext"
+	printf '#!/bin/sh\nprintf "%%s\\n" "$TORCH_CUDA_ARCH_LIST" >"%s"\nprintf "%%s\\n" "$*" >>"%s"\n' \
+		"$work/pip.got" "$work/pip.got" >"$work/bin/pip"
+	chmod +x "$work/bin/pip"
+	(cd "$work/ext" && PATH="$work/bin:$PATH" sh "$here/pytorch/build.sh") >"$work/build.out" 2>"$work/build.err"
+	expect_eq "build.sh exit" "$?" 0
+	got=$(sed -n 1p "$work/pip.got" 2>/dev/null)
+	expect_eq "pip's arguments" "$(sed -n 2p "$work/pip.got" 2>/dev/null)" "install --no-build-isolation ."
+	if gpu_visible; then
+		expect_eq "TORCH_CUDA_ARCH_LIST (a GPU is visible)" "$got" "$(archprobe --format torch)"
+	else
+		expect_eq "TORCH_CUDA_ARCH_LIST (no GPU: the fallback)" "$got" "8.0 9.0+PTX"
+		expect_grep "the notice says why" "no CUDA driver|no visible|stub|driver" "$work/build.err"
+		# Why the recipe keeps '|| exit 1': without --fallback there is no answer, only an exit code.
+		out=$(archprobe --format torch 2>/dev/null)
+		rc=$?
+		[ "$rc" -ne 0 ] && [ -z "$out" ] && ok "without --fallback: exit $rc, no output" ||
+			fail "without --fallback: exit $rc, output '$out'"
+	fi
+	# The value reads back as the same list (fatbuild's reader is PyTorch's syntax).
+	expect_eq "round trip through fatbuild" "$(fatbuild --arch-list "$got" --format torch 2>/dev/null)" "$got"
+	# Where PyTorch is installed, its own reader gives the same nvcc flags as fatbuild.
+	if python3 -c 'import torch.utils.cpp_extension' >/dev/null 2>&1; then
+		torch_flags=$(TORCH_CUDA_ARCH_LIST="$got" python3 -c \
+			'from torch.utils.cpp_extension import _get_cuda_arch_flags as f; print(" ".join(sorted(f())))')
+		expect_eq "PyTorch's flags" "$torch_flags" "$(fatbuild --arch-list "$got" | tr ' ' '\n' | sort | tr '\n' ' ' | sed 's/ $//')"
+	else
+		echo "note: PyTorch is not installed; its own reading of the list is not compared"
+	fi
 	;;
 readme)
 	# Each README block that follows "<!-- from tests/consumers/FILE -->" must be made of lines of
