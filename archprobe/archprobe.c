@@ -9,7 +9,8 @@
 
 static const char usage_text[] =
 	"usage: archprobe [--format FORMAT] [--arch-list LIST] [--fallback LIST] [--strict]\n"
-	"                 [--timeout S] [--libcuda PATH] [--no-subprocess] [--cuda-version X.Y] [-v] [-h]\n"
+	"                 [--timeout S] [--libcuda PATH] [--no-subprocess] [--cache[=FILE]]\n"
+	"                 [--cuda-version X.Y] [--silent] [-v] [-h]\n"
 	"\n"
 	"Asks the CUDA driver (libcuda.so.1, loaded with dlopen in a helper process with a timeout; no\n"
 	"context is created) which GPUs are visible, and prints them with the arch list they need:\n"
@@ -40,6 +41,9 @@ static const char usage_text[] =
 	"  --libcuda PATH     load exactly this file (default: ARCHPROBE_LIBCUDA, else libcuda.so.1 via\n"
 	"                     the system search, else /usr/lib/wsl/lib/libcuda.so.1)\n"
 	"  --no-subprocess    query the driver in this process (faster; no timeout or crash guard)\n"
+	"  --cache[=FILE]     reuse an earlier ok answer while nothing it depends on changed (libcuda\n"
+	"                     file, LD_LIBRARY_PATH, CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, boot);\n"
+	"                     default FILE: $XDG_CACHE_HOME/archprobe/probe (also ARCHPROBE_CACHE=FILE|1)\n"
 	"  --cuda-version X.Y check archs against the built-in table of CUDA X.Y instead of the\n"
 	"                     installed toolkit (CUDA_HOME, nvcc on PATH, /usr/local/cuda)\n"
 	"  --silent           no diagnostics on stderr (as __nvcc_device_query --silent)\n"
@@ -47,8 +51,8 @@ static const char usage_text[] =
 	"  -h, --help         this text\n"
 	"\n"
 	"Environment: ARCHPROBE_ARCHS=\"8.6 9.0\" replaces probing (CI, docker build); ARCHPROBE_FALLBACK,\n"
-	"ARCHPROBE_TIMEOUT, ARCHPROBE_LIBCUDA as the options; CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER\n"
-	"reach the driver untouched and are reported.\n"
+	"ARCHPROBE_TIMEOUT, ARCHPROBE_LIBCUDA, ARCHPROBE_CACHE as the options; CUDA_VISIBLE_DEVICES and\n"
+	"CUDA_DEVICE_ORDER reach the driver untouched and are reported.\n"
 	"\n"
 	"Examples:\n"
 	"  archprobe                                  devices and their arch list\n"
@@ -137,7 +141,7 @@ parse_format(const char *s)
 static int
 parse_args(int argc, char **argv, struct cli *c)
 {
-	enum { O_FORMAT = 256, O_ARCH, O_FALLBACK, O_STRICT, O_TIMEOUT, O_LIBCUDA, O_NOSUB, O_CUDA, O_SILENT };
+	enum { O_FORMAT = 256, O_ARCH, O_FALLBACK, O_STRICT, O_TIMEOUT, O_LIBCUDA, O_NOSUB, O_CUDA, O_SILENT, O_CACHE };
 	static const struct option longopts[] = {
 		{"format", required_argument, NULL, O_FORMAT},
 		{"arch-list", required_argument, NULL, O_ARCH},
@@ -148,6 +152,7 @@ parse_args(int argc, char **argv, struct cli *c)
 		{"no-subprocess", no_argument, NULL, O_NOSUB},
 		{"cuda-version", required_argument, NULL, O_CUDA},
 		{"silent", no_argument, NULL, O_SILENT},
+		{"cache", optional_argument, NULL, O_CACHE},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -182,6 +187,7 @@ parse_args(int argc, char **argv, struct cli *c)
 		case O_NOSUB: c->probe.no_subprocess = true; break;
 		case O_CUDA: c->cuda_version = optarg; break;
 		case O_SILENT: c->silent = true; break;
+		case O_CACHE: c->probe.cache = optarg ? optarg : "1"; break;
 		case 'v': c->verbose = true; break;
 		case 'h':
 			fputs(usage_text, stdout);

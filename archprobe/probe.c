@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -674,6 +675,144 @@ advise(struct ap_probe_result *r, const char *libcuda)
 	}
 }
 
+/* ---- the opt-in cache ------------------------------------------------------------------------ */
+
+static bool
+cache_path(const struct ap_probe_opts *opts, char *buf, size_t size)
+{
+	const char *c = opts && opts->cache ? opts->cache : getenv("ARCHPROBE_CACHE"), *base;
+	char dir[PATH_MAX];
+
+	if (!c || !*c)
+		return false;
+	if (strcmp(c, "1") != 0) {
+		snprintf(buf, size, "%s", c);
+		return true;
+	}
+	if ((base = getenv("XDG_CACHE_HOME")) && *base)
+		snprintf(dir, sizeof(dir), "%s", base);
+	else if ((base = getenv("HOME")) && *base)
+		snprintf(dir, sizeof(dir), "%s/.cache", base);
+	else
+		return false;
+	mkdir(dir, 0700);
+	snprintf(buf, size, "%.*s/archprobe", (int)(sizeof(dir) - 16), dir);
+	mkdir(buf, 0700);
+	snprintf(buf, size, "%.*s/archprobe/probe", (int)(sizeof(dir) - 16), dir);
+	return true;
+}
+
+/* What the answer depends on, known before probing. */
+static void
+cache_key(const char *libcuda, char *buf, size_t size)
+{
+	const char *ld = getenv("LD_LIBRARY_PATH"), *cvd = getenv("CUDA_VISIBLE_DEVICES");
+	const char *cdo = getenv("CUDA_DEVICE_ORDER");
+	char boot[64] = "-";
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+
+	if (f) {
+		if (!fgets(boot, sizeof(boot), f))
+			snprintf(boot, sizeof(boot), "-");
+		boot[strcspn(boot, "\n")] = 0;
+		fclose(f);
+	}
+	snprintf(buf, size, "archprobe-cache 1\nwant %s\nld %s\ncvd %s%s\ncdo %s\nboot %s\n", libcuda ? libcuda : "-",
+	         ld ? ld : "-", cvd ? "=" : "-", cvd ? cvd : "", cdo ? cdo : "-", boot);
+	for (char *p = buf; *p; p++)
+		if ((unsigned char)*p < 0x20 && *p != '\n')
+			*p = ' ';
+}
+
+static bool
+library_stamp(const char *library, char *buf, size_t size)
+{
+	char real[PATH_MAX];
+	struct stat st;
+
+	if (!realpath(library, real) || stat(real, &st) != 0)
+		return false;
+	snprintf(buf, size, "lib %lld %ld %lld %s\n", (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec,
+	         (long long)st.st_size, real);
+	return true;
+}
+
+static bool
+cache_lookup(const char *path, const char *key, struct ap_probe_result *r)
+{
+	FILE *f = fopen(path, "re");
+	char *buf, stamp[PATH_MAX + 96], *line, *rest;
+	size_t n, klen = strlen(key);
+	bool hit = false;
+
+	if (!f)
+		return false;
+	buf = malloc(MAX_REPLY + 1);
+	n = buf ? fread(buf, 1, MAX_REPLY, f) : 0;
+	fclose(f);
+	if (!buf)
+		return false;
+	buf[n] = 0;
+	if (n > klen && !strncmp(buf, key, klen) && !strncmp(buf + klen, "lib ", 4)) {
+		line = buf + klen;
+		rest = strchr(line, '\n');
+		if (rest) {
+			*rest++ = 0;
+			long long sec = 0, size = 0;
+			long nsec = 0;
+			int off = 0;
+			/* the library the cached answer came from must be unchanged */
+			if (sscanf(line, "lib %lld %ld %lld %n", &sec, &nsec, &size, &off) == 3 && off > 0 &&
+			    library_stamp(line + off, stamp, sizeof(stamp)) && !strncmp(stamp, line, strlen(line)) &&
+			    stamp[strlen(line)] == '\n') {
+				struct ap_probe_result *t = calloc(1, sizeof(*t));
+				if (t && parse_reply(rest, t) && t->status == AP_PROBE_OK) {
+					snprintf(t->cuda_visible_devices, sizeof(t->cuda_visible_devices), "%s",
+					         r->cuda_visible_devices);
+					t->cuda_visible_devices_set = r->cuda_visible_devices_set;
+					snprintf(t->cuda_device_order, sizeof(t->cuda_device_order), "%s", r->cuda_device_order);
+					*r = *t;
+					hit = true;
+				}
+				free(t);
+			}
+		}
+	}
+	free(buf);
+	return hit;
+}
+
+static void
+cache_store(const char *path, const char *key, const struct ap_probe_result *r)
+{
+	char stamp[PATH_MAX + 96], tmp[PATH_MAX + 32];
+	int fd;
+
+	if (r->status != AP_PROBE_OK || !library_stamp(r->library, stamp, sizeof(stamp)))
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
+		return;
+	put(fd, "archprobe-cache", "1");
+	if (write(fd, key + strlen("archprobe-cache 1\n"), strlen(key) - strlen("archprobe-cache 1\n")) < 0 ||
+	    write(fd, stamp, strlen(stamp)) < 0) {
+		close(fd);
+		unlink(tmp);
+		return;
+	}
+	{
+		struct ap_probe_result *t = malloc(sizeof(*t));
+		if (t) {
+			*t = *r;
+			t->trace[0] = 0; /* the trace of a past run would only confuse */
+			serialize(fd, t);
+			free(t);
+		}
+	}
+	if (fsync(fd) != 0 || close(fd) != 0 || rename(tmp, path) != 0)
+		unlink(tmp);
+}
+
 /* ---- the entry point ------------------------------------------------------------------------ */
 
 static int
@@ -703,6 +842,8 @@ ap_probe(const struct ap_probe_opts *opts, struct ap_probe_result *out, struct a
 {
 	const char *libcuda = opts ? opts->libcuda : NULL, *v;
 	double timeout, t0 = now();
+	char cache[PATH_MAX], key[PATH_MAX + 1024];
+	bool cached;
 	int rc;
 
 	if (!out) {
@@ -720,6 +861,16 @@ ap_probe(const struct ap_probe_opts *opts, struct ap_probe_result *out, struct a
 	}
 	if ((v = getenv("CUDA_DEVICE_ORDER")))
 		snprintf(out->cuda_device_order, sizeof(out->cuda_device_order), "%s", v);
+	if ((cached = cache_path(opts, cache, sizeof(cache)))) {
+		cache_key(libcuda, key, sizeof(key));
+		if (cache_lookup(cache, key, out)) {
+			ap_probe_trace(out, "cache hit: %s", cache);
+			advise(out, libcuda);
+			out->seconds = now() - t0;
+			return 0;
+		}
+		ap_probe_trace(out, "cache miss: %s", cache);
+	}
 	if (opts && opts->no_subprocess) {
 		ap_probe_trace(out, "probing in this process");
 		ap_cuda_query(libcuda, out, -1);
@@ -727,6 +878,11 @@ ap_probe(const struct ap_probe_opts *opts, struct ap_probe_result *out, struct a
 		return rc;
 	}
 	advise(out, libcuda);
+	if (cached) {
+		cache_store(cache, key, out);
+		if (out->status == AP_PROBE_OK)
+			ap_probe_trace(out, "cache stored: %s", cache);
+	}
 	out->seconds = now() - t0;
 	return 0;
 }
