@@ -154,6 +154,11 @@ struct ap_probe_opts {
 	const char *helper;      /* program to run as the probe child; NULL: the archprobe next to this
 	                          * executable, next to libarchprobe (../bin), else on PATH; "": none,
 	                          * fork() (refused in a multi-threaded caller) */
+	const char *cache;       /* opt-in result cache: a file, or "1" for $XDG_CACHE_HOME/archprobe/probe;
+	                          * NULL: ARCHPROBE_CACHE (unset or empty: no cache). Only ok results are
+	                          * stored; the key is the requested library, LD_LIBRARY_PATH,
+	                          * CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, the boot id, and the
+	                          * loaded libcuda's real path, mtime and size. */
 };
 
 /* Probes the visible devices. Returns 0 when a result (any status) was produced. */
