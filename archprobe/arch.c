@@ -38,6 +38,9 @@ seterr(struct ap_error *err, int code, const char *fmt, ...)
 	err->code = code;
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
+	for (char *c = err->msg; *c; c++) /* items come from env vars: no control bytes on a terminal */
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
 }
 
 /* ---- target names -------------------------------------------------------------------------- */
