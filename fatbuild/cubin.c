@@ -269,6 +269,11 @@ fb_cubin_read(const void *data, size_t size, struct fb_cubin *out, struct fb_err
 		for (size_t k = 0; k < nk; k++) {
 			if (strcmp(nm + 11, ks[k].name) != 0)
 				continue;
+			if (sh.sh_size > (uint64_t)INT32_MAX) {
+				rc = fb_seterr(err, FB_EFORMAT, "kernel %zu: .nv.shared section size 0x%llx is not a shared-memory size", k,
+				               (unsigned long long)sh.sh_size);
+				goto out;
+			}
 			ks[k].shared_stored = (int64_t)sh.sh_size;
 			ks[k].shared_user = (int64_t)sh.sh_size;
 			if (id.sm >= 90 && sh.sh_size >= 1024) {

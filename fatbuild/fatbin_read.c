@@ -228,7 +228,7 @@ fb_fatbin_parse(const void *data, size_t size, unsigned flags, struct fb_parsed 
 			               ci, off, (unsigned long long)fat, left - 16);
 			goto fail;
 		}
-		struct fb_container c = {off, (size_t)fat + 16, out->nentries, 0};
+		struct fb_container c = {off, (size_t)fat + 16, out->nentries, 0, 0, false};
 		size_t cend = off + c.size, e = off + 16;
 		while (e < cend) {
 			struct fb_entry ent;

@@ -24,6 +24,18 @@
 
 #define EM_CUDA_ 190
 
+/* Copies at most n bytes of untrusted text, stopping at NUL, with non-printable bytes as '?',
+ * so that messages and `where` stay one printable line. */
+static char *
+clean(char *dst, size_t dsz, const char *src, size_t n)
+{
+	size_t i = 0;
+	for (; i < n && i + 1 < dsz && src[i]; i++)
+		dst[i] = (src[i] >= 0x20 && src[i] < 0x7f) ? src[i] : '?';
+	dst[i] = 0;
+	return dst;
+}
+
 int
 fb_map_file(const char *path, struct fb_mapped *m, struct fb_error *err)
 {
@@ -160,7 +172,8 @@ scan_host_elf(struct scanner *sc, const unsigned char *base, size_t off, size_t 
 		uint64_t o = fb_rd64(sh + 0x18), s = fb_rd64(sh + 0x20);
 		if (o > size || s > size - o)
 			return fb_seterr(sc->err, FB_EFORMAT, "%s: section %s (offset 0x%llx, size 0x%llx) runs past the end of the file",
-			                 name, sname, (unsigned long long)o, (unsigned long long)s);
+			                 name, sname[0] == '.' ? ".nv_fatbin" : "__nv_relfatbin", (unsigned long long)o,
+			                 (unsigned long long)s);
 		if (s == 0)
 			continue;
 		int rc = add_blob(sc, FB_BLOB_FATBIN, off + (size_t)o, (size_t)s, prefix, sname);
@@ -221,8 +234,11 @@ scan_archive(struct scanner *sc, const unsigned char *p, size_t size, const char
 			                 off);
 		uint64_t msz;
 		if (parse_dec(h + 48, 10, &msz) != 0)
-			return fb_seterr(sc->err, FB_EFORMAT, "%s: archive member at 0x%zx has a bad size field '%.10s'", name, off,
-			                 h + 48);
+		{
+			char sf[16];
+			return fb_seterr(sc->err, FB_EFORMAT, "%s: archive member at 0x%zx has a bad size field '%s'", name, off,
+			                 clean(sf, sizeof(sf), h + 48, 10));
+		}
 		size_t data = off + 60;
 		if (msz > size - data)
 			return fb_seterr(sc->err, FB_EFORMAT, "%s: archive member at 0x%zx: size %llu runs past the end (%zu bytes left)",
@@ -244,13 +260,13 @@ scan_archive(struct scanner *sc, const unsigned char *p, size_t size, const char
 				                 name, off);
 			size_t j = 0;
 			while (lo + j < longlen && j + 1 < sizeof(mname) && longnames[lo + j] != '/' && longnames[lo + j] != '\n')
-				mname[j] = longnames[lo + j], j++;
-			mname[j] = 0;
+				j++;
+			clean(mname, sizeof(mname), longnames + lo, j);
 		} else {
 			size_t j = 0;
 			while (j < 16 && h[j] != '/' && h[j] != ' ')
-				mname[j] = h[j], j++;
-			mname[j] = 0;
+				j++;
+			clean(mname, sizeof(mname), h, j);
 		}
 		if (mname[0] && msz >= 4) {
 			const unsigned char *m = p + data;
