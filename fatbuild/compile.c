@@ -505,6 +505,14 @@ start(struct run *r, struct job *j, struct fb_error *err)
 	return 0;
 }
 
+/* A job's expected cost: the headers its source reads; SASS costs more than PTX alone. */
+static size_t
+weight(const struct run *r, size_t i)
+{
+	const struct job *j = &r->jobs[i];
+	return 2 * (r->src[j->src].deps.n + 1) + (j->sass != NONE);
+}
+
 /* Runs the pending jobs; on the first failure kills the rest. *failed: that job. */
 static int
 run_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error *err)
@@ -519,9 +527,25 @@ run_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error *err)
 		free(pj);
 		return seterr(err, FB_ENOMEM, "out of memory");
 	}
+	/* Longest first: a source that reads more headers (CUB) starts before small ones, which
+	 * then fill the gaps. Stable, so the launch order is deterministic. */
+	size_t *order = calloc(r->njobs ? r->njobs : 1, sizeof(*order));
+	if (!order) {
+		free(pfd);
+		free(pj);
+		return seterr(err, FB_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < r->njobs; i++)
+		order[i] = i;
+	for (size_t i = 1; i < r->njobs; i++)
+		for (size_t k = i; k > 0 && weight(r, order[k]) > weight(r, order[k - 1]); k--) {
+			size_t t = order[k];
+			order[k] = order[k - 1];
+			order[k - 1] = t;
+		}
 	for (;;) {
 		while (!rc && running < (size_t)maxjobs && next < r->njobs) {
-			struct job *j = &r->jobs[next++];
+			struct job *j = &r->jobs[order[next++]];
 			if (j->state != J_PENDING)
 				continue;
 			if ((rc = start(r, j, err)))
@@ -589,6 +613,7 @@ run_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error *err)
 	}
 	if (rc)
 		kill_all(r);
+	free(order);
 	free(pfd);
 	free(pj);
 	return rc;
@@ -713,7 +738,7 @@ fb_compile_result_free(struct fb_compile_result *r)
 static void
 run_free(struct run *r)
 {
-	for (size_t i = 0; i < r->nsrc; i++) {
+	for (size_t i = 0; r->src && i < r->nsrc; i++) {
 		free(r->src[i].text);
 		fb_strlist_free(&r->src[i].deps);
 	}

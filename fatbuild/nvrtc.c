@@ -3,8 +3,8 @@
  *
  * The NVRTC C API is declared here (no CUDA headers at build time): nvrtcResult is an int
  * (0 = NVRTC_SUCCESS), nvrtcProgram an opaque pointer. Lookup order for the library:
- * <cuda_home>/{lib64,lib,targets/<triple>/lib}/libnvrtc.so.13, then .so.12, then the bare
- * sonames through the loader's search path. NVRTC serialises much of a compile inside one
+ * <cuda_home>/{lib64,lib,targets/<triple>/lib}/libnvrtc.so.13, then .so.12; only when no
+ * toolkit is found at all, the bare sonames through the loader's search path. NVRTC serialises much of a compile inside one
  * process (a global lock in the front end: two CUB compiles on two threads take as long as
  * one after the other), so compile.c runs each job in its own forked process. */
 #include <dlfcn.h>
@@ -120,6 +120,8 @@ fb_nvrtc_open(const char *cuda_home, struct fb_nvrtc **out, struct fb_error *err
 				continue;
 			snprintf(n->path, sizeof(n->path), "%.900s/%s/%s", home, libdirs[d], sonames[so]);
 		} else {
+			if (home[0])
+				continue; /* a toolkit was named: its NVRTC or none, never a stray one */
 			snprintf(n->path, sizeof(n->path), "%s", sonames[so]);
 		}
 		n->dl = dlopen(n->path, RTLD_NOW | RTLD_LOCAL);

@@ -1,0 +1,13 @@
+# compile.cmake: tests of the NVRTC compile path beyond compile_test's default run.
+# compile_nvcc_oracle: our cubins vs `nvcc -cubin` (kernels, registers, shared memory) on the
+# bundled kernels for three arches. Labelled slow-ish (about a minute on 2 cores).
+if(TARGET compile_test)
+  add_test(NAME compile_nvcc_oracle COMMAND compile_test oracle)
+  set_tests_properties(compile_nvcc_oracle PROPERTIES
+    ENVIRONMENT "FB_SOURCE_DIR=${PROJECT_SOURCE_DIR};FB_BINARY_DIR=${PROJECT_BINARY_DIR}"
+    LABELS "oracle;nvcc" TIMEOUT 600)
+  set_tests_properties(compile_test PROPERTIES TIMEOUT 300)
+  # The CLI end to end: depfile, cache hits and invalidation, --emit-dir, errors, determinism.
+  add_test(NAME compile_cli COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/compile_cli.sh)
+  set_tests_properties(compile_cli PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" TIMEOUT 300)
+endif()
