@@ -13,7 +13,8 @@ static const char usage_text[] =
 	"For each arch, says which image of each file the CUDA loader would use and how:\n"
 	"SASS run as is, or PTX JIT-compiled from compute_X, or that no kernel image is\n"
 	"available (exit 1). Every container of a library is a separate module and must\n"
-	"have its own image; a file with several containers is summarised.\n"
+	"have its own image; a file with several containers is summarised, and fails only\n"
+	"when no container has an image (libraries often ship per-arch modules).\n"
 	"\n"
 	"  --arch LIST   compute capabilities: 8.9, 89, 9.0, 10.0 or sm_90 / sm_90a names.\n"
 	"                X.Y is a real GPU (it runs its own 'a' code). sm_90 models\n"
@@ -182,13 +183,19 @@ check_file(const char *path, const struct ap_target *devs, size_t ndev, bool qui
 					first_bad = (long)c;
 			}
 		}
-		if (nnone) {
-			list_archs(&p, &p.containers[first_bad], archs, sizeof(archs));
-			warn("no kernel image is available for %s: %s: %zu of %zu containers have none (container %ld has %s)", dn,
-			     path, nnone, p.ncontainers, first_bad, archs);
+		if (nnone == p.ncontainers) {
+			list_archs(&p, &p.containers[0], archs, sizeof(archs));
+			warn("no kernel image is available for %s: none of the %zu containers of %s has one (container 0 has %s)", dn,
+			     p.ncontainers, path, archs);
 			ret = AP_EXIT_FAIL;
 		} else if (!quiet) {
-			printf("%s: %s: %zu containers: %zu SASS, %zu PTX JIT\n", dn, path, p.ncontainers, nsass, nptx);
+			printf("%s: %s: %zu containers: %zu SASS, %zu PTX JIT", dn, path, p.ncontainers, nsass, nptx);
+			if (nnone) {
+				list_archs(&p, &p.containers[first_bad], archs, sizeof(archs));
+				printf(", %zu without an image (their kernels cannot run on %s; container %ld has %s)", nnone, dn,
+				       first_bad, archs);
+			}
+			putchar('\n');
 		}
 	}
 	fb_parsed_free(&p);

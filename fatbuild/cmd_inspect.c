@@ -183,8 +183,8 @@ inspect_file(const char *path, const struct opts *o, int *nprinted)
 			printf("  %s image (no container)%s%s\n", sc.type, *where ? " in " : "", where);
 		} else {
 			printf("  container %zu at 0x%zx, %zu bytes%s%s\n", c, ct->offset, ct->size, *where ? ", " : "", where);
-			printf("    %-3s %-5s %-13s %10s %10s %-5s %-10s %s\n", "#", "kind", "arch", "stored", "size", "comp", "flags",
-			       "identifier");
+			printf("    %-3s %-5s %-13s %10s %10s %-5s %-10s %-7s %s\n", "#", "kind", "arch", "stored", "size", "comp",
+			       "flags", "notes", "identifier");
 		}
 		for (size_t i = 0; i < ct->count; i++) {
 			const struct fb_entry *e = &p.entries[ct->first + i];
@@ -210,10 +210,14 @@ inspect_file(const char *path, const struct opts *o, int *nprinted)
 				else
 					printf("null");
 			} else {
-				printf("    %-3zu %-5s %-13s %10zu %10" PRIu64 " %-5s 0x%-8" PRIx64 " %.*s%s%s\n", i, kind, tn,
-				       e->stored_size, entry_size(e), comp_name(e->compress), e->flags,
-				       e->ident ? (int)(e->ident_len > 200 ? 200 : e->ident_len) : 0, e->ident ? e->ident : "",
-				       notes[0] ? (e->ident ? "  " : "") : "", notes[0] ? notes : "");
+				printf("    %-3zu %-5s %-13s %10zu %10" PRIu64 " %-5s 0x%-8" PRIx64 " %-7s ", i, kind, tn, e->stored_size,
+				       entry_size(e), comp_name(e->compress), e->flags, notes[0] ? notes : "-");
+				if (e->ident)
+					for (size_t k = 0; k < e->ident_len && k < 200; k++)
+						putchar(e->ident[k] >= 0x20 && e->ident[k] < 0x7f ? e->ident[k] : '?');
+				else
+					putchar('-');
+				putchar('\n');
 			}
 			if (o->kernels && e->disk_kind == FB_DISK_KIND_ELF) {
 				int r = print_kernels(e, o, path);
