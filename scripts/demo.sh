@@ -47,7 +47,31 @@ step_archlist() {
 	show "$fatbuild" --arch-list auto
 }
 
-steps="step_deps step_build step_archlist"
+step_extension() {
+	step "the main job: a loadable extension (kernels.cu + host code -> libsaxpy.so)"
+	local ex=$root/examples/saxpy demo=$root/$build/demo
+	local out=$demo/libsaxpy.so
+	mkdir -p "$demo"
+	export FATBUILD_BUILD_DIR=$demo/builds
+	show "$fatbuild" env
+	show "$fatbuild" --arch-list "8.0 8.6+PTX" -o "$out" "$ex/saxpy.cu" "$ex/saxpy_host.c"
+	show "$fatbuild" inspect "$out"
+	echo "# again: nothing to do (ninja no-op)"
+	show "$fatbuild" --arch-list "8.0 8.6+PTX" -o "$out" "$ex/saxpy.cu" "$ex/saxpy_host.c"
+	echo "# one more arch: only the new target compiles, then merge, embed, link"
+	show "$fatbuild" --arch-list "8.0 8.6+PTX 9.0" -o "$out" "$ex/saxpy.cu" "$ex/saxpy_host.c"
+	echo "# which image each GPU gets, and the one no image fits"
+	show "$fatbuild" check --arch 8.0,8.9,9.0,12.0,7.5 "$out"
+	echo "# the GPU test, dry-run against the fake driver (tests/fakecuda) on an 8.9 device"
+	FB_GPU_CC=8.9 FAKECUDA_DEVICES=8.9 FAKECUDA_CONTEXT=0 FAKECUDA_EMULATE=1 \
+		FBRT_LIBCUDA=$root/$build/fakecuda/libcuda.so.1 FATBUILD_BIN=$fatbuild \
+		bash tests/gpu/extension.sh "$build" || echo "(exit $?)"
+	echo "# the nvcc backend: a .cu with a <<<...>>> launch, linked with cudart"
+	show "$fatbuild" build --backend nvcc --arch-list "8.0 8.6+PTX" -o "$demo/libsaxpy_nvcc.so" "$ex/saxpy_launch.cu"
+	show "$fatbuild" inspect "$demo/libsaxpy_nvcc.so"
+}
+
+steps="step_deps step_build step_archlist step_extension"
 [ $# -gt 0 ] && steps="$*"
 for s in $steps; do
 	"$s"
