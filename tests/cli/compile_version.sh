@@ -1,0 +1,2 @@
+# --version: the tool, NVRTC's version and library, its arches.
+$FATBUILD --version

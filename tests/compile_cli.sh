@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# compile_cli.sh: `fatbuild compile` end to end on copies of the bundled kernels: output and
+# depfile, cache hits, invalidation by a header (only its includers recompile), --emit-dir,
+# -j 1 vs -j 2 determinism, errors that write nothing, cache stats/clear.
+set -u
+: "${FATBUILD_BIN:?}" "${FB_SOURCE_DIR:?}"
+fb=$FATBUILD_BIN
+t=$(mktemp -d "${TMPDIR:-/tmp}/fbcompcli.XXXXXX")
+trap 'rm -rf "$t"' EXIT
+export FATBUILD_CACHE_DIR=$t/cache
+fail=0
+no() { echo "FAIL: $*" >&2; fail=1; }
+
+mkdir -p "$t/k" && cd "$t"
+for f in reduce.cu softmax.cu layernorm.cu common.cuh layernorm_params.cuh; do
+	cp "$FB_SOURCE_DIR/examples/kernels/$f" k/
+done
+arch="7.5 8.0+PTX"
+
+# 1. cold: every job compiled, output, depfile
+$fb compile -v --arch-list "$arch" -o out.fatbin --depfile out.d k/reduce.cu k/softmax.cu k/layernorm.cu 2>log1 ||
+	{ cat log1 >&2; no "cold compile failed"; }
+[ -s out.fatbin ] || no "no out.fatbin"
+grep -q '^\[1/6\] ' log1 || no "no progress lines with -v"
+grep -q '6 jobs, 0 cached, 6 compiled' log1 || { cat log1 >&2; no "cold summary"; }
+head -1 out.d | grep -qx 'out.fatbin: \\' || no "depfile target line: $(head -1 out.d)"
+for d in k/reduce.cu k/softmax.cu k/layernorm.cu k/common.cuh k/layernorm_params.cuh cuda_fp16.h; do
+	grep -q "$d" out.d || no "depfile lacks $d"
+done
+$fb inspect out.fatbin >inspect.txt 2>&1 || no "inspect failed"
+for a in sm_75 sm_80 compute_80; do grep -q "$a" inspect.txt || no "fatbin lacks $a"; done
+
+# 2. warm: all from the cache, same bytes
+$fb compile -v --arch-list "$arch" -o out2.fatbin k/reduce.cu k/softmax.cu k/layernorm.cu 2>log2 || no "warm failed"
+grep -q '6 jobs, 6 cached, 0 compiled' log2 || { cat log2 >&2; no "warm summary"; }
+cmp -s out.fatbin out2.fatbin || no "warm output differs"
+
+# 3. a header only layernorm.cu includes: only its two jobs recompile
+sed -i 's/1e-5f/1e-6f/' k/layernorm_params.cuh
+$fb compile -v --arch-list "$arch" -o out3.fatbin k/reduce.cu k/softmax.cu k/layernorm.cu 2>log3 || no "after edit failed"
+grep -q '6 jobs, 4 cached, 2 compiled' log3 || { cat log3 >&2; no "header edit: expected 2 recompiled"; }
+grep -E '\] sm_(75|80) k/layernorm.cu [0-9.]+s$' log3 | wc -l | grep -qx 2 || no "layernorm.cu not recompiled"
+grep -E '\] sm_(75|80) k/(reduce|softmax).cu cached$' log3 | wc -l | grep -qx 4 || no "others not cached"
+cmp -s out.fatbin out3.fatbin && no "output unchanged after a header edit"
+# a header both include: all six
+echo '// touched' >>k/common.cuh
+$fb compile -v --arch-list "$arch" -o out3.fatbin k/reduce.cu k/softmax.cu k/layernorm.cu 2>log4 || no "after common edit"
+grep -q '6 jobs, 0 cached, 6 compiled' log4 || { cat log4 >&2; no "common.cuh edit: expected all recompiled"; }
+
+# 4. --emit-dir
+$fb compile --arch-list "$arch" --emit-dir emit -o out4.fatbin k/reduce.cu 2>/dev/null || no "emit failed"
+for f in reduce.sm_75.cubin reduce.sm_80.cubin reduce.compute_80.ptx; do [ -s "emit/$f" ] || no "no emit/$f"; done
+head -c 4 emit/reduce.sm_80.cubin | grep -q ELF || no "cubin is not ELF"
+grep -q '^.target sm_80' emit/reduce.compute_80.ptx || no "ptx target"
+
+# 5. determinism: -j 1 and -j 2 without the cache
+$fb compile --no-cache -j 1 --arch-list "$arch" -o j1.fatbin k/reduce.cu k/softmax.cu k/layernorm.cu || no "-j 1"
+$fb compile --no-cache -j 2 --arch-list "$arch" -o j2.fatbin k/reduce.cu k/softmax.cu k/layernorm.cu || no "-j 2"
+cmp -s j1.fatbin j2.fatbin || no "-j 1 and -j 2 outputs differ"
+
+# 6. an error writes nothing and leaves an old output alone
+printf 'extern "C" __global__ void k(int *p)\n{\n\t*p = nope;\n}\n' >k/bad.cu
+cp out.fatbin keep.fatbin
+$fb compile --arch-list "$arch" -o out.fatbin --depfile bad.d --emit-dir emit_bad k/reduce.cu k/bad.cu 2>err.txt
+rc=$?
+[ $rc = 1 ] || no "compile error: exit $rc, want 1"
+grep -Eq '^k/bad.cu:3:7: error: identifier "nope" is undefined \[(sm_75|sm_80)\]$' err.txt || { cat err.txt >&2; no "error line"; }
+grep -q 'other jobs cancelled, nothing written' err.txt || no "no cancel note"
+cmp -s out.fatbin keep.fatbin || no "old output overwritten on error"
+[ -e bad.d ] && no "depfile written on error"
+[ -e emit_bad ] && no "emit dir written on error"
+ls out.fatbin.tmp.* >/dev/null 2>&1 && no "temporary left behind"
+
+# 7. cache stats / clear
+$fb cache stats >stats.txt || no "cache stats"
+grep -q "cache: $FATBUILD_CACHE_DIR" stats.txt || no "stats dir"
+n=$(sed -n 's/^entries: //p' stats.txt)
+[ "${n:-0}" -ge 8 ] || no "stats: $n entries"
+$fb cache clear | grep -q "removed $n entries" || no "clear"
+$fb cache stats | grep -qx 'entries: 0' || no "not empty after clear"
+
+[ $fail = 0 ] && echo "compile_cli: ok"
+exit $fail
