@@ -20,6 +20,9 @@ fail(struct fb_error *err, int code, const char *fmt, const char *a)
 	if (err) {
 		err->code = code;
 		snprintf(err->msg, sizeof(err->msg), fmt, a ? a : "");
+		for (char *c = err->msg; *c; c++) /* the argument may hold the newline refused */
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = '?';
 	}
 	return code;
 }
