@@ -41,6 +41,7 @@ extern char **environ;
 #define RESULT_FD 3
 #define PROTO "archprobe-probe 1"
 #define MAX_REPLY (1 << 20)
+#define SYSFS_PCI "/sys/bus/pci/devices"
 
 static const char *const status_names[] = {
 	[AP_PROBE_OK] = "ok",
@@ -527,11 +528,10 @@ probe_child(const struct ap_probe_opts *opts, const char *libcuda, double timeou
 
 /* ---- advice ------------------------------------------------------------------------------- */
 
-/* True when a PCI device with NVIDIA's vendor id (0x10de) is present. */
-static bool
-nvidia_pci_present(void)
+bool
+ap_pci_has_nvidia(const char *devices_dir)
 {
-	DIR *d = opendir("/sys/bus/pci/devices");
+	DIR *d = opendir(devices_dir);
 	struct dirent *e;
 	bool found = false;
 
@@ -542,7 +542,7 @@ nvidia_pci_present(void)
 		FILE *f;
 		if (e->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/vendor", e->d_name);
+		snprintf(path, sizeof(path), "%s/%s/vendor", devices_dir, e->d_name);
 		if (!(f = fopen(path, "re")))
 			continue;
 		if (fgets(v, sizeof(v), f) && !strncmp(v, "0x10de", 6))
@@ -578,9 +578,8 @@ say(struct ap_probe_result *r, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Replaces the raw detail in r->reason with one line saying what happened and what to do. */
-static void
-advise(struct ap_probe_result *r, const char *libcuda)
+void
+ap_probe_explain(struct ap_probe_result *r, const char *libcuda, const char *pci_devices_dir)
 {
 	char detail[sizeof(r->reason)], dir[512], err[96];
 	const char *name = ap_cuda_error_name(r->cuda_error);
@@ -611,7 +610,7 @@ advise(struct ap_probe_result *r, const char *libcuda)
 			say(r, "cannot load %s", detail);
 		else if (libcuda)
 			say(r, "cannot load %s: %s", libcuda, detail);
-		else if (nvidia_pci_present())
+		else if (ap_pci_has_nvidia(pci_devices_dir))
 			say(r,
 			         "an NVIDIA GPU is on the PCI bus but libcuda.so.1 cannot be loaded (%s): install the "
 			         "NVIDIA driver; in a container, set NVIDIA_DRIVER_CAPABILITIES to include compute", detail);
@@ -865,7 +864,7 @@ ap_probe(const struct ap_probe_opts *opts, struct ap_probe_result *out, struct a
 		cache_key(libcuda, key, sizeof(key));
 		if (cache_lookup(cache, key, out)) {
 			ap_probe_trace(out, "cache hit: %s", cache);
-			advise(out, libcuda);
+			ap_probe_explain(out, libcuda, SYSFS_PCI);
 			out->seconds = now() - t0;
 			return 0;
 		}
@@ -877,7 +876,7 @@ ap_probe(const struct ap_probe_opts *opts, struct ap_probe_result *out, struct a
 	} else if ((rc = probe_child(opts, libcuda, timeout, out, err)) != 0) {
 		return rc;
 	}
-	advise(out, libcuda);
+	ap_probe_explain(out, libcuda, SYSFS_PCI);
 	if (cached) {
 		cache_store(cache, key, out);
 		if (out->status == AP_PROBE_OK)

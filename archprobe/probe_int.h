@@ -15,4 +15,11 @@ void ap_cuda_query(const char *libcuda, struct ap_probe_result *r, int progress_
 /* Appends one line to r->trace (truncating). */
 void ap_probe_trace(struct ap_probe_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* True when a PCI device under devices_dir ("/sys/bus/pci/devices") has NVIDIA's vendor id 0x10de. */
+bool ap_pci_has_nvidia(const char *devices_dir);
+/* Replaces the raw detail in r->reason with one line saying what happened and what to do, and
+ * fills r->cuda_error_name. pci_devices_dir: where to look for an NVIDIA GPU when there is no
+ * driver (tests pass a fake tree). */
+void ap_probe_explain(struct ap_probe_result *r, const char *libcuda, const char *pci_devices_dir);
+
 #endif

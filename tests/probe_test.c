@@ -8,11 +8,13 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "archprobe.h"
 #include "check.h"
+#include "probe_int.h"
 
 extern char **environ;
 
@@ -283,6 +285,59 @@ test_statuses(void)
 	unsetenv("ARCHPROBE_LIBCUDA");
 }
 
+static void
+write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* No driver but an NVIDIA GPU on the PCI bus: the container hint (fake sysfs tree). */
+static void
+test_pci_hint(void)
+{
+	char dir[1024], sub[1100], path[1200];
+	struct ap_probe_result r;
+
+	snprintf(dir, sizeof(dir), "%s/probe_test.pci.%d", getenv("FB_BINARY_DIR"), (int)getpid());
+	mkdir(dir, 0700);
+	snprintf(sub, sizeof(sub), "%s/0000:00:02.0", dir);
+	mkdir(sub, 0700);
+	snprintf(path, sizeof(path), "%s/vendor", sub);
+	write_file(path, "0x8086\n");
+	CHECK(!ap_pci_has_nvidia(dir));
+	memset(&r, 0, sizeof(r));
+	r.status = AP_PROBE_NO_DRIVER;
+	snprintf(r.reason, sizeof(r.reason), "libcuda.so.1: cannot open shared object file");
+	ap_probe_explain(&r, NULL, dir);
+	CHECK(strstr(r.reason, "no CUDA driver") != NULL);
+	CHECK(strstr(r.reason, "NVIDIA_DRIVER_CAPABILITIES") == NULL);
+	snprintf(sub, sizeof(sub), "%s/0000:3b:00.0", dir);
+	mkdir(sub, 0700);
+	snprintf(path, sizeof(path), "%s/vendor", sub);
+	write_file(path, "0x10de\n");
+	CHECK(ap_pci_has_nvidia(dir));
+	memset(&r, 0, sizeof(r));
+	r.status = AP_PROBE_NO_DRIVER;
+	snprintf(r.reason, sizeof(r.reason), "libcuda.so.1: cannot open shared object file");
+	ap_probe_explain(&r, NULL, dir);
+	CHECK(strstr(r.reason, "NVIDIA GPU is on the PCI bus") != NULL);
+	CHECK(strstr(r.reason, "NVIDIA_DRIVER_CAPABILITIES to include compute") != NULL);
+	CHECK(strstr(r.reason, "cannot open shared object file") != NULL);
+	unlink(path);
+	rmdir(sub);
+	snprintf(sub, sizeof(sub), "%s/0000:00:02.0", dir);
+	snprintf(path, sizeof(path), "%s/vendor", sub);
+	unlink(path);
+	rmdir(sub);
+	rmdir(dir);
+	CHECK(!ap_pci_has_nvidia("/nonexistent/pci"));
+}
+
 /* (10) a hanging driver is killed at the timeout; a crash is contained. */
 static void
 test_isolation(void)
@@ -477,6 +532,7 @@ main(void)
 	test_call_log();
 	test_mig_and_legacy();
 	test_statuses();
+	test_pci_hint();
 	test_isolation();
 	test_helpers();
 	test_hygiene();
