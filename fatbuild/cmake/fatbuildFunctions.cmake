@@ -10,10 +10,14 @@
 #   fatbuild_add_extension(<target> SOURCES <src>... [ARCH_LIST <list>] [BACKEND nvrtc|nvcc]
 #                          [OUTPUT_NAME <name>] [OPTIONS <fatbuild build option>...])
 #     Builds a loadable extension (<name>.so, default lib<target>.so, in the current binary dir)
-#     with 'fatbuild build', the same as running it by hand. <target> is a custom target that is
-#     part of 'all'; the build reruns when a source, a header it includes (depfile, where the
-#     generator supports one) or the fatbuild tool changes. The file's path is in the target
-#     property FATBUILD_OUTPUT and in the variable <target>_FILE.
+#     with 'fatbuild build', the same as running it by hand, its build files in <target>.fatbuild/.
+#     <target> is a custom target that is part of 'all' and runs 'fatbuild build' each time:
+#     that build is incremental itself (sources, included headers, flags, arch list) and leaves
+#     the .so untouched when nothing changed. No ARCH_LIST: TORCH_CUDA_ARCH_LIST, else auto (the
+#     visible GPUs, else the fallback, with fatbuild's notice). The file's path is in the target
+#     property FATBUILD_OUTPUT and in the variable <target>_FILE; <target>::extension links it
+#     (with the Ninja generator the link waits for it; with others add_dependencies(<exe> <target>)).
+#     Host sources are compiled with the project's C / C++ compilers (CC, CXX for fatbuild).
 include_guard(GLOBAL)
 
 function(_fatbuild_exe out)
@@ -23,13 +27,26 @@ function(_fatbuild_exe out)
   set(${out} "${FATBUILD_EXECUTABLE}" PARENT_SCOPE)
 endfunction()
 
-# CUDA_HOME for the tool: the toolkit of CMAKE_CUDA_COMPILER when the project has one.
+# The environment for the tool: CUDA_HOME from the project's CMAKE_CUDA_COMPILER, and (for
+# extension builds, with_cc) CC and CXX from its C and C++ compilers, when it has them.
 function(_fatbuild_env_prefix out)
-  set(p "")
-  if(CMAKE_CUDA_COMPILER)
+  set(vars "")
+  if(IS_ABSOLUTE "${CMAKE_CUDA_COMPILER}")
     get_filename_component(bin "${CMAKE_CUDA_COMPILER}" DIRECTORY)
     get_filename_component(home "${bin}" DIRECTORY)
-    set(p "${CMAKE_COMMAND}" -E env "CUDA_HOME=${home}")
+    list(APPEND vars "CUDA_HOME=${home}")
+  endif()
+  if("with_cc" IN_LIST ARGN)
+    if(CMAKE_C_COMPILER)
+      list(APPEND vars "CC=${CMAKE_C_COMPILER}")
+    endif()
+    if(CMAKE_CXX_COMPILER)
+      list(APPEND vars "CXX=${CMAKE_CXX_COMPILER}")
+    endif()
+  endif()
+  set(p "")
+  if(vars)
+    set(p "${CMAKE_COMMAND}" -E env ${vars})
   endif()
   set(${out} "${p}" PARENT_SCOPE)
 endfunction()
@@ -89,7 +106,7 @@ function(fatbuild_add_extension target)
     message(FATAL_ERROR "fatbuild_add_extension(${target}): BACKEND must be nvrtc or nvcc, not '${arg_BACKEND}'")
   endif()
   _fatbuild_exe(fb)
-  _fatbuild_env_prefix(envp)
+  _fatbuild_env_prefix(envp with_cc)
   if(arg_OUTPUT_NAME)
     set(name "${arg_OUTPUT_NAME}")
   else()

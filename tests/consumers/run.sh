@@ -151,29 +151,34 @@ cmake-choices)
 	printf '#!/bin/sh\nprintf "No CUDA devices found.-real\\n"\n' >"$work/fake/fatbuild"
 	printf '#!/bin/sh\nprintf "No CUDA devices found.\\n"\n' >"$work/fake/archprobe"
 	chmod +x "$work/fake/fatbuild" "$work/fake/archprobe"
-	# archs_of DIR: "archs source" written by a configure that succeeded.
-	archs_of() { tr '\n' ' ' <"$work/$1/archs.txt" | sed 's/ $//'; }
-	# expect_configure WHAT DIR WANT-ARCHS WANT-SOURCE ARGS...
+	# All runs reconfigure one build dir (compiler checks once); each resets what the last one set.
+	reconfigure() {
+		rm -f "$work/c/archs.txt"
+		configure "$1" c -DWITH_CUDA=OFF -UFATBUILD_EXECUTABLE -UARCHPROBE_EXECUTABLE -DMY_ARCHS= \
+			-DMY_STRICT=OFF "${@:3}" && cp "$work/c.log" "$work/$2.log"
+	}
+	# expect_configure WHAT NAME WANT-ARCHS WANT-SOURCE ARGS...
 	expect_configure() {
 		local what=$1 dir=$2 want="$3 $4"
 		shift 4
-		if configure "$what" "$dir" -DWITH_CUDA=OFF "$@"; then
-			expect_eq "$what" "$(archs_of "$dir")" "$want"
+		if reconfigure "$what" "$dir" "$@"; then
+			expect_eq "$what" "$(tr '\n' ' ' <"$work/c/archs.txt" | sed 's/ $//')" "$want"
 		else
-			fail "$what: configure failed:"; sed 's/^/  | /' "$work/$dir.log" >&2
+			fail "$what: configure failed:"; sed 's/^/  | /' "$work/c.log" >&2
 		fi
 	}
-	# expect_refused WHAT DIR PATTERN ARGS...: the configure fails, saying PATTERN, and writes no list.
+	# expect_refused WHAT NAME PATTERN ARGS...: the configure fails, saying PATTERN, and writes no list.
 	expect_refused() {
 		local what=$1 dir=$2 pat=$3
 		shift 3
-		if configure "$what" "$dir" -DWITH_CUDA=OFF "$@"; then
-			fail "$what: configure succeeded with '$(archs_of "$dir")'"
+		if reconfigure "$what" "$dir" "$@"; then
+			fail "$what: configure succeeded with '$(tr '\n' ' ' <"$work/c/archs.txt")'"
 		else
+			cp "$work/c.log" "$work/$dir.log"
 			# CMake wraps messages: compare with the lines joined.
 			tr '\n' ' ' <"$work/$dir.log" | tr -s ' ' >"$work/$dir.joined"
 			expect_grep "$what: refused" "$pat" "$work/$dir.joined"
-			[ ! -e "$work/$dir/archs.txt" ] && ok "$what: no list written" || fail "$what: a list was written"
+			[ ! -e "$work/c/archs.txt" ] && ok "$what: no list written" || fail "$what: a list was written"
 		fi
 	}
 	expect_configure "ARCH_LIST 8.6+PTX;9.0a" list "86;90a-real" ARCH_LIST -DMY_ARCHS="8.6+PTX;9.0a"
