@@ -771,6 +771,10 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 		struct ap_error ae = {0};
 		if (ap_archlist_resolve(text, &ro, &g.archs, &ae) != 0)
 			return fail(err, FB_EARCH, "%s", ae.msg[0] ? ae.msg : ap_strerror(ae.code));
+		for (size_t i = 0; result && i < ap_archlist_nwarnings(g.archs); i++) {
+			size_t len = strlen(result->warnings);
+			snprintf(result->warnings + len, sizeof(result->warnings) - len, "%s\n", ap_archlist_warning(g.archs, i));
+		}
 		if (ap_archlist_count(g.archs) == 0) {
 			ap_archlist_free(g.archs);
 			return fail(err, FB_EARCH, "the arch list '%s' resolves to no target", text ? text : "auto");

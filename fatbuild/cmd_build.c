@@ -46,6 +46,22 @@ usage(FILE *f)
 	        "  fatbuild --arch-list \"8.0 8.6+PTX\" -o libx.so kernels.cu host.cpp\n");
 }
 
+/* Takes the value of option `name` when argv[*i] is it; a missing value sets *bad (usage shown). */
+static int
+opt(int argc, char **argv, int *i, const char *name, const char **v, int *bad)
+{
+	if (strcmp(argv[*i], name) != 0)
+		return 0;
+	if (*i + 1 >= argc) {
+		warn("build: %s needs a value", name);
+		usage(stderr);
+		*bad = 1;
+		return 0;
+	}
+	*v = argv[++*i];
+	return 1;
+}
+
 /* The running program's absolute path, for the edges to call back. */
 static void
 self_path(char *buf, size_t size)
@@ -68,8 +84,8 @@ cmd_build(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = NULL;
-#define OPT(name) (strcmp(a, name) == 0 ? (i + 1 < argc ? (v = argv[++i], 1) : (warn("build: %s needs a value", name), usage(stderr), goto_out = 1, 0)) : 0)
-		int goto_out = 0;
+		int bad = 0;
+#define OPT(name) opt(argc, argv, &i, name, &v, &bad)
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			usage(stdout);
 			rc = AP_EXIT_OK;
@@ -125,7 +141,7 @@ cmd_build(int argc, char **argv)
 			o.emit_ninja_only = true;
 		} else if (strcmp(a, "--executable") == 0) {
 			o.executable = true;
-		} else if (goto_out) {
+		} else if (bad) {
 			goto out;
 		} else if (a[0] == '-' && a[1]) {
 			warn("build: unknown option '%s'", a);
@@ -135,8 +151,6 @@ cmd_build(int argc, char **argv)
 			src[o.nsources++] = a;
 		}
 #undef OPT
-		if (goto_out)
-			goto out;
 	}
 	if (!o.output || o.nsources == 0) {
 		warn("build: %s", !o.output ? "-o OUTPUT is required" : "no source files given");
@@ -152,7 +166,13 @@ cmd_build(int argc, char **argv)
 		o.fatbuild = self; /* the edges call back into this very program */
 	struct fb_build_result res;
 	struct fb_error err = {0};
-	if (fb_build(&o, &res, &err) != 0) {
+	int brc = fb_build(&o, &res, &err);
+	for (const char *w = res.warnings; *w;) {
+		size_t n = strcspn(w, "\n");
+		warn("warning: %.*s", (int)n, w);
+		w += n + (w[n] == '\n');
+	}
+	if (brc != 0) {
 		rc = fail_fb(&err);
 		goto out;
 	}

@@ -469,6 +469,7 @@ struct fb_build_result {
 	bool up_to_date;         /* ninja reported no work */
 	size_t ntargets;         /* resolved arch-list targets */
 	char targets[512];       /* "sm_80 sm_86 compute_86" */
+	char warnings[1024];     /* the arch list's warnings and notices, one per line */
 };
 
 /* Generates build.ninja and runs ninja (posix_spawn, no shell; its output goes to our
