@@ -43,6 +43,18 @@ for list in "9.0a" "10.0f+PTX" "12.0" "8.0 8.6+PTX" "Hopper 9.0a" "12.0a 120f-vi
 	echo "ok '$list': $flags"
 done
 
+# all-major is nvcc's -arch=all-major, image for image. (Our `all` differs on purpose: its PTX is
+# for the newest arch, compute_121 on 13.0, where nvcc's -arch=all embeds compute_120.)
+want=$("$FATBUILD_BIN" flags --arch-list all-major --format nvrtc | sed -e 's/^-arch=sm_/elf /' -e 's/^-arch=compute_/ptx /' | sort)
+got=$("$nvcc" -dryrun -fatbin -o "$work/k.fatbin" "$work/k.cu" -arch=all-major 2>&1 | grep -o 'image3=kind=[a-z]*,sm=[0-9a-z]*' |
+	sed -e 's/image3=kind=//' -e 's/,sm=/ /' | sort)
+if [ -n "$got" ] && [ "$got" = "$want" ]; then
+	echo "ok all-major = nvcc -arch=all-major"
+else
+	echo "FAIL: all-major differs from nvcc -arch=all-major: nvcc: $(echo $got) / ours: $(echo $want)" >&2
+	fail=1
+fi
+
 # What we refuse, nvcc refuses: SASS of X and Xf together; 'a' where none exists; removed arches.
 for bad in "-gencode=arch=compute_100,code=sm_100 -gencode=arch=compute_100f,code=sm_100f" \
 	"-gencode=arch=compute_80a,code=sm_80a" "-gencode=arch=compute_70,code=sm_70" \
