@@ -84,7 +84,8 @@ cmd_extract(int argc, char **argv)
 		return fail_fb(&err);
 	}
 	if (fb_scan_entries(m.data, &sc, &p, &err) != 0) {
-		ret = fail_fb(&err);
+		warn("extract: %s: %s", path, err.msg);
+		ret = fb_exit_code(err.code);
 		goto done;
 	}
 	const struct fb_entry *hit = NULL;

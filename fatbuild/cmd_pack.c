@@ -146,7 +146,8 @@ cmd_pack(int argc, char **argv)
 				warn("pack: %s: a %s is not a cubin, PTX or LTO-IR image", path, sc.type);
 				ret = AP_EXIT_FAIL;
 			} else if ((rc = fb_scan_entries(data, &sc, &p, &err)) != 0) {
-				ret = fail_fb(&err);
+				warn("pack: %s: %s", path, err.msg);
+				ret = fb_exit_code(err.code);
 			} else {
 				t = p.entries[0].target;
 				kind = sc.blobs[0].kind == FB_BLOB_CUBIN ? FB_KIND_ELF : FB_KIND_PTX;
