@@ -131,8 +131,14 @@ fb_shell_quote(const char *arg, char **out, struct fb_error *err)
 	bool plain = arg[0] != 0;
 	size_t quotes = 0;
 	for (const char *p = arg; *p; p++) {
-		if (*p == '\n' || *p == '\r')
-			return fail(err, FB_EINVAL, "a newline cannot be written into build.ninja (in '%.200s')", arg);
+		if (*p == '\n' || *p == '\r') {
+			char shown[201];
+			size_t k = 0;
+			for (const char *q = arg; *q && k < sizeof(shown) - 1; q++)
+				shown[k++] = (unsigned char)*q < 0x20 ? '?' : *q;
+			shown[k] = 0;
+			return fail(err, FB_EINVAL, "a newline cannot be written into build.ninja (in '%s')", shown);
+		}
 		if (*p == '\'')
 			quotes++;
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||

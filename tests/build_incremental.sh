@@ -7,7 +7,7 @@ set -u
 work=$(mktemp -d "${TMPDIR:-/tmp}/fb build.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 export FATBUILD_CACHE_DIR="$work/cache"
-src="$work/src dir"
+src="$work/src \$dir:1"
 out="$work/out dir/libsaxpy.so"
 mkdir -p "$src" "$work/out dir"
 cp "$FB_SOURCE_DIR"/examples/saxpy/saxpy.cu "$FB_SOURCE_DIR"/examples/saxpy/saxpy.cuh \
