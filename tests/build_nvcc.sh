@@ -24,5 +24,24 @@ grep -q -- '-gencode=arch=compute_86,code=compute_86' "$work/b d/build.ninja" ||
 "$FATBUILD_BIN" build --backend nvcc --arch-list "8.0 8.6+PTX" --build-dir "$work/b d" -o "$out" \
 	"$FB_SOURCE_DIR/examples/saxpy/saxpy_launch.cu" >"$work/log" 2>&1 || fail "rebuild"
 grep -q "no work to do" "$work/log" || fail "nvcc no-op rebuild ran something"
+# Oracle: our embedded object has the layout nvcc -c gives the same fatbin (sections, flags,
+# alignment, the wrapper's relocation) and byte-identical .nv_fatbin content.
+cu="$FB_SOURCE_DIR/examples/saxpy/saxpy.cu"
+"$nvcc" -c -gencode arch=compute_80,code=sm_80 -I "$FB_SOURCE_DIR/examples/saxpy" "$cu" -o "$work/nv.o" >"$work/log" 2>&1 &&
+	"$nvcc" -fatbin -gencode arch=compute_80,code=sm_80 -I "$FB_SOURCE_DIR/examples/saxpy" "$cu" -o "$work/k.fatbin" >>"$work/log" 2>&1 ||
+	fail "nvcc -c / -fatbin"
+"$FATBUILD_BIN" embed "$work/k.fatbin" -o "$work/our.o" >"$work/log" 2>&1 || fail "embed"
+layout() { # name type flags align of the fatbin sections; the wrapper relocation
+	readelf -SW "$1" | sed 's/^ *\[ *[0-9]*\] *//' |
+		awk '$1 ~ /^(\.nv_fatbin|\.nvFatBinSegment|\.rela\.nvFatBinSegment|\.note\.GNU-stack)$/ { print $1, $2, $(NF-3) ~ /^[A-Z]+$/ ? $(NF-3) : "-", $NF }'
+	readelf -rW "$1" | awk '/^Relocation section .\.rela\.nvFatBinSegment/ { r = 1; next } /^Relocation/ { r = 0 } r && /R_X86/ { print $1, $3, $5, $6, $7 }'
+}
+layout "$work/nv.o" >"$work/nv.layout"
+layout "$work/our.o" >"$work/our.layout"
+if ! diff "$work/nv.layout" "$work/our.layout" >"$work/log"; then fail "embed layout differs from nvcc -c"; fi
+grep -q 'nvFatBinSegment' "$work/our.layout" || { cp "$work/our.layout" "$work/log"; fail "layout extraction found nothing"; }
+objcopy -O binary --only-section=.nv_fatbin "$work/nv.o" "$work/nv.bin"
+objcopy -O binary --only-section=.nv_fatbin "$work/our.o" "$work/our.bin"
+cmp -s "$work/nv.bin" "$work/our.bin" || { : >"$work/log"; fail ".nv_fatbin differs from nvcc -c's"; }
 [ $fails = 0 ] && echo "ok build_nvcc"
 exit $((fails > 0))
