@@ -73,44 +73,26 @@ fb_seterr(struct fb_error *err, int code, const char *fmt, ...)
 char *
 fb_target_name(const struct ap_target *t, char *buf, size_t size)
 {
-	static const char *const suffix[] = {"", "a", "f"};
-	unsigned v = (unsigned)t->variant <= 2 ? (unsigned)t->variant : 0;
-	snprintf(buf, size, "%s_%d%s", t->kind == AP_PTX ? "compute" : "sm", t->sm, suffix[v]);
-	return buf;
+	return ap_target_name(t, buf, size);
 }
 
 int
 fb_target_parse(const char *name, struct ap_target *t)
 {
-	struct ap_target r = {0};
-	const char *p;
-	if (strncmp(name, "sm_", 3) == 0) {
-		r.kind = AP_SASS;
-		p = name + 3;
-	} else if (strncmp(name, "compute_", 8) == 0) {
-		r.kind = AP_PTX;
-		p = name + 8;
-	} else if (strncmp(name, "lto_", 4) == 0) {
-		r.kind = AP_PTX;
-		p = name + 4;
-	} else {
+	char tmp[32];
+	if (!name || !t)
 		return FB_EINVAL;
+	if (strncmp(name, "lto_", 4) == 0) { /* LTO-IR arches read like PTX ones */
+		if (snprintf(tmp, sizeof(tmp), "compute_%s", name + 4) >= (int)sizeof(tmp))
+			return FB_EINVAL;
+		name = tmp;
 	}
-	if (!isdigit((unsigned char)p[0]) || !isdigit((unsigned char)p[1]))
+	if (strncmp(name, "sm_", 3) != 0 && strncmp(name, "compute_", 8) != 0)
 		return FB_EINVAL;
-	int sm = 0;
-	while (isdigit((unsigned char)*p) && sm < 10000)
-		sm = sm * 10 + (*p++ - '0');
-	if (*p == 'a') {
-		r.variant = AP_ARCH;
-		p++;
-	} else if (*p == 'f') {
-		r.variant = AP_FAMILY;
-		p++;
-	}
-	if (*p || sm < 10 || sm > 999)
+	struct ap_target r;
+	if (ap_target_parse(name, &r) != 0)
 		return FB_EINVAL;
-	r.sm = sm;
+	r.origin = 0;
 	*t = r;
 	return FB_OK;
 }
