@@ -44,5 +44,15 @@ expect 1 "a.txt: not a fatbin, cubin, PTX" "$FB" inspect a.txt
 head -c 40 x.fatbin >t.fatbin
 expect 1 "runs past the end of the data" "$FB" inspect t.fatbin
 expect 1 "cannot open" "$FB" inspect nope.fatbin
+# --arch native through archprobe's probe, against the fake driver when it is built
+fake=${FB_BINARY_DIR:-}/fakecuda/libcuda.so.1
+if [ -e "$fake" ]; then
+	ARCHPROBE_LIBCUDA=$fake FAKECUDA_DEVICES=8.6,9.0,8.6 expect 0 "" "$FB" check --arch native x.fatbin
+	[ "$(cat out)" = "$(printf '8.6: x.fatbin: PTX JIT from compute_80 (entry 0)\n9.0: x.fatbin: PTX JIT from compute_90a (entry 1)')" ] ||
+		fail "check native output: $(cat out)"
+	ARCHPROBE_LIBCUDA=$fake FAKECUDA_DEVICES= expect 1 "no device" "$FB" check --arch native x.fatbin
+else
+	echo "note: $fake not built; --arch native not exercised"
+fi
 [ $fails = 0 ] && echo "all cli checks passed"
 exit $((fails > 0))
