@@ -55,6 +55,7 @@ struct driver {
 	CUresult (*FuncGetName)(const char **, CUfunction);
 	CUresult (*LibraryLoadData)(CUlibrary *, const void *, void *, void *, unsigned, void *, void *, unsigned);
 	CUresult (*LibraryGetKernel)(void **, CUlibrary, const char *);
+	CUresult (*KernelGetFunction)(CUfunction *, void *);
 	CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 	                         void *, void **, void **);
 	CUresult (*MemAlloc)(uint64_t *, size_t);
@@ -294,6 +295,7 @@ load_driver(struct fbrt_error *err)
 	GET(FuncGetName, "cuFuncGetName");
 	GET(LibraryLoadData, "cuLibraryLoadData");
 	GET(LibraryGetKernel, "cuLibraryGetKernel");
+	GET(KernelGetFunction, "cuKernelGetFunction");
 	GET(LaunchKernel, "cuLaunchKernel");
 	GET(MemAlloc, "cuMemAlloc_v2");
 	GET(MemFree, "cuMemFree_v2");
@@ -309,7 +311,8 @@ load_driver(struct fbrt_error *err)
 	if (missing)
 		return seterr(err, FBRT_ENODRIVER, 0, "%s is not a usable CUDA driver: it lacks %s", path, missing);
 	const char *loader = getenv("FBRT_LOADER");
-	rt.use_library = loader && strcmp(loader, "library") == 0 && rt.d.LibraryLoadData && rt.d.LibraryGetKernel;
+	rt.use_library = loader && strcmp(loader, "library") == 0 && rt.d.LibraryLoadData && rt.d.LibraryGetKernel &&
+	                 rt.d.KernelGetFunction;
 	return FBRT_OK;
 }
 
@@ -484,6 +487,15 @@ fbrt_function(const char *name, struct fbrt_error *err)
 		void *f = NULL;
 		CUresult rc = rt.use_library ? rt.d.LibraryGetKernel(&f, rt.mod[m], name)
 		                             : rt.d.ModuleGetFunction(&f, rt.mod[m], name);
+		if (rc == 0 && f && rt.use_library) {
+			/* A CUkernel is context-independent; launch the function of the current context. */
+			void *k = f;
+			rc = rt.d.KernelGetFunction(&f, k);
+			if (rc) {
+				seterr(err, FBRT_EDRIVER, rc, "cuKernelGetFunction(\"%s\") failed: %s (%d)", name, cu_name(rc), rc);
+				return NULL;
+			}
+		}
 		if (rc == 0 && f)
 			return f;
 		if (rc && rc != CUDA_ERROR_NOT_FOUND) {

@@ -469,7 +469,7 @@ on_device(const char *cc, const char *what, const char *arg, char *out, size_t o
 			setenv("FAKECUDA_CONTEXT", "0", 1);
 		if (strcmp(what, "library") == 0)
 			setenv("FBRT_LOADER", "library", 1);
-		if (strcmp(what, "threads") == 0)
+		if (strcmp(what, "threads") == 0 || strcmp(what, "library") == 0)
 			setenv("FAKECUDA_LOG", arg, 1);
 		setenv("FBRT_LIBCUDA", fakecuda, 1);
 		char res[2048] = "";
@@ -552,10 +552,17 @@ test_extension(void)
 		CHECK(rc == 0);
 		CHECK_STR(out, want);
 	}
-	/* cuLibraryLoadData instead of cuModuleLoadData. */
-	int rc0 = on_device("8.9", "library", NULL, out, sizeof(out), msg, sizeof(msg));
+	/* cuLibraryLoadData instead of cuModuleLoadData (and cuKernelGetFunction before launching). */
+	char lib_log[700];
+	snprintf(lib_log, sizeof(lib_log), "%s/fake-lib.log", tmpdir);
+	int rc0 = on_device("8.9", "library", lib_log, out, sizeof(out), msg, sizeof(msg));
 	CHECK(rc0 == 0);
 	CHECK_STR(out, "sm_86|saxpy 4x1x1 256x1x1 shmem=0 image=sm_86");
+	char *llog = slurp(lib_log, NULL);
+	CHECK(llog && strstr(llog, "cuLibraryLoadData: device 8.9: image sm_86") != NULL);
+	CHECK(llog && strstr(llog, "cuKernelGetFunction(saxpy)") != NULL);
+	CHECK(llog && strstr(llog, "cuModuleLoadData") == NULL);
+	free(llog);
 	/* Thread-safe, once: eight racing first calls load the fatbin once. */
 	char logpath[700];
 	snprintf(logpath, sizeof(logpath), "%s/fake.log", tmpdir);

@@ -76,6 +76,7 @@ FAKE_EXPORT CUresult cuLibraryLoadData(void **lib, const void *code, void *jo, v
                                        void *lv, unsigned nl);
 FAKE_EXPORT CUresult cuLibraryGetKernel(void **k, void *lib, const char *name);
 FAKE_EXPORT CUresult cuLibraryUnload(void *lib);
+FAKE_EXPORT CUresult cuKernelGetFunction(void **fn, void *kernel);
 FAKE_EXPORT CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                     unsigned bz, unsigned shmem, void *stream, void **params, void **extra);
 FAKE_EXPORT CUresult cuMemAlloc_v2(uint64_t *p, size_t n);
@@ -466,6 +467,20 @@ CUresult
 cuLibraryGetKernel(void **k, void *lib, const char *name)
 {
 	return get(k, lib, name, "cuLibraryGetKernel");
+}
+
+/* Kernels and functions share one handle type here; a real driver maps per context. */
+CUresult
+cuKernelGetFunction(void **fn, void *kernel)
+{
+	struct fake_func *f = kernel;
+	if (!fn || !f || f->magic != FUNC_MAGIC)
+		return 400;
+	if (!cur())
+		return 201;
+	fake_log("cuKernelGetFunction(%s)", f->name);
+	*fn = f;
+	return 0;
 }
 
 CUresult
