@@ -620,29 +620,26 @@ ap_probe_explain(struct ap_probe_result *r, const char *libcuda, const char *pci
 	case AP_PROBE_STUB:
 		dirname_of(lib, dir, sizeof(dir));
 		if (libcuda)
-			say(r,
-			         "%s is the CUDA toolkit's stub library (%s), which only serves linking: point "
-			         "--libcuda / ARCHPROBE_LIBCUDA at the driver's libcuda.so.1", lib,
-			         *err ? err : "CUDA_ERROR_STUB_LIBRARY");
+			say(r, "%s is the CUDA toolkit's stub library (%s), which only serves linking: point "
+			    "ARCHPROBE_LIBCUDA (archprobe --libcuda) at the driver's libcuda.so.1", lib,
+			    *err ? err : "CUDA_ERROR_STUB_LIBRARY");
 		else
-			say(r,
-			         "the loaded %s is the CUDA toolkit's stub library (%s): remove %s from "
-			         "LD_LIBRARY_PATH so that the driver's libcuda.so.1 is found", lib,
-			         *err ? err : "CUDA_ERROR_STUB_LIBRARY", dir);
+			say(r, "the loaded %s is the CUDA toolkit's stub library (%s): remove %s from "
+			    "LD_LIBRARY_PATH so that the driver's libcuda.so.1 is found", lib,
+			    *err ? err : "CUDA_ERROR_STUB_LIBRARY", dir);
 		break;
 	case AP_PROBE_NO_DEVICE:
 		if (r->cuda_visible_devices_set)
-			say(r,
-			         "no CUDA device is visible (%s) with CUDA_VISIBLE_DEVICES='%s': unset it or list valid "
-			         "indices or GPU- UUIDs (nvidia-smi -L)", *err ? err : "device count 0",
-			         r->cuda_visible_devices);
+			say(r, "no CUDA device is visible (%s) with CUDA_VISIBLE_DEVICES='%s': unset it or list valid "
+			    "indices or GPU- UUIDs (nvidia-smi -L)", *err ? err : "device count 0",
+			    r->cuda_visible_devices);
 		else
 			say(r, "the CUDA driver reports no device (%s): check nvidia-smi", *err ? err : "device count 0");
 		break;
 	case AP_PROBE_DRIVER_ERROR:
 		if (!strncmp(detail, "missing symbol ", 15)) {
-			say(r, "%s is not a CUDA driver (no %s): point --libcuda / "
-			         "ARCHPROBE_LIBCUDA at libcuda.so.1", lib, detail + 15);
+			say(r, "%s is not a CUDA driver (no %s): point ARCHPROBE_LIBCUDA (archprobe --libcuda) at "
+			    "libcuda.so.1", lib, detail + 15);
 			break;
 		}
 		{
@@ -665,7 +662,7 @@ ap_probe_explain(struct ap_probe_result *r, const char *libcuda, const char *pci
 	case AP_PROBE_TIMEOUT:
 		say(r,
 		         "the device probe did not finish within %s s (the driver %s hung): check nvidia-smi, enable "
-		         "persistence mode, or raise --timeout / ARCHPROBE_TIMEOUT", detail, lib);
+		         "persistence mode, or raise ARCHPROBE_TIMEOUT (archprobe --timeout)", detail, lib);
 		break;
 	case AP_PROBE_CRASHED:
 		say(r, "the device probe crashed (%s) while using %s: check nvidia-smi "
