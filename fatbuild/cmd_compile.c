@@ -313,6 +313,8 @@ cmd_compile(int argc, char **argv)
 		fputs(res->log, stderr);
 		if (res->log[0] && res->log[strlen(res->log) - 1] != '\n')
 			fputc('\n', stderr);
+		if (err.msg[0] && !strstr(res->log, err.msg)) /* no log: say what NVRTC returned */
+			warn("compile: %s", err.msg);
 		warn("compile: failed for %s; other jobs cancelled, nothing written", res->failed_target);
 		rc = AP_EXIT_FAIL;
 		goto done;
