@@ -9,6 +9,7 @@
  * Skips (77) when libnvJitLink.so.13 or ptxas is missing. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -91,7 +92,7 @@ read_mark(const unsigned char *c, size_t n)
 /* Links buf for -arch=arch in a child; returns the marker, 0 for "no image" (bad input or an
  * empty link), or -2 on a crash/timeout. */
 static long
-link_child(const unsigned char *buf, size_t n, const char *arch)
+link_child(const unsigned char *buf, size_t n, const char *arch, bool lto)
 {
 	int fd[2];
 	if (pipe(fd) != 0)
@@ -122,9 +123,9 @@ link_child(const unsigned char *buf, size_t n, const char *arch)
 		*(void **)&destroy = sym(h, "__nvJitLinkDestroy_13_0");
 		char opt[64];
 		snprintf(opt, sizeof(opt), "-arch=%s", arch);
-		const char *opts[] = {opt};
+		const char *opts[] = {opt, "-lto"};
 		nvjl_handle jh = NULL;
-		if (create(&jh, 1, opts) != 0)
+		if (create(&jh, lto ? 2 : 1, opts) != 0)
 			_exit(4);
 		int rc = add(jh, NVJITLINK_INPUT_FATBIN, buf, n, "test.fatbin");
 		if (rc == 0 && complete(jh) == 0) {
@@ -293,7 +294,7 @@ main(void)
 				enum fb_how how;
 				long r = fb_select(ims, n, &dev, &how);
 				long want = r < 0 ? 0 : marks[r];
-				long got = link_child(out, on, a);
+				long got = link_child(out, on, a, false);
 				nlinks++;
 				nchosen += got > 0;
 				nnone += got == 0;
@@ -311,12 +312,62 @@ main(void)
 		}
 		fb_fatbin_free(fb);
 	}
+	/* LTO-IR (kind 8): extracted from an nvcc -dc -arch=lto_80 object by our reader, packed by
+	 * our writer raw, zstd (not obfuscated) and LZ4; nvJitLink -lto must link each. */
+	char nvcc[1024], cmd[4096], cu[512], obj[512];
+	snprintf(nvcc, sizeof(nvcc), "%s/bin/nvcc", home);
+	snprintf(cu, sizeof(cu), "%s/l.cu", workdir);
+	snprintf(obj, sizeof(obj), "%s/l.o", workdir);
+	FILE *f = fopen(cu, "w");
+	if (f && stat(nvcc, &st) == 0) {
+		fputs("__device__ int mark = 3080;\nextern \"C\" __global__ void kern(int *p) { *p = mark; }\n", f);
+		fclose(f);
+		snprintf(cmd, sizeof(cmd), "'%s' -dc -arch=lto_80 -Xfatbin=-compress-mode=none -o '%s' '%s'", nvcc, obj, cu);
+		CHECK(system(cmd) == 0);
+		struct fb_mapped m;
+		struct fb_scan sc;
+		struct fb_parsed p;
+		struct fb_error err = {0};
+		CHECK(fb_map_file(obj, &m, &err) == 0);
+		CHECK(fb_scan_buffer(m.data, m.size, obj, &sc, &err) == 0);
+		CHECK(fb_scan_entries(m.data, &sc, &p, &err) == 0 && p.nentries == 1);
+		if (p.nentries == 1 && p.entries[0].disk_kind == FB_DISK_KIND_LTO) {
+			unsigned char *ir;
+			size_t irn;
+			CHECK(fb_entry_image(&p.entries[0], 0, &ir, &irn, &err) == 0);
+			struct ap_target t;
+			fb_target_parse("lto_80", &t);
+			for (size_t c = 0; c < sizeof(comps) / sizeof(comps[0]); c++) {
+				struct fb_fatbin *fb = fb_fatbin_new();
+				unsigned char *out = NULL;
+				size_t on = 0;
+				CHECK(fb_fatbin_add(fb, FB_KIND_LTO, &t, ir, irn, NULL, NULL, &err) == 0);
+				CHECK(fb_fatbin_write(fb, comps[c], &out, &on, &err) == 0);
+				long got = link_child(out, on, "sm_86", true);
+				if (got != 3080)
+					fprintf(stderr, "LTO compress %d: nvJitLink -lto gave %ld\n", (int)comps[c], got);
+				CHECK(got == 3080);
+				nlinks++;
+				free(out);
+				fb_fatbin_free(fb);
+			}
+			free(ir);
+		} else {
+			fprintf(stderr, "nvcc -dc -arch=lto_80 gave no LTO entry\n");
+			CHECK(0);
+		}
+		fb_parsed_free(&p);
+		fb_scan_free(&sc);
+		fb_unmap_file(&m);
+	} else if (f) {
+		fclose(f);
+		printf("note: %s not found; LTO links skipped\n", nvcc);
+	}
 	printf("%d links: %d chose an image (%d PTX), %d found none\n", nlinks, nchosen, nptx, nnone);
 	/* the oracle must really have linked: both outcomes, SASS and PTX, occur */
 	CHECK(nchosen >= 20 && nnone >= 10 && nptx >= 5 && nchosen - nptx >= 5);
 	for (size_t i = 0; i < npool; i++)
 		free(pool[i].data);
-	char cmd[512];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", workdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", workdir);

@@ -83,6 +83,13 @@ echo "$out" | grep -q "elf arch does not match" || fail "fatbinary mismatch mess
 $FB pack -o x.fatbin k_80.cubin@sm_90 2>err.txt && fail "pack accepted an sm_80 cubin as sm_90"
 grep -q "k_80.cubin is sm_80, not sm_90" err.txt || fail "pack arch mismatch message: $(cat err.txt)"
 
+# LTO-IR (kind 8), read back from an nvcc -dc object by our reader
+nvcc -dc -arch=lto_80 -Xfatbin=-compress-mode=none -o l.o k.cu
+$FB extract --arch lto_80 l.o -o l.ltoir
+fatbinary --create=lto.nv.fatbin --compress-mode=none --image3=kind=nvvm,sm=80,file=l.ltoir
+$FB pack -o lto.fb.fatbin l.ltoir@lto_80
+same lto lto.fb.fatbin lto.nv.fatbin
+
 # extract round trip (cubins come back byte-identical, decompressed)
 $FB pack -o rt.fatbin --compress zstd k_90a.cubin n80.ptx
 $FB extract --arch sm_90a rt.fatbin -o rt.cubin && same extract-cubin rt.cubin k_90a.cubin
