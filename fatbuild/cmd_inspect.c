@@ -87,9 +87,13 @@ print_kernels(const struct fb_entry *e, const struct opts *o, const char *file)
 		return fb_exit_code(rc);
 	}
 	char dm[1024];
+	bool mismatch = c.sm != e->target.sm; /* loaders follow the header; say so */
 	if (o->json)
-		printf(", \"elf_type\": \"%s\", \"kernels\": [", c.relocatable ? "rel" : "exec");
-	else
+		printf(", \"elf_type\": \"%s\", \"elf_sm\": %d, \"kernels\": [", c.relocatable ? "rel" : "exec", c.sm);
+	if (!o->json && mismatch)
+		printf("      warning: the cubin is for sm_%d but the entry header says %d (loaders trust the header)\n", c.sm,
+		       e->target.sm);
+	if (!o->json)
 		printf("      %s cubin, ELF ABI %d, e_flags 0x%08" PRIx32 ", %zu kernel%s\n", c.relocatable ? "relocatable (ET_REL)" : "executable (ET_EXEC)",
 		       c.abi_version, c.e_flags, c.nkernels, c.nkernels == 1 ? "" : "s");
 	for (size_t k = 0; k < c.nkernels; k++) {

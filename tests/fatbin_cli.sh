@@ -44,6 +44,22 @@ expect 1 "a.txt: not a fatbin, cubin, PTX" "$FB" inspect a.txt
 head -c 40 x.fatbin >t.fatbin
 expect 1 "runs past the end of the data" "$FB" inspect t.fatbin
 expect 1 "cannot open" "$FB" inspect nope.fatbin
+# a header arch that disagrees with the cubin is reported (hand-built sm_80 CUDA ELF, header says 86)
+python3 - <<'PY' || fail "cannot build the mismatch fixture"
+import struct
+elf = bytearray(64)
+elf[0:4] = b"\x7fELF"; elf[4] = 2; elf[5] = 1; elf[6] = 1; elf[7] = 0x41; elf[8] = 8
+struct.pack_into("<HHI", elf, 0x10, 2, 190, 1)
+struct.pack_into("<I", elf, 0x30, 0x06005004)
+struct.pack_into("<H", elf, 0x34, 64)
+hdr = bytearray(64)
+struct.pack_into("<HHIQ", hdr, 0, 2, 0x101, 0x40, 64)
+struct.pack_into("<HHI", hdr, 0x18, 8, 1, 86)
+struct.pack_into("<Q", hdr, 0x28, 0x11)
+body = hdr + elf
+open("mism.fatbin", "wb").write(struct.pack("<IHHQ", 0xBA55ED50, 1, 0x10, len(body)) + body)
+PY
+expect 0 "the cubin is for sm_80 but the entry header says 86" "$FB" inspect --kernels mism.fatbin
 # --arch native through archprobe's probe, against the fake driver when it is built
 fake=${FB_BINARY_DIR:-}/fakecuda/libcuda.so.1
 if [ -e "$fake" ]; then
