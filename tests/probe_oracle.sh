@@ -39,6 +39,20 @@ check FAKECUDA_DEVICES=8.6,9.0 'FAKECUDA_FAIL=cuDeviceGetAttribute@1#75:999'
 check FAKECUDA_DEVICES=8.6,9.0,10.0 CUDA_VISIBLE_DEVICES=2,0
 check FAKECUDA_DEVICES=8.6,9.0 CUDA_VISIBLE_DEVICES=
 check FAKECUDA_DEVICES=8.6,9.0 CUDA_VISIBLE_DEVICES=0,0
+# nvcc -arch=native (which runs __nvcc_device_query) builds SASS for exactly the detected set
+nvcc=$cuda/bin/nvcc
+if [ -x "$nvcc" ]; then
+	echo '__global__ void k() {}' >"${TMPDIR:-/tmp}/probe_oracle.$$.cu"
+	for devs in 9.0,8.6 12.0,8.0,10.0,8.6; do
+		sass=$(cd "${TMPDIR:-/tmp}" && FAKECUDA_DEVICES=$devs LD_LIBRARY_PATH=$fakedir "$nvcc" -arch=native --dryrun \
+			-c probe_oracle.$$.cu 2>&1 | grep -o 'kind=elf,sm=[0-9]*' | sed 's/.*=//' | sort -n | paste -sd';')
+		list=$(FAKECUDA_DEVICES=$devs LD_LIBRARY_PATH=$fakedir "$ARCHPROBE_BIN" --format list --cuda-version 13.0 2>/dev/null)
+		n=$((n + 1))
+		[ "$sass" = "$list" ] && echo "same [nvcc -arch=native, $devs]: SASS $sass" \
+			|| { echo "MISMATCH [nvcc -arch=native, $devs]: nvcc SASS '$sass', archprobe '$list'"; fail=1; }
+	done
+	rm -f "${TMPDIR:-/tmp}/probe_oracle.$$.cu"
+fi
 # and with no driver at all (when this machine has none)
 if ! ldconfig -p 2>/dev/null | grep -q 'libcuda.so.1 '; then
 	t=$("$query" --silent 2>/dev/null; echo "|$?")
