@@ -39,6 +39,13 @@ check FAKECUDA_DEVICES=8.6,9.0 'FAKECUDA_FAIL=cuDeviceGetAttribute@1#75:999'
 check FAKECUDA_DEVICES=8.6,9.0,10.0 CUDA_VISIBLE_DEVICES=2,0
 check FAKECUDA_DEVICES=8.6,9.0 CUDA_VISIBLE_DEVICES=
 check FAKECUDA_DEVICES=8.6,9.0 CUDA_VISIBLE_DEVICES=0,0
+# the toolkit's real stub found as libcuda.so.1 (both fail with exit 1, nothing on stdout)
+stubdir=$(mktemp -d "${TMPDIR:-/tmp}/probe_oracle.XXXXXX")
+if [ -e "$cuda/lib64/stubs/libcuda.so" ]; then
+	ln -s "$cuda/lib64/stubs/libcuda.so" "$stubdir/libcuda.so.1"
+	fakedir=$stubdir check TOOLKIT_STUB_AS_LIBCUDA_SO_1=1
+fi
+rm -rf "$stubdir"
 # nvcc -arch=native (which runs __nvcc_device_query) builds SASS for exactly the detected set
 nvcc=$cuda/bin/nvcc
 if [ -x "$nvcc" ]; then
