@@ -8,12 +8,14 @@
  * changed (a flag, the arch list) or whose inputs did (depfiles for headers). */
 #include <errno.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -688,17 +690,36 @@ run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	if (g->o->verbose)
 		argv[a++] = "-v";
 	argv[a] = NULL;
+	/* One ninja per build dir at a time: a second build of the same dir waits here (two ninjas
+	 * would write the same objects, .ninja_log and OUT.tmp at once). The kernel drops the lock
+	 * when the holder dies. */
+	char lockpath[PATHMAX + 16];
+	bfmt(lockpath, sizeof(lockpath), "%s/.fatbuild.lock", g->dir);
+	int lock = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (lock < 0)
+		return fail(err, FB_EIO, "cannot create the build lock %s: %s", lockpath, strerror(errno));
+	while (flock(lock, LOCK_EX) != 0) {
+		if (errno != EINTR) {
+			close(lock);
+			return fail(err, FB_EIO, "cannot lock %s: %s", lockpath, strerror(errno));
+		}
+	}
 	struct stat before, after;
 	bool had = log_stamp(g->dir, &before);
 	pid_t pid;
 	int rc = posix_spawn(&pid, g->t.ninja, NULL, NULL, (char *const *)argv, environ);
-	if (rc != 0)
+	if (rc != 0) {
+		close(lock);
 		return fail(err, FB_ENOTOOL, "cannot run %s: %s", g->t.ninja, strerror(rc));
+	}
 	int status;
 	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR)
+		if (errno != EINTR) {
+			close(lock);
 			return fail(err, FB_EIO, "waitpid(ninja): %s", strerror(errno));
+		}
 	}
+	close(lock);
 	if (WIFSIGNALED(status))
 		return fail(err, FB_ECOMPILE, "ninja was killed by signal %d (build dir %s)", WTERMSIG(status), g->dir);
 	if (WEXITSTATUS(status) != 0)
