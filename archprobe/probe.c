@@ -86,6 +86,26 @@ seterr(struct ap_error *err, int code, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Sets r->reason (truncating: the line is advice, not data). */
+static void
+say(struct ap_probe_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Formats a path into buf; false when it does not fit. */
+static bool
+path_printf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static bool
+path_printf(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	return n >= 0 && (size_t)n < size;
+}
+
 /* ---- the result protocol --------------------------------------------------------------- */
 
 static void
@@ -430,19 +450,18 @@ collect(pid_t pid, int rfd, double timeout, const char *what, struct ap_probe_re
 	r->cuda_error_name[0] = 0;
 	if (killed) {
 		r->status = AP_PROBE_TIMEOUT;
-		snprintf(r->reason, sizeof(r->reason), "%g", timeout);
+		say(r, "%g", timeout);
 	} else if (reaped && WIFSIGNALED(wstatus)) {
 		r->status = AP_PROBE_CRASHED;
-		snprintf(r->reason, sizeof(r->reason), "died by %s", signal_name(WTERMSIG(wstatus), sig, sizeof(sig)));
+		say(r, "died by %s", signal_name(WTERMSIG(wstatus), sig, sizeof(sig)));
 	} else if (reaped && WIFEXITED(wstatus)) {
 		r->status = AP_PROBE_CRASHED;
-		snprintf(r->reason, sizeof(r->reason), "%s exited with status %d without a result%s", what,
-		         WEXITSTATUS(wstatus),
-		         WEXITSTATUS(wstatus) == AP_EXIT_USAGE ? " (not an archprobe of this version?)"
-		         : WEXITSTATUS(wstatus) == 127 ? " (it could not be executed)" : "");
+		say(r, "%s exited with status %d without a result%s", what, WEXITSTATUS(wstatus),
+		    WEXITSTATUS(wstatus) == AP_EXIT_USAGE ? " (not an archprobe of this version?)"
+		    : WEXITSTATUS(wstatus) == 127 ? " (it could not be executed)" : "");
 	} else {
 		r->status = AP_PROBE_CRASHED;
-		snprintf(r->reason, sizeof(r->reason), "%s ended without a result", what);
+		say(r, "%s ended without a result", what);
 	}
 }
 
@@ -564,10 +583,6 @@ dirname_of(const char *path, char *buf, size_t size)
 		snprintf(buf, size, ".");
 }
 
-/* Sets r->reason (truncating: the line is advice, not data). */
-static void
-say(struct ap_probe_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
 static void
 say(struct ap_probe_result *r, const char *fmt, ...)
 {
@@ -681,21 +696,19 @@ cache_path(const struct ap_probe_opts *opts, char *buf, size_t size)
 
 	if (!c || !*c)
 		return false;
-	if (strcmp(c, "1") != 0) {
-		snprintf(buf, size, "%s", c);
-		return true;
-	}
-	if ((base = getenv("XDG_CACHE_HOME")) && *base)
-		snprintf(dir, sizeof(dir), "%s", base);
-	else if ((base = getenv("HOME")) && *base)
-		snprintf(dir, sizeof(dir), "%s/.cache", base);
-	else
+	if (strcmp(c, "1") != 0)
+		return path_printf(buf, size, "%s", c);
+	if ((base = getenv("XDG_CACHE_HOME")) && *base) {
+		if (!path_printf(dir, sizeof(dir), "%s", base))
+			return false;
+	} else if (!(base = getenv("HOME")) || !*base || !path_printf(dir, sizeof(dir), "%s/.cache", base)) {
 		return false;
+	}
 	mkdir(dir, 0700);
-	snprintf(buf, size, "%.*s/archprobe", (int)(sizeof(dir) - 16), dir);
+	if (!path_printf(buf, size, "%s/archprobe", dir))
+		return false;
 	mkdir(buf, 0700);
-	snprintf(buf, size, "%.*s/archprobe/probe", (int)(sizeof(dir) - 16), dir);
-	return true;
+	return path_printf(buf, size, "%s/archprobe/probe", dir);
 }
 
 /* What the answer depends on, known before probing. */
