@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "archprobe.h"
 
@@ -528,6 +529,21 @@ emit(const struct cli *c, const struct ap_probe_result *r, bool probed, const st
 	return AP_EXIT_OK;
 }
 
+/* Whether an arch list needs the devices: it names native or auto, or is blank (= auto). */
+static bool
+mentions_devices(const char *list)
+{
+	bool blank = true;
+
+	for (const char *p = list; *p; p++) {
+		if (!strchr(" \t\n;,", *p))
+			blank = false;
+		if (!strncasecmp(p, "native", 6) || !strncasecmp(p, "auto", 4))
+			return true;
+	}
+	return blank;
+}
+
 static void
 print_warnings(const struct ap_archlist *l)
 {
@@ -545,7 +561,7 @@ main(int argc, char **argv)
 	struct ap_error err = {0};
 	struct ap_resolve_opts ro = {0};
 	const char *override = getenv("ARCHPROBE_ARCHS");
-	bool list_fmt;
+	bool list_fmt, probed = false;
 	int rc;
 
 	if ((rc = ap_probe_child_main(argc, argv)) >= 0) {
@@ -576,14 +592,30 @@ main(int argc, char **argv)
 			rc = usage_error("--arch-list does not apply to --format nvptx-arch / nvcc-query");
 			goto out;
 		}
-		if ((rc = load_toolkit(&c, &tk, &err)) != 0 ||
-		    (ro.fallback = c.fallback_opt, rc = ap_archlist_resolve(c.arch_list, &ro, &l, &err)) != 0) {
+		if ((rc = load_toolkit(&c, &tk, &err)) != 0) {
+			msg("%s", err.msg);
+			rc = ap_exit_code(err.code);
+			goto out;
+		}
+		/* native/auto: probe here, so that table and json show the devices too */
+		if (mentions_devices(c.arch_list) && !(override && *override)) {
+			if ((rc = ap_probe(&c.probe, r, &err)) != 0) {
+				msg("%s", err.msg);
+				rc = ap_exit_code(rc);
+				goto out;
+			}
+			probed = true;
+			usable_devices(r, u);
+			ro.devices = r->status == AP_PROBE_OK ? u : r;
+		}
+		ro.fallback = c.fallback_opt;
+		if ((rc = ap_archlist_resolve(c.arch_list, &ro, &l, &err)) != 0) {
 			msg("%s", err.msg);
 			rc = ap_exit_code(err.code);
 			goto out;
 		}
 		print_warnings(l);
-		rc = emit(&c, r, false, l, NULL);
+		rc = emit(&c, r, probed, l, NULL);
 		goto out;
 	}
 
