@@ -108,6 +108,15 @@ install)
 		"$("$(pkg-config --variable=archprobe archprobe)" --help >/dev/null 2>&1; echo $?)" 0
 	expect_eq "pkg-config --modversion fatbuild" "$(pkg-config --modversion fatbuild)" \
 		"$(sed -n 's/^project(archprobe_fatbuild VERSION \([0-9.]*\).*/\1/p' "$FB_SOURCE_DIR/CMakeLists.txt")"
+	# Relocatable: a copy elsewhere uses its own runtime, headers and .pc paths.
+	moved=$CONSUMER_ROOT/moved
+	rm -rf "$moved" && cp -a "$prefix" "$moved"
+	"$moved/bin/fatbuild" env >"$CONSUMER_ROOT/env.out" 2>&1
+	expect_grep "moved prefix: fatbuild build uses its runtime" "^runtime +$moved/lib/libfatbuild_runtime.a" "$CONSUMER_ROOT/env.out"
+	expect_grep "moved prefix: and its include dir" "^include +$moved/include" "$CONSUMER_ROOT/env.out"
+	got=$(PKG_CONFIG_PATH="$moved/lib/pkgconfig" pkg-config --variable=fatbuild fatbuild)
+	case $got in "$moved"/*) ok "moved prefix: pkg-config points there" ;; *) fail "moved prefix: pkg-config gives '$got'" ;; esac
+	rm -rf "$moved"
 	;;
 cmake-archs)
 	copy_project cmake-archs
