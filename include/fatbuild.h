@@ -167,8 +167,11 @@ FB_API void fb_parsed_free(struct fb_parsed *p);
 /* Default cap on an entry's uncompressed size (FB_ETOOBIG above it). */
 #define FB_DEFAULT_DECOMPRESS_CAP (UINT64_C(1) << 30)
 /* The entry's image, decompressed (zstd, LZ4 block or LZ4 frame) into a malloc'd buffer of
- * exactly the uncompressed size (PTX: trailing NULs kept as stored). cap 0 means the default.
- * Obfuscated payloads: FB_EUNSUPPORTED. */
+ * exactly the uncompressed size. Uncompressed entries: the stored bytes, except that an ELF
+ * is cut to its real extent (the container's zero padding dropped); PTX keeps its NULs.
+ * cap 0 means FB_DEFAULT_DECOMPRESS_CAP; above it FB_ETOOBIG, before allocating anything.
+ * Unknown kinds and obfuscated payloads: FB_EUNSUPPORTED. Corrupt streams, and streams whose
+ * size differs from the header's: FB_EFORMAT. */
 FB_API int fb_entry_image(const struct fb_entry *e, uint64_t cap, unsigned char **out, size_t *outsize,
                           struct fb_error *err);
 /* "ptx", "elf", "lto", "oldcubin" or "kind7". buf at least 16 bytes. */
