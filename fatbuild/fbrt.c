@@ -348,6 +348,23 @@ no_image(CUresult rc, CUdevice dev, size_t idx, struct fbrt_error *err)
 	              f.any ? f.chosen : "", cu_name(rc), idx + 1, sm / 10, sm % 10);
 }
 
+/* With lazy loading (CUDA_MODULE_LOADING=LAZY, the default since 12.2) a missing image can
+ * surface at cuModuleGetFunction or at the launch instead of at the load. */
+static int
+is_image_error(CUresult rc)
+{
+	return rc == CUDA_ERROR_NO_BINARY_FOR_GPU || rc == CUDA_ERROR_INVALID_PTX || rc == CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+}
+
+static int
+no_image_current(CUresult rc, size_t idx, struct fbrt_error *err)
+{
+	CUdevice dev = 0;
+	if (rt.d.CtxGetDevice(&dev) != 0)
+		dev = 0;
+	return no_image(rc, dev, idx, err);
+}
+
 struct loadctx {
 	CUdevice dev;
 	struct fbrt_error *err;
@@ -367,7 +384,7 @@ load_container(size_t idx, const unsigned char *c, size_t size, void *vctx)
 		rc = rt.d.LibraryLoadData(&m, c, NULL, NULL, 0, NULL, NULL, 0);
 	else
 		rc = rt.d.ModuleLoadData(&m, c);
-	if (rc == CUDA_ERROR_NO_BINARY_FOR_GPU || rc == CUDA_ERROR_INVALID_PTX || rc == CUDA_ERROR_UNSUPPORTED_PTX_VERSION) {
+	if (is_image_error(rc)) {
 		l->rc = no_image(rc, l->dev, idx, l->err);
 		return;
 	}
@@ -498,6 +515,10 @@ fbrt_function(const char *name, struct fbrt_error *err)
 		}
 		if (rc == 0 && f)
 			return f;
+		if (is_image_error(rc)) {
+			no_image_current(rc, m, err);
+			return NULL;
+		}
 		if (rc && rc != CUDA_ERROR_NOT_FOUND) {
 			seterr(err, FBRT_EDRIVER, rc, "%s(\"%s\") failed: %s (%d)",
 			       rt.use_library ? "cuLibraryGetKernel" : "cuModuleGetFunction", name, cu_name(rc), rc);
@@ -522,6 +543,8 @@ fbrt_launch(void *fn, struct fbrt_dim3 grid, struct fbrt_dim3 block, unsigned sh
 		return err ? err->code : FBRT_EDRIVER;
 	CUresult rc = rt.d.LaunchKernel(fn, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared_bytes, stream, args,
 	                                NULL);
+	if (is_image_error(rc))
+		return no_image_current(rc, 0, err);
 	if (rc)
 		return seterr(err, FBRT_EDRIVER, rc, "cuLaunchKernel (grid %ux%ux%u, block %ux%ux%u) failed: %s (%d)", grid.x,
 		              grid.y, grid.z, block.x, block.y, block.z, cu_name(rc), rc);

@@ -469,6 +469,8 @@ on_device(const char *cc, const char *what, const char *arg, char *out, size_t o
 			setenv("FAKECUDA_CONTEXT", "0", 1);
 		if (strcmp(what, "library") == 0)
 			setenv("FBRT_LOADER", "library", 1);
+		if (strcmp(what, "lazy") == 0)
+			setenv("FAKECUDA_LAZY", "1", 1);
 		if (strcmp(what, "threads") == 0 || strcmp(what, "library") == 0)
 			setenv("FAKECUDA_LOG", arg, 1);
 		setenv("FBRT_LIBCUDA", fakecuda, 1);
@@ -586,6 +588,10 @@ test_extension(void)
 	CHECK(strstr(msg, images) != NULL);
 	CHECK(strstr(msg, "CUDA_ERROR_NO_BINARY_FOR_GPU") != NULL);
 	CHECK(strstr(msg, "none fits by the selection model") != NULL);
+	/* The same when lazy loading reports it at the first lookup instead of at the load. */
+	rc = on_device("7.5", "lazy", NULL, out, sizeof(out), msg, sizeof(msg));
+	CHECK(rc == 3);
+	CHECK(strstr(msg, images) != NULL);
 	/* A missing kernel name. */
 	rc = on_device("8.6", "lookup", "saxpy_v2", out, sizeof(out), msg, sizeof(msg));
 	CHECK(rc == 4); /* FBRT_ENOTFOUND */

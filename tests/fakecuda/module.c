@@ -11,6 +11,8 @@
  * Environment, besides fakecuda.h's:
  *   FAKECUDA_CONTEXT=<ordinal>   a context on that visible device is current on every thread
  *                                (as if the application made one); unset: none is current
+ *   FAKECUDA_LAZY=1              lazy loading: a load that no image fits succeeds, and the 209
+ *                                surfaces at cuModuleGetFunction (CUDA_MODULE_LOADING=LAZY)
  * Test hooks (exported): fakecuda_module_image() is the image the last load chose ("sm_86",
  * "compute_86", "" after a failure); fakecuda_last_launch() describes the last launch
  * ("saxpy 4x1x1 256x1x1 shmem=0 image=sm_86"). Memory is host malloc; launches are recorded,
@@ -40,6 +42,7 @@ struct fake_module {
 	char **names;           /* kernels found */
 	unsigned nnames;
 	struct fake_func *funcs;
+	int nofit;              /* lazy: no image fits, reported at the first lookup */
 };
 
 struct fake_func {
@@ -344,6 +347,17 @@ load(void **out, const void *image, const char *api)
 		}
 		off += hsz + psz;
 	}
+	const char *lazy = getenv("FAKECUDA_LAZY");
+	if (!have && lazy && strcmp(lazy, "1") == 0) {
+		struct fake_module *lm = calloc(1, sizeof(*lm));
+		if (!lm)
+			return 2;
+		lm->magic = MOD_MAGIC;
+		lm->nofit = 1;
+		fake_log("%s: device %d.%d: lazy, no image fits (has%s)", api, dev / 10, dev % 10, listing);
+		*out = lm;
+		return 0;
+	}
 	pthread_mutex_lock(&lock);
 	if (!have) {
 		last_image[0] = 0;
@@ -439,6 +453,10 @@ get(void **fn, void *mod, const char *name, const char *api)
 		return 1;
 	if (!m || m->magic != MOD_MAGIC)
 		return 400; /* CUDA_ERROR_INVALID_HANDLE */
+	if (m->nofit) {
+		fake_log("%s(%s): lazy load: no image fits -> 209", api, name);
+		return 209;
+	}
 	pthread_mutex_lock(&lock);
 	if (!m->funcs && m->nnames) {
 		m->funcs = calloc(m->nnames, sizeof(*m->funcs));
