@@ -32,6 +32,14 @@ expect_edges cold "CC saxpy_host.c;EMBED fatbin.o;LINK libsaxpy.so;MERGE 0_saxpy
 [ -f "$out" ] || fail "no output library"
 "$FATBUILD_BIN" inspect "$out" >"$work/log" 2>&1 && grep -q 'sm_80' "$work/log" || fail "inspect does not list sm_80"
 
+# -v shows the commands themselves (NVRTC through `fatbuild compile`, the link)
+build --arch-list "8.0" -v || fail "-v build"
+grep -q "ninja: no work to do" "$work/log" || fail "-v rebuild ran something"
+rm -f "$out"
+build --arch-list "8.0" -v || fail "-v relink"
+grep -q -- "-shared -o .*libsaxpy.so.tmp.fb" "$work/log" || fail "-v does not show the link command"
+grep -q "LINK libsaxpy.so" "$work/log" && fail "-v shows descriptions instead of commands"
+
 # 2. no-op: nothing runs, and it is fast
 start=$(date +%s%N)
 build --arch-list "8.0" || fail "no-op build"
