@@ -1,6 +1,6 @@
 # embed: usage, errors, and a merge + embed round trip checked by inspect.
 $FATBUILD embed --help | head -n 1
-$FATBUILD embed k.fatbin 2>&1 | head -n 1; echo "exit ${PIPESTATUS[0]}"
+$FATBUILD embed k.fatbin >out 2>err; echo "exit $?"; head -n 1 err
 echo "not a fatbin" >junk.fatbin
 $FATBUILD embed junk.fatbin -o j.o 2>&1; echo "exit $?"
 $FATBUILD embed nosuch.fatbin -o j.o 2>&1; echo "exit $?"
