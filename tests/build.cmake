@@ -2,7 +2,7 @@
 # build_test (tests/build_test.c) loads built extensions against the fake driver, so it needs
 # the fake libcuda.so.1 and the runtime library built first.
 add_dependencies(build_test fakecuda fatbuild_runtime fatbuild)
-set_tests_properties(build_test PROPERTIES TIMEOUT 300)
+set_tests_properties(build_test PROPERTIES TIMEOUT 300 LABELS build)
 
 # Shell-driven: incremental rebuilds, paths with spaces, the nvcc backend.
 foreach(t IN ITEMS incremental nvcc)
