@@ -20,9 +20,9 @@ cc=${FB_GPU_CC:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/de
 if [ -z "$cc" ]; then echo "extension.sh: no GPU visible (nvidia-smi): skipped"; exit 77; fi
 major=${cc%%.*}
 echo "device compute capability $cc"
-export CUDA_MODULE_LOADING=EAGER FATBUILD_CACHE_DIR=${FATBUILD_CACHE_DIR:-$(mktemp -d)}
 work=$(mktemp -d "${TMPDIR:-/tmp}/fb gpu.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+export CUDA_MODULE_LOADING=EAGER FATBUILD_CACHE_DIR=${FATBUILD_CACHE_DIR:-$work/cache}
 ex=$root/examples/saxpy
 fails=0
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
