@@ -417,6 +417,8 @@ fb_fatbin_write(const struct fb_fatbin *fb, enum fb_compress compress, unsigned 
 {
 	if (!fb || !out || !outsize)
 		return fb_seterr(err, FB_EINVAL, "fb_fatbin_write: NULL argument");
+	*out = NULL;
+	*outsize = 0;
 	if (compress != FB_COMPRESS_NONE && compress != FB_COMPRESS_ZSTD && compress != FB_COMPRESS_LZ4)
 		return fb_seterr(err, FB_EINVAL, "unknown compression %d", (int)compress);
 	struct obuf b = {0};

@@ -299,6 +299,10 @@ int
 fb_entry_image(const struct fb_entry *e, uint64_t cap, unsigned char **out, size_t *outsize, struct fb_error *err)
 {
 	char where[64], kb[16];
+	if (!e || !out || !outsize)
+		return fb_seterr(err, FB_EINVAL, "fb_entry_image: NULL argument");
+	*out = NULL;
+	*outsize = 0;
 	ename(e, where, sizeof(where));
 	if (!cap)
 		cap = FB_DEFAULT_DECOMPRESS_CAP;
