@@ -10,3 +10,9 @@ foreach(t IN ITEMS incremental nvcc)
   set_tests_properties(build_${t} PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS build TIMEOUT 600
                        SKIP_RETURN_CODE 77)
 endforeach()
+
+# tests/gpu/extension.sh dry-run against the fake driver (9.0 device, saxpy emulated), so the
+# real-GPU script stays correct where there is no GPU.
+add_test(NAME build_gpu_dryrun COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu/extension.sh ${PROJECT_BINARY_DIR})
+set_tests_properties(build_gpu_dryrun PROPERTIES LABELS build TIMEOUT 300 ENVIRONMENT
+  "${FB_TEST_ENV};FB_GPU_CC=9.0;FAKECUDA_DEVICES=9.0;FAKECUDA_CONTEXT=0;FAKECUDA_EMULATE=1;FBRT_LIBCUDA=${PROJECT_BINARY_DIR}/fakecuda/libcuda.so.1")
