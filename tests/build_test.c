@@ -614,6 +614,44 @@ test_extension(void)
 	CHECK(strstr(msg, "no CUDA driver") != NULL);
 }
 
+/* Two kernel files: two containers, two modules; a lookup searches both. */
+static void
+test_two_kernel_files(void)
+{
+	char k2[700], src[600], host[600], dir[700], out[1024], msg[1024];
+	snprintf(k2, sizeof(k2), "%s/sp ace/scale2.cu", tmpdir);
+	FILE *f = fopen(k2, "w");
+	fprintf(f, "extern \"C\" __global__ void scale2(float *x) { x[threadIdx.x] *= 2.0f; }\n");
+	fclose(f);
+	snprintf(src, sizeof(src), "%s/examples/saxpy/saxpy.cu", src_dir);
+	snprintf(host, sizeof(host), "%s/examples/saxpy/saxpy_host.c", src_dir);
+	snprintf(libpath, sizeof(libpath), "%s/sp ace/libtwo.so", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/sp ace/build-two", tmpdir);
+	const char *srcs[] = {src, k2, host};
+	struct fb_build_opts o = {0};
+	o.sources = srcs;
+	o.nsources = 3;
+	o.output = libpath;
+	o.arch_list = "8.6";
+	o.build_dir = dir;
+	o.fatbuild = fatbuild_bin;
+	struct fb_build_result r;
+	struct fb_error err = {0};
+	int rc = fb_build(&o, &r, &err);
+	if (rc)
+		fprintf(stderr, "two: %s\n", err.msg);
+	CHECK(rc == 0);
+	CHECK(!r.up_to_date && r.ninja_changed);
+	CHECK(sh(out, sizeof(out), "%s inspect '%s' | grep -c '^  container'", fatbuild_bin, libpath) == 0);
+	CHECK_STR(out, "2\n");
+	CHECK(on_device("8.9", "lookup", "scale2", out, sizeof(out), msg, sizeof(msg)) == 0);
+	CHECK(on_device("8.9", "lookup", "saxpy", out, sizeof(out), msg, sizeof(msg)) == 0);
+	CHECK(on_device("8.9", "lookup", "nope", out, sizeof(out), msg, sizeof(msg)) == 4);
+	CHECK(strstr(msg, "(it has: saxpy, scale2)") != NULL);
+	/* Build again: up to date. */
+	CHECK(fb_build(&o, &r, &err) == 0 && r.up_to_date && !r.ninja_changed);
+}
+
 int
 main(void)
 {
@@ -640,6 +678,7 @@ main(void)
 	test_embed();
 	test_emit_ninja();
 	test_extension();
+	test_two_kernel_files();
 	int rc = check_done();
 	if (rc == 0) {
 		char cmd[700];
