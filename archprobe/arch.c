@@ -729,9 +729,13 @@ add_devices(struct builder *b, const struct ap_resolve_opts *opts, bool native, 
 				r = pr;
 		}
 		if (r && r->status == AP_PROBE_OK) {
-			for (int i = 0; i < r->ndevices && i < AP_MAX_DEVICES; i++)
+			for (int i = 0; i < r->ndevices && i < AP_MAX_DEVICES; i++) {
+				/* A device whose query failed has no compute capability to build for. */
+				if (r->devices[i].error || r->devices[i].major <= 0)
+					continue;
 				ccs[n++] = (struct devcc){r->devices[i].major * 10 + r->devices[i].minor,
 				                          r->devices[i].ordinal, r->devices[i].name};
+			}
 			if (n == 0)
 				snprintf(why, sizeof(why), "no CUDA device is visible");
 		} else if (r) {

@@ -255,6 +255,28 @@ round_trip(const struct ap_archlist *l, int cuda, const char *id)
 	}
 }
 
+/* A device whose query failed (error set, CC 0.0) is skipped, not built for as "0.0". */
+static void
+test_failed_device(void)
+{
+	struct ap_toolkit tk;
+	struct ap_probe_result pr;
+	struct ap_archlist *l = NULL;
+	struct ap_error err = {0};
+	char got[256];
+	CHECK(ap_toolkit_builtin(13000, &tk, &err) == 0);
+	fake_devices("8.6,9.0", &pr);
+	pr.devices[1].major = pr.devices[1].minor = 0;
+	pr.devices[1].error = 999;
+	struct ap_resolve_opts o = {.toolkit = &tk, .no_probe = true, .devices = &pr};
+	CHECK(ap_archlist_resolve("native", &o, &l, &err) == 0);
+	if (l) {
+		names_of(l, got, sizeof(got));
+		CHECK_STR(got, "sm_86 compute_86");
+	}
+	ap_archlist_free(l);
+}
+
 static void
 test_vectors(void)
 {
@@ -490,6 +512,7 @@ test_env(void)
 int
 main(void)
 {
+	test_failed_device();
 	unsetenv("ARCHPROBE_ARCHS");
 	unsetenv("ARCHPROBE_FALLBACK");
 	unsetenv("CUDA_VISIBLE_DEVICES");
