@@ -126,7 +126,7 @@ cmd_pack(int argc, char **argv)
 			break;
 		}
 		struct fb_scan sc;
-		enum fb_entry_kind kind;
+		enum fb_entry_kind kind = FB_KIND_ELF;
 		struct ap_target t = {0};
 		int rc = 0;
 		if (n >= 4 && data[0] == 0xed && data[1] == 0x43 && data[2] == 0x4e && data[3] == 0x7f) {

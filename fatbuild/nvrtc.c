@@ -80,14 +80,14 @@ bind(struct fb_nvrtc *n, char *why, size_t whysize)
 	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
 		void *p = dlsym(n->dl, syms[i].name);
 		if (!p) {
-			snprintf(why, whysize, "%s lacks %s", n->path, syms[i].name);
+			snprintf(why, whysize, "%.200s lacks %.40s", n->path, syms[i].name);
 			return 0;
 		}
 		memcpy(syms[i].slot, &p, sizeof(p)); /* object → function pointer without a cast warning */
 	}
 	int major = 0, minor = 0;
 	if (n->version_(&major, &minor) != 0) {
-		snprintf(why, whysize, "%s: nvrtcVersion failed", n->path);
+		snprintf(why, whysize, "%.200s: nvrtcVersion failed", n->path);
 		return 0;
 	}
 	n->version = 1000 * major + 10 * minor;
