@@ -321,6 +321,7 @@ make_jobs(struct run *r, struct fb_error *err)
 			fb_sha256_str(&h, "fatbuild-compile-v1");
 			snprintf(ver, sizeof(ver), "nvrtc %d", fb_nvrtc_version(r->nv));
 			fb_sha256_str(&h, ver);
+			fb_sha256_str(&h, fb_nvrtc_ident(r->nv)); /* the library file: patch releases */
 			fb_sha256_str(&h, j->arch);
 			fb_sha256_str(&h, j->ptx != NONE ? "ptx" : "-");
 			fb_sha256_str(&h, j->sass != NONE ? "cubin" : "-");
@@ -484,8 +485,7 @@ start(struct run *r, struct job *j, struct fb_error *err)
 	int p[2];
 	if (pipe(p) != 0)
 		return seterr(err, FB_EIO, "pipe failed: %s", strerror(errno));
-	fflush(NULL);
-	pid_t pid = fork();
+	pid_t pid = fork(); /* the child leaves with _exit: no stdio buffer is flushed twice */
 	if (pid < 0) {
 		int e = errno;
 		close(p[0]);

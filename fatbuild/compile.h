@@ -34,6 +34,8 @@ struct fb_nvrtc; /* the loaded library and its entry points */
 int fb_nvrtc_open(const char *cuda_home, struct fb_nvrtc **out, struct fb_error *err);
 void fb_nvrtc_close(struct fb_nvrtc *n);
 const char *fb_nvrtc_path(const struct fb_nvrtc *n);
+/* What identifies the NVRTC build for cache keys: "nvrtc 13000 <file> <size> <mtime>". */
+const char *fb_nvrtc_ident(const struct fb_nvrtc *n);
 /* 1000*major + 10*minor, as CUDA_VERSION. */
 int fb_nvrtc_version(const struct fb_nvrtc *n);
 /* The SASS arches NVRTC accepts (nvrtcGetSupportedArchs), ascending; returns the count. */

@@ -7,11 +7,13 @@
  * toolkit is found at all, the bare sonames through the loader's search path. NVRTC serialises much of a compile inside one
  * process (a global lock in the front end: two CUB compiles on two threads take as long as
  * one after the other), so compile.c runs each job in its own forked process. */
+#define _GNU_SOURCE /* dladdr */
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "compile.h"
 
@@ -29,6 +31,7 @@ typedef int (*get_fn)(nvrtc_program, char *);
 struct fb_nvrtc {
 	void *dl;
 	char path[1024];
+	char ident[1400];       /* version + the file loaded, its size and mtime: patch releases differ */
 	int version;
 	version_fn version_;
 	num_archs_fn num_archs;
@@ -94,6 +97,15 @@ bind(struct fb_nvrtc *n, char *why, size_t whysize)
 	return 1;
 }
 
+/* An address inside the library, for dladdr. */
+static void *
+p_of(const struct fb_nvrtc *n)
+{
+	void *p;
+	memcpy(&p, &n->compile, sizeof(p));
+	return p;
+}
+
 int
 fb_nvrtc_open(const char *cuda_home, struct fb_nvrtc **out, struct fb_error *err)
 {
@@ -134,6 +146,13 @@ fb_nvrtc_open(const char *cuda_home, struct fb_nvrtc **out, struct fb_error *err
 			continue;
 		}
 		if (bind(n, why, sizeof(why))) {
+			Dl_info dli;
+			struct stat st;
+			const char *file = dladdr(p_of(n), &dli) && dli.dli_fname ? dli.dli_fname : n->path;
+			if (stat(file, &st) != 0)
+				memset(&st, 0, sizeof(st));
+			snprintf(n->ident, sizeof(n->ident), "nvrtc %d %s %lld %lld", n->version, file,
+			         (long long)st.st_size, (long long)st.st_mtime);
 			*out = n;
 			return 0;
 		}
@@ -161,6 +180,12 @@ const char *
 fb_nvrtc_path(const struct fb_nvrtc *n)
 {
 	return n->path;
+}
+
+const char *
+fb_nvrtc_ident(const struct fb_nvrtc *n)
+{
+	return n->ident;
 }
 
 int
