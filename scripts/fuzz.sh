@@ -35,8 +35,8 @@ PTX
 	"$cuda/bin/ptxas" -arch=sm_80 -o "$t/k80.cubin" "$t/k.ptx" || exit 1
 	sed 's/sm_80/sm_90a/' "$t/k.ptx" >"$t/k90a.ptx"
 	"$cuda/bin/ptxas" -arch=sm_90a -o "$t/k90a.cubin" "$t/k90a.ptx" || exit 1
-	mkdir -p $c/fuzz_fatbin $c/fuzz_cubin $c/fuzz_hostelf $c/fuzz_archive $c/fuzz_ninja
-	rm -f $c/fuzz_fatbin/* $c/fuzz_cubin/* $c/fuzz_hostelf/* $c/fuzz_archive/* $c/fuzz_ninja/*
+	mkdir -p $c/fuzz_fatbin $c/fuzz_cubin $c/fuzz_hostelf $c/fuzz_archive $c/fuzz_ninja $c/fuzz_text
+	rm -f $c/fuzz_fatbin/* $c/fuzz_cubin/* $c/fuzz_hostelf/* $c/fuzz_archive/* $c/fuzz_ninja/* $c/fuzz_text/*
 	"$fb" pack -o $c/fuzz_fatbin/ptx_plain "$t/k.ptx" || exit 1
 	"$fb" pack --compress zstd -o $c/fuzz_fatbin/ptx_zstd "$t/k.ptx" || exit 1
 	"$fb" pack --compress lz4 --ident k.cu --cmdline -O3 -o $c/fuzz_fatbin/ptx_lz4 "$t/k.ptx" || exit 1
@@ -59,6 +59,11 @@ PTX
 	printf 'a b$c:d|e\0x $y\0o\0i' >$c/fuzz_ninja/specials
 	printf "it's \"q\"\0 lead\0/p/a b.o\0/p/c:d.cu" >$c/fuzz_ninja/quotes
 	printf '\0\0\0' >$c/fuzz_ninja/empty
+	printf 'k.cu(3): error: expected a ";"\n  x[0]=1 }\n        ^\n\n1 error detected in the compilation of "k.cu".\n' \
+		>$c/fuzz_text/nvrtc_log
+	cp "$t/k.ptx" $c/fuzz_text/ptx
+	printf 'compute_90a' >$c/fuzz_text/target
+	printf '/a b/#c$d\\e.h' >$c/fuzz_text/path
 	du -sh $c
 }
 
