@@ -183,6 +183,13 @@ fb_cubin_read(const void *data, size_t size, struct fb_cubin *out, struct fb_err
 		rc = fb_seterr(err, FB_EFORMAT, "elf_getshdrstrndx failed: %s", elf_errmsg(-1));
 		goto out;
 	}
+	size_t shnum = 0;
+	if (elf_getshdrnum(e, &shnum) != 0 || (shnum > 0 && shstrndx >= shnum)) {
+		/* section names unreadable: kernels would lose their registers and shared memory */
+		rc = fb_seterr(err, FB_EFORMAT, "ELF section-name table index %zu is not one of the %zu sections", shstrndx,
+		               shnum);
+		goto out;
+	}
 	Elf_Scn *symscn = NULL, *scn = NULL;
 	GElf_Shdr symsh = {0};
 	while ((scn = elf_nextscn(e, scn))) {

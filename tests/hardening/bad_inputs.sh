@@ -108,6 +108,8 @@ cp k.cubin e2; patch e2 0x3c '\xff\xff'
 expect cubin-65535-sections 1 "fatbuild: e2: ELF section table (offset 0x*, 65535 entries) runs past the end (* bytes)" $FB inspect --kernels e2
 cp k.cubin e3; patch e3 0x3a '\x10\x00'
 expect cubin-section-header-size 1 "fatbuild: e3: ELF section header size 16 is not 64" $FB inspect --kernels e3
+cp k.cubin e3b; patch e3b 0x3e '\xff\x00'
+expect cubin-section-name-index 1 "fatbuild: e3b: container 0: entry 0: ELF section-name table index 255 is not one of the * sections" $FB inspect --kernels e3b
 head -c 100 k.cubin >e4
 expect cubin-truncated 1 "fatbuild: e4: ELF section table (offset 0x*) runs past the end (100 bytes)" $FB inspect --kernels e4
 cp host.o e5; patch e5 0x28 '\x00\x00\x00\x10'
