@@ -707,7 +707,17 @@ run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	struct stat before, after;
 	bool had = log_stamp(g->dir, &before);
 	pid_t pid;
-	int rc = posix_spawn(&pid, g->t.ninja, NULL, NULL, (char *const *)argv, environ);
+	/* Where ninja's output goes: ours (the CLI), or the caller's log file (library callers). */
+	posix_spawn_file_actions_t fa, *fap = NULL;
+	if (g->o->log && g->o->log[0]) {
+		posix_spawn_file_actions_init(&fa);
+		posix_spawn_file_actions_addopen(&fa, 1, g->o->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		posix_spawn_file_actions_adddup2(&fa, 1, 2);
+		fap = &fa;
+	}
+	int rc = posix_spawn(&pid, g->t.ninja, fap, NULL, (char *const *)argv, environ);
+	if (fap)
+		posix_spawn_file_actions_destroy(fap);
 	if (rc != 0) {
 		close(lock);
 		return fail(err, FB_ENOTOOL, "cannot run %s: %s", g->t.ninja, strerror(rc));
@@ -722,9 +732,35 @@ run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	close(lock);
 	if (WIFSIGNALED(status))
 		return fail(err, FB_ECOMPILE, "ninja was killed by signal %d (build dir %s)", WTERMSIG(status), g->dir);
-	if (WEXITSTATUS(status) != 0)
-		return fail(err, FB_ECOMPILE, "build failed (ninja exited with status %d; the messages above say why; build dir %s)",
-		            WEXITSTATUS(status), g->dir);
+	if (WEXITSTATUS(status) != 0) {
+		if (!(g->o->log && g->o->log[0]))
+			return fail(err, FB_ECOMPILE,
+			            "build failed (ninja exited with status %d; the messages above say why; build dir %s)",
+			            WEXITSTATUS(status), g->dir);
+		/* The output of the first failed command in the log, as far as the message holds. */
+		char tail[640] = "";
+		FILE *f = fopen(g->o->log, "r");
+		if (f) {
+			char line[1024];
+			size_t n = 0;
+			int on = 0; /* 1: the command line after "FAILED: outputs" (skipped); 2: its output */
+			while (fgets(line, sizeof(line), f)) {
+				if (!on && strncmp(line, "FAILED: ", 8) == 0)
+					on = 1;
+				else if (on == 1)
+					on = 2;
+				else if (on == 2 && strncmp(line, "ninja: build stopped", 20) != 0) {
+					line[strcspn(line, "\n")] = 0;
+					int w = snprintf(tail + n, sizeof(tail) - n, "%s%s", n ? " | " : "", line);
+					if (w < 0 || (size_t)w >= sizeof(tail) - n)
+						break;
+					n += (size_t)w;
+				}
+			}
+			fclose(f);
+		}
+		return fail(err, FB_ECOMPILE, "build failed (log %s): %s", g->o->log, tail[0] ? tail : "see the log");
+	}
 	bool has = log_stamp(g->dir, &after);
 	*no_work = had && has && before.st_size == after.st_size && before.st_mtim.tv_sec == after.st_mtim.tv_sec &&
 	           before.st_mtim.tv_nsec == after.st_mtim.tv_nsec;

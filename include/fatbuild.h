@@ -462,6 +462,8 @@ struct fb_build_opts {
 	const char *runtime_lib; /* libfatbuild_runtime.a; NULL: FATBUILD_RUNTIME, else beside fatbuild */
 	const char *include_dir; /* dir of fatbuild_runtime.h; NULL: FATBUILD_INCLUDE, else beside fatbuild */
 	const char *ninja;       /* NULL: FATBUILD_NINJA, else "ninja" on PATH */
+	const char *log;         /* ninja's output goes to this file (truncated), and a failure's msg
+	                          * quotes its first error; NULL: to our stdout/stderr (the CLI) */
 	const struct ap_toolkit *toolkit; /* NULL: ap_toolkit_detect */
 };
 
@@ -475,8 +477,8 @@ struct fb_build_result {
 	char warnings[1024];     /* the arch list's warnings and notices, one per line */
 };
 
-/* Generates build.ninja and runs ninja (posix_spawn, no shell; its output goes to our
- * stdout/stderr). The output is linked to a temporary name and renamed, so a failed build
+/* Generates build.ninja and runs ninja (posix_spawn, no shell; its output goes to opts->log,
+ * else to our stdout/stderr). The output is linked to a temporary name and renamed, so a failed build
  * leaves the previous one. result may be NULL. */
 FB_API int fb_build(const struct fb_build_opts *opts, struct fb_build_result *result, struct fb_error *err);
 /* fb_build (a no-op when up to date), then dlopen(RTLD_NOW | RTLD_LOCAL). */

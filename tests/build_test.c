@@ -652,6 +652,39 @@ test_two_kernel_files(void)
 	CHECK(fb_build(&o, &r, &err) == 0 && r.up_to_date && !r.ninja_changed);
 }
 
+/* A library caller's build sends ninja's output to a log and gets the first error back. */
+static void
+test_failed_build_log(void)
+{
+	char bad[700], dir[700], log[700], lib[700];
+	snprintf(bad, sizeof(bad), "%s/sp ace/bad.cu", tmpdir);
+	FILE *f = fopen(bad, "w");
+	fprintf(f, "extern \"C\" __global__ void bad(float *x) { x[0] = undeclared_thing; }\n");
+	fclose(f);
+	snprintf(dir, sizeof(dir), "%s/sp ace/build-bad", tmpdir);
+	snprintf(log, sizeof(log), "%s/sp ace/bad.log", tmpdir);
+	snprintf(lib, sizeof(lib), "%s/sp ace/libbad.so", tmpdir);
+	const char *srcs[] = {bad};
+	struct fb_build_opts o = {0};
+	o.sources = srcs;
+	o.nsources = 1;
+	o.output = lib;
+	o.arch_list = "8.6";
+	o.build_dir = dir;
+	o.fatbuild = fatbuild_bin;
+	o.log = log;
+	struct fb_error err = {0};
+	CHECK(fb_build(&o, NULL, &err) == FB_ECOMPILE);
+	CHECK(strstr(err.msg, "build failed (log ") != NULL);
+	CHECK(strstr(err.msg, "undeclared_thing") != NULL);
+	if (!strstr(err.msg, "undeclared_thing"))
+		fprintf(stderr, "failed build: %s\n", err.msg);
+	char *text = slurp(log, NULL);
+	CHECK(text && strstr(text, "FAILED: ") != NULL);
+	free(text);
+	CHECK(access(lib, F_OK) != 0);
+}
+
 int
 main(void)
 {
@@ -679,6 +712,7 @@ main(void)
 	test_emit_ninja();
 	test_extension();
 	test_two_kernel_files();
+	test_failed_build_log();
 	int rc = check_done();
 	if (rc == 0) {
 		char cmd[700];
