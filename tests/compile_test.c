@@ -122,6 +122,21 @@ test_log_rewrite(void)
 	rw = fb_nvrtc_log_rewrite("nvrtc: error: unrecognized option --x found\na.cu(7): error: boom\n", "sm_80");
 	CHECK_STR(rw, "nvrtc: error: unrecognized option --x found\na.cu:7: error: boom [sm_80]\n");
 	free(rw);
+	/* odd input: no crash, no invented diagnostics */
+	static const char *const odd[] = {"", "(", "(1): x", "a(", "a(1)", "a(1):", "a(123456789012345678901): e\n",
+	                                  "a(2): e\n\n^", "a(2): e\nsrc\n", "\n\n\n", "a(x): e\n"};
+	for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
+		rw = fb_nvrtc_log_rewrite(odd[i], "t");
+		CHECK(rw != NULL);
+		fb_nvrtc_log_first(rw, first, sizeof(first));
+		free(rw);
+	}
+	rw = fb_nvrtc_log_rewrite("a(2): e\n\n^", "t"); /* a caret without the two-space indent */
+	CHECK_STR(rw, "a:2: e [t]\n\n^\n");
+	free(rw);
+	rw = fb_nvrtc_log_rewrite(NULL, NULL);
+	CHECK_STR(rw, "");
+	free(rw);
 }
 
 static void
