@@ -128,6 +128,13 @@ expect missing-file 1 "fatbuild: cannot open missing.so: No such file or directo
 expect embed-non-fatbin 1 "fatbuild: embed: input 1 is not a fatbinary (bad magic, header or size)" $FB embed -o out.o libnot.so
 expect pack-broken-cubin 1 "fatbuild: pack: e3: ELF section header size 16 is not 64" $FB pack -o out.fatbin e3
 
+# ---- kernel sources ----
+printf 'extern "C" __global__ void k(float *x) { x[0] = 1; }\n\0junk\n' >nul.cu
+expect compile-source-with-nul 2 "fatbuild: nul.cu: contains a NUL byte; not a CUDA source" \
+	env FATBUILD_CACHE_DIR="$w/cache" $FB compile --arch-list 8.0 -o out.fatbin nul.cu
+expect compile-missing-source 1 "fatbuild: cannot open missing.cu: No such file or directory" \
+	env FATBUILD_CACHE_DIR="$w/cache" $FB compile --arch-list 8.0 -o out.fatbin missing.cu
+
 # ---- ar archives ----
 hdr() { printf '%-16s%-12s%-6s%-6s%-8s%-10s`\n' "$1" 0 0 0 644 "$2"; }
 { printf '!<arch>\n'; hdr odd.txt/ 1; printf 'x'; } >a1.a
