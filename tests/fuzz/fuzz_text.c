@@ -5,7 +5,7 @@
  * Input: arbitrary bytes (a private copy, NUL-terminated where a C string is expected).
  * Invariants (abort on violation): no crash or over-read; fb_nvrtc_log_first gives one line
  * that fits its buffer; a parsed target prints back to a name that parses to the same target;
- * a depfile-escaped path has no unescaped blank, '#' or single '$'. */
+ * a depfile-escaped path has every blank and '#' after a '\\' and every '$' doubled. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,14 +60,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	char *e = fb_depfile_escape(s);
 	if (e) {
+		/* the documented contract: blanks and '#' get a '\\' before them, '$' is doubled (a
+		 * backslash already in the path is not escaped: ninja reads "\\$$" back wrongly) */
 		for (const char *p = e; *p; p++) {
-			if (*p == '\\' && p[1]) {
-				p++;
-			} else if (*p == '$') {
+			if (*p == '$') {
 				if (p[1] != '$')
 					abort();
 				p++;
-			} else if (*p == ' ' || *p == '#') {
+			} else if ((*p == ' ' || *p == '#') && (p == e || p[-1] != '\\')) {
 				abort();
 			}
 		}
