@@ -47,8 +47,45 @@ step_archlist() {
 	show "$fatbuild" --arch-list auto
 }
 
+step_probe() {
+	step "4. archprobe: which GPUs does this machine have? (the CUDA driver, loaded with dlopen)"
+	echo "# on a machine without a GPU or driver: a clean answer and its exit code (3 = no driver)"
+	show "$archprobe"
+	echo "# the fallback it would use instead, with a notice on stderr"
+	show "$archprobe" --format cmake --fallback all-major
+	show "$archprobe" --format torch --fallback "8.0 9.0"
+}
+
+step_fatbin() {
+	step "5. fatbinaries: pack cubins and PTX made by the toolkit, inspect them, check a GPU against them"
+	local d=$root/$build/demo/fatbin nvcc=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
+	mkdir -p "$d"
+	echo "# nvcc -cubin (sm_80, sm_90a) and nvcc -ptx (compute_86) of the saxpy kernel"
+	show "$nvcc" -cubin -arch=sm_80 -o "$d/saxpy.sm_80.cubin" examples/saxpy/saxpy.cu
+	show "$nvcc" -cubin -arch=sm_90a -o "$d/saxpy.sm_90a.cubin" examples/saxpy/saxpy.cu
+	show "$nvcc" -ptx -arch=compute_86 -o "$d/saxpy.compute_86.ptx" examples/saxpy/saxpy.cu
+	show "$fatbuild" pack -o "$d/saxpy.fatbin" --compress zstd "$d/saxpy.sm_80.cubin" "$d/saxpy.sm_90a.cubin@sm_90a" "$d/saxpy.compute_86.ptx"
+	show "$fatbuild" inspect --kernels "$d/saxpy.fatbin"
+	show "$fatbuild" check --arch 8.0,8.6,8.9,9.0,7.5 "$d/saxpy.fatbin"
+}
+
+step_compile() {
+	step "6. fatbuild compile: every arch at once with NVRTC, cached"
+	local d=$root/$build/demo/compile
+	mkdir -p "$d"
+	export FATBUILD_CACHE_DIR=$d/cache
+	show "$fatbuild" compile --arch-list "8.0 8.6 9.0+PTX" -o "$d/kernels.fatbin" \
+		examples/kernels/reduce.cu examples/kernels/softmax.cu examples/kernels/layernorm.cu
+	show "$fatbuild" inspect "$d/kernels.fatbin"
+	echo "# again, into a new file: every target comes from the cache"
+	show "$fatbuild" compile -v --arch-list "8.0 8.6 9.0+PTX" -o "$d/kernels2.fatbin" \
+		examples/kernels/reduce.cu examples/kernels/softmax.cu examples/kernels/layernorm.cu
+	show "$fatbuild" cache stats
+	unset FATBUILD_CACHE_DIR
+}
+
 step_extension() {
-	step "the main job: a loadable extension (kernels.cu + host code -> libsaxpy.so)"
+	step "7. the main job: a loadable extension (kernels.cu + host code -> libsaxpy.so)"
 	local ex=$root/examples/saxpy demo=$root/$build/demo
 	local out=$demo/libsaxpy.so
 	mkdir -p "$demo"
@@ -61,7 +98,7 @@ step_extension() {
 	echo "# one more arch: only the new target compiles, then merge, embed, link"
 	show "$fatbuild" --arch-list "8.0 8.6+PTX 9.0" -o "$out" "$ex/saxpy.cu" "$ex/saxpy_host.c"
 	echo "# which image each GPU gets, and the one no image fits"
-	show "$fatbuild" check --arch 8.0,8.9,9.0,12.0,7.5 "$out"
+	show "$fatbuild" check --arch 8.0,8.6,8.9,9.0,12.0,7.5 "$out"
 	echo "# the GPU test, dry-run against the fake driver (tests/fakecuda) on an 8.9 device"
 	FB_GPU_CC=8.9 FAKECUDA_DEVICES=8.9 FAKECUDA_CONTEXT=0 FAKECUDA_EMULATE=1 \
 		FBRT_LIBCUDA=$root/$build/fakecuda/libcuda.so.1 FATBUILD_BIN=$fatbuild \
@@ -71,7 +108,7 @@ step_extension() {
 	show "$fatbuild" inspect "$demo/libsaxpy_nvcc.so"
 }
 
-steps="step_deps step_build step_archlist step_extension"
+steps="step_deps step_build step_archlist step_probe step_fatbin step_compile step_extension"
 [ $# -gt 0 ] && steps="$*"
 for s in $steps; do
 	"$s"
