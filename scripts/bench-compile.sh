@@ -5,7 +5,8 @@
 #   2. the same with --threads $(nproc)
 #   3. fatbuild compile, cold cache (emptied before every run)
 #   4. fatbuild compile, warm cache
-# Each is timed by hyperfine (median of BENCH_RUNS runs, default 3); ratios are printed.
+# Each is timed by hyperfine, in BENCH_RUNS interleaved rounds (default 3); medians and ratios
+# are printed.
 #
 #   scripts/bench-compile.sh [BUILD_DIR]      (default: build)
 # Env: BENCH_ARCHS (default "7.5 8.0 8.6 8.9 9.0 10.0 12.0+PTX"), BENCH_RUNS, CUDA_HOME.
@@ -34,24 +35,38 @@ echo "cpus: $cpus; $("$nvcc" --version | tail -1); $("$fb" --version | sed -n 2p
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 cold="rm -rf $t/cache"
-# --prepare pairs with the commands in order: only the cold run empties the cache.
-hyperfine --runs "$runs" --export-json "$t/h.json" --style basic \
-	--prepare true --prepare true --prepare "$cold" --prepare true \
-	--command-name "nvcc -fatbin" \
-	"$(q "$nvcc" -fatbin $gencode -odir "$t/nvcc" "${kernels[@]}")" \
-	--command-name "nvcc -fatbin --threads $cpus" \
-	"$(q "$nvcc" -fatbin --threads "$cpus" $gencode -odir "$t/nvcct" "${kernels[@]}")" \
-	--command-name "fatbuild cold" \
-	"$(q env FATBUILD_CACHE_DIR="$t/cache" "$fb" compile --arch-list "$archs" -o "$t/cold.fatbin" "${kernels[@]}")" \
-	--command-name "fatbuild warm" \
-	"$(q env FATBUILD_CACHE_DIR="$t/cache" "$fb" compile --arch-list "$archs" -o "$t/warm.fatbin" "${kernels[@]}")"
+# Rounds: every round runs the four builds once each, one after the other, so that a change in
+# the machine's load (other jobs) hits all four alike; medians are over the rounds.
+# --prepare pairs with the commands in order: only the cold run empties the cache; the warm run
+# follows the cold one and finds its cache.
+for i in $(seq 1 "$runs"); do
+	echo "round $i/$runs (load $(cut -d' ' -f1 /proc/loadavg))"
+	hyperfine --runs 1 --export-json "$t/h$i.json" --style none \
+		--prepare true --prepare true --prepare "$cold" --prepare true \
+		--command-name "nvcc -fatbin" \
+		"$(q "$nvcc" -fatbin $gencode -odir "$t/nvcc" "${kernels[@]}")" \
+		--command-name "nvcc -fatbin --threads $cpus" \
+		"$(q "$nvcc" -fatbin --threads "$cpus" $gencode -odir "$t/nvcct" "${kernels[@]}")" \
+		--command-name "fatbuild cold" \
+		"$(q env FATBUILD_CACHE_DIR="$t/cache" "$fb" compile --arch-list "$archs" -o "$t/cold.fatbin" "${kernels[@]}")" \
+		--command-name "fatbuild warm" \
+		"$(q env FATBUILD_CACHE_DIR="$t/cache" "$fb" compile --arch-list "$archs" -o "$t/warm.fatbin" "${kernels[@]}")"
+done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 cmp -s "$t/cold.fatbin" "$t/warm.fatbin" && echo "cold and warm outputs: byte-identical"
 
-python3 - "$t/h.json" "$cpus" <<'PY'
-import json, sys
-r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
-cpus = sys.argv[2]
+python3 - "$cpus" "$t"/h*.json <<'PY'
+import json, statistics, sys
+cpus = sys.argv[1]
+r = {}
+for f in sys.argv[2:]:
+    for x in json.load(open(f))["results"]:
+        e = r.setdefault(x["command"], {"times": [], "cpu": []})
+        e["times"] += x["times"]
+        e["cpu"].append(x["user"] + x["system"])
+for v in r.values():
+    v["median"], v["min"], v["max"] = statistics.median(v["times"]), min(v["times"]), max(v["times"])
+    v["cpumean"] = statistics.mean(v["cpu"])
 med = {k: v["median"] for k, v in r.items()}
 nv, nvt = med["nvcc -fatbin"], med[f"nvcc -fatbin --threads {cpus}"]
 cold, warm = med["fatbuild cold"], med["fatbuild warm"]
@@ -59,11 +74,17 @@ print()
 print("| build | median wall | min | max | CPU (user+sys, mean) | runs |")
 print("|---|---:|---:|---:|---:|---:|")
 for k, v in r.items():
-    print(f"| {k} | {v['median']:.2f} s | {v['min']:.2f} s | {v['max']:.2f} s | {v['user'] + v['system']:.2f} s | {len(v['times'])} |")
+    print(f"| {k} | {v['median']:.2f} s | {v['min']:.2f} s | {v['max']:.2f} s | {v['cpumean']:.2f} s | {len(v['times'])} |")
 print()
 print(f"fatbuild cold vs nvcc:              {nv / cold:.2f}x faster (goal >= 3x)")
 print(f"fatbuild cold vs nvcc --threads {cpus}:  {nvt / cold:.2f}x faster (goal >= 2x)")
 print(f"fatbuild warm vs cold:              {cold / warm:.1f}x faster (goal >= 20x)")
-cpu = {k: v["user"] + v["system"] for k, v in r.items()}
+cpu = {k: v["cpumean"] for k, v in r.items()}
+# the same ratios within each round (both builds saw the same load), median over rounds
+def per_round(a, b):
+    return statistics.median(x / y for x, y in zip(r[a]["times"], r[b]["times"]))
+print(f"per round (median): cold vs nvcc {per_round('nvcc -fatbin', 'fatbuild cold'):.2f}x, "
+      f"cold vs nvcc --threads {per_round(f'nvcc -fatbin --threads {cpus}', 'fatbuild cold'):.2f}x, "
+      f"warm vs cold {per_round('fatbuild cold', 'fatbuild warm'):.1f}x")
 print(f"CPU time, nvcc / fatbuild cold:     {cpu['nvcc -fatbin'] / cpu['fatbuild cold']:.2f}x less work")
 PY
