@@ -101,6 +101,8 @@ parse_nvcc_name(const char *s, size_t len, struct ap_target *t)
 		i = 8;
 	} else
 		return false;
+	if (i < len && s[i] == '0') /* "sm_04" would be sm 4, printed "sm_4", which does not parse */
+		return false;
 	if (!digits(s, len, &i, 2, 3, &t->sm))
 		return false;
 	t->variant = variant_at(s, len, &i);

@@ -104,6 +104,12 @@ test_archlist(void)
 		CHECK(resolve(huge[i], NULL, &err) != 0);
 	}
 
+	/* leading zeros: "sm_04" would print as "sm_4", which does not parse back */
+	struct ap_target t;
+	CHECK(ap_target_parse("sm_04", &t) != 0);
+	CHECK(ap_target_parse("compute_080", &t) != 0);
+	CHECK(ap_target_parse("sm_80", &t) == 0 && t.sm == 80);
+
 	/* non-ASCII and control bytes: refused; the message shows them as '?' (no terminal escapes) */
 	CHECK(resolve("8.0 \xc3\x84mpere", NULL, &err) == AP_EPARSE);
 	CHECK(strstr(err.msg, "item 2") != NULL);
