@@ -31,7 +31,8 @@ static const char usage_text[] =
 	"Options:\n"
 	"  --arch-list LIST   targets (as 'fatbuild flags': \"8.0 8.6+PTX\", \"80;90a\", Hopper, all-major,\n"
 	"                     native, auto); default TORCH_CUDA_ARCH_LIST, unset means auto\n"
-	"  -o FILE            the fatbinary to write (load it with cuModuleLoadData/cuModuleLoadFatBinary)\n"
+	"  -o FILE            the fatbinary to write (load it with cuModuleLoadData/cuModuleLoadFatBinary);\n"
+	"                     -o DIR/ (or an existing directory) writes DIR/NAME.fatbin per kernel file\n"
 	"  -I DIR             add an include directory (the source's own directory comes first)\n"
 	"  -D NAME[=VAL]      define a macro\n"
 	"  --std c++17|c++20  language standard (default c++17)\n"
@@ -58,7 +59,7 @@ static const char usage_text[] =
 	"('fatbuild cache stats|clear').\n"
 	"\n"
 	"Examples:\n"
-	"  fatbuild compile --arch-list \"8.0 9.0 12.0+PTX\" -o kernels.fatbin softmax.cu gemm.cu\n"
+	"  fatbuild compile --arch-list \"8.0 9.0 12.0+PTX\" -o build/kernels/ softmax.cu gemm.cu\n"
 	"  fatbuild compile --arch-list 9.0a -I include --depfile k.fatbin.d -o k.fatbin k.cu\n"
 	"\n"
 	"Exit codes: 0 success, 1 compile error or no NVRTC, 2 usage or bad arch list.\n";
@@ -258,13 +259,20 @@ cmd_compile(int argc, char **argv)
 	}
 	const char *const *sources = (const char *const *)args + optind;
 	size_t nsources = (size_t)(nargs - optind);
-	if (emit) {
+	/* -o DIR/ (or an existing directory): one fatbin per kernel file, DIR/NAME.fatbin. */
+	struct stat ost;
+	int per_file = out && (out[strlen(out) - 1] == '/' || (stat(out, &ost) == 0 && S_ISDIR(ost.st_mode)));
+	if (out && !per_file && nsources > 1)
+		warn("warning: %s will hold the images of %zu kernel files, but a CUDA module loads one image "
+		     "per GPU, so only one file's kernels can be found; give one file per fatbin or -o DIR/",
+		     out, nsources);
+	if (emit || per_file) {
 		char a[PATH_MAX], b[PATH_MAX];
 		for (size_t i = 0; i < nsources; i++)
 			for (size_t k = 0; k < i; k++)
 				if (strcmp(base_stem(sources[i], a, sizeof(a)), base_stem(sources[k], b, sizeof(b))) == 0) {
-					warn("compile: --emit-dir: %s and %s would write the same file names", sources[k],
-					     sources[i]);
+					warn("compile: %s: %s and %s would write the same file names", emit ? "--emit-dir" : "-o DIR/",
+					     sources[k], sources[i]);
 					goto usage;
 				}
 	}
@@ -327,7 +335,35 @@ cmd_compile(int argc, char **argv)
 		fputs(res->log, stderr); /* warnings */
 
 	/* Everything is in memory; now write, output first, depfile last. */
-	if (out) {
+	if (out && per_file) {
+		if (mkdirs(out)) {
+			warn("compile: cannot create %s:", out);
+			rc = AP_EXIT_FAIL;
+			goto done;
+		}
+		/* one container per kernel file: a shallow result holding that file's images */
+		struct fb_compile_result one = *res;
+		for (size_t s = 0; s < nsources; s++) {
+			size_t first = 0, n = 0;
+			while (first < res->nimages && res->images[first].source != s)
+				first++;
+			while (first + n < res->nimages && res->images[first + n].source == s)
+				n++;
+			one.images = res->images + first;
+			one.nimages = n;
+			char stem[PATH_MAX], path[PATH_MAX * 2 + 16];
+			snprintf(path, sizeof(path), "%s/%s.fatbin", out, base_stem(sources[s], stem, sizeof(stem)));
+			unsigned char *fat = NULL;
+			size_t fatsize = 0;
+			if (fb_compile_pack(&one, &o, cmode, compress_elf, &fat, &fatsize, &err) ||
+			    fb_write_file_atomic(path, fat, fatsize, 0644, &err)) {
+				free(fat);
+				rc = fail_fb(&err);
+				goto done;
+			}
+			free(fat);
+		}
+	} else if (out) {
 		unsigned char *fat = NULL;
 		size_t fatsize = 0;
 		if (fb_compile_pack(res, &o, cmode, compress_elf, &fat, &fatsize, &err) ||

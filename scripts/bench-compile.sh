@@ -3,7 +3,7 @@
 # kernels, side by side in one run:
 #   1. nvcc -fatbin with the -gencode flags of the arch list
 #   2. the same with --threads $(nproc)
-#   3. fatbuild compile, cold cache (emptied before every run)
+#   3. fatbuild compile -o DIR/ (one fatbin per file, as nvcc writes), cold cache (emptied before every run)
 #   4. fatbuild compile, warm cache
 # Each is timed by hyperfine, in BENCH_RUNS interleaved rounds (default 3); medians and ratios
 # are printed.
@@ -48,12 +48,12 @@ for i in $(seq 1 "$runs"); do
 		--command-name "nvcc -fatbin --threads $cpus" \
 		"$(q "$nvcc" -fatbin --threads "$cpus" $gencode -odir "$t/nvcct" "${kernels[@]}")" \
 		--command-name "fatbuild cold" \
-		"$(q env FATBUILD_CACHE_DIR="$t/cache" "$fb" compile --arch-list "$archs" -o "$t/cold.fatbin" "${kernels[@]}")" \
+		"$(q env FATBUILD_CACHE_DIR="$t/cache" "$fb" compile --arch-list "$archs" -o "$t/cold/" "${kernels[@]}")" \
 		--command-name "fatbuild warm" \
-		"$(q env FATBUILD_CACHE_DIR="$t/cache" "$fb" compile --arch-list "$archs" -o "$t/warm.fatbin" "${kernels[@]}")"
+		"$(q env FATBUILD_CACHE_DIR="$t/cache" "$fb" compile --arch-list "$archs" -o "$t/warm/" "${kernels[@]}")"
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
-cmp -s "$t/cold.fatbin" "$t/warm.fatbin" && echo "cold and warm outputs: byte-identical"
+diff -r "$t/cold" "$t/warm" >/dev/null && echo "cold and warm outputs: byte-identical"
 
 python3 - "$cpus" "$t"/h*.json <<'PY'
 import json, statistics, sys

@@ -53,6 +53,15 @@ for f in reduce.sm_75.cubin reduce.sm_80.cubin reduce.compute_80.ptx; do [ -s "e
 head -c 4 emit/reduce.sm_80.cubin | grep -q ELF || no "cubin is not ELF"
 grep -q '^.target sm_80' emit/reduce.compute_80.ptx || no "ptx target"
 
+# 4b. -o DIR/: one fatbin per kernel file, the same bytes as compiling each file alone
+$fb compile --arch-list "$arch" -o perfile/ k/reduce.cu k/softmax.cu 2>pf.err || no "-o DIR/ failed"
+[ -s perfile/reduce.fatbin ] && [ -s perfile/softmax.fatbin ] || no "no per-file fatbins"
+grep -q warning pf.err && no "-o DIR/ warned"
+$fb compile --arch-list "$arch" -o alone.fatbin k/softmax.cu || no "softmax alone"
+cmp -s alone.fatbin perfile/softmax.fatbin || no "per-file fatbin differs from a single-file compile"
+$fb compile --arch-list "$arch" -o two.fatbin k/reduce.cu k/softmax.cu 2>two.err || no "two files, one fatbin"
+grep -q 'warning: two.fatbin will hold the images of 2 kernel files' two.err || no "no multi-file warning"
+
 # 5. determinism: -j 1 and -j 2 without the cache
 $fb compile --no-cache -j 1 --arch-list "$arch" -o j1.fatbin k/reduce.cu k/softmax.cu k/layernorm.cu || no "-j 1"
 $fb compile --no-cache -j 2 --arch-list "$arch" -o j2.fatbin k/reduce.cu k/softmax.cu k/layernorm.cu || no "-j 2"
