@@ -37,6 +37,7 @@ fail(struct fb_error *err, int code, const char *fmt, ...)
 		va_list ap;
 		va_start(ap, fmt);
 		err->code = code;
+		err->ap_code = 0;
 		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 		va_end(ap);
 	}
@@ -826,8 +827,12 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 		struct ap_resolve_opts ro = {0};
 		ro.toolkit = o->toolkit;
 		struct ap_error ae = {0};
-		if (ap_archlist_resolve(text, &ro, &g.archs, &ae) != 0)
-			return fail(err, FB_EARCH, "%s", ae.msg[0] ? ae.msg : ap_strerror(ae.code));
+		if (ap_archlist_resolve(text, &ro, &g.archs, &ae) != 0) {
+			fail(err, FB_EARCH, "%s", ae.msg[0] ? ae.msg : ap_strerror(ae.code));
+			if (err)
+				err->ap_code = ae.code;
+			return FB_EARCH;
+		}
 		for (size_t i = 0; result && i < ap_archlist_nwarnings(g.archs); i++) {
 			size_t len = strlen(result->warnings);
 			snprintf(result->warnings + len, sizeof(result->warnings) - len, "%s\n", ap_archlist_warning(g.archs, i));

@@ -41,7 +41,7 @@ int
 fail_fb(const struct fb_error *e)
 {
 	warn("%s", e->msg[0] ? e->msg : fb_strerror(e->code));
-	return fb_exit_code(e->code);
+	return fb_error_exit_code(e);
 }
 
 int

@@ -45,6 +45,14 @@ fb_exit_code(int code)
 }
 
 int
+fb_error_exit_code(const struct fb_error *err)
+{
+	if (err->code == FB_EARCH && err->ap_code)
+		return ap_exit_code(err->ap_code);
+	return fb_exit_code(err->code);
+}
+
+int
 fb_write_file_atomic(const char *path, const void *data, size_t size, int mode, struct fb_error *err)
 {
 	char tmp[4096];

@@ -45,11 +45,15 @@ enum fb_status {
 struct fb_error {
 	int code;       /* an enum fb_status */
 	char msg[1024]; /* one line (or a compiler log excerpt) a user can act on */
+	int ap_code;    /* for FB_EARCH: the archprobe status behind it (AP_ETIMEOUT…), else 0 */
 };
 
 FB_API const char *fb_strerror(int code);
 /* The CLI exit code (enum ap_exit) for a status code. */
 FB_API int fb_exit_code(int code);
+/* The CLI exit code for an error: an arch-list error keeps archprobe's code (a hung
+ * driver during `native` is 6, no device is 1), everything else as fb_exit_code. */
+FB_API int fb_error_exit_code(const struct fb_error *err);
 
 /* ---- fatbinary containers (fatbin.c; spec/fatbin.md) ---------------------------------- */
 

@@ -177,12 +177,11 @@ fi
 # ---- a hanging and a crashing driver during a native build ----
 fake=${FB_BINARY_DIR:-}/fakecuda/libcuda.so.1
 if [ -e "$fake" ]; then
-	# exit 2, not 6 as 'fatbuild flags' gives: fb_build folds the probe's AP_ETIMEOUT/AP_ECRASH into
-	# FB_EARCH (reported to the build module's owner)
-	expect driver-hang-build 2 "fatbuild: native: cannot list the CUDA devices: the device probe did not finish within 0.5 s (the driver *hung)*" \
+	# exit 6 as for 'fatbuild flags': fb_build keeps the probe's AP_ETIMEOUT/AP_ECRASH in err.ap_code
+	expect driver-hang-build 6 "fatbuild: native: cannot list the CUDA devices: the device probe did not finish within 0.5 s (the driver *hung)*" \
 		env ARCHPROBE_LIBCUDA="$fake" FAKECUDA_DEVICES=8.6 FAKECUDA_HANG=1 ARCHPROBE_TIMEOUT=0.5 \
 		$FB build --arch-list native -o out/libn.so k.cu host.c
-	expect driver-crash-build 2 "fatbuild: native: cannot list the CUDA devices: the device probe crashed (*) while using *" \
+	expect driver-crash-build 6 "fatbuild: native: cannot list the CUDA devices: the device probe crashed (*) while using *" \
 		env ARCHPROBE_LIBCUDA="$fake" FAKECUDA_DEVICES=8.6 FAKECUDA_SEGV=1 $FB build --arch-list native -o out/libn.so k.cu host.c
 	[ ! -e out/libn.so ] && ok driver-faults-no-output || bad driver-faults-no-output
 else
