@@ -26,22 +26,11 @@
 #include <unistd.h>
 
 #include "compile.h"
+#include "error_priv.h"
 
 #define HDR 0x40
 static const char magic[8] = {'F', 'B', 'C', 'A', 'C', 'H', 'E', '1'};
 
-static int
-seterr(struct fb_error *err, int code, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-		va_start(ap, fmt);
-		err->code = code;
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
 
 int
 fb_read_file(const char *path, char **data, size_t *size, struct fb_error *err)
@@ -50,21 +39,21 @@ fb_read_file(const char *path, char **data, size_t *size, struct fb_error *err)
 	*size = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return seterr(err, FB_EIO, "cannot open %s: %s", path, strerror(errno));
+		return fb_seterr(err, FB_EIO, "cannot open %s: %s", path, strerror(errno));
 	struct stat st;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return seterr(err, FB_EIO, "%s: not a regular file", path);
+		return fb_seterr(err, FB_EIO, "%s: not a regular file", path);
 	}
 	if ((uint64_t)st.st_size > (uint64_t)1 << 31) {
 		close(fd);
-		return seterr(err, FB_ETOOBIG, "%s: larger than 2 GiB", path);
+		return fb_seterr(err, FB_ETOOBIG, "%s: larger than 2 GiB", path);
 	}
 	size_t cap = (size_t)st.st_size, n = 0;
 	char *buf = malloc(cap + 1);
 	if (!buf) {
 		close(fd);
-		return seterr(err, FB_ENOMEM, "out of memory");
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	}
 	for (;;) {
 		if (n == cap) { /* the file grew while we read it */
@@ -72,7 +61,7 @@ fb_read_file(const char *path, char **data, size_t *size, struct fb_error *err)
 			if (!nb) {
 				free(buf);
 				close(fd);
-				return seterr(err, FB_ETOOBIG, "%s: too large", path);
+				return fb_seterr(err, FB_ETOOBIG, "%s: too large", path);
 			}
 			buf = nb;
 			cap = 2 * cap + 4096;
@@ -84,7 +73,7 @@ fb_read_file(const char *path, char **data, size_t *size, struct fb_error *err)
 			int e = errno;
 			free(buf);
 			close(fd);
-			return seterr(err, FB_EIO, "cannot read %s: %s", path, strerror(e));
+			return fb_seterr(err, FB_EIO, "cannot read %s: %s", path, strerror(e));
 		}
 		if (k == 0)
 			break;
@@ -102,13 +91,13 @@ fb_mkdirs(const char *path, struct fb_error *err)
 {
 	char buf[PATH_MAX];
 	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
-		return seterr(err, FB_EINVAL, "%s: path too long", path);
+		return fb_seterr(err, FB_EINVAL, "%s: path too long", path);
 	for (char *p = buf + 1;; p++) {
 		if (*p == '/' || *p == 0) {
 			char c = *p;
 			*p = 0;
 			if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-				return seterr(err, FB_EIO, "cannot create directory %s: %s", buf, strerror(errno));
+				return fb_seterr(err, FB_EIO, "cannot create directory %s: %s", buf, strerror(errno));
 			*p = c;
 			if (!c)
 				break;
@@ -131,9 +120,9 @@ fb_cache_dir(char *buf, size_t size, struct fb_error *err)
 	else if (home && *home)
 		k = snprintf(buf, size, "%s/.cache/fatbuild", home);
 	else
-		return seterr(err, FB_EINVAL, "no cache directory: set FATBUILD_CACHE_DIR (HOME is unset)");
+		return fb_seterr(err, FB_EINVAL, "no cache directory: set FATBUILD_CACHE_DIR (HOME is unset)");
 	if (k < 0 || (size_t)k >= size)
-		return seterr(err, FB_EINVAL, "cache directory path too long");
+		return fb_seterr(err, FB_EINVAL, "cache directory path too long");
 	return 0;
 }
 
@@ -209,7 +198,7 @@ fb_cache_get(const char *dir, const char *key, struct fb_cache_entry *out, struc
 	char path[PATH_MAX];
 	memset(out, 0, sizeof(*out));
 	if (!entry_path(path, sizeof(path), dir, key))
-		return seterr(err, FB_EINVAL, "cache path too long");
+		return fb_seterr(err, FB_EINVAL, "cache path too long");
 	char *data;
 	size_t n;
 	if (fb_read_file(path, &data, &n, NULL) != 0)
@@ -229,7 +218,7 @@ fb_cache_get(const char *dir, const char *key, struct fb_cache_entry *out, struc
 	free(data);
 	if ((sz[0] && !out->cubin) || (sz[1] && !out->ptx) || !out->log) {
 		fb_cache_entry_clear(out);
-		return seterr(err, FB_ENOMEM, "out of memory");
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	}
 	/* Refresh the time stamp: lets a later trim evict the least recently used. */
 	utimensat(AT_FDCWD, path, NULL, 0);
@@ -241,12 +230,12 @@ fb_cache_put(const char *dir, const char *key, const struct fb_cache_entry *e, s
 {
 	char path[PATH_MAX];
 	if (!entry_path(path, sizeof(path), dir, key))
-		return seterr(err, FB_EINVAL, "cache path too long");
+		return fb_seterr(err, FB_EINVAL, "cache path too long");
 	size_t loglen = e->log ? strlen(e->log) : 0;
 	size_t total = HDR + e->cubin_size + e->ptx_size + loglen;
 	unsigned char *buf = malloc(total);
 	if (!buf)
-		return seterr(err, FB_ENOMEM, "out of memory");
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	memcpy(buf, magic, 8);
 	put64(buf + 8, e->cubin_size);
 	put64(buf + 16, e->ptx_size);
@@ -281,7 +270,7 @@ walk(const char *dir, int (*fn)(const char *path, const struct stat *st, void *c
 	if (!top) {
 		if (errno == ENOENT)
 			return 0;
-		return seterr(err, FB_EIO, "cannot open %s: %s", dir, strerror(errno));
+		return fb_seterr(err, FB_EIO, "cannot open %s: %s", dir, strerror(errno));
 	}
 	struct dirent *d;
 	int rc = 0;
@@ -372,7 +361,7 @@ fb_cache_clear(const char *dir, uint64_t *removed, struct fb_error *err)
 	if (rc)
 		return rc;
 	if (c.failed)
-		return seterr(err, FB_EIO, "%s", c.first);
+		return fb_seterr(err, FB_EIO, "%s", c.first);
 	/* Empty fan-out directories go too; non-empty ones (foreign files) stay. */
 	for (int i = 0; i < 256; i++) {
 		char sub[PATH_MAX + 8];

@@ -14,19 +14,8 @@
 #include <sys/stat.h>
 
 #include "compile.h"
+#include "error_priv.h"
 
-static int
-seterr(struct fb_error *err, int code, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-		va_start(ap, fmt);
-		err->code = code;
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
 
 int
 fb_strlist_add(struct fb_strlist *l, const char *s)
@@ -188,7 +177,7 @@ fb_deps_scan(const char *source, const char *const *dirs, size_t ndirs, struct f
 		size_t size = 0;
 		if (fb_read_file(todo.v[t], &text, &size, NULL) != 0) {
 			if (t == 0) {
-				rc = seterr(err, FB_EIO, "cannot read %s: %s", source, strerror(errno));
+				rc = fb_seterr(err, FB_EIO, "cannot read %s: %s", source, strerror(errno));
 				goto out;
 			}
 			continue;
@@ -263,7 +252,7 @@ fb_deps_scan(const char *source, const char *const *dirs, size_t ndirs, struct f
 	}
 	goto out;
 oom:
-	rc = seterr(err, FB_ENOMEM, "out of memory");
+	rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 out:
 	free(seen.v);
 	fb_strlist_free(&todo);
@@ -294,21 +283,21 @@ int
 fb_depfile_write(const char *path, const char *target, const char *const *deps, size_t ndeps, struct fb_error *err)
 {
 	if (!path || !target)
-		return seterr(err, FB_EINVAL, "fb_depfile_write: NULL argument");
+		return fb_seterr(err, FB_EINVAL, "fb_depfile_write: NULL argument");
 	for (size_t i = 0; i < ndeps; i++)
 		if (strchr(deps[i], '\n'))
-			return seterr(err, FB_EINVAL, "%s: a newline in a path cannot be written to a depfile", deps[i]);
+			return fb_seterr(err, FB_EINVAL, "%s: a newline in a path cannot be written to a depfile", deps[i]);
 	if (strchr(target, '\n'))
-		return seterr(err, FB_EINVAL, "%s: a newline in a path cannot be written to a depfile", target);
+		return fb_seterr(err, FB_EINVAL, "%s: a newline in a path cannot be written to a depfile", target);
 	size_t cap = 64, n = 0;
 	char *buf = malloc(cap);
 	if (!buf)
-		return seterr(err, FB_ENOMEM, "out of memory");
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	for (size_t i = 0; i <= ndeps; i++) {
 		char *e = fb_depfile_escape(i == 0 ? target : deps[i - 1]);
 		if (!e) {
 			free(buf);
-			return seterr(err, FB_ENOMEM, "out of memory");
+			return fb_seterr(err, FB_ENOMEM, "out of memory");
 		}
 		size_t need = strlen(e) + 8;
 		if (n + need > cap) {
@@ -318,7 +307,7 @@ fb_depfile_write(const char *path, const char *target, const char *const *deps, 
 			if (!nb) {
 				free(e);
 				free(buf);
-				return seterr(err, FB_ENOMEM, "out of memory");
+				return fb_seterr(err, FB_ENOMEM, "out of memory");
 			}
 			buf = nb;
 		}

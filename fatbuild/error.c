@@ -1,5 +1,6 @@
 /* error.c: status texts, the status → exit code map, and atomic file writes. */
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include <unistd.h>
 
 #include "fatbuild.h"
+#include "error_priv.h"
 
 static const char *const texts[FB_NSTATUS] = {
 	[FB_OK] = "success",
@@ -42,6 +44,23 @@ fb_exit_code(int code)
 	case FB_EDRIVER: return AP_EXIT_DRIVER;
 	default: return AP_EXIT_FAIL;
 	}
+}
+
+int
+fb_seterr(struct fb_error *err, int code, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		err->code = code;
+		err->ap_code = 0;
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+		for (char *c = err->msg; *c; c++) /* names and fields come from the input: keep one line */
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = '?';
+	}
+	return code;
 }
 
 int

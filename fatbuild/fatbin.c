@@ -54,22 +54,6 @@ struct fb_fatbin {
 	int zstd_level;
 };
 
-int
-fb_seterr(struct fb_error *err, int code, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-		va_start(ap, fmt);
-		err->code = code;
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-		va_end(ap);
-		for (char *c = err->msg; *c; c++) /* names and fields come from the input: keep one line */
-			if ((unsigned char)*c < 0x20 || *c == 0x7f)
-				*c = '?';
-	}
-	return code;
-}
-
 char *
 fb_target_name(const struct ap_target *t, char *buf, size_t size)
 {

@@ -6,12 +6,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "error_priv.h"
 #include "fatbuild.h"
 
 #define FB_AL8(x) (((x) + 7) & ~(uint64_t)7)
 
-/* Fills err (if any) with code and a formatted one-line message; returns code. */
-int fb_seterr(struct fb_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static inline uint16_t
 fb_rd16(const unsigned char *p)

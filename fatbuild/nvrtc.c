@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "compile.h"
+#include "error_priv.h"
 
 typedef void *nvrtc_program;
 typedef int (*version_fn)(int *, int *);
@@ -43,18 +44,6 @@ struct fb_nvrtc {
 	get_fn log, ptx, cubin;
 };
 
-static int
-seterr(struct fb_error *err, int code, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-		va_start(ap, fmt);
-		err->code = code;
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
 
 static const char *const libdirs[] = {"lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"};
 static const char *const sonames[] = {"libnvrtc.so.13", "libnvrtc.so.12"};
@@ -121,7 +110,7 @@ fb_nvrtc_open(const char *cuda_home, struct fb_nvrtc **out, struct fb_error *err
 	}
 	struct fb_nvrtc *n = calloc(1, sizeof(*n));
 	if (!n)
-		return seterr(err, FB_ENOMEM, "out of memory");
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	for (size_t s = 0; s < 2 * (sizeof(libdirs) / sizeof(libdirs[0]) + 1); s++) {
 		size_t ndirs = sizeof(libdirs) / sizeof(libdirs[0]);
 		size_t so = s / (ndirs + 1), d = s % (ndirs + 1);
@@ -161,8 +150,8 @@ fb_nvrtc_open(const char *cuda_home, struct fb_nvrtc **out, struct fb_error *err
 	}
 	free(n);
 	if (why[0])
-		return seterr(err, FB_ENOTOOL, "cannot use NVRTC: %s", why);
-	return seterr(err, FB_ENOTOOL, "NVRTC not found (tried %s%s); set CUDA_HOME to a CUDA 12 or 13 toolkit",
+		return fb_seterr(err, FB_ENOTOOL, "cannot use NVRTC: %s", why);
+	return fb_seterr(err, FB_ENOTOOL, "NVRTC not found (tried %s%s); set CUDA_HOME to a CUDA 12 or 13 toolkit",
 	              tried, home[0] ? "" : "; no CUDA toolkit found");
 }
 
@@ -274,7 +263,7 @@ fb_nvrtc_compile(const struct fb_nvrtc *n, const char *src, const char *name, co
 	nvrtc_program p = NULL;
 	int r = n->create(&p, src, name, 0, NULL, NULL);
 	if (r != 0)
-		return seterr(err, FB_ECOMPILE, "nvrtcCreateProgram failed: %s", fb_nvrtc_result_name(r));
+		return fb_seterr(err, FB_ECOMPILE, "nvrtcCreateProgram failed: %s", fb_nvrtc_result_name(r));
 	out->result = n->compile(p, nopts, opts);
 	size_t loglen = 0;
 	unsigned char *log = NULL;
@@ -295,7 +284,7 @@ fb_nvrtc_compile(const struct fb_nvrtc *n, const char *src, const char *name, co
 	n->destroy(&p);
 	if (rc) {
 		fb_nvrtc_out_clear(out);
-		return seterr(err, rc, rc == FB_ENOMEM ? "out of memory" : "cannot fetch NVRTC output");
+		return fb_seterr(err, rc, rc == FB_ENOMEM ? "out of memory" : "cannot fetch NVRTC output");
 	}
 	return 0;
 }
