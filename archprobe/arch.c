@@ -18,30 +18,13 @@
 #include <strings.h>
 
 #include "arch_int.h"
+#include "error_int.h"
 
 #define ACCEPTED \
 	"accepted: 8.6 9.0a 10.0f 8.6+PTX (PyTorch), 86 90a 86-real 86-virtual (CMake), sm_86 compute_86 " \
 	"(nvcc), Turing Ampere Ampere+Tegra Ada Hopper Blackwell Blackwell+Tegra [+PTX], native auto all all-major"
 
 static const char suffix_char[] = {'\0', 'a', 'f'};
-
-static void
-seterr(struct ap_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void
-seterr(struct ap_error *err, int code, const char *fmt, ...)
-{
-	if (!err)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	err->code = code;
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	va_end(ap);
-	for (char *c = err->msg; *c; c++) /* items come from env vars: no control bytes on a terminal */
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			*c = '?';
-}
 
 /* ---- target names -------------------------------------------------------------------------- */
 
@@ -382,7 +365,7 @@ check_target(struct builder *b, int sm, enum ap_variant var, int pos, const char
 		return 0;
 	bool known = ap_tk_variant_exists(sm, AP_PLAIN);
 	if (var != AP_PLAIN && known && !ap_tk_variant_exists(sm, var)) {
-		seterr(err, AP_EUNSUPPORTED,
+		ap_seterr(err, AP_EUNSUPPORTED,
 		       "%s %d '%.*s': sm_%d has no %s variant in any CUDA release (%c exists for: %s)", b->what, pos, ilen,
 		       item, sm, variant_word(var), suffix_char[var],
 		       var == AP_ARCH ? "90 100 103 110 120 121" : "100 103 110 120 121");
@@ -403,10 +386,10 @@ check_target(struct builder *b, int sm, enum ap_variant var, int pos, const char
 	}
 	supported_set(tk, set, sizeof(set));
 	if (var != AP_PLAIN && ap_tk_has(tk, sm, AP_PLAIN) && !has_hint)
-		seterr(err, AP_EUNSUPPORTED, "%s %d '%.*s': CUDA %s has no %s variant of sm_%d; it supports %s",
+		ap_seterr(err, AP_EUNSUPPORTED, "%s %d '%.*s': CUDA %s has no %s variant of sm_%d; it supports %s",
 		       b->what, pos, ilen, item, v, variant_word(var), sm, set);
 	else
-		seterr(err, AP_EUNSUPPORTED,
+		ap_seterr(err, AP_EUNSUPPORTED,
 		       "%s %d '%.*s': %s is not supported by CUDA %s (%s); it supports %s; --drop-unsupported drops such items",
 		       b->what, pos, ilen, item, name, v, hint, set);
 	return AP_EUNSUPPORTED;
@@ -466,18 +449,18 @@ parse_list(struct builder *b, const char *text, bool allow_devices, int *devpos,
 		int ilen = len > 40 ? 40 : (int)len;
 		if (!parse_item(item, len, &p)) {
 			if (ieq(item, len, "off") || ieq(item, len, "false") || ieq(item, len, "none"))
-				seterr(err, AP_EPARSE,
+				ap_seterr(err, AP_EPARSE,
 				       "%s %d '%.*s': not an arch (CMake's OFF means 'no arch flags': leave the flags "
 				       "out instead); " ACCEPTED, b->what, pos, ilen, item);
 			else
-				seterr(err, AP_EPARSE, "%s %d '%.*s': not an arch; " ACCEPTED, b->what, pos, ilen, item);
+				ap_seterr(err, AP_EPARSE, "%s %d '%.*s': not an arch; " ACCEPTED, b->what, pos, ilen, item);
 			return AP_EPARSE;
 		}
 		switch (p.kind) {
 		case IT_NATIVE:
 		case IT_AUTO:
 			if (!allow_devices) {
-				seterr(err, AP_EPARSE, "%s %d '%.*s': native/auto cannot appear here; give arches",
+				ap_seterr(err, AP_EPARSE, "%s %d '%.*s': native/auto cannot appear here; give arches",
 				       b->what, pos, ilen, item);
 				return AP_EPARSE;
 			}
@@ -499,7 +482,7 @@ parse_list(struct builder *b, const char *text, bool allow_devices, int *devpos,
 			break;
 		}
 		if (b->status) {
-			seterr(err, b->status, "out of memory");
+			ap_seterr(err, b->status, "out of memory");
 			return b->status;
 		}
 	}
@@ -551,7 +534,7 @@ parse_override(const char *text, struct devcc *ccs, int *n, struct ap_error *err
 		} else
 			sm = 0;
 		if (sm < 10 || i != len) {
-			seterr(err, AP_EPARSE, "ARCHPROBE_ARCHS item %d '%.*s': not a compute capability (write 8.6, 86 or sm_86)",
+			ap_seterr(err, AP_EPARSE, "ARCHPROBE_ARCHS item %d '%.*s': not a compute capability (write 8.6, 86 or sm_86)",
 			       pos, len > 40 ? 40 : (int)len, item);
 			return AP_EPARSE;
 		}
@@ -559,7 +542,7 @@ parse_override(const char *text, struct devcc *ccs, int *n, struct ap_error *err
 			ccs[(*n)++] = (struct devcc){sm, pos - 1, NULL};
 	}
 	if (*n == 0) {
-		seterr(err, AP_EPARSE, "ARCHPROBE_ARCHS is set but names no compute capability");
+		ap_seterr(err, AP_EPARSE, "ARCHPROBE_ARCHS is set but names no compute capability");
 		return AP_EPARSE;
 	}
 	return AP_OK;
@@ -599,7 +582,7 @@ resolve_devices(struct builder *b, const struct devcc *ccs, int n, bool native, 
 		dev_label(&ccs[i], source, label, sizeof(label));
 		if (tk->nsm == 0 || sm < tk->sm[0]) {
 			if (native) {
-				seterr(err, AP_EUNSUPPORTED,
+				ap_seterr(err, AP_EUNSUPPORTED,
 				       "native: %s is older than the oldest arch CUDA %s supports (sm_%d); use an older "
 				       "toolkit or leave the device out (CUDA_VISIBLE_DEVICES)",
 				       label, v, tk->nsm ? tk->sm[0] : 0);
@@ -715,14 +698,14 @@ add_devices(struct builder *b, const struct ap_resolve_opts *opts, bool native, 
 		if (!r && !(opts && opts->no_probe)) {
 			pr = malloc(sizeof(*pr));
 			if (!pr) {
-				seterr(err, AP_ENOMEM, "out of memory");
+				ap_seterr(err, AP_ENOMEM, "out of memory");
 				return AP_ENOMEM;
 			}
 			struct ap_error perr = {0};
 			int prc = ap_probe(opts ? opts->probe : NULL, pr, &perr);
 			if (prc) {
 				if (native) {
-					seterr(err, prc, "native: %s", perr.msg[0] ? perr.msg : ap_strerror(prc));
+					ap_seterr(err, prc, "native: %s", perr.msg[0] ? perr.msg : ap_strerror(prc));
 					free(pr);
 					return prc;
 				}
@@ -754,10 +737,10 @@ add_devices(struct builder *b, const struct ap_resolve_opts *opts, bool native, 
 			if (cvd && !strstr(why, "CUDA_VISIBLE_DEVICES"))
 				snprintf(note, sizeof(note), " (CUDA_VISIBLE_DEVICES='%.60s' is set and may hide devices)", cvd);
 			if (code == AP_ENODEVICE)
-				seterr(err, code, "native: %.300s%s; use auto or an explicit arch list to build without a GPU", why,
+				ap_seterr(err, code, "native: %.300s%s; use auto or an explicit arch list to build without a GPU", why,
 				       note);
 			else
-				seterr(err, code, "native: cannot list the CUDA devices: %.300s%s", why, note);
+				ap_seterr(err, code, "native: cannot list the CUDA devices: %.300s%s", why, note);
 			free(pr);
 			return code;
 		}
@@ -792,13 +775,13 @@ ap_archlist_resolve(const char *text, const struct ap_resolve_opts *opts, struct
                     struct ap_error *err)
 {
 	if (!out) {
-		seterr(err, AP_EINVAL, "ap_archlist_resolve: out is NULL");
+		ap_seterr(err, AP_EINVAL, "ap_archlist_resolve: out is NULL");
 		return AP_EINVAL;
 	}
 	*out = NULL;
 	struct ap_archlist *l = calloc(1, sizeof(*l));
 	if (!l) {
-		seterr(err, AP_ENOMEM, "out of memory");
+		ap_seterr(err, AP_ENOMEM, "out of memory");
 		return AP_ENOMEM;
 	}
 	l->source = "input";
@@ -825,14 +808,14 @@ ap_archlist_resolve(const char *text, const struct ap_resolve_opts *opts, struct
 		rc = add_devices(&b, opts, any && devkind == IT_NATIVE, err);
 	if (!rc && b.status) {
 		rc = b.status;
-		seterr(err, rc, "out of memory");
+		ap_seterr(err, rc, "out of memory");
 	}
 	if (rc) {
 		ap_archlist_free(l);
 		return rc;
 	}
 	if (l->n == 0) {
-		seterr(err, AP_EUNSUPPORTED, "no arch is left after dropping the unsupported ones (CUDA %d.%d)",
+		ap_seterr(err, AP_EUNSUPPORTED, "no arch is left after dropping the unsupported ones (CUDA %d.%d)",
 		       l->toolkit.version / 1000, (l->toolkit.version % 1000) / 10);
 		ap_archlist_free(l);
 		return AP_EUNSUPPORTED;
@@ -856,7 +839,7 @@ ap_archlist_resolve(const char *text, const struct ap_resolve_opts *opts, struct
 			if (f->variant != AP_FAMILY || f->kind != AP_SASS)
 				continue;
 			char o1[40], o2[40];
-			seterr(err, AP_EUNSUPPORTED,
+			ap_seterr(err, AP_EUNSUPPORTED,
 			       "sm_%d (from %s) and sm_%df (from %s) together: nvcc refuses the same GPU code from a plain "
 			       "and a family-specific arch; keep one (sm_%df also runs on later %d.x GPUs)",
 			       p->sm, origin_label(p->origin, o1, sizeof(o1)), f->sm, origin_label(f->origin, o2, sizeof(o2)),

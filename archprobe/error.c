@@ -1,5 +1,9 @@
 /* error.c: status texts and the status → exit code map shared by both CLIs. */
+#include <stdarg.h>
+#include <stdio.h>
+
 #include "archprobe.h"
+#include "error_int.h"
 
 static const char *const texts[AP_NSTATUS] = {
 	[AP_OK] = "success",
@@ -40,4 +44,19 @@ ap_exit_code(int code)
 	case AP_ECRASH: return AP_EXIT_TIMEOUT;
 	default: return AP_EXIT_FAIL;
 	}
+}
+
+void
+ap_seterr(struct ap_error *err, int code, const char *fmt, ...)
+{
+	if (!err)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	err->code = code;
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	for (char *c = err->msg; *c; c++) /* items come from env vars: no control bytes on a terminal */
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
 }

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "probe_int.h"
+#include "error_int.h"
 
 extern char **environ;
 
@@ -68,22 +69,6 @@ now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void
-seterr(struct ap_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void
-seterr(struct ap_error *err, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err)
-		return;
-	err->code = code;
-	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	va_end(ap);
 }
 
 /* Sets r->reason (truncating: the line is advice, not data). */
@@ -476,7 +461,7 @@ probe_child(const struct ap_probe_opts *opts, const char *libcuda, double timeou
 	if (opts && opts->helper && *opts->helper) {
 		snprintf(helper, sizeof(helper), "%s", opts->helper);
 		if (access(helper, X_OK) != 0) {
-			seterr(err, AP_EIO, "cannot run the probe helper %s: %s", helper, strerror(errno));
+			ap_seterr(err, AP_EIO, "cannot run the probe helper %s: %s", helper, strerror(errno));
 			return AP_EIO;
 		}
 	} else if (opts && opts->helper) {
@@ -486,7 +471,7 @@ probe_child(const struct ap_probe_opts *opts, const char *libcuda, double timeou
 		ap_probe_trace(r, "no archprobe helper next to this program, next to libarchprobe or on PATH");
 	}
 	if (pipe2(fds, O_CLOEXEC) < 0) {
-		seterr(err, AP_EIO, "cannot create a pipe for the probe child: %s", strerror(errno));
+		ap_seterr(err, AP_EIO, "cannot create a pipe for the probe child: %s", strerror(errno));
 		return AP_EIO;
 	}
 	if (fds[1] == RESULT_FD) { /* dup2 onto itself would keep O_CLOEXEC */
@@ -495,7 +480,7 @@ probe_child(const struct ap_probe_opts *opts, const char *libcuda, double timeou
 		fds[1] = w;
 		if (w < 0) {
 			close(fds[0]);
-			seterr(err, AP_EIO, "cannot set up the probe child's pipe: %s", strerror(errno));
+			ap_seterr(err, AP_EIO, "cannot set up the probe child's pipe: %s", strerror(errno));
 			return AP_EIO;
 		}
 	}
@@ -506,7 +491,7 @@ probe_child(const struct ap_probe_opts *opts, const char *libcuda, double timeou
 		if ((rc = spawn_helper(helper, libcuda, fds[1], &pid)) != 0) {
 			close(fds[0]);
 			close(fds[1]);
-			seterr(err, AP_EIO, "cannot run the probe helper %s: %s", helper, strerror(rc));
+			ap_seterr(err, AP_EIO, "cannot run the probe helper %s: %s", helper, strerror(rc));
 			return AP_EIO;
 		}
 	} else {
@@ -514,7 +499,7 @@ probe_child(const struct ap_probe_opts *opts, const char *libcuda, double timeou
 		if (threads != 1) {
 			close(fds[0]);
 			close(fds[1]);
-			seterr(err, AP_EIO,
+			ap_seterr(err, AP_EIO,
 			       "no archprobe helper found (next to this program, next to libarchprobe, on PATH) and "
 			       "this process has %d threads, so it cannot fork safely: install archprobe on PATH, "
 			       "set ap_probe_opts.helper, or use no_subprocess", threads);
@@ -526,7 +511,7 @@ probe_child(const struct ap_probe_opts *opts, const char *libcuda, double timeou
 		if (pid < 0) {
 			close(fds[0]);
 			close(fds[1]);
-			seterr(err, AP_EIO, "fork failed: %s", strerror(errno));
+			ap_seterr(err, AP_EIO, "fork failed: %s", strerror(errno));
 			return AP_EIO;
 		}
 		if (pid == 0) {
@@ -840,7 +825,7 @@ probe_timeout(const struct ap_probe_opts *opts, double *out, struct ap_error *er
 	errno = 0;
 	*out = strtod(v, &end);
 	if (errno || *end || !(*out > 0) || *out > 1e6) {
-		seterr(err, AP_EINVAL, "ARCHPROBE_TIMEOUT='%s' is not a number of seconds (e.g. 10 or 0.5)", v);
+		ap_seterr(err, AP_EINVAL, "ARCHPROBE_TIMEOUT='%s' is not a number of seconds (e.g. 10 or 0.5)", v);
 		return AP_EINVAL;
 	}
 	return 0;
@@ -856,7 +841,7 @@ ap_probe(const struct ap_probe_opts *opts, struct ap_probe_result *out, struct a
 	int rc;
 
 	if (!out) {
-		seterr(err, AP_EINVAL, "ap_probe: no result buffer");
+		ap_seterr(err, AP_EINVAL, "ap_probe: no result buffer");
 		return AP_EINVAL;
 	}
 	memset(out, 0, sizeof(*out));

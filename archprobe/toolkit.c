@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "arch_int.h"
+#include "error_int.h"
 
 extern char **environ;
 
@@ -64,21 +65,6 @@ static const struct window windows[] = {
 static const int releases[] = {11080, 12000, 12010, 12020, 12030, 12040, 12050, 12060,
                                12070, 12080, 12090, 13000};
 #define NRELEASES (sizeof(releases) / sizeof(releases[0]))
-
-static void
-seterr(struct ap_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void
-seterr(struct ap_error *err, int code, const char *fmt, ...)
-{
-	if (!err)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	err->code = code;
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	va_end(ap);
-}
 
 char *
 ap_tk_version_str(int version, char *buf, size_t size)
@@ -144,16 +130,16 @@ ap_toolkit_builtin(int version, struct ap_toolkit *out, struct ap_error *err)
 {
 	char v[16];
 	if (!out) {
-		seterr(err, AP_EINVAL, "ap_toolkit_builtin: out is NULL");
+		ap_seterr(err, AP_EINVAL, "ap_toolkit_builtin: out is NULL");
 		return AP_EINVAL;
 	}
 	memset(out, 0, sizeof(*out));
 	if (!is_release(version)) {
 		if (version > 0)
-			seterr(err, AP_EINVAL, "no built-in table for CUDA %s (known: 11.8, 12.0 to 12.9, 13.0)",
+			ap_seterr(err, AP_EINVAL, "no built-in table for CUDA %s (known: 11.8, 12.0 to 12.9, 13.0)",
 			       ap_tk_version_str(version, v, sizeof(v)));
 		else
-			seterr(err, AP_EINVAL, "invalid CUDA version %d (known: 11.8, 12.0 to 12.9, 13.0)", version);
+			ap_seterr(err, AP_EINVAL, "invalid CUDA version %d (known: 11.8, 12.0 to 12.9, 13.0)", version);
 		return AP_EINVAL;
 	}
 	out->version = version;
@@ -287,16 +273,16 @@ ap_cuda_home(char *buf, size_t size, struct ap_error *err)
 {
 	const char *env = getenv("CUDA_HOME");
 	if (!buf || size == 0) {
-		seterr(err, AP_EINVAL, "ap_cuda_home: no buffer");
+		ap_seterr(err, AP_EINVAL, "ap_cuda_home: no buffer");
 		return AP_EINVAL;
 	}
 	if (env && *env) {
 		if (!is_dir(env)) {
-			seterr(err, AP_ENOTOOLKIT, "CUDA_HOME=%.200s is not a directory; point it at a CUDA toolkit", env);
+			ap_seterr(err, AP_ENOTOOLKIT, "CUDA_HOME=%.200s is not a directory; point it at a CUDA toolkit", env);
 			return AP_ENOTOOLKIT;
 		}
 		if (strlen(env) >= size) {
-			seterr(err, AP_EINVAL, "CUDA_HOME is too long");
+			ap_seterr(err, AP_EINVAL, "CUDA_HOME is too long");
 			return AP_EINVAL;
 		}
 		strcpy(buf, env);
@@ -308,7 +294,7 @@ ap_cuda_home(char *buf, size_t size, struct ap_error *err)
 		strcpy(buf, "/usr/local/cuda");
 		return AP_OK;
 	}
-	seterr(err, AP_ENOTOOLKIT,
+	ap_seterr(err, AP_ENOTOOLKIT,
 	       "no CUDA toolkit found (CUDA_HOME unset, no nvcc on PATH, no /usr/local/cuda); set CUDA_HOME");
 	return AP_ENOTOOLKIT;
 }
@@ -511,13 +497,13 @@ ap_toolkit_detect(const char *cuda_home, struct ap_toolkit *out, struct ap_error
 {
 	char home[PATH_MAX], why[512], path[PATH_MAX], v[16];
 	if (!out) {
-		seterr(err, AP_EINVAL, "ap_toolkit_detect: out is NULL");
+		ap_seterr(err, AP_EINVAL, "ap_toolkit_detect: out is NULL");
 		return AP_EINVAL;
 	}
 	memset(out, 0, sizeof(*out));
 	if (cuda_home) {
 		if (!is_dir(cuda_home)) {
-			seterr(err, AP_ENOTOOLKIT, "%.300s is not a directory (expected a CUDA toolkit)", cuda_home);
+			ap_seterr(err, AP_ENOTOOLKIT, "%.300s is not a directory (expected a CUDA toolkit)", cuda_home);
 			return AP_ENOTOOLKIT;
 		}
 		snprintf(home, sizeof(home), "%s", cuda_home);
@@ -550,13 +536,13 @@ ap_toolkit_detect(const char *cuda_home, struct ap_toolkit *out, struct ap_error
 			snprintf(out->source, sizeof(out->source), "built-in table for CUDA %s (no NVRTC or nvcc in %.150s)",
 			         ap_tk_version_str(version, v, sizeof(v)), home);
 		} else {
-			seterr(err, AP_ENOTOOLKIT, "cannot tell which arches the CUDA toolkit at %.150s supports: %.250s",
+			ap_seterr(err, AP_ENOTOOLKIT, "cannot tell which arches the CUDA toolkit at %.150s supports: %.250s",
 			       home, why);
 			return AP_ENOTOOLKIT;
 		}
 	}
 	if (!version) {
-		seterr(err, AP_ENOTOOLKIT, "cannot tell the CUDA version of %.300s (no NVRTC, cuda.h or nvcc)", home);
+		ap_seterr(err, AP_ENOTOOLKIT, "cannot tell the CUDA version of %.300s (no NVRTC, cuda.h or nvcc)", home);
 		return AP_ENOTOOLKIT;
 	}
 	out->version = version;
