@@ -12,6 +12,7 @@ set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 dir=${FB_FUZZ_DIR:-build-fuzz}
+case $dir in /*) ;; *) dir=$root/$dir ;; esac
 jobs=$(nproc 2>/dev/null || echo 2)
 
 build() {
@@ -79,8 +80,8 @@ printf '%-16s %10s %8s %8s  %s\n' target execs exec/s corpus result
 for t in $targets; do
 	mkdir -p "$dir/fuzz-corpus/$t" "$dir/fuzz-out/$t" tests/fuzz/corpus/$t
 	log=$dir/fuzz-out/$t.log
-	(cd "$dir/fuzz-out/$t" && "$root/$dir/bin/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-		-print_final_stats=1 "$root/$dir/fuzz-corpus/$t" "$root/tests/fuzz/corpus/$t") >"$log" 2>&1
+	(cd "$dir/fuzz-out/$t" && "$dir/bin/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+		-print_final_stats=1 "$dir/fuzz-corpus/$t" "$root/tests/fuzz/corpus/$t") >"$log" 2>&1
 	rc=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 	speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
