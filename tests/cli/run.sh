@@ -21,7 +21,7 @@ script=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 : "${FATBUILD_BIN:?FATBUILD_BIN must name the fatbuild binary}"
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/fbcli.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
-export ARCHPROBE="$prefix $ARCHPROBE_BIN" FATBUILD="$prefix $FATBUILD_BIN"
+export ARCHPROBE="$prefix $ARCHPROBE_BIN" FATBUILD="$prefix $FATBUILD_BIN" FB_EXEC_PREFIX="$prefix"
 export FB_TESTS_DIR=$(dirname "$script")/..
 export FB_CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 (cd "$scratch" && bash "$script") >"$scratch/.out" 2>"$scratch/.err"
