@@ -206,8 +206,8 @@ fb_cache_get(const char *dir, const char *key, struct fb_cache_entry *out, struc
 	uint64_t sz[3];
 	if (verify((unsigned char *)data, n, sz) != 0) {
 		free(data);
-		unlink(path); /* corrupt or truncated: recompile and rewrite */
-		return FB_ENOIMAGE;
+		unlink(path); /* corrupt or truncated: the caller recompiles and rewrites */
+		return fb_seterr(err, FB_EFORMAT, "cache entry %s: size or checksum mismatch (%zu bytes)", path, n);
 	}
 	const unsigned char *p = (unsigned char *)data + HDR;
 	out->cubin_size = sz[0];

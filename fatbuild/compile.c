@@ -747,6 +747,7 @@ fb_compile_result_free(struct fb_compile_result *r)
 		free(r->deps[i]);
 	free(r->deps);
 	free(r->log);
+	free(r->cache_note);
 	free(r);
 }
 
@@ -825,7 +826,16 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 	/* Cache hits first. */
 	for (size_t i = 0; r.use_cache && i < r.njobs; i++) {
 		struct job *j = &r.jobs[i];
-		if (fb_cache_get(r.cache_dir, j->key, &j->e, NULL) != 0)
+		struct fb_error ce = {0};
+		int got = fb_cache_get(r.cache_dir, j->key, &j->e, &ce);
+		if (got == FB_EFORMAT) {
+			char line[sizeof(ce.msg) + 512];
+			snprintf(line, sizeof(line), "corrupt cache entry for %s (%s) removed and recompiled: %s",
+			         r.src[j->src].path, j->arch, ce.msg);
+			log_append(&res->cache_note, line);
+			res->ncorrupt++;
+		}
+		if (got != 0)
 			continue;
 		if ((j->sass != NONE && !j->e.cubin_size) || (j->ptx != NONE && !j->e.ptx_size)) {
 			fb_cache_entry_clear(&j->e);

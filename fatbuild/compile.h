@@ -95,8 +95,9 @@ struct fb_cache_entry {
 	char *log;               /* NUL-terminated */
 };
 
-/* 0 and *out filled on a verified hit; FB_ENOIMAGE on a miss (a corrupt entry is removed and
- * counts as a miss); other codes for real I/O trouble. */
+/* 0 and *out filled on a verified hit; FB_ENOIMAGE on a miss; FB_EFORMAT for an entry that
+ * failed its size or checksum check (it is removed; err->msg names it); other codes for real
+ * I/O trouble. */
 int fb_cache_get(const char *dir, const char *key, struct fb_cache_entry *out, struct fb_error *err);
 int fb_cache_put(const char *dir, const char *key, const struct fb_cache_entry *e, struct fb_error *err);
 void fb_cache_entry_clear(struct fb_cache_entry *e);

@@ -344,6 +344,12 @@ struct fb_compile_result {
 	size_t njobs, ncached, ncompiled;
 	int nvrtc_version;             /* 13000 */
 	char failed_target[32];        /* on failure: "sm_90" */
+	/* Cache entries that failed their checksum or size check: removed, recompiled and (when
+	 * the build succeeds) rewritten. cache_note has one line per entry ("corrupt cache entry
+	 * for k.cu (sm_80) removed and recompiled: cache entry PATH: size or checksum mismatch
+	 * (N bytes)"), NULL when ncorrupt is 0. */
+	size_t ncorrupt;
+	char *cache_note;
 };
 
 /* Compiles. Returns 0, or FB_ECOMPILE (err->msg: the first diagnostic; (*out)->log: the

@@ -232,19 +232,25 @@ test_cache(void)
 	struct fb_cache_stats st;
 	CHECK(fb_cache_stats(dir, &st, &err) == 0);
 	CHECK(st.entries == 1 && st.bytes == 0x40 + 5 + 12 + 4);
-	/* flip one payload byte: verified read says miss and drops the entry */
+	/* flip one payload byte: the verified read says corrupt, names the entry and drops it */
 	char path[PATH_MAX * 3];
 	snprintf(path, sizeof(path), "%s/00/%s", dir, key);
 	FILE *f = fopen(path, "r+b");
 	fseek(f, 0x42, SEEK_SET);
 	fputc('X', f);
 	fclose(f);
-	CHECK(fb_cache_get(dir, key, &g, &err) == FB_ENOIMAGE);
+	char want[PATH_MAX * 3 + 64];
+	CHECK(fb_cache_get(dir, key, &g, &err) == FB_EFORMAT);
+	snprintf(want, sizeof(want), "cache entry %s: size or checksum mismatch (85 bytes)", path);
+	CHECK_STR(err.msg, want);
 	CHECK(access(path, F_OK) != 0);
-	/* truncated entry: miss */
+	CHECK(fb_cache_get(dir, key, &g, &err) == FB_ENOIMAGE); /* now a plain miss */
+	/* truncated entry: corrupt too */
 	CHECK(fb_cache_put(dir, key, &e, &err) == 0);
 	CHECK(truncate(path, 0x45) == 0);
-	CHECK(fb_cache_get(dir, key, &g, &err) == FB_ENOIMAGE);
+	CHECK(fb_cache_get(dir, key, &g, &err) == FB_EFORMAT);
+	snprintf(want, sizeof(want), "cache entry %s: size or checksum mismatch (69 bytes)", path);
+	CHECK_STR(err.msg, want);
 	CHECK(fb_cache_put(dir, key, &e, &err) == 0);
 	uint64_t removed = 0;
 	CHECK(fb_cache_clear(dir, &removed, &err) == 0 && removed == 1);

@@ -2,7 +2,7 @@
 # faults.sh (issue 8): faults during builds and compiles, each checked for a specific message, a
 # documented exit code, no partial output, and a clean next run:
 #   unwritable build dir / output dir; corrupted and truncated cache entries (detected,
-#   recompiled, rewritten); SIGINT during a build and during a compile; two builds of one build
+#   reported, recompiled, rewritten); SIGINT during a build and during a compile; two builds of one build
 #   dir at once (fb_build's lock: the second waits); NVRTC missing; NVRTC failing and crashing
 #   in the middle of a batch (a forwarding fake libnvrtc); a hanging and a crashing driver under
 #   'fatbuild build --arch-list native' (the probe child is killed / reported, the build stops).
@@ -69,11 +69,18 @@ printf '\xff\xff\xff\xff' | dd of="$e1" bs=1 seek=200 conv=notrunc status=none #
 head -c 40 "$e2" >"$e2.cut" && mv "$e2.cut" "$e2"                                 # truncated
 expect cache-corrupt-recompiled 0 "fatbuild: compile: 2 images for 2 targets from 1 sources: 2 jobs, 0 cached, 2 compiled*" \
 	$FB compile -v --arch-list "8.0 9.0" -o k2.fatbin k.cu
+[ "$(grep -c '^fatbuild: warning: corrupt cache entry for k.cu (sm_[89]0) removed and recompiled: cache entry .*: size or checksum mismatch ([0-9]* bytes)$' stderr)" = 2 ] &&
+	ok cache-corrupt-reported || bad cache-corrupt-reported
 cmp -s k.fatbin k2.fatbin && ok cache-corrupt-same-output || bad cache-corrupt-same-output
 expect cache-rewritten 0 "fatbuild: compile: 2 images for 2 targets from 1 sources: 2 jobs, 2 cached, 0 compiled*" \
 	$FB compile -v --arch-list "8.0 9.0" -o k3.fatbin k.cu
 : >"$e1" # empty entry
 expect cache-empty-entry 0 "*1 cached, 1 compiled*" $FB compile -v --arch-list "8.0 9.0" -o k3.fatbin k.cu
+: >"$e1" # reported without -v too, and only once: the entry is rewritten
+expect cache-empty-entry-reported 0 "fatbuild: warning: corrupt cache entry for k.cu (sm_*) removed and recompiled: cache entry $w/$e1: size or checksum mismatch (0 bytes)" \
+	$FB compile --arch-list "8.0 9.0" -o k3.fatbin k.cu
+expect cache-clean-silent 0 "" $FB compile --arch-list "8.0 9.0" -o k3.fatbin k.cu
+[ ! -s stderr ] && ok cache-clean-silent-stderr || bad cache-clean-silent-stderr
 chmod 444 "$e1" "$e2" # read-only entries are still read
 expect cache-read-only-entries 0 "*2 cached, 0 compiled*" $FB compile -v --arch-list "8.0 9.0" -o k3.fatbin k.cu
 expect cache-dir-unusable 0 "" env FATBUILD_CACHE_DIR="$w/afile/cache" $FB compile --arch-list 8.0 -o k4.fatbin k.cu
