@@ -6,6 +6,7 @@
  *   link: objects + libfatbuild_runtime.a --$CXX -shared-->  OUT.tmp, renamed to OUT
  * Every edge carries its own command ($cmd), so ninja rebuilds exactly the edges whose command
  * changed (a flag, the arch list) or whose inputs did (depfiles for headers). */
+#include <ctype.h>
 #include <errno.h>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -667,6 +668,44 @@ generate(struct gen *g, struct fb_error *err)
 
 /* ---- running ninja ---- */
 
+/* The first character of path that ninja (1.11) cannot read back from a gcc-style depfile, or
+ * 0. Its depfile lexer takes [A-Za-z0-9+,/_:.~()}{%=@[]!-] and bytes >= 0x80 as they are, and
+ * space, '#', '$' and '\\' in the escaped forms gcc and fb_depfile_write use; anything else
+ * makes it drop the deps log entry, and the edge reruns on every build. */
+static char
+depfile_unsafe(const char *path)
+{
+	for (const unsigned char *c = (const unsigned char *)path; *c; c++)
+		if (!(isalnum(*c) || *c >= 0x80 || strchr("+,/_:.~(){}%=@[]!- #$\\", *c)))
+			return (char)*c;
+	return 0;
+}
+
+/* Says so, once, when a path the depfiles name holds such a character: the build is right, only
+ * not incremental. */
+static void
+note_depfile_paths(const struct fb_build_opts *o, const char *dir, struct fb_build_result *result)
+{
+	char abs[PATHMAX];
+	const char *bad = NULL;
+	char c = 0;
+	if ((c = depfile_unsafe(dir)))
+		bad = dir;
+	for (size_t i = 0; !bad && i < o->nsources; i++)
+		if (realpath(o->sources[i], abs) && (c = depfile_unsafe(abs)))
+			bad = abs;
+	for (size_t i = 0; !bad && i < o->ninclude_dirs; i++)
+		if (realpath(o->include_dirs[i], abs) && (c = depfile_unsafe(abs)))
+			bad = abs;
+	if (!bad || !result)
+		return;
+	size_t len = strlen(result->warnings);
+	snprintf(result->warnings + len, sizeof(result->warnings) - len,
+	         "%.300s: ninja cannot read a path containing %c back from dependency files, so the compile "
+	         "steps rerun on every build; paths without ' \" ; & * ? ` < > ^ keep builds incremental\n",
+	         bad, c);
+}
+
 static bool
 log_stamp(const char *dir, struct stat *st)
 {
@@ -819,6 +858,7 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 		return rc;
 	if (!realpath(dir, g.dir))
 		return fail(err, FB_EIO, "build dir %s: %s", dir, strerror(errno));
+	note_depfile_paths(o, g.dir, result);
 
 	if (any_kernel) {
 		const char *text = o->arch_list;

@@ -41,7 +41,8 @@ found=$(find "$w" "${TMPDIR:-/tmp}" "$HOME" -maxdepth 4 -name PWNED 2>/dev/null 
 # A rebuild with nothing changed does nothing when the path holds ' ', '$', ':', '#', '(', '!',
 # '%', '=', '~', '@', '{' (they round-trip through build.ninja and the gcc-style depfiles). Paths
 # with ' " ; ` & * ? still build correctly, but ninja's depfile parser cannot read them, so such
-# builds redo their compile steps every time (a ninja limitation; README, hardening section).
+# builds redo their compile steps every time (a ninja limitation; README, hardening section) and
+# fatbuild says so.
 d2="$w/sp ace\$x:y#z(w)!%=~@{"
 mkdir -p "$d2"
 echo "$kernel" >"$d2/k.cu"
@@ -50,6 +51,10 @@ for i in 1 2; do
 	$FB build --arch-list 8.0 --build-dir "$d2/bd" -o "$d2/l.so" "$d2/k.cu" "$d2/h.c" >"$w/d2.$i.log" 2>&1 || bad "dir2-build-$i"
 done
 grep -q 'no work to do' "$w/d2.2.log" && ok dir2-up-to-date || { bad dir2-up-to-date; cat "$w/d2.2.log"; }
+! grep -q 'ninja cannot read' "$w/d2.1.log" && ok dir2-no-depfile-warning || bad dir2-no-depfile-warning
+# ... and the awkward directory's build says why it will not be incremental
+grep -qF "fatbuild: warning: $d/build dir: ninja cannot read a path containing ' back from dependency files, so the compile steps rerun on every build" \
+	"$w/weird.log" && ok weird-dir-depfile-warning || { bad weird-dir-depfile-warning; cat "$w/weird.log"; }
 mkdir -p "$w/pi|pe"
 echo "$kernel" >"$w/pi|pe/k.cu"
 $FB build --arch-list 8.0 --build-dir "$w/bd" -o "$w/pi|pe/libp.so" "$w/pi|pe/k.cu" >"$w/pipe.log" 2>&1
