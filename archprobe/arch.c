@@ -716,13 +716,19 @@ add_devices(struct builder *b, const struct ap_resolve_opts *opts, bool native, 
 		if (r && r->status == AP_PROBE_OK) {
 			for (int i = 0; i < r->ndevices && i < AP_MAX_DEVICES; i++) {
 				/* A device whose query failed has no compute capability to build for. */
-				if (r->devices[i].error || r->devices[i].major <= 0)
-					continue;
+				const struct ap_device *d = &r->devices[i];
+				if (d->error || d->major < 1 || d->major > 99 || d->minor < 0 || d->minor > 9)
+					continue; /* (ap_probe marks impossible ones; opts->devices may not) */
 				ccs[n++] = (struct devcc){r->devices[i].major * 10 + r->devices[i].minor,
 				                          r->devices[i].ordinal, r->devices[i].name};
 			}
 			if (n == 0)
 				snprintf(why, sizeof(why), "no CUDA device is visible");
+			else if (r == pr && r->reason[0])
+				/* a device left out (its query failed, or its compute capability is impossible):
+				 * say so, or a build for "native" silently misses a GPU. A caller that passed
+				 * opts->devices has the same message in r->reason already. */
+				add_warning(b, "%s: %s", native ? "native" : "auto", r->reason);
 		} else if (r) {
 			probe_reason(r, why, sizeof(why));
 		} else if (!why[0]) {

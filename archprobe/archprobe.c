@@ -452,11 +452,11 @@ out_nvcc_query(const struct ap_probe_result *r)
 		return 1;
 	}
 	for (int i = 0; i < r->ndevices; i++) {
-		int sm = r->devices[i].major * 10 + r->devices[i].minor, k;
 		if (r->devices[i].error) {
 			msg("%s", r->reason);
 			return 1;
 		}
+		int sm = r->devices[i].major * 10 + r->devices[i].minor, k;
 		for (k = n; k > 0 && sms[k - 1] > sm; k--)
 			sms[k] = sms[k - 1];
 		if (k > 0 && sms[k - 1] == sm) {
@@ -605,6 +605,14 @@ main(int argc, char **argv)
 				goto out;
 			}
 			probed = true;
+			if (r->status == AP_PROBE_OK && r->reason[0]) { /* a device left out */
+				if (c.strict) {
+					msg("%s", r->reason);
+					rc = AP_EXIT_DRIVER;
+					goto out;
+				}
+				msg("warning: %s", r->reason);
+			}
 			usable_devices(r, u);
 			ro.devices = r->status == AP_PROBE_OK ? u : r;
 		}

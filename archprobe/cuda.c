@@ -143,6 +143,8 @@ static const struct {
 const char *
 ap_cuda_error_name(int curesult)
 {
+	if (curesult == AP_DEVICE_BAD_CC)
+		return "ARCHPROBE_INVALID_COMPUTE_CAPABILITY";
 	for (size_t i = 0; i < sizeof(cuda_errors) / sizeof(cuda_errors[0]); i++)
 		if (cuda_errors[i].code == curesult)
 			return cuda_errors[i].name;

@@ -595,6 +595,11 @@ ap_probe_explain(struct ap_probe_result *r, const char *libcuda, const char *pci
 	case AP_PROBE_OK:
 		r->reason[0] = 0;
 		for (int i = 0; i < r->ndevices; i++) {
+			if (r->devices[i].error == AP_DEVICE_BAD_CC) {
+				say(r, "device %d reports compute capability %d.%d, which no GPU has: it is left out of the "
+				    "arch list", r->devices[i].ordinal, r->devices[i].major, r->devices[i].minor);
+				break;
+			}
 			if (r->devices[i].error) {
 				const char *n = ap_cuda_error_name(r->devices[i].error);
 				say(r,
@@ -637,6 +642,10 @@ ap_probe_explain(struct ap_probe_result *r, const char *libcuda, const char *pci
 			say(r, "the CUDA driver reports no device (%s): check nvidia-smi", *err ? err : "device count 0");
 		break;
 	case AP_PROBE_DRIVER_ERROR:
+		if (strstr(detail, ", which no GPU has")) {
+			say(r, "%s (driver %s): the driver or its answer is broken; check nvidia-smi", detail, lib);
+			break;
+		}
 		if (!strncmp(detail, "missing symbol ", 15)) {
 			say(r, "%s is not a CUDA driver (no %s): point ARCHPROBE_LIBCUDA (archprobe --libcuda) at "
 			    "libcuda.so.1", lib, detail + 15);
@@ -831,6 +840,34 @@ probe_timeout(const struct ap_probe_opts *opts, double *out, struct ap_error *er
 	return 0;
 }
 
+/* Marks devices whose compute capability cannot be real (a broken driver, a corrupt answer from
+ * the child or the cache): they must not turn into an arch, and 8.12 must not become 9.2. */
+static void
+check_devices(struct ap_probe_result *r)
+{
+	if (r->ndevices < 0 || r->ndevices > AP_MAX_DEVICES)
+		r->ndevices = 0;
+	if (r->status != AP_PROBE_OK)
+		return;
+	int usable = 0, bad = -1;
+	for (int i = 0; i < r->ndevices; i++) {
+		struct ap_device *d = &r->devices[i];
+		if (!d->error && (d->major < 1 || d->major > 99 || d->minor < 0 || d->minor > 9)) {
+			d->error = AP_DEVICE_BAD_CC;
+			if (bad < 0)
+				bad = i;
+		}
+		usable += !d->error;
+	}
+	/* like every device query failing: a driver error, not "no device" */
+	if (!usable && bad >= 0) {
+		r->status = AP_PROBE_DRIVER_ERROR;
+		r->cuda_error = 0;
+		snprintf(r->reason, sizeof(r->reason), "device %d reports compute capability %d.%d, which no GPU has",
+		         r->devices[bad].ordinal, r->devices[bad].major, r->devices[bad].minor);
+	}
+}
+
 int
 ap_probe(const struct ap_probe_opts *opts, struct ap_probe_result *out, struct ap_error *err)
 {
@@ -859,6 +896,7 @@ ap_probe(const struct ap_probe_opts *opts, struct ap_probe_result *out, struct a
 		cache_key(libcuda, key, sizeof(key));
 		if (cache_lookup(cache, key, out)) {
 			ap_probe_trace(out, "cache hit: %s", cache);
+			check_devices(out);
 			ap_probe_explain(out, libcuda, SYSFS_PCI);
 			out->seconds = now() - t0;
 			return 0;
@@ -871,6 +909,7 @@ ap_probe(const struct ap_probe_opts *opts, struct ap_probe_result *out, struct a
 	} else if ((rc = probe_child(opts, libcuda, timeout, out, err)) != 0) {
 		return rc;
 	}
+	check_devices(out);
 	ap_probe_explain(out, libcuda, SYSFS_PCI);
 	if (cached) {
 		cache_store(cache, key, out);

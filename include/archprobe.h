@@ -125,8 +125,14 @@ struct ap_device {
 	char pci_bus_id[32];    /* "0000:01:00.0" */
 	int integrated;
 	int compute_mode;
-	int error;              /* CUresult of a failed cuDeviceGet / compute-capability query, 0 if none */
+	int error;              /* CUresult of a failed cuDeviceGet / compute-capability query, 0 if none;
+	                         * AP_DEVICE_BAD_CC when the driver answered a compute capability no
+	                         * GPU has (major outside 1..99 or minor outside 0..9; major/minor keep
+	                         * what it said) */
 };
+
+/* ap_device.error: the driver reported an impossible compute capability. Not a CUresult. */
+#define AP_DEVICE_BAD_CC (-1)
 
 #define AP_MAX_DEVICES 64
 
