@@ -126,8 +126,8 @@ put_int(int fd, const char *key, long long v)
 	put(fd, key, buf);
 }
 
-static void
-serialize(int fd, const struct ap_probe_result *r)
+void
+ap_probe_serialize(int fd, const struct ap_probe_result *r)
 {
 	char buf[256];
 	const char *t = r->trace;
@@ -159,9 +159,8 @@ serialize(int fd, const struct ap_probe_result *r)
 	put(fd, "end", "");
 }
 
-/* Parses what the child sent; returns true when the record was complete. */
-static bool
-parse_reply(char *buf, struct ap_probe_result *r)
+bool
+ap_probe_parse_reply(char *buf, struct ap_probe_result *r)
 {
 	struct ap_device *dev = NULL;
 	bool header = false, complete = false;
@@ -239,7 +238,7 @@ ap_probe_child_main(int argc, char **argv)
 	if (!(r = calloc(1, sizeof(*r))))
 		return AP_EXIT_FAIL;
 	ap_cuda_query(libcuda, r, RESULT_FD);
-	serialize(RESULT_FD, r);
+	ap_probe_serialize(RESULT_FD, r);
 	free(r);
 	return AP_EXIT_OK;
 }
@@ -423,7 +422,7 @@ collect(pid_t pid, int rfd, double timeout, const char *what, struct ap_probe_re
 	}
 	if (buf)
 		buf[len] = 0;
-	complete = buf && parse_reply(buf, r);
+	complete = buf && ap_probe_parse_reply(buf, r);
 	free(buf);
 	if (complete) {
 		if (killed)
@@ -519,7 +518,7 @@ probe_child(const struct ap_probe_opts *opts, const char *libcuda, double timeou
 			close(fds[0]);
 			if (c) {
 				ap_cuda_query(libcuda, c, fds[1]);
-				serialize(fds[1], c);
+				ap_probe_serialize(fds[1], c);
 			}
 			_exit(c ? 0 : 1);
 		}
@@ -769,7 +768,7 @@ cache_lookup(const char *path, const char *key, struct ap_probe_result *r)
 			    library_stamp(line + off, stamp, sizeof(stamp)) && !strncmp(stamp, line, strlen(line)) &&
 			    stamp[strlen(line)] == '\n') {
 				struct ap_probe_result *t = calloc(1, sizeof(*t));
-				if (t && parse_reply(rest, t) && t->status == AP_PROBE_OK) {
+				if (t && ap_probe_parse_reply(rest, t) && t->status == AP_PROBE_OK) {
 					snprintf(t->cuda_visible_devices, sizeof(t->cuda_visible_devices), "%s",
 					         r->cuda_visible_devices);
 					t->cuda_visible_devices_set = r->cuda_visible_devices_set;
@@ -808,7 +807,7 @@ cache_store(const char *path, const char *key, const struct ap_probe_result *r)
 		if (t) {
 			*t = *r;
 			t->trace[0] = 0; /* the trace of a past run would only confuse */
-			serialize(fd, t);
+			ap_probe_serialize(fd, t);
 			free(t);
 		}
 	}
@@ -840,15 +839,11 @@ probe_timeout(const struct ap_probe_opts *opts, double *out, struct ap_error *er
 	return 0;
 }
 
-/* Marks devices whose compute capability cannot be real (a broken driver, a corrupt answer from
- * the child or the cache): they must not turn into an arch, and 8.12 must not become 9.2. */
-static void
-check_devices(struct ap_probe_result *r)
+void
+ap_probe_check_devices(struct ap_probe_result *r)
 {
 	if (r->ndevices < 0 || r->ndevices > AP_MAX_DEVICES)
 		r->ndevices = 0;
-	if (r->status != AP_PROBE_OK)
-		return;
 	int usable = 0, bad = -1;
 	for (int i = 0; i < r->ndevices; i++) {
 		struct ap_device *d = &r->devices[i];
@@ -860,7 +855,7 @@ check_devices(struct ap_probe_result *r)
 		usable += !d->error;
 	}
 	/* like every device query failing: a driver error, not "no device" */
-	if (!usable && bad >= 0) {
+	if (r->status == AP_PROBE_OK && !usable && bad >= 0) {
 		r->status = AP_PROBE_DRIVER_ERROR;
 		r->cuda_error = 0;
 		snprintf(r->reason, sizeof(r->reason), "device %d reports compute capability %d.%d, which no GPU has",
@@ -896,7 +891,7 @@ ap_probe(const struct ap_probe_opts *opts, struct ap_probe_result *out, struct a
 		cache_key(libcuda, key, sizeof(key));
 		if (cache_lookup(cache, key, out)) {
 			ap_probe_trace(out, "cache hit: %s", cache);
-			check_devices(out);
+			ap_probe_check_devices(out);
 			ap_probe_explain(out, libcuda, SYSFS_PCI);
 			out->seconds = now() - t0;
 			return 0;
@@ -909,7 +904,7 @@ ap_probe(const struct ap_probe_opts *opts, struct ap_probe_result *out, struct a
 	} else if ((rc = probe_child(opts, libcuda, timeout, out, err)) != 0) {
 		return rc;
 	}
-	check_devices(out);
+	ap_probe_check_devices(out);
 	ap_probe_explain(out, libcuda, SYSFS_PCI);
 	if (cached) {
 		cache_store(cache, key, out);

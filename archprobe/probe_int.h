@@ -22,4 +22,16 @@ bool ap_pci_has_nvidia(const char *devices_dir);
  * driver (tests pass a fake tree). */
 void ap_probe_explain(struct ap_probe_result *r, const char *libcuda, const char *pci_devices_dir);
 
+/* The child's reply protocol ("key value" lines, "archprobe-probe 1" first, "end" last; the
+ * opt-in cache stores the same record). serialize writes r to fd (newlines in values become
+ * blanks); parse_reply reads one NUL-terminated record into r, editing buf in place, and returns
+ * true when it was complete. Neither trusts the other: fuzz_probe feeds parse_reply anything. */
+void ap_probe_serialize(int fd, const struct ap_probe_result *r);
+bool ap_probe_parse_reply(char *buf, struct ap_probe_result *r);
+/* Marks devices whose compute capability cannot be real (a broken driver, a corrupt answer from
+ * the child or the cache) with AP_DEVICE_BAD_CC, so they never turn into an arch (8.12 must not
+ * become 9.2); when no device is left it makes the result a driver error. Keeps ndevices in
+ * 0..AP_MAX_DEVICES. */
+void ap_probe_check_devices(struct ap_probe_result *r);
+
 #endif

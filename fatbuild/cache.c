@@ -13,7 +13,7 @@
  * Entries are written atomically (fb_write_file_atomic: a private temporary name, then
  * rename), so concurrent builds sharing a cache never see half an entry. On read the file size
  * must equal 0x40 + the three sizes and the payload must hash to the stored digest; an entry
- * that fails either check is deleted and treated as a miss. */
+ * that fails either check is deleted, reported (FB_EFORMAT) and recompiled. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -193,6 +193,26 @@ dup_bytes(const unsigned char *p, size_t n)
 }
 
 int
+fb_cache_decode(const unsigned char *data, size_t n, struct fb_cache_entry *out)
+{
+	memset(out, 0, sizeof(*out));
+	uint64_t sz[3];
+	if (verify(data, n, sz) != 0)
+		return FB_EFORMAT;
+	const unsigned char *p = data + HDR;
+	out->cubin_size = sz[0];
+	out->ptx_size = sz[1];
+	out->cubin = sz[0] ? dup_bytes(p, sz[0]) : NULL;
+	out->ptx = sz[1] ? dup_bytes(p + sz[0], sz[1]) : NULL;
+	out->log = (char *)dup_bytes(p + sz[0] + sz[1], sz[2]);
+	if ((sz[0] && !out->cubin) || (sz[1] && !out->ptx) || !out->log) {
+		fb_cache_entry_clear(out);
+		return FB_ENOMEM;
+	}
+	return 0;
+}
+
+int
 fb_cache_get(const char *dir, const char *key, struct fb_cache_entry *out, struct fb_error *err)
 {
 	char path[PATH_MAX];
@@ -203,39 +223,29 @@ fb_cache_get(const char *dir, const char *key, struct fb_cache_entry *out, struc
 	size_t n;
 	if (fb_read_file(path, &data, &n, NULL) != 0)
 		return FB_ENOIMAGE;
-	uint64_t sz[3];
-	if (verify((unsigned char *)data, n, sz) != 0) {
-		free(data);
+	int rc = fb_cache_decode((unsigned char *)data, n, out);
+	free(data);
+	if (rc == FB_EFORMAT) {
 		unlink(path); /* corrupt or truncated: the caller recompiles and rewrites */
 		return fb_seterr(err, FB_EFORMAT, "cache entry %s: size or checksum mismatch (%zu bytes)", path, n);
 	}
-	const unsigned char *p = (unsigned char *)data + HDR;
-	out->cubin_size = sz[0];
-	out->ptx_size = sz[1];
-	out->cubin = sz[0] ? dup_bytes(p, sz[0]) : NULL;
-	out->ptx = sz[1] ? dup_bytes(p + sz[0], sz[1]) : NULL;
-	out->log = (char *)dup_bytes(p + sz[0] + sz[1], sz[2]);
-	free(data);
-	if ((sz[0] && !out->cubin) || (sz[1] && !out->ptx) || !out->log) {
-		fb_cache_entry_clear(out);
-		return fb_seterr(err, FB_ENOMEM, "out of memory");
-	}
+	if (rc)
+		return fb_seterr(err, rc, "out of memory");
 	/* Refresh the time stamp: lets a later trim evict the least recently used. */
 	utimensat(AT_FDCWD, path, NULL, 0);
 	return 0;
 }
 
 int
-fb_cache_put(const char *dir, const char *key, const struct fb_cache_entry *e, struct fb_error *err)
+fb_cache_encode(const struct fb_cache_entry *e, unsigned char **out, size_t *size)
 {
-	char path[PATH_MAX];
-	if (!entry_path(path, sizeof(path), dir, key))
-		return fb_seterr(err, FB_EINVAL, "cache path too long");
 	size_t loglen = e->log ? strlen(e->log) : 0;
 	size_t total = HDR + e->cubin_size + e->ptx_size + loglen;
 	unsigned char *buf = malloc(total);
+	*out = NULL;
+	*size = 0;
 	if (!buf)
-		return fb_seterr(err, FB_ENOMEM, "out of memory");
+		return FB_ENOMEM;
 	memcpy(buf, magic, 8);
 	put64(buf + 8, e->cubin_size);
 	put64(buf + 16, e->ptx_size);
@@ -253,6 +263,21 @@ fb_cache_put(const char *dir, const char *key, const struct fb_cache_entry *e, s
 	fb_sha256_init(&s);
 	fb_sha256_update(&s, buf + HDR, total - HDR);
 	fb_sha256_final(&s, buf + 0x20);
+	*out = buf;
+	*size = total;
+	return 0;
+}
+
+int
+fb_cache_put(const char *dir, const char *key, const struct fb_cache_entry *e, struct fb_error *err)
+{
+	char path[PATH_MAX];
+	if (!entry_path(path, sizeof(path), dir, key))
+		return fb_seterr(err, FB_EINVAL, "cache path too long");
+	unsigned char *buf;
+	size_t total;
+	if (fb_cache_encode(e, &buf, &total) != 0)
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	char sub[PATH_MAX + 8];
 	snprintf(sub, sizeof(sub), "%.4000s/%.2s", dir, key);
 	int rc = fb_mkdirs(sub, err);

@@ -101,6 +101,11 @@ struct fb_cache_entry {
 int fb_cache_get(const char *dir, const char *key, struct fb_cache_entry *out, struct fb_error *err);
 int fb_cache_put(const char *dir, const char *key, const struct fb_cache_entry *e, struct fb_error *err);
 void fb_cache_entry_clear(struct fb_cache_entry *e);
+/* The entry file's bytes, both ways (fuzz_cache checks that they agree and that any damage is
+ * caught). decode: 0, FB_EFORMAT (size or checksum mismatch) or FB_ENOMEM; encode: 0 or
+ * FB_ENOMEM, *out malloc'd. */
+int fb_cache_decode(const unsigned char *data, size_t n, struct fb_cache_entry *out);
+int fb_cache_encode(const struct fb_cache_entry *e, unsigned char **out, size_t *size);
 
 /* Reads a whole file (NUL-terminated for convenience; *size excludes it). */
 int fb_read_file(const char *path, char **data, size_t *size, struct fb_error *err);

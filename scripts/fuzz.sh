@@ -65,6 +65,28 @@ PTX
 	cp "$t/k.ptx" $c/fuzz_text/ptx
 	printf 'compute_90a' >$c/fuzz_text/target
 	printf '/a b/#c$d\\e.h' >$c/fuzz_text/path
+	# fuzz_probe: real replies of the probe child (archprobe --probe-child=1 writes on fd 3)
+	# from the fake driver, and an opt-in probe cache file (the same record after a key)
+	local ap=${ARCHPROBE_BIN:-$dir/bin/archprobe} fake=$dir/fakecuda/libcuda.so.1
+	[ -x "$ap" ] && [ -e "$fake" ] || build
+	mkdir -p $c/fuzz_probe
+	rm -f $c/fuzz_probe/*
+	child() { env -u CUDA_VISIBLE_DEVICES -u FAKECUDA_FAIL "$@" "$ap" --probe-child=1 --libcuda "$fake" 3>&1 >/dev/null |
+		sed "s|$fake|/lib/libcuda.so.1|g"; }
+	child FAKECUDA_DEVICES=8.6,9.0 >$c/fuzz_probe/two_devices
+	child FAKECUDA_DEVICES=8.6,9.0,12.0 FAKECUDA_FAIL='cuDeviceGetAttribute@1#75:999' >$c/fuzz_probe/device_error
+	child FAKECUDA_DEVICES= >$c/fuzz_probe/no_device
+	child FAKECUDA_DEVICES=8.12,10.3 >$c/fuzz_probe/bad_cc
+	child FAKECUDA_INIT=100 >$c/fuzz_probe/init_error
+	(cd "$t" && FAKECUDA_DEVICES=12.1 ARCHPROBE_CACHE=$t/probe.cache "$ap" --libcuda "$fake" --format list \
+		--cuda-version 13.0 >/dev/null) && sed "s|$fake|/lib/libcuda.so.1|g" "$t/probe.cache" >$c/fuzz_probe/cache_file
+	# fuzz_cache: a real compile-cache entry (NVRTC, one tiny kernel, PTX only) and entry parts
+	mkdir -p $c/fuzz_cache
+	rm -f $c/fuzz_cache/*
+	printf 'extern "C" __global__ void k(float *x) { x[0] = 1; }\n' >"$t/k.cu"
+	(cd "$t" && FATBUILD_CACHE_DIR=$t/cache "$fb" compile --arch-list compute_80 -o k.fatbin k.cu) || exit 1
+	cp "$(find "$t/cache" -type f | head -1)" $c/fuzz_cache/entry_ptx
+	printf '\003\004cubiptx_warning: x' >$c/fuzz_cache/parts
 	du -sh $c
 }
 
