@@ -229,7 +229,11 @@ probe_native(struct ap_target *devs, size_t *ndev)
 		free(r);
 		return code;
 	}
+	if (r->reason[0]) /* a device whose query failed or whose CC is impossible: left out */
+		warn("warning: check --arch native: %s", r->reason);
 	for (int i = 0; i < r->ndevices && *ndev < MAXDEV; i++) {
+		if (r->devices[i].error)
+			continue;
 		int sm = r->devices[i].major * 10 + r->devices[i].minor;
 		bool dup = false;
 		for (size_t j = 0; j < *ndev; j++)
