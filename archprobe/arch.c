@@ -717,10 +717,9 @@ add_devices(struct builder *b, const struct ap_resolve_opts *opts, bool native, 
 			for (int i = 0; i < r->ndevices && i < AP_MAX_DEVICES; i++) {
 				/* A device whose query failed has no compute capability to build for. */
 				const struct ap_device *d = &r->devices[i];
-				if (d->error || d->major < 1 || d->major > 99 || d->minor < 0 || d->minor > 9)
+				if (d->error || !ap_cc_possible(d->major, d->minor))
 					continue; /* (ap_probe marks impossible ones; opts->devices may not) */
-				ccs[n++] = (struct devcc){r->devices[i].major * 10 + r->devices[i].minor,
-				                          r->devices[i].ordinal, r->devices[i].name};
+				ccs[n++] = (struct devcc){d->major * 10 + d->minor, d->ordinal, d->name};
 			}
 			if (n == 0)
 				snprintf(why, sizeof(why), "no CUDA device is visible");

@@ -1,4 +1,5 @@
-/* arch_int.h: private to libarchprobe's arch-list modules (arch.c, toolkit.c, format.c).
+/* arch_int.h: private to libarchprobe's arch-list modules (arch.c, toolkit.c, format.c; probe.c
+ * for ap_cc_possible).
  * Functions here are library-internal (hidden in the shared library). */
 #ifndef AP_ARCH_INT_H
 #define AP_ARCH_INT_H
@@ -29,5 +30,13 @@ bool ap_tk_hint(int sm, enum ap_variant v, int version, char *buf, size_t size);
 bool ap_tk_has(const struct ap_toolkit *tk, int sm, enum ap_variant v);
 /* "13.0" for 13000 into buf; returns buf. */
 char *ap_tk_version_str(int version, char *buf, size_t size);
+
+/* Whether a GPU could have this compute capability (major 1..99, minor 0..9): what ap_probe
+ * marks AP_DEVICE_BAD_CC and the resolver refuses, so that 8.12 never becomes sm_92. */
+static inline bool
+ap_cc_possible(int major, int minor)
+{
+	return major >= 1 && major <= 99 && minor >= 0 && minor <= 9;
+}
 
 #endif

@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arch_int.h"
 #include "probe_int.h"
 #include "error_int.h"
 
@@ -847,7 +848,7 @@ ap_probe_check_devices(struct ap_probe_result *r)
 	int usable = 0, bad = -1;
 	for (int i = 0; i < r->ndevices; i++) {
 		struct ap_device *d = &r->devices[i];
-		if (!d->error && (d->major < 1 || d->major > 99 || d->minor < 0 || d->minor > 9)) {
+		if (!d->error && !ap_cc_possible(d->major, d->minor)) {
 			d->error = AP_DEVICE_BAD_CC;
 			if (bad < 0)
 				bad = i;
