@@ -23,6 +23,8 @@ int cmd_version(int argc, char **argv);
 
 /* "fatbuild: " + message on stderr; a format ending in ':' appends strerror(errno). */
 void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* warn("warning: LINE") for each line of text (NULL: nothing). */
+void warn_lines(const char *text);
 /* warn(), then exit(code). */
 _Noreturn void fatal(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints "fatbuild: msg" for a library error and returns its exit code. */

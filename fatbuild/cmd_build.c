@@ -167,11 +167,7 @@ cmd_build(int argc, char **argv)
 	struct fb_build_result res;
 	struct fb_error err = {0};
 	int brc = fb_build(&o, &res, &err);
-	for (const char *w = res.warnings; *w;) {
-		size_t n = strcspn(w, "\n");
-		warn("warning: %.*s", (int)n, w);
-		w += n + (w[n] == '\n');
-	}
+	warn_lines(res.warnings);
 	if (brc != 0) {
 		rc = fail_fb(&err);
 		goto out;

@@ -318,12 +318,7 @@ cmd_compile(int argc, char **argv)
 	struct fb_error err = {0};
 	rc = fb_compile(sources, nsources, &o, &res, &err);
 	/* Corrupt cache entries are always reported: a recurring one points at a failing disk. */
-	for (const char *ln = res ? res->cache_note : NULL; ln && *ln;) {
-		const char *nl = strchr(ln, '\n');
-		int len = nl ? (int)(nl - ln) : (int)strlen(ln);
-		warn("warning: %.*s", len, ln);
-		ln = nl ? nl + 1 : ln + len;
-	}
+	warn_lines(res ? res->cache_note : NULL);
 	if (rc == FB_ECOMPILE && res && res->log) {
 		fputs(res->log, stderr);
 		if (res->log[0] && res->log[strlen(res->log) - 1] != '\n')

@@ -27,6 +27,16 @@ warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+void
+warn_lines(const char *text)
+{
+	for (const char *w = text ? text : ""; *w;) {
+		size_t n = strcspn(w, "\n");
+		warn("warning: %.*s", (int)n, w);
+		w += n + (w[n] == '\n');
+	}
+}
+
 _Noreturn void
 fatal(int code, const char *fmt, ...)
 {
