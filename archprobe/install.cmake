@@ -7,7 +7,7 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(AP_PKG_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/archprobe)
-set(AP_PKG_SRC ${PROJECT_SOURCE_DIR}/fatbuild/cmake)
+set(AP_PKG_SRC ${CMAKE_CURRENT_LIST_DIR}/cmake)
 
 # Exported names: archprobe::archprobe (shared), archprobe::archprobe_static, archprobe::cli (the tool).
 set_target_properties(archprobe_shared PROPERTIES EXPORT_NAME archprobe)

@@ -62,7 +62,7 @@ enum fb_compress { FB_COMPRESS_NONE = 0, FB_COMPRESS_ZSTD, FB_COMPRESS_LZ4 };
 
 /* SECTION fatbin: owned by the fatbin module; keep fb_fatbin_new/add/write/free stable.
  *
- * Format: spec/fatbin.md, summarised at the top of fatbuild/fatbin.c. enum fb_entry_kind is
+ * Format: spec/fatbin.md, summarised at the top of fatbuild/fatbin/fatbin.c. enum fb_entry_kind is
  * the API's kind; on disk LTO-IR is kind 8 (FB_DISK_KIND_LTO). */
 
 /* On-disk entry kinds (u16 at entry+0x00). */

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "compile.h"
+#include "compile/compile.h"
 #include "fatbuild.h"
 
 static char tmp[PATH_MAX];

@@ -17,9 +17,9 @@ ok() { n=$((n + 1)); echo "ok   $1"; }
 bad() { n=$((n + 1)); fails=$((fails + 1)); echo "FAIL $1"; }
 unset TORCH_CUDA_ARCH_LIST CC CXX FATBUILD_BUILD_DIR FATBUILD_CACHE_DIR XDG_CACHE_HOME
 
-hits=$(grep -nE '\b(system|popen|execl|execlp)\s*\(' "$src"/archprobe/*.c "$src"/fatbuild/*.c | grep -v '^\S*:\s*\(/\*\|\*\)')
+hits=$(grep -nE '\b(system|popen|execl|execlp)\s*\(' "$src"/archprobe/*.c "$src"/archprobe/*/*.c "$src"/fatbuild/*/*.c | grep -v '^\S*:\s*\(/\*\|\*\)')
 [ -z "$hits" ] && ok no-system-popen || bad "no-system-popen: $hits"
-hits=$(grep -nE '"/bin/sh"|"sh", *"-c"' "$src"/archprobe/*.c "$src"/fatbuild/*.c)
+hits=$(grep -nE '"/bin/sh"|"sh", *"-c"' "$src"/archprobe/*.c "$src"/archprobe/*/*.c "$src"/fatbuild/*/*.c)
 [ -z "$hits" ] && ok no-sh-c || bad "no-sh-c: $hits"
 
 kernel='extern "C" __global__ void scale(float *x, float a, int n) { int i = threadIdx.x; if (i < n) x[i] *= a; }'

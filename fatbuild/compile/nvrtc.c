@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 
 #include "compile.h"
-#include "error_priv.h"
+#include "common/error_priv.h"
 
 typedef void *nvrtc_program;
 typedef int (*version_fn)(int *, int *);

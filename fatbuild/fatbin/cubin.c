@@ -11,8 +11,8 @@
  *   4 SVAL u16 size + bytes. attr 0x2f REGCOUNT {u32 sym, u32 regs}.
  *   .nv.shared.<k> (NOBITS): static shared memory; on sm >= 90 the size is user bytes + 1024.
  *
- * fb_elf_ident reads the header and the section table by hand (fast, used on every entry of
- * a library); fb_cubin_read uses libelf for the symbol-level view. */
+ * The header and section-table walk used on every entry is fb_elf_ident (elfid.c);
+ * fb_cubin_read uses libelf for the symbol-level view. */
 #include <dlfcn.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -20,61 +20,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/bytes.h"
+#include "elfid.h"
 #include "fatbin_priv.h"
 
-#define EM_CUDA_ 190
 #define SHT_NV_INFO 0x70000000u
-#define SHT_NV_COMPAT 0x70000086u
 #define STO_CUDA_ENTRY 0x10
 #define NVI_REGCOUNT 0x2f
-
-static int
-sm_from_flags(int abi, uint32_t f)
-{
-	return abi >= 8 ? (int)((f >> 8) & 0xff) : (int)(f & 0xff);
-}
-
-int
-fb_elf_ident(const void *data, size_t size, struct fb_elfid *id, struct fb_error *err)
-{
-	const unsigned char *p = data;
-	memset(id, 0, sizeof(*id));
-	if (size < 64 || memcmp(p, "\x7f" "ELF", 4) != 0)
-		return fb_seterr(err, FB_EFORMAT, "not an ELF file (%zu bytes)", size);
-	if (p[4] != 2)
-		return fb_seterr(err, FB_EFORMAT, "cubin is not ELFCLASS64 (32-bit device code is not supported)");
-	if (p[5] != 1)
-		return fb_seterr(err, FB_EFORMAT, "cubin is not little-endian");
-	if (fb_rd16(p + 0x12) != EM_CUDA_)
-		return fb_seterr(err, FB_EFORMAT, "ELF e_machine %u is not EM_CUDA (190)", fb_rd16(p + 0x12));
-	id->abi = p[8];
-	id->type = fb_rd16(p + 0x10);
-	id->e_flags = fb_rd32(p + 0x30);
-	id->sm = sm_from_flags(id->abi, id->e_flags);
-	if (id->sm < 10)
-		return fb_seterr(err, FB_EFORMAT, "cubin e_flags 0x%08x (ABI %d) give no SM number", id->e_flags, id->abi);
-	uint64_t shoff = fb_rd64(p + 0x28);
-	unsigned shentsize = fb_rd16(p + 0x3a), shnum = fb_rd16(p + 0x3c);
-	if (shnum == 0 || shoff == 0)
-		return FB_OK;
-	if (shentsize != 64)
-		return fb_seterr(err, FB_EFORMAT, "ELF section header size %u is not 64", shentsize);
-	if (shoff > size || (uint64_t)shnum * 64 > size - shoff)
-		return fb_seterr(err, FB_EFORMAT, "ELF section table (offset 0x%llx, %u entries) runs past the end (%zu bytes)",
-		                 (unsigned long long)shoff, shnum, size);
-	for (unsigned i = 0; i < shnum; i++) {
-		const unsigned char *sh = p + shoff + (uint64_t)i * 64;
-		if (fb_rd32(sh + 4) != SHT_NV_COMPAT)
-			continue;
-		uint64_t off = fb_rd64(sh + 0x18), sz = fb_rd64(sh + 0x20);
-		if (off > size || sz > size - off)
-			return fb_seterr(err, FB_EFORMAT, "ELF section %u (.nv.compat) runs past the end", i);
-		id->compat = p + off;
-		id->compat_len = (size_t)sz;
-		break;
-	}
-	return FB_OK;
-}
 
 /* Attribute 9 = 1 in .nv.compat records. */
 static bool

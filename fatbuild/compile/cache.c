@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "compile.h"
-#include "error_priv.h"
+#include "common/error_priv.h"
 
 #define HDR 0x40
 static const char magic[8] = {'F', 'B', 'C', 'A', 'C', 'H', 'E', '1'};

@@ -1,7 +1,7 @@
 # libfatbuild_runtime: static, PIC, hidden visibility; linked into every extension fatbuild builds.
 # Never sanitized: extensions are linked by plain cc/c++ without the sanitizer runtimes.
 # select.c (the selection model) is compiled in too, to explain a missing image.
-add_library(fatbuild_runtime STATIC ${CMAKE_CURRENT_SOURCE_DIR}/fbrt.c ${CMAKE_CURRENT_SOURCE_DIR}/select.c)
+add_library(fatbuild_runtime STATIC ${CMAKE_CURRENT_SOURCE_DIR}/runtime/fbrt.c ${CMAKE_CURRENT_SOURCE_DIR}/fatbin/select.c)
 set_target_properties(fatbuild_runtime PROPERTIES POSITION_INDEPENDENT_CODE ON C_VISIBILITY_PRESET hidden
                       OUTPUT_NAME fatbuild_runtime)
 target_include_directories(fatbuild_runtime PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:include>)

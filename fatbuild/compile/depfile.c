@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 
 #include "compile.h"
-#include "error_priv.h"
+#include "common/error_priv.h"
 
 
 int

@@ -1,0 +1,14 @@
+/* fatbin_priv.h: what the fatbin modules (fatbin.c, fatbin_read.c, cubin.c, hostelf.c,
+ * select.c) share. Private to the fatbin subsystem; symbols are hidden. */
+#ifndef FB_FATBIN_PRIV_H
+#define FB_FATBIN_PRIV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/bytes.h"
+#include "common/error_priv.h"
+#include "fatbuild.h"
+#include "elfid.h"
+
+#endif
