@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -359,6 +360,9 @@ test_emit_ninja(void)
 	snprintf(out, sizeof(out), "%s/sp ace/libx.so", tmpdir);
 	const char *srcs[] = {src, host};
 	const char *defs[] = {"ANSWER=42"};
+	char spaced_inc[600];
+	snprintf(spaced_inc, sizeof(spaced_inc), "%s/sp ace", tmpdir);
+	const char *incs[] = {spaced_inc};
 	struct fb_build_opts o = {0};
 	o.sources = srcs;
 	o.nsources = 2;
@@ -367,6 +371,8 @@ test_emit_ninja(void)
 	o.build_dir = dir;
 	o.defines = defs;
 	o.ndefines = 1;
+	o.include_dirs = incs;
+	o.ninclude_dirs = 1;
 	o.fatbuild = fatbuild_bin;
 	o.emit_ninja_only = true;
 	struct fb_build_result r;
@@ -383,7 +389,13 @@ test_emit_ninja(void)
 		CHECK(strstr(t, "0_saxpy.cu.compute_86.fatbin: kernel ") != NULL);
 		CHECK(strstr(t, "sp$ ace/libx.so: link ") != NULL);
 		CHECK(strstr(t, "-DANSWER=42") != NULL);
-		CHECK(strstr(t, "'-I") == NULL || strstr(t, "sp ace") != NULL);
+		/* A plain include dir is one bare word; one with a space is quoted as a whole. */
+		char word[PATH_MAX + 8], real[PATH_MAX];
+		snprintf(word, sizeof(word), " -I%s/include ", src_dir);
+		CHECK(strpbrk(src_dir, " '\"$\\") != NULL || strstr(t, word) != NULL);
+		CHECK(realpath(spaced_inc, real) != NULL);
+		snprintf(word, sizeof(word), " '-I%s' ", real);
+		CHECK(strstr(t, word) != NULL);
 		CHECK(strstr(t, "deps = gcc") != NULL);
 		CHECK(strstr(t, "--hidden --symbol fbrt_fatbin") != NULL);
 		CHECK(strstr(t, "libfatbuild_runtime.a") != NULL);
