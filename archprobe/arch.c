@@ -1,4 +1,4 @@
-/* arch.c: the arch-list parser and resolver (spec/archlist.md).
+/* arch.c: the arch-list parser and resolver (docs/archlist.md).
  *
  * One parser reads every syntax people write (items separated by runs of space, tab, newline,
  * ';' or ','; empty items ignored):
@@ -128,7 +128,7 @@ struct named {
 	int ptx; /* the PyTorch table's +PTX arch, 0 if none */
 };
 
-/* PyTorch main's named table (spec/reference-archlist.md §1). */
+/* PyTorch main's named table (docs/archlist.md §2.1). */
 static const struct named names[] = {
 	{"kepler+tesla", 1, {37}, 0},
 	{"kepler", 1, {35}, 35},

@@ -1,4 +1,4 @@
-/* format.c: renders a resolved arch list for each consumer (spec/archlist.md "Output").
+/* format.c: renders a resolved arch list for each consumer (docs/archlist.md §6).
  * For `8.0 8.6+PTX`:
  *   nvcc   -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_86,code=sm_86 -gencode=arch=compute_86,code=compute_86
  *   torch  8.0 8.6+PTX                       (PTX without SASS cannot be written: error)

@@ -1,6 +1,6 @@
 /* toolkit.c: what each CUDA release supports, and which toolkit is in use.
  *
- * Built-in tables (spec/reference-archlist.md §6-7, checked against nvcc 13.0.88): one row per
+ * Built-in tables (docs/archlist.md §3.1, checked against nvcc 13.0.88): one row per
  * real arch with the release that added it and the one that removed it, and the releases
  * from which the 'a' (arch-specific) and 'f' (family-specific) variants exist:
  *   sm_35/37 removed 12.0; sm_50..72 removed 13.0; 80@11.0 86@11.1 87@11.4 89/90@11.8;

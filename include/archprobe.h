@@ -39,7 +39,7 @@ enum ap_status {
 	AP_NSTATUS
 };
 
-/* Exit codes shared by both CLIs (spec/archlist.md, end). */
+/* Exit codes shared by both CLIs (docs/archlist.md §7). */
 enum ap_exit {
 	AP_EXIT_OK = 0,
 	AP_EXIT_FAIL = 1,     /* the job failed: build error, no image fits, no device for native */

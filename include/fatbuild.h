@@ -55,14 +55,14 @@ FB_API int fb_exit_code(int code);
  * driver during `native` is 6, no device is 1), everything else as fb_exit_code. */
 FB_API int fb_error_exit_code(const struct fb_error *err);
 
-/* ---- fatbinary containers (fatbin.c; spec/fatbin.md) ---------------------------------- */
+/* ---- fatbinary containers (fatbin.c; docs/fatbin.md) ---------------------------------- */
 
 enum fb_entry_kind { FB_KIND_PTX = 1, FB_KIND_ELF = 2, FB_KIND_LTO = 4 };
 enum fb_compress { FB_COMPRESS_NONE = 0, FB_COMPRESS_ZSTD, FB_COMPRESS_LZ4 };
 
-/* SECTION fatbin: owned by the fatbin module; keep fb_fatbin_new/add/write/free stable.
+/* SECTION fatbin: fatbinary containers (fatbuild/fatbin/).
  *
- * Format: spec/fatbin.md, summarised at the top of fatbuild/fatbin/fatbin.c. enum fb_entry_kind is
+ * Format: docs/fatbin.md, summarised at the top of fatbuild/fatbin/fatbin.c. enum fb_entry_kind is
  * the API's kind; on disk LTO-IR is kind 8 (FB_DISK_KIND_LTO). */
 
 /* On-disk entry kinds (u16 at entry+0x00). */
@@ -251,7 +251,7 @@ struct fb_mapped {
 FB_API int fb_map_file(const char *path, struct fb_mapped *m, struct fb_error *err);
 FB_API void fb_unmap_file(struct fb_mapped *m);
 
-/* ---- the image-selection model (select.c, spec/fatbin.md §7) ---- */
+/* ---- the image-selection model (select.c, docs/fatbin.md §7) ---- */
 
 /* One candidate image for selection. */
 struct fb_image {
@@ -268,7 +268,7 @@ enum fb_how { FB_HOW_NONE = 0, FB_HOW_SASS, FB_HOW_PTX_JIT };
  * -arch=sm_90a; AP_PLAIN models nvJitLink -arch=sm_90, which refuses 'a' images below
  * sm_100. device->kind is ignored.
  *
- * Candidates (observed with nvJitLink/nvlink 13.0, spec §7):
+ * Candidates (observed with nvJitLink/nvlink 13.0, docs/fatbin.md §7):
  * - SASS sm_X (plain): same major and minor(X) <= minor(device); sm_87 and sm_88 only run on
  *   themselves and accept nothing else; for X >= 100 a lower minor needs the compat blob.
  * - SASS sm_Xa: only device sm == X (below sm_100 also device->variant AP_ARCH).
@@ -282,7 +282,7 @@ FB_API long fb_select(const struct fb_image *images, size_t n, const struct ap_t
 
 /* END SECTION fatbin */
 
-/* SECTION compile: owned by the NVRTC module. */
+/* SECTION compile: NVRTC compilation (fatbuild/compile/). */
 
 /* Compiles CUDA sources with NVRTC (dlopen'ed from the toolkit in use) for every target of a
  * resolved arch list, in parallel (one process per NVRTC job: NVRTC serialises compiles that
@@ -394,9 +394,9 @@ FB_API int fb_cache_clear(const char *dir, uint64_t *removed, struct fb_error *e
 
 /* END SECTION compile */
 
-/* SECTION build: owned by the extension-build module (embed, ninja, build, load). */
+/* SECTION build: extension builds (fatbuild/build/: embed, ninja, build, load). */
 
-/* ---- host-object embedding (embed.c; spec/fatbin.md section 6) ---- */
+/* ---- host-object embedding (embed.c; docs/fatbin.md §6) ---- */
 
 /* Merges every container found in the n buffers (each may hold several back to back) into
  * ONE container holding all their entries, so that the driver selects among all images.

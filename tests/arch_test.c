@@ -1,5 +1,5 @@
-/* arch_test.c: the arch-list engine against spec/archlist.md and the reference vectors of
- * spec/reference-archlist.md §9 (T01–T35, C01–C12), on the built-in CUDA tables so the
+/* arch_test.c: the arch-list engine against docs/archlist.md, with the reference vectors of
+ * docs/archlist.md §9 (T01–T35, C01–C12), on the built-in CUDA tables so the
  * result does not depend on the machine. Targets are compared as "sm_80 sm_86 compute_86"
  * (the resolved order); formats are compared exactly. T36-T38 (user cflags that switch PyTorch's
  * arch flags off) concern the build command, not the list, and are not here. Where PyTorch fails
@@ -31,7 +31,7 @@ struct vec {
 #define T01 "sm_80 sm_86 compute_86"
 
 static const struct vec vecs[] = {
-	/* spec/archlist.md "Examples" */
+	/* docs/archlist.md §8 */
 	{"ex1", "7.5 8.0;8.6+PTX", 0, NULL, false, OK, "sm_75 sm_80 sm_86 compute_86", NULL, "input"},
 	{"ex-hopper-a", "Hopper 9.0a", 0, NULL, false, OK, "sm_90 compute_90 sm_90a", NULL, NULL},
 	{"ex-7.0", "7.0", 0, NULL, false, AP_EUNSUPPORTED, "sm_70 was removed in CUDA 13.0", NULL, NULL},
@@ -332,7 +332,7 @@ test_vectors(void)
 	}
 }
 
-/* spec/archlist.md "Output": every format of `8.0 8.6+PTX`, and more. */
+/* docs/archlist.md §6: every format of `8.0 8.6+PTX`, and more. */
 static void
 test_formats(void)
 {

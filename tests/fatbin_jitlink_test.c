@@ -1,5 +1,5 @@
 /* fatbin_jitlink_test.c: nvJitLink 13 as the oracle for our containers and our selection
- * model (spec/fatbin.md §7, §10).
+ * model (docs/fatbin.md §7, §10).
  *
  * Fixtures: a marker PTX (`.global .u32 mark = N`, N unique per image) for each image of a
  * matrix, compiled with `ptxas -c` into relocatable cubins (nvJitLink silently drops ET_EXEC

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fatbin_libs.sh: `fatbuild inspect` reads everything NVIDIA ships in $CUDA/lib64 without an
-# error, finds the documented container counts (spec/fatbin.md §1, CUDA 13.0), does not
+# error, finds the documented container counts (docs/fatbin.md §1, CUDA 13.0), does not
 # decompress unless asked (--max-size 1 would fail otherwise), and a decompressed ELF
 # extracted from a shipped library is a valid CUDA ELF. Skips (77) without the libraries.
 set -u

@@ -520,7 +520,7 @@ static void
 test_select(void)
 {
 	static const struct selcase cases[] = {
-		/* spec §7, observed with nvJitLink 13.0 */
+		/* docs/fatbin.md §7, observed with nvJitLink 13.0 */
 		{"sm_80 compute_80 compute_86", "sm_80", "sm_80"},
 		{"sm_80 compute_80 compute_86", "sm_86", "compute_86"},
 		{"sm_80 compute_80 compute_86", "sm_89", "compute_86"},

@@ -1,4 +1,4 @@
-# hardening.cmake (issue 8): replays every fuzz target's seed corpus and its crash regressions
+# hardening.cmake: replays every fuzz target's seed corpus and its crash regressions
 # (tests/hardening/<target>/) in EVERY build (gcc or clang, with or without sanitizers), via a
 # plain main() (tests/hardening/replay.c) linked with the target's LLVMFuzzerTestOneInput; and
 # runs the bad-input / fault scripts tests/hardening/*.sh.

@@ -1,4 +1,4 @@
-/* hardening_test.c (issue 8): bad input through the library APIs, where the CLI cannot carry it
+/* hardening_test.c: bad input through the library APIs, where the CLI cannot carry it
  * (an arch list of 100 000 items is past the 128 KiB limit of one argv string or env var; C
  * strings end at a NUL) or where a cap must be checked without writing a 1 GiB file. */
 #include <stdint.h>

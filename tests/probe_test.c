@@ -2,7 +2,7 @@
  * statuses, the in-process and child paths agreeing, the _v2 entry points, MIG, the call log
  * (one cuInit(0), no context), timeout/crash isolation, helper lookup and the fork fallback,
  * no environment mutation, no leaked descriptors or children, concurrent callers
- * (spec probe.md §8 (1)-(5), (7), (8), (10), (13)). */
+ * (docs/probe.md §8 (1)-(5), (7), (8), (10), (13)). */
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>

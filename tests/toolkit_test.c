@@ -52,7 +52,7 @@ check_table(int version, const char *sm, const char *a, const char *f)
 static void
 test_tables(void)
 {
-	/* spec/reference-archlist.md §6 (nvcc 13.0 --list-gpu-code and --help) and §7 windows */
+	/* docs/archlist.md §3.1 (nvcc 13.0 --list-gpu-code and --help, the release windows) */
 	check_table(13000, "75 80 86 87 88 89 90 100 103 110 120 121", "90 100 103 110 120 121", "100 103 110 120 121");
 	check_table(12090, "50 52 53 60 61 62 70 72 75 80 86 87 89 90 100 101 103 120 121", "90 100 101 103 120 121",
 	            "100 101 103 120 121");

@@ -1,4 +1,4 @@
-/* archprobe: which CUDA GPUs are visible, and the arch list they need (spec/probe.md §7). */
+/* archprobe: which CUDA GPUs are visible, and the arch list they need (docs/probe.md §7). */
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,7 +16,7 @@ static const char usage_text[] =
 	"Asks the CUDA driver (libcuda.so.1, loaded with dlopen in a helper process with a timeout; no\n"
 	"context is created) which GPUs are visible, and prints them with the arch list they need:\n"
 	"one entry per distinct compute capability, numerically sorted, PTX for the newest (what the\n"
-	"arch list 'native' means in fatbuild and spec/archlist.md).\n"
+	"arch list 'native' means in fatbuild and docs/archlist.md).\n"
 	"\n"
 	"Formats (--format):\n"
 	"  table       (default) the devices, the driver, and under them the arch list\n"

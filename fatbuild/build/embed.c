@@ -1,4 +1,4 @@
-/* embed.c: wraps fatbins into a relocatable x86-64 ELF object (spec/fatbin.md section 6), and
+/* embed.c: wraps fatbins into a relocatable x86-64 ELF object (docs/fatbin.md §6), and
  * merges containers so the driver chooses among all images of a translation unit. */
 #include <errno.h>
 #include <fcntl.h>

@@ -22,7 +22,7 @@ static const char usage_text[] =
 	"                driver for the visible GPUs.\n"
 	"  --quiet       print nothing on success\n"
 	"\n"
-	"The rules are the model of spec/fatbin.md §7 as observed with nvJitLink 13.0: SASS\n"
+	"The rules are the model of docs/fatbin.md §7 as observed with nvJitLink 13.0: SASS\n"
 	"of the same major and a lower or equal minor (sm_87/88 only exact; sm >= 100 needs\n"
 	"the compat blob for a lower minor); 'a' only on the same SM; 'f' within the family;\n"
 	"PTX compute_X on any sm >= X; the highest arch wins, SASS on a tie.\n"

@@ -1,4 +1,4 @@
-/* cmd_flags.c: `fatbuild flags`: an arch list → compiler flags (spec/archlist.md). */
+/* cmd_flags.c: `fatbuild flags`: an arch list → compiler flags (docs/archlist.md). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* cubin.c: CUDA ELF (cubin) inspection.
  *
- * Facts used (spec/fatbin.md §8, CUDA 13.0):
+ * Facts used (docs/fatbin.md §8, CUDA 13.0):
  *   ELFCLASS64, little-endian, e_machine 190 (EM_CUDA), EI_OSABI 0x41.
  *   EI_ABIVERSION 7 (CUDA <= 12.x): SM in e_flags bits 0-7. ABI 8 (13.0): SM in bits 8-15.
  *   e_type ET_EXEC (whole program) or ET_REL (-rdc).

@@ -1,7 +1,7 @@
 /* elfid.c: the identity of a CUDA ELF (cubin) from its header and section table, read by hand
  * with every offset bounds-checked: no libelf, so it is cheap enough for every entry of a library.
  *
- * Facts used (docs/fatbin.md, "CUBIN ELF"): ELFCLASS64, little-endian, e_machine 190 (EM_CUDA);
+ * Facts used (docs/fatbin.md §8): ELFCLASS64, little-endian, e_machine 190 (EM_CUDA);
  * EI_ABIVERSION 7 (CUDA <= 12.x): SM in e_flags bits 0-7, ABI 8 (13.0): bits 8-15;
  * .nv.compat is section type 0x70000086. */
 #include <string.h>

@@ -1,6 +1,6 @@
 /* fatbin.c: the fatbinary container writer (and target-name helpers).
  *
- * Format (spec/fatbin.md, checked against CUDA 13.0 fatbinary; all integers little-endian,
+ * Format (docs/fatbin.md §1-§5, checked against CUDA 13.0 fatbinary; all integers little-endian,
  * al8(x) = (x+7)&~7):
  *
  *   container header, 16 bytes:

@@ -1,6 +1,6 @@
 /* fatbin_read.c: the fatbinary container reader and entry decoder.
  *
- * Layout: see the comment at the top of fatbin.c (spec/fatbin.md §1-§4). Reader rules:
+ * Layout: see the comment at the top of fatbin.c (docs/fatbin.md §1-§4). Reader rules:
  *   - walk entries by entry + header size + payload size; never assume a 0x40 header;
  *   - every size and offset is bounds-checked against the container end with subtraction
  *     (no overflow); header and payload sizes must be multiples of 8, header size >= 0x40;

@@ -1,4 +1,4 @@
-/* select.c: which image of a fatbinary a consumer would use on a device (spec/fatbin.md §7).
+/* select.c: which image of a fatbinary a consumer would use on a device (docs/fatbin.md §7).
  *
  * One function, fb_select; the rules are documented at its declaration in fatbuild.h. They
  * are what nvJitLink and nvlink 13.0 were observed to do (the driver's algorithm is closed

@@ -117,7 +117,7 @@ cu_name(CUresult rc)
 	return "CUDA error";
 }
 
-/* ---- the embedded images (a minimal container walk; spec/fatbin.md sections 1-3) ---- */
+/* ---- the embedded images (a minimal container walk; docs/fatbin.md §1-§3) ---- */
 
 static uint32_t
 rd32(const unsigned char *p)

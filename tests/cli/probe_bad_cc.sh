@@ -17,7 +17,7 @@ run FAKECUDA_DEVICES=9.0,8.12 $ARCHPROBE --arch-list native --cuda-version 13.0 
 run FAKECUDA_DEVICES=9.0,8.12 $ARCHPROBE --arch-list native --cuda-version 13.0 --format cmake --strict
 run FAKECUDA_DEVICES=9.0,8.6 FAKECUDA_FAIL='cuDeviceGetAttribute@1#75:999' $FATBUILD flags --arch-list auto --cuda-version 13.0 --format cmake
 # fatbuild check --arch native: a device whose query failed or whose CC is impossible is left
-# out with the warning (8.12 was checked as 9.2, a failed query as 0.0)
+# out with the warning (8.12 is not checked as 9.2, nor a failed query as 0.0)
 printf '.version 9.0\n.target sm_80\n.address_size 64\n' >a.ptx
 $FATBUILD pack -o x.fatbin a.ptx
 run FAKECUDA_DEVICES=8.6,8.12 $FATBUILD check --arch native x.fatbin

@@ -1,4 +1,4 @@
-# The opt-in cache (spec probe.md §8 (12)): a hit even when the (fake) driver would now answer
+# The opt-in cache (docs/probe.md §8 (12)): a hit even when the (fake) driver would now answer
 # differently; a miss when the key changes (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER,
 # LD_LIBRARY_PATH, the library file's mtime, another library); failures are never stored.
 . "$FB_TESTS_DIR/cli/probe_prelude.inc"

@@ -1,4 +1,4 @@
-# CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER (spec probe.md §8 (8)): passed to the driver untouched
+# CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER (docs/probe.md §8 (8)): passed to the driver untouched
 # (the fake emulates the documented driver rules) and reported verbatim.
 . "$FB_TESTS_DIR/cli/probe_prelude.inc"
 export FAKECUDA_DEVICES=8.6,9.0,12.0 FAKECUDA_DEV2='rank=-1;pci=0000:81:00.0'

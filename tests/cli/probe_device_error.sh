@@ -1,4 +1,4 @@
-# One device's query fails (spec probe.md §8 (7)): the others are still reported and used;
+# One device's query fails (docs/probe.md §8 (7)): the others are still reported and used;
 # --strict makes it an error (5); the drop-ins behave like nvptx-arch (prints the devices before
 # the failing one, exit 1) and __nvcc_device_query (nothing, exit 1).
 . "$FB_TESTS_DIR/cli/probe_prelude.inc"

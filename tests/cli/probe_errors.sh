@@ -1,4 +1,4 @@
-# The failure statuses and their exit codes and advice (spec probe.md §8 (1), (3), (4), (5)).
+# The failure statuses and their exit codes and advice (docs/probe.md §8 (1), (3), (4), (5)).
 . "$FB_TESTS_DIR/cli/probe_prelude.inc"
 export FAKECUDA_DEVICES=8.6
 run ARCHPROBE_LIBCUDA=/nonexistent/libcuda.so.1 $ARCHPROBE

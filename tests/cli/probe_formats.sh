@@ -1,4 +1,4 @@
-# Every output format for two devices, 8.6 and 9.0 (spec probe.md §8 (6)).
+# Every output format for two devices, 8.6 and 9.0 (docs/probe.md §8 (6)).
 . "$FB_TESTS_DIR/cli/probe_prelude.inc"
 export FAKECUDA_DEVICES=8.6,9.0
 for f in table json cmake torch nvcc clang list nvrtc bazel nvptx-arch; do

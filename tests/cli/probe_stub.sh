@@ -1,4 +1,4 @@
-# The CUDA toolkit's real stub libcuda (spec probe.md §8 (2)): exit 4 with the CUresult name
+# The CUDA toolkit's real stub libcuda (docs/probe.md §8 (2)): exit 4 with the CUresult name
 # from archprobe's own table (the stub's cuGetErrorName itself fails with 34), given directly
 # and found through LD_LIBRARY_PATH under its SONAME (the classic "stubs in LD_LIBRARY_PATH").
 . "$FB_TESTS_DIR/cli/probe_prelude.inc"

@@ -1,4 +1,4 @@
-# A hanging driver is killed at the timeout, a crashing one is reported (spec probe.md §8 (10)):
+# A hanging driver is killed at the timeout, a crashing one is reported (docs/probe.md §8 (10)):
 # both exit 6 and the caller survives.
 . "$FB_TESTS_DIR/cli/probe_prelude.inc"
 export FAKECUDA_DEVICES=8.6

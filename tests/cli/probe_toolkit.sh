@@ -1,4 +1,4 @@
-# Devices older / newer than the toolkit (spec probe.md §8 (9)), via the arch-list engine's
+# Devices older / newer than the toolkit (docs/probe.md §8 (9)), via the arch-list engine's
 # device rules: too old is an error for the native list (2), dropped with --fallback; too new
 # is clamped to the newest arch as PTX with a notice.
 . "$FB_TESTS_DIR/cli/probe_prelude.inc"

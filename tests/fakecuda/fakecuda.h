@@ -10,7 +10,7 @@
  *   FAKECUDA_FAIL=F[@ord][#attr]:rc,...   per-call error injection (ord = visible ordinal)
  *   FAKECUDA_HANG=1 / FAKECUDA_ABORT=1 / FAKECUDA_SEGV=1 / FAKECUDA_SLEEP_MS=n   inside cuInit
  *   FAKECUDA_LOG=file            append one line per call received
- * CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER are emulated as documented by NVIDIA (spec probe.md §3):
+ * CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER are emulated as documented by NVIDIA (docs/probe.md §3):
  * unset = all, "" = none, indices / GPU-<unique prefix> / MIG-<uuid>, the first invalid entry ends
  * the list, a repeated device hides everything; none visible => cuInit returns 100.
  * Calls other than cuInit, cuDriverGetVersion and cuGetError* return 3 (NOT_INITIALIZED) until a

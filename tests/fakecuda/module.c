@@ -1,6 +1,6 @@
 /* module.c: contexts, module/library loading, kernels, launches and memory of the libcuda test
- * double. cuModuleLoadData/cuLibraryLoadData parse the fatbin (spec/fatbin.md sections 1-3) and
- * pick an image for the device of the current context by the selection model of section 7,
+ * double. cuModuleLoadData/cuLibraryLoadData parse the fatbin (docs/fatbin.md §1-§3) and
+ * pick an image for the device of the current context by the selection model of docs/fatbin.md §7,
  * independently written from fatbuild's (this is the oracle the runtime is tested against):
  *   candidates: SASS of the same major with minor <= the device's (8.7 and 8.8 only their own;
  *   sm >= 100 a lower minor only with the compat blob; 'a' only the same SM; 'f' the family),

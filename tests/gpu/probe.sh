@@ -3,7 +3,7 @@
 #   tests/gpu/probe.sh [BUILD_DIR]      (default: build)
 # Compares `archprobe --format json` with nvidia-smi (index, uuid, pci.bus_id, compute_cap,
 # memory.total; nvidia-smi -L; CUDA version; MIG mode) and with CUDA's __nvcc_device_query,
-# checks the CUDA_VISIBLE_DEVICES cases the spec states, and times cold and warm probes (also
+# checks the CUDA_VISIBLE_DEVICES cases of docs/probe.md §3, and times cold and warm probes (also
 # with CUDA_FORCE_PRELOAD_LIBRARIES=0 and in-process). Prints every comparison.
 # Exit: 0 all matched, 1 a mismatch, 77 no GPU/driver here (nothing compared).
 set -u
@@ -120,7 +120,7 @@ if [ -n "${first:-}" ]; then
 	r=$(CUDA_VISIBLE_DEVICES=$first "$ap" --format json | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["env"]["CUDA_VISIBLE_DEVICES"], len(j["devices"]))')
 	[ "$r" = "$first 1" ] && echo "  ok       full UUID -> 1 device, reported verbatim" || { echo "  MISMATCH full UUID -> '$r'"; fail=1; }
 fi
-# Facts the spec marks unverified: printed, not judged.
+# Cases docs/probe.md §3 leaves open: printed, not judged.
 for cvd in 0,0 0,-1,0 7 abc; do
 	out=$(CUDA_VISIBLE_DEVICES=$cvd "$ap" --format nvptx-arch 2>&1 | tr '\n' ' '); rc=${PIPESTATUS[0]}
 	echo "  info     CUDA_VISIBLE_DEVICES=$cvd -> exit $rc: $out"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bad_inputs.sh (issue 8): the bad-input catalogue. Each case crafts one malformed input from a
+# bad_inputs.sh: the bad-input catalogue. Each case crafts one malformed input from a
 # good one made here (ptxas + fatbuild pack/embed, ar, byte patches with dd), runs the CLI, and
 # checks the documented exit code, ONE specific stderr line (a bash glob), and that no output
 # file (-o out*) was left behind. Run: FATBUILD_BIN=... ARCHPROBE_BIN=... bash bad_inputs.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# faults.sh (issue 8): faults during builds and compiles, each checked for a specific message, a
+# faults.sh: faults during builds and compiles, each checked for a specific message, a
 # documented exit code, no partial output, and a clean next run:
 #   unwritable build dir / output dir; corrupted and truncated cache entries (detected,
 #   reported, recompiled, rewritten); SIGINT during a build and during a compile; two builds of one build

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# noshell.sh (issue 8): fatbuild runs only what it was asked to, and writes only where it may.
+# noshell.sh: fatbuild runs only what it was asked to, and writes only where it may.
 #  - no system()/popen()/exec*("sh") in the sources: every child is posix_spawn/fork with an argv;
 #  - a build whose sources, build dir and output live in a directory named with spaces, '$',
 #    ':', quotes, '#', ';' and '`' works (build.ninja and the shell quoting hold), and file
