@@ -10,6 +10,7 @@
 #include "archprobe.h"
 #include "check.h"
 #include "fatbuild.h"
+#include "common/error_priv.h"
 
 static double
 now(void)
@@ -117,6 +118,11 @@ test_archlist(void)
 	CHECK(strstr(err.msg, "'?[31m8.0'") != NULL);
 	CHECK(resolve("8.0\x01", NULL, &err) == AP_EPARSE);
 	CHECK(resolve("\xff\xfe", NULL, &err) == AP_EPARSE);
+
+	/* fatbuild's error setter likewise: every control byte and DEL becomes '?' */
+	struct fb_error fe = {0};
+	CHECK(fb_seterr(&fe, FB_EFORMAT, "member '%s'", "a\nb\rc\x1b[31m\x7f" "d\x01") == FB_EFORMAT);
+	CHECK_STR(fe.msg, "member 'a?b?c?[31m?d?'");
 }
 
 static const char ptx_head[] = ".version 8.0\n.target sm_80\n.address_size 64\n";
