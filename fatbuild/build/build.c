@@ -746,7 +746,9 @@ run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 		posix_spawn_file_actions_adddup2(&fa, 1, 2);
 		fap = &fa;
 	}
-	int rc = posix_spawn(&pid, g->t.ninja, fap, NULL, (char *const *)argv, environ);
+	char **envp = fb_builddir_env(g->dir); /* TMPDIR=BUILD_DIR/tmp */
+	int rc = posix_spawn(&pid, g->t.ninja, fap, NULL, (char *const *)argv, envp ? envp : environ);
+	free(envp);
 	if (fap)
 		posix_spawn_file_actions_destroy(fap);
 	if (rc != 0) {

@@ -14,6 +14,8 @@
 #include "common/error_priv.h"
 #include "common/safefs.h"
 
+extern char **environ;
+
 #define FIX "remove it, or pass --build-dir DIR (or set FATBUILD_BUILD_DIR) naming a directory of your own"
 
 /* The build root: FATBUILD_BUILD_DIR (*explicit set), else $XDG_CACHE_HOME/fatbuild/build, else
@@ -78,7 +80,29 @@ fb_builddir_prepare(const char *build_dir, const char *name, char *dir, size_t s
 		rc = fb_dir_make(sub, "build dir", FIX, 0, err);
 	if (!rc && snprintf(sub, sizeof(sub), "%s/out", dir) < (int)sizeof(sub))
 		rc = fb_dir_make(sub, "build dir", FIX, 0, err);
+	if (!rc && snprintf(sub, sizeof(sub), "%s/tmp", dir) < (int)sizeof(sub))
+		rc = fb_dir_make(sub, "build dir", FIX, 0, err);
 	return rc;
+}
+
+char **
+fb_builddir_env(const char *dir)
+{
+	size_t n = 0, len = strlen(dir) + sizeof("TMPDIR=/tmp");
+	while (environ[n])
+		n++;
+	char **env = malloc((n + 2) * sizeof(*env) + len);
+	if (!env)
+		return NULL;
+	char *tmpdir = (char *)(env + n + 2);
+	snprintf(tmpdir, len, "TMPDIR=%s/tmp", dir);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "TMPDIR=", 7) != 0)
+			env[k++] = environ[i];
+	env[k++] = tmpdir;
+	env[k] = NULL;
+	return env;
 }
 
 static bool

@@ -9,9 +9,14 @@
 #include "fatbuild.h"
 
 /* The build dir for opts->build_dir (or the default for name): the build root (the default one, or
- * FATBUILD_BUILD_DIR), the build dir, obj/ and out/ are created 0700 where missing and checked
+ * FATBUILD_BUILD_DIR), the build dir, obj/, out/ and tmp/ are created 0700 where missing and checked
  * (common/safefs.h) before anything is read or written there. Fills dir. */
 int fb_builddir_prepare(const char *build_dir, const char *name, char *dir, size_t size, struct fb_error *err);
+
+/* environ with TMPDIR=DIR/tmp (created 0700 by fb_builddir_prepare): what ninja and every
+ * command it runs get, so compilers' temporaries stay out of shared temp dirs. One free();
+ * NULL when out of memory. */
+char **fb_builddir_env(const char *dir);
 
 /* The link edge writes BUILD_DIR/out/BASENAME (staged); OUT is a copy of it. Before ninja: a
  * staged file that OUT no longer matches (OUT missing, or size or mtime differ) is removed, so
