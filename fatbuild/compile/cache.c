@@ -329,8 +329,9 @@ fb_cache_put(const char *dir, const char *key, const struct fb_cache_entry *e, s
 		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	char sub[PATH_MAX + 8];
 	snprintf(sub, sizeof(sub), "%.4000s/%.2s", dir, key);
-	const char *env = getenv("FATBUILD_CACHE_DIR");
-	int rc = fb_dir_make(dir, "cache dir", FIX, shared_flag() | (env && *env ? FB_DIR_EXPLICIT : 0), err);
+	/* The root's owner and mode were judged by fb_cache_check (which knows whether the user named
+	 * it) before the compile began; here it is only made where missing. Shards are always checked. */
+	int rc = fb_dir_make(dir, "cache dir", FIX, shared_flag() | FB_DIR_EXPLICIT, err);
 	if (rc == 0)
 		rc = fb_dir_make(sub, "cache dir", FIX, shared_flag(), err);
 	if (rc == 0)
