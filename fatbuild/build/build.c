@@ -742,7 +742,7 @@ run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	posix_spawn_file_actions_t fa, *fap = NULL;
 	if (g->o->log && g->o->log[0]) {
 		posix_spawn_file_actions_init(&fa);
-		posix_spawn_file_actions_addopen(&fa, 1, g->o->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		posix_spawn_file_actions_addopen(&fa, 1, g->o->log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
 		posix_spawn_file_actions_adddup2(&fa, 1, 2);
 		fap = &fa;
 	}

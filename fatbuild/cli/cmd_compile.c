@@ -132,7 +132,7 @@ mkdirs(const char *path)
 		if (*p == '/' || *p == 0) {
 			char c = *p;
 			*p = 0;
-			if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+			if (mkdir(buf, 0777) != 0 && errno != EEXIST)
 				return -1;
 			*p = c;
 			if (!c)
