@@ -100,21 +100,7 @@ fb_read_file(const char *path, char **data, size_t *size, struct fb_error *err)
 int
 fb_mkdirs(const char *path, struct fb_error *err)
 {
-	char buf[PATH_MAX];
-	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
-		return fb_seterr(err, FB_EINVAL, "%s: path too long", path);
-	for (char *p = buf + 1;; p++) {
-		if (*p == '/' || *p == 0) {
-			char c = *p;
-			*p = 0;
-			if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-				return fb_seterr(err, FB_EIO, "cannot create directory %s: %s", buf, strerror(errno));
-			*p = c;
-			if (!c)
-				break;
-		}
-	}
-	return 0;
+	return fb_dir_make(path, "directory", "use a directory of your own", 0, err);
 }
 
 int

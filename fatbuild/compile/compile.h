@@ -112,7 +112,7 @@ int fb_cache_encode(const struct fb_cache_entry *e, unsigned char **out, size_t 
 
 /* Reads a whole file (NUL-terminated for convenience; *size excludes it). */
 int fb_read_file(const char *path, char **data, size_t *size, struct fb_error *err);
-/* mkdir -p. */
+/* mkdir -p through fb_dir_make (0700, checked). */
 int fb_mkdirs(const char *path, struct fb_error *err);
 
 #endif
