@@ -24,7 +24,10 @@ if [ "$(id -u)" != 0 ]; then
 	exit 77
 fi
 command -v setpriv >/dev/null || { echo "FAIL: setpriv (util-linux) is missing"; exit 1; }
-w=$(mktemp -d "${TMPDIR:-/tmp}/fbshared.XXXXXX")
+# the victim must reach the scratch dir: a private TMPDIR (/root/...) falls back to /tmp
+base=${TMPDIR:-/tmp}
+setpriv --reuid=54331 --regid=54331 --clear-groups -- test -x "$base" || base=/tmp
+w=$(mktemp -d "$base/fbshared.XXXXXX")
 trap 'rm -rf "$w"' EXIT
 chmod 0755 "$w"
 cd "$w" || exit 1
@@ -44,6 +47,8 @@ chown -R $V:$V vhome vsrc
 chown -R $A:$A ahome
 chmod 0700 vhome ahome
 FB=$w/inst/bin/fatbuild AP=$w/inst/bin/archprobe
+setpriv --reuid=$V --regid=$V --clear-groups -- test -x "$FB" ||
+	{ echo "FAIL: $w is not reachable by another uid (a parent is private)"; exit 1; }
 # as USER CMD...: run as the victim or the attacker, with a clean environment
 as() {
 	local u=$1 home
