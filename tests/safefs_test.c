@@ -94,6 +94,8 @@ test_dir_check(void)
 	symlink(at("mine"), at("open/link"));
 	CHECK(check(at("open/link"), 0, &e) == FB_EUNSAFE);
 	CHECK(strstr(e.msg, "is a symlink in") && strstr(e.msg, "mode 0777"));
+	CHECK(check(at("open/link/"), 0, &e) == FB_EUNSAFE); /* a trailing slash does not follow it */
+	CHECK(check(at("open/link//"), 0, &e) == FB_EUNSAFE);
 	chmod(at("open"), 01777);
 	CHECK(check(at("open/link"), 0, &e) == 0);
 	/* a shared cache: group-writable needs setgid and one of the user's groups */

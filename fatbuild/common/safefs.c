@@ -83,8 +83,17 @@ check_stat(const char *path, const struct stat *st, const char *what, const char
 }
 
 int
-fb_dir_check(const char *path, const char *what, const char *fix, unsigned flags, struct fb_error *err)
+fb_dir_check(const char *path_in, const char *what, const char *fix, unsigned flags, struct fb_error *err)
 {
+	/* Without its trailing slashes: "link/" would make open follow the symlink. */
+	char path[PATH_MAX];
+	size_t len = strlen(path_in);
+	while (len > 1 && path_in[len - 1] == '/')
+		len--;
+	if (len >= sizeof(path))
+		return fb_seterr(err, FB_EINVAL, "%s %s: path too long", what, path_in);
+	memcpy(path, path_in, len);
+	path[len] = 0;
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR)) {
 		struct stat ls;
