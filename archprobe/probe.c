@@ -35,6 +35,7 @@
 #include "arch_int.h"
 #include "probe_int.h"
 #include "error_int.h"
+#include "safefile_int.h"
 
 extern char **environ;
 
@@ -743,13 +744,17 @@ library_stamp(const char *library, char *buf, size_t size)
 static bool
 cache_lookup(const char *path, const char *key, struct ap_probe_result *r)
 {
-	FILE *f = fopen(path, "re");
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
 	char *buf, stamp[PATH_MAX + 96], *line, *rest;
 	size_t n, klen = strlen(key);
 	bool hit = false;
 
-	if (!f)
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return false;
+	}
 	buf = malloc(MAX_REPLY + 1);
 	n = buf ? fread(buf, 1, MAX_REPLY, f) : 0;
 	fclose(f);
@@ -793,8 +798,7 @@ cache_store(const char *path, const char *key, const struct ap_probe_result *r)
 
 	if (r->status != AP_PROBE_OK || !library_stamp(r->library, stamp, sizeof(stamp)))
 		return;
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
+	if ((fd = ap_tmpfile_open(path, tmp, sizeof(tmp))) < 0)
 		return;
 	put(fd, "archprobe-cache", "1");
 	if (write(fd, key + strlen("archprobe-cache 1\n"), strlen(key) - strlen("archprobe-cache 1\n")) < 0 ||
@@ -889,6 +893,13 @@ ap_probe(const struct ap_probe_opts *opts, struct ap_probe_result *out, struct a
 	if ((v = getenv("CUDA_DEVICE_ORDER")))
 		snprintf(out->cuda_device_order, sizeof(out->cuda_device_order), "%s", v);
 	if ((cached = cache_path(opts, cache, sizeof(cache)))) {
+		char why[PATH_MAX + 160];
+		if (!ap_cachefile_trusted(cache, why, sizeof(why))) {
+			ap_probe_trace(out, "cache not used (neither read nor written): %s", why);
+			cached = false;
+		}
+	}
+	if (cached) {
 		cache_key(libcuda, key, sizeof(key));
 		if (cache_lookup(cache, key, out)) {
 			ap_probe_trace(out, "cache hit: %s", cache);

@@ -47,7 +47,8 @@ enum ap_exit {
 	AP_EXIT_NODRIVER = 3,
 	AP_EXIT_STUB = 4,
 	AP_EXIT_DRIVER = 5,
-	AP_EXIT_TIMEOUT = 6   /* probe timed out or crashed */
+	AP_EXIT_TIMEOUT = 6,  /* probe timed out or crashed */
+	AP_EXIT_UNSAFE = 7    /* a build or cache directory another user could write into */
 };
 
 struct ap_error {

@@ -39,6 +39,7 @@ enum fb_status {
 	FB_EARCH,      /* an arch-list error from archprobe (detail in msg) */
 	FB_ECANCELED,
 	FB_EDRIVER,
+	FB_EUNSAFE,    /* a build, cache or probe-cache directory others could write into (README: Security) */
 	FB_NSTATUS
 };
 
@@ -461,7 +462,8 @@ struct fb_build_opts {
 	const char *output;      /* the .so (or program with executable) */
 	const char *arch_list;   /* NULL: TORCH_CUDA_ARCH_LIST, else "auto" */
 	const char *name;        /* NULL: from output's file name ("libx.so" → "x") */
-	const char *build_dir;   /* NULL: $FATBUILD_BUILD_DIR/NAME, else TMPDIR/fatbuild-UID/NAME */
+	const char *build_dir;   /* NULL: $FATBUILD_BUILD_DIR/NAME, else $XDG_CACHE_HOME/fatbuild/build/NAME,
+	                          * else ~/.cache/fatbuild/build/NAME (checked: README "Security") */
 	const char *const *include_dirs; size_t ninclude_dirs;
 	const char *const *defines; size_t ndefines;  /* "X" or "X=1" */
 	const char *cflags, *cxxflags, *ldflags;       /* extra words, split on blanks */
@@ -493,6 +495,9 @@ struct fb_build_result {
  * else to our stdout/stderr). The output is linked to a temporary name and renamed, so a failed build
  * leaves the previous one. result may be NULL. */
 FB_API int fb_build(const struct fb_build_opts *opts, struct fb_build_result *result, struct fb_error *err);
+/* The default build dir for name (NULL: "NAME"): $FATBUILD_BUILD_DIR/NAME, else
+ * $XDG_CACHE_HOME/fatbuild/build/NAME, else ~/.cache/fatbuild/build/NAME. 0 or FB_EINVAL. */
+FB_API int fb_build_dir_default(const char *name, char *buf, size_t size, struct fb_error *err);
 /* fb_build (a no-op when up to date), then dlopen(RTLD_NOW | RTLD_LOCAL). */
 FB_API int fb_load(const struct fb_build_opts *opts, void **handle, struct fb_error *err);
 
@@ -500,7 +505,9 @@ FB_API int fb_load(const struct fb_build_opts *opts, void **handle, struct fb_er
 
 /* ---- files ----------------------------------------------------------------------------- */
 
-/* Writes data to path atomically (path.tmp.PID, fsync-free rename); nothing is left on failure. */
+/* Writes data to path atomically: a new file with a random name beside it (path.tmp.XXXXXXXXXX,
+ * O_CREAT|O_EXCL|O_NOFOLLOW: nothing planted at that name is followed or truncated), then an
+ * fsync-free rename; nothing is left on failure. mode goes through the umask (0: 0666). */
 FB_API int fb_write_file_atomic(const char *path, const void *data, size_t size, int mode,
                                 struct fb_error *err);
 

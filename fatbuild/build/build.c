@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "fatbuild.h"
+#include "builddir.h"
 
 extern char **environ;
 
@@ -160,25 +161,6 @@ lfree(struct list *l)
 }
 
 /* ---- paths and tools ---- */
-
-static int
-mkdirs(const char *path, struct fb_error *err)
-{
-	char buf[PATHMAX];
-	if (bfmt(buf, sizeof(buf), "%s", path) < 0)
-		return fail(err, FB_EINVAL, "%s: path too long", path);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-			return fail(err, FB_EIO, "cannot create directory %s: %s", buf, strerror(errno));
-		*p = '/';
-	}
-	if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-		return fail(err, FB_EIO, "cannot create directory %s: %s", buf, strerror(errno));
-	return 0;
-}
 
 /* An absolute, normalised path for an existing file. */
 static int
@@ -556,6 +538,13 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 	return rc;
 }
 
+/* BUILD_DIR/out/BASENAME: what the link edge writes. */
+static void
+staged_path(const struct gen *g, char *buf, size_t size)
+{
+	bfmt(buf, size, "%s/out/%s", g->dir, strrchr(g->out, '/') + 1);
+}
+
 static int
 gen_link(struct gen *g, struct fb_error *err)
 {
@@ -581,8 +570,10 @@ gen_link(struct gen *g, struct fb_error *err)
 	}
 	if (rc)
 		return rc;
-	char tmp[PATHMAX + 16];
-	bfmt(tmp, sizeof(tmp), "%s.tmp.fb", g->out);
+	/* Linked inside the build dir (private), then copied to OUT by fb_builddir_publish. */
+	char staged[PATHMAX + 16], tmp[PATHMAX + 32];
+	staged_path(g, staged, sizeof(staged));
+	bfmt(tmp, sizeof(tmp), "%s.tmp.fb", staged);
 	struct str c = {0};
 	rc = sarg(&c, g->any_cxx || g->any_nvcc ? g->t.cxx : g->t.cc, err);
 	if (!rc && !g->o->executable)
@@ -615,7 +606,7 @@ gen_link(struct gen *g, struct fb_error *err)
 		sput(&c, " ");
 		free(q.s);
 		q = (struct str){0};
-		sarg(&q, g->out, err);
+		sarg(&q, staged, err);
 		sput(&c, q.s ? q.s : "");
 		free(q.s);
 		q = (struct str){0};
@@ -631,7 +622,7 @@ gen_link(struct gen *g, struct fb_error *err)
 	char desc[PATHMAX + 8];
 	bfmt(desc, sizeof(desc), "LINK %s", strrchr(g->out, '/') + 1);
 	if (!rc)
-		rc = edge(g, "link", g->out, (const char *const *)g->objects.v, g->objects.n, implicit, 1, c.s, desc, NULL,
+		rc = edge(g, "link", staged, (const char *const *)g->objects.v, g->objects.n, implicit, 1, c.s, desc, NULL,
 		          err);
 	free(c.s);
 	return rc;
@@ -735,7 +726,7 @@ run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	 * when the holder dies. */
 	char lockpath[PATHMAX + 16];
 	bfmt(lockpath, sizeof(lockpath), "%s/.fatbuild.lock", g->dir);
-	int lock = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	int lock = open(lockpath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (lock < 0)
 		return fail(err, FB_EIO, "cannot create the build lock %s: %s", lockpath, strerror(errno));
 	while (flock(lock, LOCK_EX) != 0) {
@@ -751,11 +742,13 @@ run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	posix_spawn_file_actions_t fa, *fap = NULL;
 	if (g->o->log && g->o->log[0]) {
 		posix_spawn_file_actions_init(&fa);
-		posix_spawn_file_actions_addopen(&fa, 1, g->o->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		posix_spawn_file_actions_addopen(&fa, 1, g->o->log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
 		posix_spawn_file_actions_adddup2(&fa, 1, 2);
 		fap = &fa;
 	}
-	int rc = posix_spawn(&pid, g->t.ninja, fap, NULL, (char *const *)argv, environ);
+	char **envp = fb_builddir_env(g->dir); /* TMPDIR=BUILD_DIR/tmp */
+	int rc = posix_spawn(&pid, g->t.ninja, fap, NULL, (char *const *)argv, envp ? envp : environ);
+	free(envp);
 	if (fap)
 		posix_spawn_file_actions_destroy(fap);
 	if (rc != 0) {
@@ -842,18 +835,7 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 	else
 		default_name(g.out, name, sizeof(name));
 	char dir[PATHMAX];
-	const char *env_dir = getenv("FATBUILD_BUILD_DIR");
-	if (o->build_dir && o->build_dir[0])
-		bfmt(dir, sizeof(dir), "%s", o->build_dir);
-	else if (env_dir && env_dir[0])
-		bfmt(dir, sizeof(dir), "%s/%s", env_dir, name);
-	else {
-		const char *tmp = getenv("TMPDIR");
-		bfmt(dir, sizeof(dir), "%s/fatbuild-%ld/%s", tmp && tmp[0] ? tmp : "/tmp", (long)getuid(), name);
-	}
-	char obj[PATHMAX + 8];
-	bfmt(obj, sizeof(obj), "%s/obj", dir);
-	rc = mkdirs(obj, err);
+	rc = fb_builddir_prepare(o->build_dir, name, dir, sizeof(dir), err);
 	if (rc)
 		return rc;
 	if (!realpath(dir, g.dir))
@@ -906,10 +888,15 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 		}
 	}
 	if (!rc && !o->emit_ninja_only) {
-		bool no_work = false;
+		bool no_work = false, copied = false;
+		char staged[PATHMAX + 16];
+		staged_path(&g, staged, sizeof(staged));
+		fb_builddir_unstage_stale(staged, g.out);
 		rc = run_ninja(&g, &no_work, err);
+		if (!rc)
+			rc = fb_builddir_publish(staged, g.out, &copied, err);
 		if (result)
-			result->up_to_date = !rc && no_work;
+			result->up_to_date = !rc && no_work && !copied;
 	}
 	fb_ninja_free(g.nj);
 	ap_archlist_free(g.archs);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "fatbuild.h"
+#include "common/safefs.h"
 
 #define FATBIN_MAGIC 0xBA55ED50u
 #define WRAPPER_MAGIC 0x466243B1u
@@ -276,14 +277,8 @@ fb_embed(const void *const *fatbins, const size_t *sizes, size_t n, const char *
 		rc = elf_fail(err, "elf_version");
 		goto out;
 	}
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", out_path, (long)getpid()) >= (int)sizeof(tmp)) {
-		tmp[0] = 0;
-		rc = fail(err, FB_EINVAL, "%s: path too long%s", out_path, NULL);
-		goto out;
-	}
-	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		rc = fail(err, FB_EIO, "cannot write %s: %s", out_path, strerror(errno));
+	rc = fb_tmp_open(out_path, 0666, tmp, sizeof(tmp), &fd, err);
+	if (rc) {
 		tmp[0] = 0;
 		goto out;
 	}

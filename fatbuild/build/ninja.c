@@ -326,7 +326,7 @@ fb_ninja_write(const struct fb_ninja *n, const char *path, bool *changed, struct
 		if (same)
 			return FB_OK;
 	}
-	int rc = fb_write_file_atomic(path, text, len, 0644, err);
+	int rc = fb_write_file_atomic(path, text, len, 0666, err);
 	if (!rc && changed)
 		*changed = true;
 	return rc;

@@ -11,13 +11,15 @@ static const char usage_text[] =
 	"target) that 'fatbuild compile' has built. It lives in FATBUILD_CACHE_DIR, else\n"
 	"$XDG_CACHE_HOME/fatbuild, else ~/.cache/fatbuild. Entries are written atomically and\n"
 	"checked (size and SHA-256) when read; a damaged entry is rebuilt. Deleting the directory\n"
-	"at any time is safe.\n"
+	"at any time is safe. It must be yours and writable by nobody else (else exit 7); a team\n"
+	"cache in a setgid group directory is opt-in: FATBUILD_CACHE_SHARED=1 (README: Security).\n"
 	"\n"
 	"  stats   print the directory, the number of entries and their size\n"
 	"  clear   remove every entry\n"
 	"  dir     print the directory only\n"
 	"\n"
-	"Exit codes: 0 success, 1 the cache could not be read or cleared, 2 usage.\n";
+	"Exit codes: 0 success, 1 the cache could not be read or cleared, 2 usage, 7 a cache\n"
+	"directory another user could write into.\n";
 
 int
 cmd_cache(int argc, char **argv)

@@ -132,7 +132,7 @@ mkdirs(const char *path)
 		if (*p == '/' || *p == 0) {
 			char c = *p;
 			*p = 0;
-			if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+			if (mkdir(buf, 0777) != 0 && errno != EEXIST)
 				return -1;
 			*p = c;
 			if (!c)
@@ -358,7 +358,7 @@ cmd_compile(int argc, char **argv)
 			unsigned char *fat = NULL;
 			size_t fatsize = 0;
 			if (fb_compile_pack(&one, &o, cmode, compress_elf, &fat, &fatsize, &err) ||
-			    fb_write_file_atomic(path, fat, fatsize, 0644, &err)) {
+			    fb_write_file_atomic(path, fat, fatsize, 0666, &err)) {
 				free(fat);
 				rc = fail_fb(&err);
 				goto done;
@@ -369,7 +369,7 @@ cmd_compile(int argc, char **argv)
 		unsigned char *fat = NULL;
 		size_t fatsize = 0;
 		if (fb_compile_pack(res, &o, cmode, compress_elf, &fat, &fatsize, &err) ||
-		    fb_write_file_atomic(out, fat, fatsize, 0644, &err)) {
+		    fb_write_file_atomic(out, fat, fatsize, 0666, &err)) {
 			free(fat);
 			rc = fail_fb(&err);
 			goto done;
@@ -389,7 +389,7 @@ cmd_compile(int argc, char **argv)
 			ap_target_name(&im->target, tn, sizeof(tn));
 			snprintf(path, sizeof(path), "%s/%s.%s.%s", emit, base_stem(sources[im->source], stem, sizeof(stem)),
 			         tn, im->kind == FB_KIND_PTX ? "ptx" : "cubin");
-			if (fb_write_file_atomic(path, im->data, im->size, 0644, &e2)) {
+			if (fb_write_file_atomic(path, im->data, im->size, 0666, &e2)) {
 				rc = fail_fb(&e2);
 				goto done;
 			}

@@ -125,7 +125,7 @@ cmd_embed(int argc, char **argv)
 		unsigned char *m;
 		size_t msize;
 		if (fb_container_merge((const void *const *)bufs, sizes, nin, &m, &msize, &err) == 0) {
-			if (fb_write_file_atomic(out, m, msize, 0644, &err) != 0)
+			if (fb_write_file_atomic(out, m, msize, 0666, &err) != 0)
 				rc = fail_fb(&err);
 			free(m);
 		} else {

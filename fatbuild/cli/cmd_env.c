@@ -238,12 +238,13 @@ cmd_env(int argc, char **argv)
 	printf("%-10s %s\n", "runtime", lib);
 	printf("%-10s %s\n", "include", inc);
 	const char *bd = getenv("FATBUILD_BUILD_DIR");
-	const char *tmp = getenv("TMPDIR");
-	if (bd && bd[0])
-		printf("%-10s %s/NAME (from FATBUILD_BUILD_DIR)\n", "build dir", bd);
+	char bdir[PATH_MAX];
+	if (fb_build_dir_default(NULL, bdir, sizeof(bdir), &fe) != 0)
+		printf("%-10s NONE (%s)\n", "build dir", fe.msg);
+	else if (bd && bd[0])
+		printf("%-10s %s (from FATBUILD_BUILD_DIR)\n", "build dir", bdir);
 	else
-		printf("%-10s %s/fatbuild-%ld/NAME (default; set FATBUILD_BUILD_DIR)\n", "build dir",
-		       tmp && tmp[0] ? tmp : "/tmp", (long)getuid());
+		printf("%-10s %s (default; set FATBUILD_BUILD_DIR)\n", "build dir", bdir);
 	char cache[PATH_MAX];
 	if (fb_cache_dir(cache, sizeof(cache), &fe) == 0)
 		printf("%-10s %s\n", "cache", cache);

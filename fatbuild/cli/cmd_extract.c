@@ -128,7 +128,7 @@ cmd_extract(int argc, char **argv)
 	if (hit->disk_kind == FB_DISK_KIND_PTX)
 		while (n && img[n - 1] == 0)
 			n--;
-	if (fb_write_file_atomic(out, img, n, 0644, &err) != 0)
+	if (fb_write_file_atomic(out, img, n, 0666, &err) != 0)
 		ret = fail_fb(&err);
 	free(img);
 done:

@@ -177,7 +177,7 @@ cmd_pack(int argc, char **argv)
 	if (ret == AP_EXIT_OK) {
 		unsigned char *buf = NULL;
 		size_t len = 0;
-		if (fb_fatbin_write(fb, comp, &buf, &len, &err) != 0 || fb_write_file_atomic(out, buf, len, 0644, &err) != 0)
+		if (fb_fatbin_write(fb, comp, &buf, &len, &err) != 0 || fb_write_file_atomic(out, buf, len, 0666, &err) != 0)
 			ret = fail_fb(&err);
 		free(buf);
 	}

@@ -1,7 +1,9 @@
-/* error.c: status texts, the status → exit code map, and atomic file writes. */
+/* error.c: status texts, the status → exit code map, and atomic file writes (safefs.c names the
+ * temporary). */
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -9,6 +11,7 @@
 
 #include "fatbuild.h"
 #include "error_priv.h"
+#include "safefs.h"
 
 static const char *const texts[FB_NSTATUS] = {
 	[FB_OK] = "success",
@@ -24,6 +27,7 @@ static const char *const texts[FB_NSTATUS] = {
 	[FB_EARCH] = "bad arch list",
 	[FB_ECANCELED] = "canceled",
 	[FB_EDRIVER] = "CUDA driver error",
+	[FB_EUNSAFE] = "directory not trusted",
 };
 
 const char *
@@ -42,6 +46,7 @@ fb_exit_code(int code)
 	case FB_EINVAL:
 	case FB_EARCH: return AP_EXIT_USAGE;
 	case FB_EDRIVER: return AP_EXIT_DRIVER;
+	case FB_EUNSAFE: return AP_EXIT_UNSAFE;
 	default: return AP_EXIT_FAIL;
 	}
 }
@@ -74,17 +79,11 @@ fb_error_exit_code(const struct fb_error *err)
 int
 fb_write_file_atomic(const char *path, const void *data, size_t size, int mode, struct fb_error *err)
 {
-	char tmp[4096];
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp)) {
-		if (err) {
-			err->code = FB_EINVAL;
-			snprintf(err->msg, sizeof(err->msg), "%s: path too long", path);
-		}
-		return FB_EINVAL;
-	}
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode ? mode : 0644);
-	if (fd < 0)
-		goto fail;
+	char tmp[PATH_MAX + 32];
+	int fd;
+	int rc = fb_tmp_open(path, mode ? mode : 0666, tmp, sizeof(tmp), &fd, err);
+	if (rc)
+		return rc;
 	const unsigned char *p = data;
 	size_t left = size;
 	while (left > 0) {
@@ -111,10 +110,5 @@ fail_unlink:;
 	int saved = errno;
 	unlink(tmp);
 	errno = saved;
-fail:
-	if (err) {
-		err->code = FB_EIO;
-		snprintf(err->msg, sizeof(err->msg), "cannot write %s: %s", path, strerror(errno));
-	}
-	return FB_EIO;
+	return fb_seterr(err, FB_EIO, "cannot write %s: %s", path, strerror(errno));
 }

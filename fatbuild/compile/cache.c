@@ -10,8 +10,11 @@
  *   0x20 32  SHA-256 of the payload (cubin, PTX, log back to back)
  *   0x40     payload
  *
- * Entries are written atomically (fb_write_file_atomic: a private temporary name, then
- * rename), so concurrent builds sharing a cache never see half an entry. On read the file size
+ * Entries are written atomically (fb_write_file_atomic: a random temporary name, then
+ * rename), so concurrent builds sharing a cache never see half an entry. The cache dir and its
+ * shards are created 0700 (a shared cache, FATBUILD_CACHE_SHARED=1: 02770) and checked
+ * (common/safefs.h) before an entry is read or written; an entry is trusted only as a regular
+ * file nobody else can write. On read the file size
  * must equal 0x40 + the three sizes and the payload must hash to the stored digest; an entry
  * that fails either check is deleted, reported (FB_EFORMAT) and recompiled. */
 #include <dirent.h>
@@ -27,19 +30,16 @@
 
 #include "compile.h"
 #include "common/error_priv.h"
+#include "common/safefs.h"
 
 #define HDR 0x40
 static const char magic[8] = {'F', 'B', 'C', 'A', 'C', 'H', 'E', '1'};
 
 
-int
-fb_read_file(const char *path, char **data, size_t *size, struct fb_error *err)
+/* Reads the open file fd (closed here) named path. */
+static int
+read_fd(int fd, const char *path, char **data, size_t *size, struct fb_error *err)
 {
-	*data = NULL;
-	*size = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return fb_seterr(err, FB_EIO, "cannot open %s: %s", path, strerror(errno));
 	struct stat st;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
@@ -87,23 +87,20 @@ fb_read_file(const char *path, char **data, size_t *size, struct fb_error *err)
 }
 
 int
+fb_read_file(const char *path, char **data, size_t *size, struct fb_error *err)
+{
+	*data = NULL;
+	*size = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fb_seterr(err, FB_EIO, "cannot open %s: %s", path, strerror(errno));
+	return read_fd(fd, path, data, size, err);
+}
+
+int
 fb_mkdirs(const char *path, struct fb_error *err)
 {
-	char buf[PATH_MAX];
-	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
-		return fb_seterr(err, FB_EINVAL, "%s: path too long", path);
-	for (char *p = buf + 1;; p++) {
-		if (*p == '/' || *p == 0) {
-			char c = *p;
-			*p = 0;
-			if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-				return fb_seterr(err, FB_EIO, "cannot create directory %s: %s", buf, strerror(errno));
-			*p = c;
-			if (!c)
-				break;
-		}
-	}
-	return 0;
+	return fb_dir_make(path, "directory", "use a directory of your own", 0, err);
 }
 
 int
@@ -124,6 +121,29 @@ fb_cache_dir(char *buf, size_t size, struct fb_error *err)
 	if (k < 0 || (size_t)k >= size)
 		return fb_seterr(err, FB_EINVAL, "cache directory path too long");
 	return 0;
+}
+
+#define FIX                                                                                                    \
+	"remove it or chmod go-w it, set FATBUILD_CACHE_DIR to a directory of your own, or compile with "        \
+	"--no-cache (a shared team cache: README \"Security\")"
+
+/* FATBUILD_CACHE_SHARED=1 opts into a team cache (safefs.h, FB_DIR_SHARED). */
+static unsigned
+shared_flag(void)
+{
+	const char *v = getenv("FATBUILD_CACHE_SHARED");
+	return v && (!strcmp(v, "1") || !strcmp(v, "yes") || !strcmp(v, "true")) ? FB_DIR_SHARED : 0;
+}
+
+int
+fb_cache_check(const char *dir, bool explicit, struct fb_error *err)
+{
+	struct stat st;
+	if (lstat(dir, &st) != 0 && errno == ENOENT)
+		return 0; /* created 0700 by the first fb_cache_put */
+	const char *env = getenv("FATBUILD_CACHE_DIR");
+	unsigned flags = shared_flag() | (explicit || (env && *env) ? FB_DIR_EXPLICIT : 0);
+	return fb_dir_check(dir, "cache dir", FIX, flags, err);
 }
 
 static int
@@ -219,9 +239,24 @@ fb_cache_get(const char *dir, const char *key, struct fb_cache_entry *out, struc
 	memset(out, 0, sizeof(*out));
 	if (!entry_path(path, sizeof(path), dir, key))
 		return fb_seterr(err, FB_EINVAL, "cache path too long");
+	/* Trusted only in a shard that passes the directory checks, and only a regular file (not a
+	 * symlink) that nobody else can write; anything else is a miss, replaced by the next put. */
+	char sub[PATH_MAX + 8];
+	snprintf(sub, sizeof(sub), "%.4000s/%.2s", dir, key);
+	if (fb_dir_check(sub, "cache dir", FIX, shared_flag(), NULL) != 0)
+		return FB_ENOIMAGE;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return FB_ENOIMAGE;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & S_IWOTH) ||
+	    (!shared_flag() && (st.st_uid != geteuid() || (st.st_mode & S_IWGRP)))) {
+		close(fd);
+		return FB_ENOIMAGE;
+	}
 	char *data;
 	size_t n;
-	if (fb_read_file(path, &data, &n, NULL) != 0)
+	if (read_fd(fd, path, &data, &n, NULL) != 0)
 		return FB_ENOIMAGE;
 	int rc = fb_cache_decode((unsigned char *)data, n, out);
 	free(data);
@@ -280,7 +315,11 @@ fb_cache_put(const char *dir, const char *key, const struct fb_cache_entry *e, s
 		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	char sub[PATH_MAX + 8];
 	snprintf(sub, sizeof(sub), "%.4000s/%.2s", dir, key);
-	int rc = fb_mkdirs(sub, err);
+	/* The root's owner and mode were judged by fb_cache_check (which knows whether the user named
+	 * it) before the compile began; here it is only made where missing. Shards are always checked. */
+	int rc = fb_dir_make(dir, "cache dir", FIX, shared_flag() | FB_DIR_EXPLICIT, err);
+	if (rc == 0)
+		rc = fb_dir_make(sub, "cache dir", FIX, shared_flag(), err);
 	if (rc == 0)
 		rc = fb_write_file_atomic(path, buf, total, 0644, err);
 	free(buf);
@@ -347,6 +386,8 @@ fb_cache_stats(const char *dir, struct fb_cache_stats *out, struct fb_error *err
 		return rc;
 	if (dir)
 		snprintf(out->dir, sizeof(out->dir), "%s", dir);
+	if ((rc = fb_cache_check(out->dir, dir != NULL, err)))
+		return rc;
 	return walk(out->dir, stat_one, out, err);
 }
 
@@ -380,7 +421,9 @@ fb_cache_clear(const char *dir, uint64_t *removed, struct fb_error *err)
 		dir = buf;
 	}
 	struct clear_ctx c = {0};
-	int rc = walk(dir, clear_one, &c, err);
+	int rc = fb_cache_check(dir, true, err);
+	if (!rc)
+		rc = walk(dir, clear_one, &c, err);
 	if (removed)
 		*removed = c.removed;
 	if (rc)

@@ -809,6 +809,17 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 		else if (fb_cache_dir(r.cache_dir, sizeof(r.cache_dir), NULL) != 0)
 			r.use_cache = 0; /* no HOME: compile without a cache */
 	}
+	if (r.use_cache) {
+		/* a directory others can write into is refused; one that cannot be used only costs the caching */
+		struct fb_error ce = {0};
+		int cc = fb_cache_check(r.cache_dir, opts->cache_dir && *opts->cache_dir, &ce);
+		if (cc == FB_EUNSAFE) {
+			rc = seterr(err, cc, "%s", ce.msg);
+			goto out;
+		}
+		if (cc)
+			r.use_cache = 0;
+	}
 	if (!(r.src = calloc(nsources, sizeof(*r.src)))) {
 		rc = seterr(err, FB_ENOMEM, "out of memory");
 		goto out;

@@ -98,6 +98,9 @@ struct fb_cache_entry {
 /* 0 and *out filled on a verified hit; FB_ENOIMAGE on a miss; FB_EFORMAT for an entry that
  * failed its size or checksum check (it is removed; err->msg names it); other codes for real
  * I/O trouble. */
+/* Before a compile uses the cache dir: 0 when it is missing (created 0700 on the first put) or
+ * passes fb_dir_check (explicit: the user named it); else FB_EUNSAFE/FB_EIO with the message. */
+int fb_cache_check(const char *dir, bool explicit, struct fb_error *err);
 int fb_cache_get(const char *dir, const char *key, struct fb_cache_entry *out, struct fb_error *err);
 int fb_cache_put(const char *dir, const char *key, const struct fb_cache_entry *e, struct fb_error *err);
 void fb_cache_entry_clear(struct fb_cache_entry *e);
@@ -109,7 +112,7 @@ int fb_cache_encode(const struct fb_cache_entry *e, unsigned char **out, size_t 
 
 /* Reads a whole file (NUL-terminated for convenience; *size excludes it). */
 int fb_read_file(const char *path, char **data, size_t *size, struct fb_error *err);
-/* mkdir -p. */
+/* mkdir -p through fb_dir_make (0700, checked). */
 int fb_mkdirs(const char *path, struct fb_error *err);
 
 #endif

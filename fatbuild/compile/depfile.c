@@ -315,7 +315,7 @@ fb_depfile_write(const char *path, const char *target, const char *const *deps, 
 		free(e);
 	}
 	buf[n++] = '\n';
-	int rc = fb_write_file_atomic(path, buf, n, 0644, err);
+	int rc = fb_write_file_atomic(path, buf, n, 0666, err);
 	free(buf);
 	return rc;
 }

@@ -6,7 +6,7 @@
 #    names like "$(touch PWNED).c" run nothing; a '|' (which ninja cannot express) is refused;
 #  - with HOME and TMPDIR pointed at fresh directories, a build writes only its build dir,
 #    cache and output (explicit dirs: HOME and TMPDIR stay empty; defaults: only
-#    $HOME/.cache/fatbuild and $TMPDIR/fatbuild-UID/NAME appear).
+#    $HOME/.cache/fatbuild (the cache, and build/NAME, all 0700) appears; TMPDIR stays empty).
 set -u
 FB=${FATBUILD_BIN:?}
 src=${FB_SOURCE_DIR:?}
@@ -81,11 +81,17 @@ for mode in explicit defaults; do
 	if [ $mode = explicit ]; then
 		allowed="^$r/(bd|cache|out)(/|$)|^$r/(home|tmp)$"
 	else
-		allowed="^$r/(home|home/\.cache|home/\.cache/fatbuild(/.*)?|tmp|tmp/fatbuild-$(id -u)(/m(/.*)?)?|out(/.*)?)$"
+		allowed="^$r/(home|home/\.cache|home/\.cache/fatbuild(/.*)?|tmp|out(/.*)?)$"
 	fi
 	stray=$(find "$r" -newer "$r/stamp" | grep -vE "$allowed" | grep -v "^$r\$")
 	[ -z "$stray" ] && ok "$mode-writes-only-allowed" || bad "$mode-writes-only-allowed: $(echo $stray)"
 	[ $mode = explicit ] && { [ -z "$(find "$r/home" "$r/tmp" -mindepth 1)" ] && ok explicit-home-tmp-empty || bad "explicit-home-tmp-empty: $(find "$r/home" "$r/tmp" -mindepth 1)"; }
+	if [ $mode = defaults ]; then
+		[ -z "$(find "$r/tmp" -mindepth 1)" ] && ok defaults-tmp-empty || bad "defaults-tmp-empty: $(find "$r/tmp" -mindepth 1)"
+		[ -f "$r/home/.cache/fatbuild/build/m/build.ninja" ] && ok defaults-build-dir || bad defaults-build-dir
+		perms=$(find "$r/home/.cache" -type d -printf '%m\n' | sort -u | tr '\n' ' ')
+		[ "$perms" = "700 " ] && ok defaults-dirs-0700 || bad "defaults-dirs-0700: modes $perms"
+	fi
 	[ -z "$(find "$r/src" -newer "$r/stamp")" ] && ok "$mode-sources-untouched" || bad "$mode-sources-untouched"
 done
 

@@ -1,0 +1,207 @@
+/* safefs.c: the checks every directory fatbuild reads from or writes into passes, its mkdir -p,
+ * and temporary files with unpredictable names that are never opened through a planted name.
+ * The rules (README.md, "Security"): a directory is trusted when it is owned by the effective
+ * user and writable by nobody else; the exceptions are the flags in safefs.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "error_priv.h"
+#include "safefs.h"
+
+/* "uid 1001 (mallory)", or "uid 1001" when the user database does not know it. */
+static void
+owner_name(uid_t uid, char *buf, size_t size)
+{
+	struct passwd pw, *res = NULL;
+	char tmp[1024];
+	if (getpwuid_r(uid, &pw, tmp, sizeof(tmp), &res) == 0 && res && res->pw_name)
+		snprintf(buf, size, "uid %ld (%s)", (long)uid, res->pw_name);
+	else
+		snprintf(buf, size, "uid %ld", (long)uid);
+}
+
+static int
+in_my_groups(gid_t g)
+{
+	if (g == getegid())
+		return 1;
+	gid_t list[256];
+	int n = getgroups(256, list);
+	for (int i = 0; i < n; i++)
+		if (list[i] == g)
+			return 1;
+	return 0;
+}
+
+/* The ownership and mode rules for a directory's fstat. */
+static int
+check_stat(const char *path, const struct stat *st, const char *what, const char *fix, unsigned flags,
+           struct fb_error *err)
+{
+	char owner[300];
+	uid_t me = geteuid();
+	unsigned mode = (unsigned)st->st_mode & 07777;
+	if (!S_ISDIR(st->st_mode))
+		return fb_seterr(err, FB_EIO, "%s %s is not a directory", what, path);
+	owner_name(st->st_uid, owner, sizeof(owner));
+	if (mode & S_IWOTH)
+		return fb_seterr(err, FB_EUNSAFE,
+		                 "%s %s is world-writable (owner %s, mode %04o): any user could put files into it; "
+		                 "%s",
+		                 what, path, owner, mode, fix);
+	if (flags & FB_DIR_SHARED) {
+		if ((mode & S_IWGRP) && !((mode & S_ISGID) && in_my_groups(st->st_gid)))
+			return fb_seterr(err, FB_EUNSAFE,
+			                 "%s %s is group-writable but not a setgid directory of one of your groups "
+			                 "(owner %s, group %ld, mode %04o): a shared cache needs chmod 2770 and a group "
+			                 "you are in; %s",
+			                 what, path, owner, (long)st->st_gid, mode, fix);
+		if (st->st_uid != me && st->st_uid != 0 && !(mode & S_IWGRP))
+			return fb_seterr(err, FB_EUNSAFE,
+			                 "%s %s is owned by %s (mode %04o) and not shared with a group: %s", what, path,
+			                 owner, mode, fix);
+		return 0;
+	}
+	if (st->st_uid != me)
+		return fb_seterr(err, FB_EUNSAFE,
+		                 "%s %s is owned by %s (mode %04o), not by you: another user could put files into it; %s",
+		                 what, path, owner, mode, fix);
+	if ((mode & S_IWGRP) && !(flags & FB_DIR_EXPLICIT))
+		return fb_seterr(err, FB_EUNSAFE,
+		                 "%s %s is group-writable (owner %s, mode %04o): other users of its group could put "
+		                 "files into it; chmod g-w it, or %s",
+		                 what, path, owner, mode, fix);
+	return 0;
+}
+
+int
+fb_dir_check(const char *path_in, const char *what, const char *fix, unsigned flags, struct fb_error *err)
+{
+	/* Without its trailing slashes: "link/" would make open follow the symlink. */
+	char path[PATH_MAX];
+	size_t len = strlen(path_in);
+	while (len > 1 && path_in[len - 1] == '/')
+		len--;
+	if (len >= sizeof(path))
+		return fb_seterr(err, FB_EINVAL, "%s %s: path too long", what, path_in);
+	memcpy(path, path_in, len);
+	path[len] = 0;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR)) {
+		struct stat ls;
+		if (lstat(path, &ls) != 0 || !S_ISLNK(ls.st_mode))
+			return fb_seterr(err, FB_EIO, "%s %s is not a directory", what, path);
+		/* A symlink: followed only when the user (or root) made it and nobody else can swap it. */
+		char owner[300];
+		owner_name(ls.st_uid, owner, sizeof(owner));
+		if (ls.st_uid != geteuid() && ls.st_uid != 0)
+			return fb_seterr(err, FB_EUNSAFE,
+			                 "%s %s is a symlink owned by %s, not by you: another user may have planted it; "
+			                 "remove it, or %s",
+			                 what, path, owner, fix);
+		char parent[PATH_MAX];
+		const char *slash = strrchr(path, '/');
+		if (!slash)
+			snprintf(parent, sizeof(parent), ".");
+		else if (slash == path)
+			snprintf(parent, sizeof(parent), "/");
+		else
+			snprintf(parent, sizeof(parent), "%.*s", (int)(slash - path), path);
+		struct stat ps;
+		if (stat(parent, &ps) != 0)
+			return fb_seterr(err, FB_EIO, "%s %s: cannot stat %s: %s", what, path, parent, strerror(errno));
+		if ((ps.st_mode & (S_IWGRP | S_IWOTH)) && !(ps.st_mode & S_ISVTX))
+			return fb_seterr(err, FB_EUNSAFE,
+			                 "%s %s is a symlink in %s, which others can write (mode %04o): it could be "
+			                 "swapped; use the real path, or %s",
+			                 what, path, parent, (unsigned)ps.st_mode & 07777, fix);
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return fb_seterr(err, FB_EIO, "cannot open %s %s: %s", what, path, strerror(errno));
+	struct stat st;
+	int rc;
+	if (fstat(fd, &st) != 0)
+		rc = fb_seterr(err, FB_EIO, "cannot stat %s %s: %s", what, path, strerror(errno));
+	else
+		rc = check_stat(path, &st, what, fix, flags, err);
+	close(fd);
+	return rc;
+}
+
+int
+fb_dir_make(const char *path, const char *what, const char *fix, unsigned flags, struct fb_error *err)
+{
+	char buf[PATH_MAX];
+	if (!path[0] || snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return fb_seterr(err, FB_EINVAL, "%s %s: path too long or empty", what, path);
+	for (char *p = buf + 1;; p++) {
+		if (*p != '/' && *p != 0)
+			continue;
+		char c = *p;
+		*p = 0;
+		int last = !c || !p[1];
+		if (mkdir(buf, last && (flags & FB_DIR_SHARED) ? 0770 : 0700) == 0) {
+			/* setgid keeps the group on everything below; the umask may have taken g+rwx */
+			if (last && (flags & FB_DIR_SHARED) && chmod(buf, 02770) != 0)
+				return fb_seterr(err, FB_EIO, "cannot chmod %s: %s", buf, strerror(errno));
+		} else if (errno != EEXIST) {
+			return fb_seterr(err, FB_EIO, "cannot create %s %s: %s", what, buf, strerror(errno));
+		}
+		*p = c;
+		if (!c)
+			break;
+	}
+	return fb_dir_check(path, what, fix, flags, err);
+}
+
+/* Ten random letters and digits: getrandom, else the clock and the pid (O_EXCL keeps even a
+ * guessed name safe; randomness only keeps others from blocking names in advance). */
+static void
+random_suffix(char *out, unsigned attempt)
+{
+	static const char alnum[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	unsigned char r[10];
+	if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		unsigned long long x = (unsigned long long)ts.tv_nsec ^ ((unsigned long long)ts.tv_sec << 20) ^
+		                       ((unsigned long long)getpid() << 40) ^ attempt * 0x9e3779b97f4a7c15ull;
+		for (size_t i = 0; i < sizeof(r); i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			r[i] = (unsigned char)x;
+		}
+	}
+	for (size_t i = 0; i < sizeof(r); i++)
+		out[i] = alnum[r[i] % (sizeof(alnum) - 1)];
+	out[sizeof(r)] = 0;
+}
+
+int
+fb_tmp_open(const char *target, int mode, char *tmp, size_t tmpsize, int *fd, struct fb_error *err)
+{
+	*fd = -1;
+	for (unsigned attempt = 0; attempt < 64; attempt++) {
+		char suffix[16];
+		random_suffix(suffix, attempt);
+		int k = snprintf(tmp, tmpsize, "%s.tmp.%s", target, suffix);
+		if (k < 0 || (size_t)k >= tmpsize)
+			return fb_seterr(err, FB_EINVAL, "%s: path too long", target);
+		int f = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, (mode_t)mode);
+		if (f >= 0) {
+			*fd = f;
+			return 0;
+		}
+		if (errno != EEXIST)
+			return fb_seterr(err, FB_EIO, "cannot write %s: %s", target, strerror(errno));
+	}
+	return fb_seterr(err, FB_EIO, "cannot write %s: no free temporary name beside it", target);
+}

@@ -1,0 +1,34 @@
+/* safefs.h: directories and temporary files another user cannot plant, redirect or read into a
+ * build. Private; symbols are hidden. The rules are README.md's "Security" section. */
+#ifndef FB_SAFEFS_H
+#define FB_SAFEFS_H
+
+#include <stddef.h>
+
+#include "fatbuild.h"
+
+/* fb_dir_check / fb_dir_make flags. */
+#define FB_DIR_EXPLICIT 1u /* the user named this path: group-writable is allowed when the user owns it */
+#define FB_DIR_SHARED 2u   /* an opted-in shared cache: any owner, group-writable by one of the user's
+                            * groups when setgid; never world-writable */
+
+/* Checks an existing directory before anything is read from it or written into it: opened with
+ * O_DIRECTORY|O_NOFOLLOW and fstat'ed, it must be owned by the effective user and writable by
+ * nobody else (see the flags). A symlink is followed only when the user owns it and its own
+ * directory is writable by nobody else; the directory it names is then checked the same way.
+ * what ("build dir", "cache dir") and fix (what the user can do) go into the message.
+ * Returns 0, FB_EUNSAFE (err names the path, its owner and mode, and fix), FB_EIO (missing, not
+ * a directory, unreadable). */
+int fb_dir_check(const char *path, const char *what, const char *fix, unsigned flags, struct fb_error *err);
+
+/* mkdir -p: every missing component is created 0700 (FB_DIR_SHARED: 02770), then path is
+ * checked with fb_dir_check. */
+int fb_dir_make(const char *path, const char *what, const char *fix, unsigned flags, struct fb_error *err);
+
+/* Creates a new temporary file beside target: "TARGET.tmp.XXXXXXXXXX" (random), opened with
+ * O_RDWR|O_CREAT|O_EXCL|O_NOFOLLOW, so nothing already at the name (a planted symlink or file)
+ * is followed, truncated or reused. mode is applied through the umask, as for any new file.
+ * Fills tmp (its name) and *fd; returns 0 or FB_EIO/FB_EINVAL. */
+int fb_tmp_open(const char *target, int mode, char *tmp, size_t tmpsize, int *fd, struct fb_error *err);
+
+#endif
