@@ -249,18 +249,19 @@ omap_free(struct omap *m)
 static uint64_t
 omap_map(const struct omap *m, uint64_t off)
 {
-	/* containers are sorted; gaps keep their bytes and shift with what precedes them */
-	int64_t delta = 0;
+	/* containers are sorted; gaps keep their bytes and shift with what precedes them
+	 * (arithmetic mod 2^64: symbol values come from the input) */
+	uint64_t delta = 0;
 	for (size_t i = 0; i < m->n; i++) {
 		if (off < m->old_start[i])
 			break;
-		if (off < m->old_start[i] + m->old_size[i]) {
+		if (off - m->old_start[i] < m->old_size[i]) {
 			uint64_t in = off - m->old_start[i];
 			return m->new_start[i] + (in < m->new_size[i] ? in : m->new_size[i]);
 		}
-		delta = (int64_t)m->new_start[i] + (int64_t)m->new_size[i] - (int64_t)(m->old_start[i] + m->old_size[i]);
+		delta = (uint64_t)m->new_start[i] + m->new_size[i] - (uint64_t)m->old_start[i] - m->old_size[i];
 	}
-	return (uint64_t)((int64_t)off + delta);
+	return off + delta;
 }
 
 /* Prunes one blob of containers. In place (linked files): out has the blob's size, each
@@ -433,7 +434,9 @@ fix_refs(struct pctx *c, Elf *e, size_t idx, const struct omap *m, const char *n
 				si = GELF_R_SYM(ra.r_info);
 				if (rh.sh_type == SHT_RELA && si < nsym && gelf_getsym(d, (int)si, &sym) && sym.st_shndx == idx) {
 					uint64_t at = sym.st_value + (uint64_t)ra.r_addend;
-					int64_t na = (int64_t)(omap_map(m, at) - omap_map(m, sym.st_value));
+					uint64_t nu = omap_map(m, at) - omap_map(m, sym.st_value);
+					int64_t na;
+					memcpy(&na, &nu, sizeof(na));
 					changed |= na != ra.r_addend;
 					ra.r_addend = na;
 				}
@@ -556,6 +559,17 @@ prune_relocatable(struct pctx *c, const unsigned char *data, size_t size, const 
 	}
 	if (!*changed) {
 		rc = grow_put(out, data, size) ? fb_seterr(c->err, FB_ENOMEM, "out of memory") : FB_OK;
+		goto out;
+	}
+	/* lay out first: a corrupt alignment or offset must not make libelf write gigabytes */
+	off_t lay = elf_update(e, ELF_C_NULL);
+	if (lay < 0) {
+		rc = elf_err(c, name, "laying out the rewritten object");
+		goto out;
+	}
+	if ((uint64_t)lay > (uint64_t)size + (1u << 20)) {
+		rc = fb_seterr(c->err, FB_EFORMAT, "%s: rewriting would grow the object from %zu to %lld bytes (corrupt alignment?)",
+		               name, size, (long long)lay);
 		goto out;
 	}
 	off_t nsize = elf_update(e, ELF_C_WRITE);

@@ -216,7 +216,8 @@ fb_size(const void *data, size_t size, const char *name, const struct fb_size_op
 			rc = fb_zstd_size(pb, psz, opts->zstd_level, &out->zstd_after, err);
 		free(pb);
 	}
-	qsort(out->rows, out->nrows, sizeof(*out->rows), row_qsort);
+	if (out->nrows)
+		qsort(out->rows, out->nrows, sizeof(*out->rows), row_qsort);
 done:
 	fb_parsed_free(&p);
 	fb_scan_free(&sc);
