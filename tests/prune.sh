@@ -184,6 +184,58 @@ want inplace.o "ELF sm_90"
 ls ./*.tmp.* >/dev/null 2>&1 && fail "temporary files left behind"
 ok "guard rails"
 
+# relocatable code in a linked file is kept whole unless --prune-relocatable
+G2="-gencode arch=compute_80,code=[sm_80,compute_80] -gencode arch=compute_90,code=sm_90"
+# shellcheck disable=SC2086
+nvcc -c -rdc=true -Xcompiler -fPIC $G2 k.cu -o krpic.o && nvcc -dlink -Xcompiler -fPIC $G2 krpic.o -o dlk.o &&
+	g++ -shared krpic.o dlk.o -L"$CUDA/lib64" -lcudart -o librdc.so || fail "librdc.so fixture"
+where_list() { "$FB" inspect --format json "$1" | python3 -c '
+import json, sys
+for f in json.load(sys.stdin)["files"]:
+    for c in f["containers"]:
+        print(c["where"] + ":", " ".join(e["arch"] for e in c["entries"]))'; }
+"$FB" prune --arch-list 9.0 librdc.so -o librdc.p.so >rdc.log || fail "prune librdc.so"
+got=$(where_list librdc.p.so | tr '\n' ';')
+[ "$got" = "__nv_relfatbin: sm_80 compute_80 sm_90;.nv_fatbin: sm_90;" ] || fail "librdc.so pruned to 9.0: $got"
+grep -q "kept whole: 1 containers with relocatable code" rdc.log || fail "relocatable container not reported: $(cat rdc.log)"
+"$FB" prune --prune-relocatable --arch-list 9.0 librdc.so -o librdc.p2.so >/dev/null || fail "prune --prune-relocatable"
+got=$(where_list librdc.p2.so | tr '\n' ';')
+[ "$got" = "__nv_relfatbin: sm_90;.nv_fatbin: sm_90;" ] || fail "librdc.so --prune-relocatable: $got"
+outside_same librdc.so librdc.p2.so
+ok "linked rdc library: __nv_relfatbin kept whole unless --prune-relocatable"
+
+# LTO-IR kept unless --prune-lto (then the listed arch's only)
+nvcc -c -dc -gencode arch=compute_90,code=lto_90 -gencode arch=compute_80,code=lto_80 k.cu -o klto.o || fail "LTO fixture"
+"$FB" prune --arch-list 9.0 klto.o -o klto.p.o >lto.log || fail "prune klto.o"
+[ "$(where_list klto.p.o)" = "__nv_relfatbin: lto_90 lto_80" ] || fail "LTO-IR not kept: $(where_list klto.p.o)"
+grep -q "kept: 2 LTO-IR entries" lto.log || fail "LTO-IR not reported: $(cat lto.log)"
+"$FB" prune --prune-lto --arch-list 9.0 klto.o -o klto.p2.o >/dev/null || fail "prune --prune-lto"
+[ "$(where_list klto.p2.o)" = "__nv_relfatbin: lto_90" ] || fail "--prune-lto: $(where_list klto.p2.o)"
+ok "LTO-IR kept, and pruned to the listed arch with --prune-lto"
+
+# obfuscated and unknown entries are kept and reported (flags/kind patched into k.fatbin)
+python3 - k.fatbin odd.fatbin <<'PY' || fail "odd.fatbin fixture"
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+off, end = 16, 16 + struct.unpack_from("<Q", b, 8)[0]
+while off < end:
+    kind, _, hsz, psz = struct.unpack_from("<HHIQ", b, off)
+    arch, = struct.unpack_from("<I", b, off + 0x1c)
+    if kind == 2 and arch == 80:
+        struct.pack_into("<Q", b, off + 0x28, struct.unpack_from("<Q", b, off + 0x28)[0] | 0x10000)
+    if kind == 1 and arch == 120:
+        struct.pack_into("<H", b, off, 16)
+    off += hsz + psz
+open(sys.argv[2], "wb").write(b)
+PY
+"$FB" prune --arch-list 9.0 odd.fatbin -o odd.p.fatbin >odd.log 2>&1 || fail "prune odd.fatbin: $(cat odd.log)"
+got=$("$FB" inspect --format json odd.p.fatbin | python3 -c '
+import json, sys
+print(" ".join(e["kind"] + ":" + e["arch"] for e in json.load(sys.stdin)["files"][0]["containers"][0]["entries"]))')
+[ "$got" = "elf:sm_80 elf:sm_90 kind16:compute_120" ] || fail "odd.fatbin pruned to 9.0 keeps: $got"
+grep -q "obfuscated elf entry kept" odd.log && grep -q "unknown kind16 entry kept" odd.log || fail "odd entries not reported: $(cat odd.log)"
+ok "obfuscated and unknown entries kept and reported"
+
 # size: per kind and arch, and the prune estimate agrees with a real prune
 "$FB" size --format json --arch-list "8.0 9.0" libk.so >size.json || fail "size"
 python3 - "$(stat -c %s p1.libk.so)" <<'PY' || fail "size json"

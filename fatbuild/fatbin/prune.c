@@ -7,7 +7,8 @@
  * compute_X the PTX image a compute_X JIT would start from (the highest PTX arch <= X).
  * Everything else is removed; kept entries are copied byte for byte (header, identifier,
  * options, payload), and only the container's fatSize changes. Obfuscated entries and
- * unknown kinds are kept, LTO-IR is kept unless opts->prune_lto.
+ * unknown kinds are kept, LTO-IR is kept unless opts->prune_lto (then only the listed archs'
+ * lto_X stay).
  *
  * Files:
  * - a .fatbin: the containers are compacted (the file shrinks);
@@ -168,7 +169,8 @@ decide(struct pctx *c, const struct fb_parsed *p, const struct fb_container *ct,
 				pim[np] = im[n - 1];
 				pidx[np++] = i;
 			}
-		} else if (e->disk_kind == FB_DISK_KIND_LTO && !e->obfuscated && o->prune_lto) {
+		} else if (e->disk_kind == FB_DISK_KIND_LTO && o->prune_lto) {
+			/* the header's arch is plain even when the payload is obfuscated (compressed LTO-IR) */
 			for (size_t t = 0; t < o->ntargets; t++)
 				keep[i] |= o->targets[t].sm == e->target.sm;
 			if (keep[i])
