@@ -23,6 +23,7 @@ fb_zstd_size(const void *data, size_t size, int level, uint64_t *out, struct fb_
 	if (!cc)
 		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, level);
+	ZSTD_CCtx_setPledgedSrcSize(cc, size); /* the parameters the zstd CLI picks for a file */
 	size_t cap = ZSTD_CStreamOutSize();
 	unsigned char *buf = malloc(cap);
 	if (!buf) {
