@@ -197,7 +197,7 @@ for f in json.load(sys.stdin)["files"]:
 "$FB" prune --arch-list 9.0 librdc.so -o librdc.p.so >rdc.log || fail "prune librdc.so"
 got=$(where_list librdc.p.so | tr '\n' ';')
 [ "$got" = "__nv_relfatbin: sm_80 compute_80 sm_90;.nv_fatbin: sm_90;" ] || fail "librdc.so pruned to 9.0: $got"
-grep -q "kept whole: 1 containers with relocatable code" rdc.log || fail "relocatable container not reported: $(cat rdc.log)"
+grep -q "kept whole: 1 container(s) with relocatable code" rdc.log || fail "relocatable container not reported: $(cat rdc.log)"
 "$FB" prune --prune-relocatable --arch-list 9.0 librdc.so -o librdc.p2.so >/dev/null || fail "prune --prune-relocatable"
 got=$(where_list librdc.p2.so | tr '\n' ';')
 [ "$got" = "__nv_relfatbin: sm_90;.nv_fatbin: sm_90;" ] || fail "librdc.so --prune-relocatable: $got"

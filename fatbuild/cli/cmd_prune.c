@@ -244,9 +244,9 @@ cmd_prune(int argc, char **argv)
 	}
 	if (!quiet) {
 		char a[32], b[32], s1[32], s2[32];
-		printf("%s (%s) -> %s: kept %zu of %zu images for %s in %zu containers (%s kept, %s removed)\n", in, rep.type,
+		printf("%s (%s) -> %s: kept %zu of %zu images for %s in %zu container%s (%s kept, %s removed)\n", in, rep.type,
 		       dry ? "(dry run)" : outp, rep.kept_entries, rep.kept_entries + rep.removed_entries, tt, rep.ncontainers,
-		       human(rep.kept_bytes, a, sizeof(a)), human(rep.removed_bytes, b, sizeof(b)));
+		       rep.ncontainers == 1 ? "" : "s", human(rep.kept_bytes, a, sizeof(a)), human(rep.removed_bytes, b, sizeof(b)));
 		if (rep.in_place)
 			printf("linked file: containers rewritten in place inside their sections, file size kept (%s); the %s "
 			       "freed are zeros and compress to nothing\n",
@@ -254,7 +254,7 @@ cmd_prune(int argc, char **argv)
 		else
 			printf("file: %s -> %s\n", human(rep.in_size, s1, sizeof(s1)), human(rep.out_size, s2, sizeof(s2)));
 		if (rep.kept_relocatable)
-			printf("kept whole: %zu containers with relocatable code (--prune-relocatable prunes them)\n",
+			printf("kept whole: %zu container(s) with relocatable code (--prune-relocatable prunes them)\n",
 			       rep.kept_relocatable);
 		if (rep.kept_lto)
 			printf("kept: %zu LTO-IR entries%s\n", rep.kept_lto, po.prune_lto ? " (listed archs)" : " (--prune-lto prunes them)");

@@ -69,8 +69,8 @@ static void
 print_table(const char *path, const struct fb_size_report *r, const struct sopts *o)
 {
 	char kb[16], an[64];
-	printf("%s: %s, %llu bytes, %zu containers, %zu entries\n", path, r->type, (unsigned long long)r->file_size,
-	       r->ncontainers, r->nentries);
+	printf("%s: %s, %llu bytes, %zu container%s, %zu entr%s\n", path, r->type, (unsigned long long)r->file_size,
+	       r->ncontainers, r->ncontainers == 1 ? "" : "s", r->nentries, r->nentries == 1 ? "y" : "ies");
 	printf("  %-5s %-20s %8s %14s %14s", "kind", "arch", "entries", "stored", "uncompressed");
 	if (r->pruned)
 		printf(" %8s %14s %14s", "kept", "kept stored", "removed");
