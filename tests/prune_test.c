@@ -185,6 +185,22 @@ test_selection(void)
 	free(two_c);
 	fb_prune_report_free(&r);
 
+	/* obfuscated PTX is kept, reported, and counts as an image for the guard */
+	struct fb_parsed q;
+	unsigned char *ob = malloc(n);
+	memcpy(ob, fb, n);
+	CHECK(fb_fatbin_parse(ob, n, 0, &q, NULL) == 0);
+	for (size_t i = 2; i < 4; i++)
+		ob[q.entries[i].offset + 0x2a] |= 0x01; /* flags |= 0x10000 */
+	fb_parsed_free(&q);
+	CHECK_STR(kept(ob, n, a90, 1, false, &rc, &r, NULL, NULL), "compute_80 compute_90");
+	CHECK(rc == 0 && r.kept_other == 2 && r.missing == 0);
+	CHECK(r.notes && strstr(r.notes, "entry 2: obfuscated ptx entry kept as it is"));
+	fb_prune_report_free(&r);
+	CHECK_STR(kept(ob, n, a89, 1, false, &rc, &r, NULL, NULL), "sm_86 compute_80 compute_90");
+	fb_prune_report_free(&r);
+	free(ob);
+
 	/* idempotent */
 	CHECK_STR(kept(fb, n, a90p, 2, false, &rc, &r, &o, &osz), "sm_86 compute_90");
 	fb_prune_report_free(&r);

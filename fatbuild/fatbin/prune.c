@@ -150,13 +150,14 @@ decide(struct pctx *c, const struct fb_parsed *p, const struct fb_container *ct,
 	size_t *idx = calloc(ct->count ? ct->count : 1, sizeof(*idx));
 	struct fb_image *pim = calloc(ct->count ? ct->count : 1, sizeof(*pim));
 	size_t *pidx = calloc(ct->count ? ct->count : 1, sizeof(*pidx));
-	if (!im || !idx || !pim || !pidx) {
-		free(im), free(idx), free(pim), free(pidx);
+	struct fb_image *oim = calloc(ct->count ? ct->count : 1, sizeof(*oim)); /* obfuscated ELF/PTX */
+	if (!im || !idx || !pim || !pidx || !oim) {
+		free(im), free(idx), free(pim), free(pidx), free(oim);
 		for (size_t i = 0; i < ct->count; i++)
 			keep[i] = true;
 		return true;
 	}
-	size_t n = 0, np = 0;
+	size_t n = 0, np = 0, no = 0;
 	bool missing = false;
 	for (size_t i = 0; i < ct->count; i++) {
 		const struct fb_entry *e = &p->entries[ct->first + i];
@@ -181,6 +182,10 @@ decide(struct pctx *c, const struct fb_parsed *p, const struct fb_container *ct,
 			if (e->disk_kind == FB_DISK_KIND_LTO) {
 				r->kept_lto++;
 			} else {
+				if (e->disk_kind == FB_DISK_KIND_ELF || e->disk_kind == FB_DISK_KIND_PTX) {
+					oim[no].target = e->target; /* kept; its header arch still serves a GPU */
+					oim[no++].compat = (e->flags & FB_FLAG_COMPAT) != 0;
+				}
 				r->kept_other++;
 				note(c, "%s%scontainer %zu entry %zu: %s %s entry kept as it is", where, *where ? ": " : "", cindex,
 				     e->index, e->obfuscated ? "obfuscated" : "unknown",
@@ -195,7 +200,7 @@ decide(struct pctx *c, const struct fb_parsed *p, const struct fb_container *ct,
 			long s = fb_select(im, n, &dev, NULL);
 			if (s >= 0) {
 				keep[idx[s]] = true;
-			} else if (n > 0) {
+			} else if (n > 0 && fb_select(oim, no, &dev, NULL) < 0) {
 				missing = true;
 				note(c, "%s%scontainer %zu has no image for %s (its kernels will not run there)", where,
 				     *where ? ": " : "", cindex, fb_target_name(tg, tn, sizeof(tn)));
@@ -211,7 +216,7 @@ decide(struct pctx *c, const struct fb_parsed *p, const struct fb_container *ct,
 	}
 	if (missing)
 		r->missing++;
-	free(im), free(idx), free(pim), free(pidx);
+	free(im), free(idx), free(pim), free(pidx), free(oim);
 	return false;
 }
 
