@@ -10,7 +10,11 @@
 #   4. prunes NVIDIA's libcurand to the device's CC, and runs a curand program (Philox
 #      uniforms on the device, CUDA_MODULE_LOADING=EAGER so that every module loads) against
 #      the pruned and the original library: it must load the pruned copy and print the same
-#      numbers.
+#      numbers;
+#   5. an nvcc program of two translation units, one built for the device and one only for the
+#      older arch (its module has no image here): pruned to the device's CC, the second
+#      container keeps no entry at all; the program must behave exactly as before, with lazy
+#      and with eager module loading (how the driver takes an emptied container).
 # Usage: tests/gpu/prune.sh [BUILD_DIR]   (default: build).
 # FB_GPU_CC (with FBRT_LIBCUDA naming tests/fakecuda's driver, FAKECUDA_EMULATE=1) dry-runs
 # steps 1-3 without a GPU; step 4 needs cudart and a real driver and is skipped then.
@@ -131,6 +135,43 @@ C
 	grep -q "$work/lib/" "$work/b.err" || fail "the curand program did not load the pruned library: $(cat "$work/b.err")"
 	case $a in "sum "*) ;; *) fail "original libcurand: $a" ;; esac
 	if [ "$a" = "$b" ]; then ok "libcurand pruned to $cc: same numbers ($b)"; else fail "libcurand: original '$a', pruned '$b'"; fi
+fi
+
+# 5. a container emptied by the prune (it never served this GPU)
+if [ -n "${FB_GPU_CC:-}" ]; then
+	echo "skip: emptied-container step (dry run: cudart needs a real driver)"
+else
+	cat >"$work/e1.cu" <<'CU'
+#include <cstdio>
+__global__ void k1(int *p) { *p = 42; }
+int main() {
+	int *d = 0, h = 0;
+	if (cudaMalloc(&d, sizeof(int)) != cudaSuccess) { printf("cudaMalloc failed\n"); return 1; }
+	k1<<<1, 1>>>(d);
+	cudaError_t e = cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost);
+	printf("%s %d\n", cudaGetErrorName(e), h);
+	return e != cudaSuccess;
+}
+CU
+	cat >"$work/e2.cu" <<'CU'
+__global__ void k2(int *p) { *p = 7; }
+void launch_k2(int *p) { k2<<<1, 1>>>(p); }
+CU
+	o=${old/./}
+	(cd "$work" && nvcc -c -gencode "arch=compute_${cc/./},code=sm_${cc/./}" e1.cu -o e1.o &&
+		nvcc -c -gencode "arch=compute_$o,code=sm_$o" e2.cu -o e2.o && nvcc e1.o e2.o -o both) || fail "nvcc two-TU program"
+	"$fb" prune --allow-missing --arch-list "$cc" "$work/both" -o "$work/both.p" >/dev/null 2>&1 || fail "prune both"
+	got=$("$fb" inspect --format json "$work/both.p" | python3 -c '
+import json, sys
+print(" ".join(str(len(c["entries"])) for f in json.load(sys.stdin)["files"] for c in f["containers"]))')
+	case $got in *0*) ;; *) fail "no container was emptied (entries per container: $got)" ;; esac
+	for mode in LAZY EAGER; do
+		a=$(CUDA_MODULE_LOADING=$mode "$work/both" 2>&1)
+		b=$(CUDA_MODULE_LOADING=$mode "$work/both.p" 2>&1)
+		[ "$mode" = LAZY ] && [ "$a" != "cudaSuccess 42" ] && fail "unpruned two-TU program ($mode): $a"
+		if [ "$a" = "$b" ]; then ok "emptied container, $mode loading: same behaviour ($b)"; else
+			fail "emptied container, $mode loading: unpruned '$a', pruned '$b'"; fi
+	done
 fi
 
 echo "prune.sh (gpu): $fails failure(s)"
