@@ -65,6 +65,19 @@ PTX
 	cp "$t/k.ptx" $c/fuzz_text/ptx
 	printf 'compute_90a' >$c/fuzz_text/target
 	printf '/a b/#c$d\\e.h' >$c/fuzz_text/path
+	# fuzz_prune: two control bytes (targets, options) + a fatbin, an object, an archive, a linked .so
+	mkdir -p $c/fuzz_prune
+	rm -f $c/fuzz_prune/*
+	"$fb" pack --compress zstd -o "$t/multi.fatbin" "$t/k80.cubin" "$t/k90a.cubin@sm_90a" "$t/k.ptx" || exit 1
+	"$fb" embed -o "$t/multi.o" "$t/multi.fatbin" || exit 1
+	(cd "$t" && cp multi.o m1.o && ar rc libm.a odd.txt m1.o) || exit 1
+	cc -shared -nostdlib -s -Wl,-z,noseparate-code,-z,max-page-size=0x100,--build-id=none,--hash-style=gnu -o "$t/multi.so" "$t/multi.o" || exit 1
+	{ printf '\002\000'; cat "$t/multi.fatbin"; } >$c/fuzz_prune/fatbin_sm80
+	{ printf '\110\000'; cat "$t/multi.fatbin"; } >$c/fuzz_prune/fatbin_sm90_ptx80
+	{ printf '\001\001'; cat "$t/multi.fatbin"; } >$c/fuzz_prune/fatbin_missing
+	{ printf '\010\000'; cat "$t/multi.o"; } >$c/fuzz_prune/object
+	{ printf '\002\000'; cat "$t/libm.a"; } >$c/fuzz_prune/archive
+	{ printf '\010\004'; cat "$t/multi.so"; } >$c/fuzz_prune/linked
 	# fuzz_probe: real replies of the probe child (archprobe --probe-child=1 writes on fd 3)
 	# from the fake driver, and an opt-in probe cache file (the same record after a key)
 	local ap=${ARCHPROBE_BIN:-$dir/bin/archprobe} fake=$dir/fakecuda/libcuda.so.1

@@ -18,6 +18,13 @@ int cmd_cache(int argc, char **argv);
 int cmd_build(int argc, char **argv);
 int cmd_embed(int argc, char **argv);
 int cmd_env(int argc, char **argv);
+int cmd_size(int argc, char **argv);
+int cmd_prune(int argc, char **argv);
+/* prune/size arch lists (cmd_prune.c): -arch/-gencode/--generate-code taken out of argv (names
+ * appended, new argc or -1), the list resolved (warnings printed), and its names joined. */
+int prune_take_nvcc_args(int argc, char **argv, char *names, size_t n);
+int prune_resolve(const char *text, struct ap_archlist **out);
+void prune_targets_text(const struct ap_archlist *l, char *buf, size_t n);
 /* Prints the version report (tool, NVRTC version and arches). */
 int cmd_version(int argc, char **argv);
 

@@ -21,6 +21,8 @@ static const struct command commands[] = {
 	{"inspect", cmd_inspect, "list the containers and images in a .fatbin, .cubin, .o, .a, .so"},
 	{"check",   cmd_check,   "say which image would run on a given arch, or that none fits"},
 	{"extract", cmd_extract, "write one image of a fatbinary, decompressed"},
+	{"size",    cmd_size,    "bytes of device code per kind and arch; what a prune would save"},
+	{"prune",   cmd_prune,   "keep only the images an arch list's GPUs use, in any binary"},
 	{"embed",   cmd_embed,   "wrap a fatbin into a relocatable ELF object"},
 	{"cache",   cmd_cache,   "show or clear the compile cache (stats|clear)"},
 	{"env",     cmd_env,     "print the toolkit, compilers and ninja the build will use"},
