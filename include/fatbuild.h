@@ -7,6 +7,7 @@
 #ifndef FATBUILD_H
 #define FATBUILD_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -322,6 +323,13 @@ struct fb_compile_opts {
 	/* Called in the caller's thread as each job finishes (cache hits first). */
 	void (*progress)(void *ctx, const struct fb_compile_progress *p);
 	void *progress_ctx;
+	/* Stopping: NULL, or a flag the caller's signal handler sets (nonzero: stop; a CLI stores
+	 * the signal number). Read before each job starts and whenever a signal interrupts the wait;
+	 * once set, the running jobs are killed and reaped, nothing is cached, and fb_compile
+	 * returns FB_ECANCELED. The library keeps no signal state of its own: installing handlers
+	 * (and forwarding the signal to the jobs, which run in the caller's process group) is the
+	 * caller's part. */
+	const volatile sig_atomic_t *cancel;
 };
 
 struct fb_compile_image {
@@ -477,6 +485,14 @@ struct fb_build_opts {
 	const char *log;         /* ninja's output goes to this file (truncated), and a failure's msg
 	                          * quotes its first error; NULL: to our stdout/stderr (the CLI) */
 	const struct ap_toolkit *toolkit; /* NULL: ap_toolkit_detect */
+	/* Stopping: NULL, or a flag the caller's signal handler sets (nonzero: stop; a CLI stores
+	 * the signal number). Read before ninja starts, while waiting for another build of the same
+	 * build dir, and whenever a signal interrupts the wait for ninja; once set, ninja gets
+	 * SIGTERM (or that signal), is waited for, the half-linked output is removed and fb_build
+	 * returns FB_ECANCELED. ninja runs with PR_SET_PDEATHSIG = SIGTERM, so it stops with its
+	 * edges even when the caller is SIGKILLed, and it holds a lock of its own in the build dir
+	 * for as long as it runs, so a rebuild waits for an earlier build's ninja to be gone. */
+	const volatile sig_atomic_t *cancel;
 };
 
 struct fb_build_result {

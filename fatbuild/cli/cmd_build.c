@@ -164,12 +164,15 @@ cmd_build(int argc, char **argv)
 	self_path(self, sizeof(self));
 	if (self[0])
 		o.fatbuild = self; /* the edges call back into this very program */
+	if (!o.emit_ninja_only)
+		cli_supervise(); /* from here on a signal stops ninja, its edges and the probe child too */
+	o.cancel = cli_cancel_flag();
 	struct fb_build_result res;
 	struct fb_error err = {0};
 	int brc = fb_build(&o, &res, &err);
 	warn_lines(res.warnings);
 	if (brc != 0) {
-		rc = fail_fb(&err);
+		rc = cli_stopped() ? cli_stop_exit("build") : fail_fb(&err);
 		goto out;
 	}
 	if (o.emit_ninja_only)

@@ -279,6 +279,8 @@ cmd_compile(int argc, char **argv)
 	if (!have_list)
 		list = getenv("TORCH_CUDA_ARCH_LIST");
 
+	cli_supervise(); /* from here on a signal stops the NVRTC jobs and the probe child too */
+
 	/* Targets. */
 	struct ap_error aerr = {0};
 	struct ap_archlist *l = NULL;
@@ -288,7 +290,7 @@ cmd_compile(int argc, char **argv)
 		free(incs.v);
 		free(defs.v);
 		free(xopts.v);
-		return fail_ap(&aerr);
+		return cli_stopped() ? cli_stop_exit("compile") : fail_ap(&aerr);
 	}
 	for (size_t i = 0; i < ap_archlist_nwarnings(l); i++)
 		warn("warning: %s", ap_archlist_warning(l, i));
@@ -312,6 +314,7 @@ cmd_compile(int argc, char **argv)
 	o.jobs = jobs;
 	o.progress = on_progress;
 	o.progress_ctx = &pr;
+	o.cancel = cli_cancel_flag();
 
 	double t0 = now();
 	struct fb_compile_result *res = NULL;
@@ -319,6 +322,10 @@ cmd_compile(int argc, char **argv)
 	rc = fb_compile(sources, nsources, &o, &res, &err);
 	/* Corrupt cache entries are always reported: a recurring one points at a failing disk. */
 	warn_lines(res ? res->cache_note : NULL);
+	if (cli_stopped()) { /* checked once more below, before anything is written */
+		rc = cli_stop_exit("compile");
+		goto done;
+	}
 	if (rc == FB_ECOMPILE && res && res->log) {
 		fputs(res->log, stderr);
 		if (res->log[0] && res->log[strlen(res->log) - 1] != '\n')
@@ -337,6 +344,10 @@ cmd_compile(int argc, char **argv)
 		fputs(res->log, stderr); /* warnings */
 
 	/* Everything is in memory; now write, output first, depfile last. */
+	if (cli_stopped()) {
+		rc = cli_stop_exit("compile");
+		goto done;
+	}
 	if (out && per_file) {
 		if (mkdirs(out)) {
 			warn("compile: cannot create %s:", out);
