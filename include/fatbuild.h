@@ -374,8 +374,29 @@ FB_API int fb_compile_pack(const struct fb_compile_result *r, const struct fb_co
                            enum fb_compress compress, bool compress_elf, unsigned char **out, size_t *size,
                            struct fb_error *err);
 /* Parallel jobs when none is asked for: MAX_JOBS when it is all digits (as PyTorch reads it;
- * 0 = no limit), else the CPUs this process may run on. */
+ * 0 = no limit), else the CPUs this process may run on, capped by its cgroups' CPU quota
+ * (fb_jobs_default with /proc and /sys/fs/cgroup). */
 FB_API int fb_compile_default_jobs(void);
+
+/* ---- default parallelism (common/cpus.c) ---- */
+
+enum fb_jobs_from { FB_JOBS_FROM_AFFINITY = 1, FB_JOBS_FROM_CGROUP, FB_JOBS_FROM_MAX_JOBS };
+struct fb_jobs_info {
+	int jobs;                      /* the figure */
+	int from;                      /* enum fb_jobs_from: what decided it */
+	int cpus;                      /* CPUs in the affinity mask (online CPUs where unreadable) */
+	int quota;                     /* lowest cgroup CPU quota of the process's cgroup and its
+	                                * parents, rounded up; 0: none */
+	char where[1024];              /* for people: the MAX_JOBS value, or the quota's file and value */
+};
+/* The default job count: MAX_JOBS (max_jobs, when all digits; 0 = no limit), else the CPUs
+ * (cpus > 0: that many; else this process's affinity mask) capped by the lowest CPU quota
+ * found from the process's cgroup (proc_root/self/cgroup) up to the root of the hierarchy
+ * mounted at cgroup_root: v2 cpu.max, v1 cpu.cfs_quota_us / cpu.cfs_period_us, rounded up
+ * (2.5 CPUs: 3 jobs). Missing or unreadable files mean no quota. NULL roots: /proc and
+ * /sys/fs/cgroup. */
+FB_API void fb_jobs_default(const char *proc_root, const char *cgroup_root, int cpus, const char *max_jobs,
+                            struct fb_jobs_info *out);
 /* Writes a Makefile-style depfile "target: dep dep ..." atomically. */
 FB_API int fb_depfile_write(const char *path, const char *target, const char *const *deps, size_t ndeps,
                             struct fb_error *err);
@@ -474,7 +495,7 @@ struct fb_build_opts {
 	const char *const *defines; size_t ndefines;  /* "X" or "X=1" */
 	const char *cflags, *cxxflags, *ldflags;       /* extra words, split on blanks */
 	enum fb_backend backend;
-	int jobs;                /* ninja -j; 0: ninja's default */
+	int jobs;                /* ninja -j; 0: fb_compile_default_jobs() (MAX_JOBS, else CPUs and quota) */
 	bool verbose;            /* ninja -v (commands are echoed to the child's stdout) */
 	bool emit_ninja_only;    /* write build.ninja and stop */
 	bool executable;         /* link a program instead of a shared library */
@@ -513,6 +534,15 @@ FB_API int fb_build(const struct fb_build_opts *opts, struct fb_build_result *re
 FB_API int fb_load(const struct fb_build_opts *opts, void **handle, struct fb_error *err);
 
 /* END SECTION build */
+
+/* ---- command words (words.c) ------------------------------------------------------------ */
+
+/* Splits a command given in one variable (CC="ccache gcc -m64") into words as the shell splits
+ * an unquoted $CC with the default IFS: at runs of spaces, tabs and newlines, nothing else (no
+ * quotes, no globbing, no expansion). *words is NULL-terminated and malloc'd (fb_words_free);
+ * n may be NULL. A blank or NULL string gives no words. */
+FB_API int fb_words_split(const char *s, char ***words, size_t *n, struct fb_error *err);
+FB_API void fb_words_free(char **words);
 
 /* ---- files ----------------------------------------------------------------------------- */
 

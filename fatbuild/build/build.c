@@ -385,6 +385,27 @@ find_tools(const struct fb_build_opts *o, bool need_nvcc, struct tools *t, struc
 	return 0;
 }
 
+/* $CC / $CXX may be a command with words ("ccache gcc", "gcc -m64"): its first word must be a
+ * program on PATH (or a path), else the build would stop at the first host edge with a
+ * shell's "not found". */
+static int
+check_compiler(const char *var, const char *value, struct fb_error *err)
+{
+	char **w = NULL, found[PATHMAX];
+	size_t n = 0;
+	int rc = fb_words_split(value, &w, &n, err);
+	if (rc)
+		return rc;
+	if (n == 0)
+		rc = fail(err, FB_ENOTOOL, "%s is blank: set it to a compiler command, e.g. %s=%s", var, var,
+		          strcmp(var, "CC") == 0 ? "cc" : "c++");
+	else if (which(w[0], found) != 0)
+		rc = fail(err, FB_ENOTOOL, "%s='%.300s': '%.300s' %s", var, value, w[0],
+		          strchr(w[0], '/') ? "is not an executable file" : "is not on PATH");
+	fb_words_free(w);
+	return rc;
+}
+
 /* ---- the generator ---- */
 
 struct gen {
@@ -511,7 +532,18 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 		struct ap_error ae = {0};
 		if (ap_archlist_format(g->archs, AP_FMT_NVCC, &gencode, &ae) != 0)
 			return fail(err, FB_EARCH, "%s", ae.msg);
-		rc = sarg(&c, nvcc, err);
+		/* $CXX's words: launchers (ccache) run nvcc itself, the compiler is -ccbin, the
+		 * options after it go to the host compiler ("ccache g++ -m64": ccache nvcc ... -ccbin
+		 * g++ -Xcompiler -m64). */
+		char **w = NULL;
+		size_t nw = 0, k = 0;
+		rc = fb_words_split(g->t.cxx, &w, &nw, err);
+		while (!rc && k < nw && w[k][0] != '-')
+			k++;
+		for (size_t i = 0; !rc && i + 1 < k; i++)
+			rc = sarg(&c, w[i], err);
+		if (!rc)
+			rc = sarg(&c, nvcc, err);
 		if (!rc)
 			rc = swords(&c, "-c -O2 -Xcompiler -fPIC", err);
 		if (!rc)
@@ -520,12 +552,18 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 		if (!rc)
 			rc = sarg(&c, "-ccbin", err);
 		if (!rc)
-			rc = sarg(&c, g->t.cxx, err);
+			rc = sarg(&c, k ? w[k - 1] : "c++", err);
+		for (size_t i = k; !rc && i < nw; i++) {
+			rc = sarg(&c, "-Xcompiler", err);
+			if (!rc)
+				rc = sarg(&c, w[i], err);
+		}
+		fb_words_free(w);
 		if (!rc)
 			rc = swords(&c, g->o->cxxflags, err);
 		g->any_nvcc = true;
 	} else {
-		rc = sarg(&c, lang == L_C ? g->t.cc : g->t.cxx, err);
+		rc = swords(&c, lang == L_C ? g->t.cc : g->t.cxx, err); /* each word of $CC on its own */
 		if (!rc)
 			rc = swords(&c, "-c -O2 -fPIC", err);
 		if (!rc)
@@ -588,7 +626,7 @@ gen_link(struct gen *g, struct fb_error *err)
 	char tmp[PATHMAX + 16];
 	bfmt(tmp, sizeof(tmp), "%s.tmp.fb", g->out);
 	struct str c = {0};
-	rc = sarg(&c, g->any_cxx || g->any_nvcc ? g->t.cxx : g->t.cc, err);
+	rc = swords(&c, g->any_cxx || g->any_nvcc ? g->t.cxx : g->t.cc, err);
 	if (!rc && !g->o->executable)
 		rc = sarg(&c, "-shared", err);
 	if (!rc)
@@ -835,10 +873,9 @@ run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	argv[a++] = g->t.ninja;
 	argv[a++] = "-C";
 	argv[a++] = g->dir;
-	if (g->o->jobs > 0) {
-		bfmt(jobs, sizeof(jobs), "-j%d", g->o->jobs);
-		argv[a++] = jobs;
-	}
+	/* Always -j: ninja's own default reads neither MAX_JOBS nor the cgroup's CPU quota. */
+	bfmt(jobs, sizeof(jobs), "-j%d", g->o->jobs > 0 ? g->o->jobs : fb_compile_default_jobs());
+	argv[a++] = jobs;
 	if (g->o->verbose)
 		argv[a++] = "-v";
 	argv[a] = NULL;
@@ -939,7 +976,7 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 		return fail(err, FB_EINVAL, "build: -o OUTPUT is required");
 	if (o->nsources == 0)
 		return fail(err, FB_EINVAL, "build: no source files given (kernels .cu, host .c .cc .cpp .cxx)");
-	bool need_nvcc = false, any_kernel = false;
+	bool need_nvcc = false, any_kernel = false, any_c = false, any_cxx = false;
 	for (size_t i = 0; i < o->nsources; i++) {
 		enum lang l;
 		if (!o->sources[i] || classify(o->sources[i], o->backend, &l) != 0)
@@ -947,6 +984,8 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 			            "build: %s: unknown source type (kernels: .cu; host code: .c .cc .cpp .cxx .C)",
 			            o->sources[i] ? o->sources[i] : "(null)");
 		need_nvcc |= l == L_NVCC;
+		any_c |= l == L_C;
+		any_cxx |= l == L_CXX || l == L_NVCC;
 		any_kernel |= l == L_KERNEL || l == L_NVCC;
 		if (access(o->sources[i], R_OK) != 0)
 			return fail(err, FB_EIO, "build: %s: %s", o->sources[i], strerror(errno));
@@ -954,6 +993,10 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 	struct gen g = {0};
 	g.o = o;
 	int rc = find_tools(o, need_nvcc, &g.t, err);
+	if (!rc && (any_c || !any_cxx))
+		rc = check_compiler("CC", g.t.cc, err);
+	if (!rc && any_cxx)
+		rc = check_compiler("CXX", g.t.cxx, err);
 	if (rc)
 		return rc;
 	rc = abs_output(o->output, g.out, err);

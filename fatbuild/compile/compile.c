@@ -54,18 +54,9 @@ now(void)
 int
 fb_compile_default_jobs(void)
 {
-	const char *mj = getenv("MAX_JOBS");
-	if (mj && *mj && strspn(mj, "0123456789") == strlen(mj)) {
-		long v = strtol(mj, NULL, 10);
-		if (v == 0 || v > 1024)
-			return 1024; /* ninja -j 0: no limit */
-		return (int)v;
-	}
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
-		return CPU_COUNT(&set);
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (int)n : 1;
+	struct fb_jobs_info ji;
+	fb_jobs_default(NULL, NULL, 0, getenv("MAX_JOBS"), &ji);
+	return ji.jobs;
 }
 
 int
