@@ -72,8 +72,10 @@ install(void)
 	sa.sa_flags = 0; /* no SA_RESTART: a blocking wait returns EINTR and looks at the flag */
 	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++) {
 		struct sigaction old;
-		/* A signal the caller ignores (nohup's SIGHUP) stays ignored, as for any program. */
-		if (sigaction(stop_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+		/* nohup's ignored SIGHUP stays ignored. SIGINT is caught even when inherited as
+		 * ignored (a shell script's background job), as ninja, which used to be the one to
+		 * see it, always did. */
+		if (stop_signals[i] == SIGHUP && sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler == SIG_IGN)
 			continue;
 		sigaction(stop_signals[i], &sa, NULL);
 	}
