@@ -5,7 +5,8 @@
 # NVRTC jobs. For each: the exit status is 128+signal, within 2 s no process of that build is
 # left (found by the case's unique directory in /proc/*/cmdline), 10 s later OUT is still absent
 # or still the previous bytes, and a rerun succeeds with output `fatbuild check` accepts.
-# The eight cases run at once, so the 10 s watches overlap.
+# Also: a rebuild started right after a SIGKILL waits for the earlier build's ninja to be gone.
+# The cases run at once, so the 10 s watches overlap.
 set -u
 FB=${FATBUILD_BIN:?}
 [ -d /proc/self ] || { echo "no /proc: skipped"; exit 77; }
@@ -105,7 +106,47 @@ one_case() {
 	} >"$res"
 }
 
-pids=
+# A rebuild never runs beside an earlier build's leftovers. Here the leftover is a ninja that
+# is slow to stop (FATBUILD_NINJA is a wrapper that ignores SIGTERM and lingers 2 s after its
+# ninja is done), and both fatbuild processes of the first build are SIGKILLed, so no fatbuild
+# holds the build lock meanwhile: the run lock the wrapper holds from its start must make the
+# rebuild wait. Its wrapper must start only after the first one has ended.
+leftovers_case() {
+	local d=$w/leftovers
+	mkdir -p "$d/out"
+	cat >"$d/ninja" <<'S'
+#!/bin/sh
+trap '' INT TERM HUP
+echo "start $(date +%s.%N)" >>"$NINJA_LOG"
+ninja "$@"
+st=$?
+sleep 2
+echo "end $(date +%s.%N)" >>"$NINJA_LOG"
+exit $st
+S
+	chmod +x "$d/ninja"
+	export NINJA_LOG=$d/ninja.log FATBUILD_CACHE_DIR=$d/cache FATBUILD_NINJA=$d/ninja
+	: >"$NINJA_LOG"
+	local cmd=("$FB" build --build-dir "$d/bd" -o "$d/out/libh.so" "$w/host.c")
+	"${cmd[@]}" >"$d/first.log" 2>&1 &
+	local pid=$! k
+	for k in $(seq 200); do grep -q start "$NINJA_LOG" && break; sleep 0.05; done
+	kill -KILL $(ps -o pid= --ppid "$pid") "$pid" 2>/dev/null
+	wait "$pid"
+	"${cmd[@]}" >"$d/second.log" 2>&1
+	local rc=$?
+	{
+		[ "$rc" = 0 ] && echo "ok   leftovers: the rebuild succeeds" || { echo "FAIL leftovers: the rebuild (exit $rc)"; sed 's/^/       /' "$d/second.log"; }
+		if [ "$(awk '{print $1}' "$NINJA_LOG" | tr '\n' ' ')" = "start end start end " ]; then
+			echo "ok   leftovers: the rebuild waited for the earlier build's ninja"
+		else
+			echo "FAIL leftovers: two ninjas at once in one build dir:"; sed 's/^/       /' "$NINJA_LOG"
+		fi
+	} >"$w/leftovers.result"
+}
+
+leftovers_case &
+pids=" $!"
 for mode in build compile; do
 	for sig in INT TERM HUP KILL; do
 		prev=no
@@ -118,6 +159,6 @@ wait $pids
 cat "$w"/*.result
 n=$(cat "$w"/*.result | grep -c '^ok ')
 bad=$(cat "$w"/*.result | grep -c '^FAIL')
-[ "$n" = 46 ] || { echo "FAIL expected 46 checks, saw $n ok"; bad=$((bad + 1)); }
+[ "$n" = 48 ] || { echo "FAIL expected 48 checks, saw $n ok"; bad=$((bad + 1)); }
 echo "$n checks ok, $bad failed"
 [ "$bad" = 0 ]
