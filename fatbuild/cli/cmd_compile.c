@@ -41,7 +41,8 @@ static const char usage_text[] =
 	"  --lineinfo         line tables for profilers (-lineinfo)\n"
 	"  --maxrregcount N   cap registers per thread\n"
 	"  -Xnvrtc OPT        pass OPT to NVRTC unchanged (repeatable)\n"
-	"  -j N               parallel NVRTC jobs (default: MAX_JOBS when it is a number, else the CPUs)\n"
+	"  -j N               parallel NVRTC jobs (default: MAX_JOBS when it is a number, else the CPUs,\n"
+	"                     capped by the cgroup CPU quota; 'fatbuild env' shows the figure)\n"
 	"  --no-cache         neither read nor write the cache\n"
 	"  --compress MODE    default: zstd PTX, raw cubins (as nvcc); none; zstd or lz4 (everything)\n"
 	"  --depfile FILE     write a Makefile-style depfile for OUT (every source and header read),\n"
@@ -62,7 +63,8 @@ static const char usage_text[] =
 	"  fatbuild compile --arch-list \"8.0 9.0 12.0+PTX\" -o build/kernels/ softmax.cu gemm.cu\n"
 	"  fatbuild compile --arch-list 9.0a -I include --depfile k.fatbin.d -o k.fatbin k.cu\n"
 	"\n"
-	"Exit codes: 0 success, 1 compile error or no NVRTC, 2 usage or bad arch list.\n";
+	"Exit codes: 0 success, 1 compile error or no NVRTC, 2 usage or bad arch list, 128+signal\n"
+	"when stopped by SIGINT, SIGTERM or SIGHUP (its NVRTC jobs are stopped, nothing is written).\n";
 
 enum { OPT_ARCH = 256, OPT_STD, OPT_FAST, OPT_LINEINFO, OPT_MAXRREG, OPT_DEPFILE, OPT_EMIT, OPT_NOCACHE,
        OPT_COMPRESS };

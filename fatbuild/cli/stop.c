@@ -23,6 +23,8 @@
  *     a SIGKILL of the worker itself does not leave them running.
  *   - The supervisor exits with the worker's status once the worker is gone; after a signal
  *     it first SIGKILLs whatever is still in the worker's group (nothing, normally).
+ *   - SIGTSTP (Ctrl-Z) at the supervisor stops the worker's group too, and continuing the
+ *     supervisor continues it.
  * A forked child of the worker that did not reset its handlers (a library's fork without
  * exec) gets the default action from the handler: only the worker forwards. */
 #define _GNU_SOURCE
@@ -59,6 +61,19 @@ on_signal(int sig)
 		stop_sig = sig;
 		kill(0, sig); /* the worker's own group; reaches this handler again, as a no-op */
 	}
+	errno = saved;
+}
+
+/* Ctrl-Z stops the supervisor, the one in the terminal's foreground group: it stops the
+ * worker's group with it and continues it when it is continued itself (fg, bg). */
+static void
+on_tstp(int sig)
+{
+	int saved = errno;
+	(void)sig;
+	kill(-worker_pid, SIGSTOP);
+	raise(SIGSTOP);
+	kill(-worker_pid, SIGCONT);
 	errno = saved;
 }
 
@@ -114,6 +129,13 @@ cli_supervise(void)
 	is_supervisor = 1;
 	worker_pid = pid;
 	install();
+	struct sigaction ts;
+	memset(&ts, 0, sizeof(ts));
+	ts.sa_handler = on_tstp;
+	sigemptyset(&ts.sa_mask);
+	struct sigaction prev;
+	if (sigaction(SIGTSTP, NULL, &prev) == 0 && prev.sa_handler != SIG_IGN)
+		sigaction(SIGTSTP, &ts, NULL);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	int status = 0;
 	while (waitpid(pid, &status, 0) < 0) {
