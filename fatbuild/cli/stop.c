@@ -42,6 +42,7 @@
 static volatile sig_atomic_t stop_sig;  /* the first stopping signal, 0 before it */
 static volatile pid_t worker_pid;       /* in the supervisor: the worker; in the worker: itself */
 static int is_supervisor;
+static int own_group;                   /* the worker leads a process group of its own */
 
 static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
 
@@ -59,7 +60,8 @@ on_signal(int sig)
 		raise(sig);
 	} else if (!stop_sig) {
 		stop_sig = sig;
-		kill(0, sig); /* the worker's own group; reaches this handler again, as a no-op */
+		if (own_group)
+			kill(0, sig); /* the worker's own group; reaches this handler again, as a no-op */
 	}
 	errno = saved;
 }
@@ -109,14 +111,15 @@ cli_supervise(void)
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
-		/* No worker: run the command here; the signals still stop our own children. */
+		/* No worker: run the command here, in the caller's group, which is not ours to
+		 * signal; the libraries still stop their children when they see the flag. */
 		worker_pid = getpid();
 		install();
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		return;
 	}
 	if (pid == 0) {
-		setpgid(0, 0);
+		own_group = setpgid(0, 0) == 0;
 		worker_pid = getpid();
 		install();
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
