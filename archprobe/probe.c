@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -237,6 +238,12 @@ ap_probe_child_main(int argc, char **argv)
 		else
 			return AP_EXIT_USAGE;
 	}
+	/* Die with the parent, even a SIGKILLed one. If it is gone already, the pipe's read end
+	 * is closed and the write end polls POLLERR. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	struct pollfd pf = {.fd = RESULT_FD, .events = 0};
+	if (poll(&pf, 1, 0) > 0 && (pf.revents & POLLERR))
+		return AP_EXIT_FAIL;
 	if (!(r = calloc(1, sizeof(*r))))
 		return AP_EXIT_FAIL;
 	ap_cuda_query(libcuda, r, RESULT_FD);
@@ -508,6 +515,7 @@ probe_child(const struct ap_probe_opts *opts, const char *libcuda, double timeou
 		}
 		ap_probe_trace(r, "probe child: fork() of this single-threaded process");
 		snprintf(what, sizeof(what), "forked probe child");
+		pid_t parent = getpid();
 		pid = fork();
 		if (pid < 0) {
 			close(fds[0]);
@@ -516,6 +524,13 @@ probe_child(const struct ap_probe_opts *opts, const char *libcuda, double timeou
 			return AP_EIO;
 		}
 		if (pid == 0) {
+			/* dies with the parent; a stopping signal ends it as by default */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() != parent)
+				_exit(1);
+			signal(SIGINT, SIG_DFL);
+			signal(SIGTERM, SIG_DFL);
+			signal(SIGHUP, SIG_DFL);
 			struct ap_probe_result *c = calloc(1, sizeof(*c));
 			close(fds[0]);
 			if (c) {

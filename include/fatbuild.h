@@ -7,6 +7,7 @@
 #ifndef FATBUILD_H
 #define FATBUILD_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -323,6 +324,13 @@ struct fb_compile_opts {
 	/* Called in the caller's thread as each job finishes (cache hits first). */
 	void (*progress)(void *ctx, const struct fb_compile_progress *p);
 	void *progress_ctx;
+	/* Stopping: NULL, or a flag the caller's signal handler sets (nonzero: stop; a CLI stores
+	 * the signal number). Read before each job starts and whenever a signal interrupts the wait;
+	 * once set, the running jobs are killed and reaped, nothing is cached, and fb_compile
+	 * returns FB_ECANCELED. The library keeps no signal state of its own: installing handlers
+	 * (and forwarding the signal to the jobs, which run in the caller's process group) is the
+	 * caller's part. */
+	const volatile sig_atomic_t *cancel;
 };
 
 struct fb_compile_image {
@@ -367,8 +375,29 @@ FB_API int fb_compile_pack(const struct fb_compile_result *r, const struct fb_co
                            enum fb_compress compress, bool compress_elf, unsigned char **out, size_t *size,
                            struct fb_error *err);
 /* Parallel jobs when none is asked for: MAX_JOBS when it is all digits (as PyTorch reads it;
- * 0 = no limit), else the CPUs this process may run on. */
+ * 0 = no limit), else the CPUs this process may run on, capped by its cgroups' CPU quota
+ * (fb_jobs_default with /proc and /sys/fs/cgroup). */
 FB_API int fb_compile_default_jobs(void);
+
+/* ---- default parallelism (common/cpus.c) ---- */
+
+enum fb_jobs_from { FB_JOBS_FROM_AFFINITY = 1, FB_JOBS_FROM_CGROUP, FB_JOBS_FROM_MAX_JOBS };
+struct fb_jobs_info {
+	int jobs;                      /* the figure */
+	int from;                      /* enum fb_jobs_from: what decided it */
+	int cpus;                      /* CPUs in the affinity mask (online CPUs where unreadable) */
+	int quota;                     /* lowest cgroup CPU quota of the process's cgroup and its
+	                                * parents, rounded up; 0: none */
+	char where[1024];              /* for people: the MAX_JOBS value, or the quota's file and value */
+};
+/* The default job count: MAX_JOBS (max_jobs, when all digits; 0 = no limit), else the CPUs
+ * (cpus > 0: that many; else this process's affinity mask) capped by the lowest CPU quota
+ * found from the process's cgroup (proc_root/self/cgroup) up to the root of the hierarchy
+ * mounted at cgroup_root: v2 cpu.max, v1 cpu.cfs_quota_us / cpu.cfs_period_us, rounded up
+ * (2.5 CPUs: 3 jobs). Missing or unreadable files mean no quota. NULL roots: /proc and
+ * /sys/fs/cgroup. */
+FB_API void fb_jobs_default(const char *proc_root, const char *cgroup_root, int cpus, const char *max_jobs,
+                            struct fb_jobs_info *out);
 /* Writes a Makefile-style depfile "target: dep dep ..." atomically. */
 FB_API int fb_depfile_write(const char *path, const char *target, const char *const *deps, size_t ndeps,
                             struct fb_error *err);
@@ -468,7 +497,7 @@ struct fb_build_opts {
 	const char *const *defines; size_t ndefines;  /* "X" or "X=1" */
 	const char *cflags, *cxxflags, *ldflags;       /* extra words, split on blanks */
 	enum fb_backend backend;
-	int jobs;                /* ninja -j; 0: ninja's default */
+	int jobs;                /* ninja -j; 0: fb_compile_default_jobs() (MAX_JOBS, else CPUs and quota) */
 	bool verbose;            /* ninja -v (commands are echoed to the child's stdout) */
 	bool emit_ninja_only;    /* write build.ninja and stop */
 	bool executable;         /* link a program instead of a shared library */
@@ -479,6 +508,14 @@ struct fb_build_opts {
 	const char *log;         /* ninja's output goes to this file (truncated), and a failure's msg
 	                          * quotes its first error; NULL: to our stdout/stderr (the CLI) */
 	const struct ap_toolkit *toolkit; /* NULL: ap_toolkit_detect */
+	/* Stopping: NULL, or a flag the caller's signal handler sets (nonzero: stop; a CLI stores
+	 * the signal number). Read before ninja starts, while waiting for another build of the same
+	 * build dir, and whenever a signal interrupts the wait for ninja; once set, ninja gets
+	 * SIGTERM (or that signal), is waited for, the half-linked output is removed and fb_build
+	 * returns FB_ECANCELED. ninja runs with PR_SET_PDEATHSIG = SIGTERM, so it stops with its
+	 * edges even when the caller is SIGKILLed, and it holds a lock of its own in the build dir
+	 * for as long as it runs, so a rebuild waits for an earlier build's ninja to be gone. */
+	const volatile sig_atomic_t *cancel;
 };
 
 struct fb_build_result {
@@ -503,7 +540,7 @@ FB_API int fb_load(const struct fb_build_opts *opts, void **handle, struct fb_er
 
 /* END SECTION build */
 
-/* SECTION prune: owned by the prune/size module (fatbin/prune.c, fatbin/size.c; docs/prune.md). */
+/* SECTION prune: fatbin/prune.c, fatbin/size.c; docs/prune.md. */
 
 /* What to keep. targets is a resolved arch list (ap_archlist_get): for each SASS target
  * sm_X the image a real X GPU would load (fb_select with variant AP_ARCH: its SASS, or the
@@ -591,6 +628,14 @@ FB_API void fb_size_report_free(struct fb_size_report *r);
 FB_API int fb_zstd_size(const void *data, size_t size, int level, uint64_t *out, struct fb_error *err);
 
 /* END SECTION prune */
+/* ---- command words (words.c) ------------------------------------------------------------ */
+
+/* Splits a command given in one variable (CC="ccache gcc -m64") into words as the shell splits
+ * an unquoted $CC with the default IFS: at runs of spaces, tabs and newlines, nothing else (no
+ * quotes, no globbing, no expansion). *words is NULL-terminated and malloc'd (fb_words_free);
+ * n may be NULL. A blank or NULL string gives no words. */
+FB_API int fb_words_split(const char *s, char ***words, size_t *n, struct fb_error *err);
+FB_API void fb_words_free(char **words);
 
 /* ---- files ----------------------------------------------------------------------------- */
 

@@ -6,6 +6,7 @@
  *   link: objects + libfatbuild_runtime.a --$CXX -shared-->  OUT.tmp, renamed to OUT
  * Every edge carries its own command ($cmd), so ninja rebuilds exactly the edges whose command
  * changed (a flag, the arch list) or whose inputs did (depfiles for headers). */
+#define _GNU_SOURCE /* pipe2 */
 #include <ctype.h>
 #include <errno.h>
 #include <dlfcn.h>
@@ -16,7 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <time.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -363,6 +367,27 @@ find_tools(const struct fb_build_opts *o, bool need_nvcc, struct tools *t, struc
 	return 0;
 }
 
+/* $CC / $CXX may be a command with words ("ccache gcc", "gcc -m64"): its first word must be a
+ * program on PATH (or a path), else the build would stop at the first host edge with a
+ * shell's "not found". */
+static int
+check_compiler(const char *var, const char *value, struct fb_error *err)
+{
+	char **w = NULL, found[PATHMAX];
+	size_t n = 0;
+	int rc = fb_words_split(value, &w, &n, err);
+	if (rc)
+		return rc;
+	if (n == 0)
+		rc = fail(err, FB_ENOTOOL, "%s is blank: set it to a compiler command, e.g. %s=%s", var, var,
+		          strcmp(var, "CC") == 0 ? "cc" : "c++");
+	else if (which(w[0], found) != 0)
+		rc = fail(err, FB_ENOTOOL, "%s='%.300s': '%.300s' %s", var, value, w[0],
+		          strchr(w[0], '/') ? "is not an executable file" : "is not on PATH");
+	fb_words_free(w);
+	return rc;
+}
+
 /* ---- the generator ---- */
 
 struct gen {
@@ -489,7 +514,18 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 		struct ap_error ae = {0};
 		if (ap_archlist_format(g->archs, AP_FMT_NVCC, &gencode, &ae) != 0)
 			return fail(err, FB_EARCH, "%s", ae.msg);
-		rc = sarg(&c, nvcc, err);
+		/* $CXX's words: launchers (ccache) run nvcc itself, the compiler is -ccbin, the
+		 * options after it go to the host compiler ("ccache g++ -m64": ccache nvcc ... -ccbin
+		 * g++ -Xcompiler -m64). */
+		char **w = NULL;
+		size_t nw = 0, k = 0;
+		rc = fb_words_split(g->t.cxx, &w, &nw, err);
+		while (!rc && k < nw && w[k][0] != '-')
+			k++;
+		for (size_t i = 0; !rc && i + 1 < k; i++)
+			rc = sarg(&c, w[i], err);
+		if (!rc)
+			rc = sarg(&c, nvcc, err);
 		if (!rc)
 			rc = swords(&c, "-c -O2 -Xcompiler -fPIC", err);
 		if (!rc)
@@ -498,12 +534,18 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 		if (!rc)
 			rc = sarg(&c, "-ccbin", err);
 		if (!rc)
-			rc = sarg(&c, g->t.cxx, err);
+			rc = sarg(&c, k ? w[k - 1] : "c++", err);
+		for (size_t i = k; !rc && i < nw; i++) {
+			rc = sarg(&c, "-Xcompiler", err);
+			if (!rc)
+				rc = sarg(&c, w[i], err);
+		}
+		fb_words_free(w);
 		if (!rc)
 			rc = swords(&c, g->o->cxxflags, err);
 		g->any_nvcc = true;
 	} else {
-		rc = sarg(&c, lang == L_C ? g->t.cc : g->t.cxx, err);
+		rc = swords(&c, lang == L_C ? g->t.cc : g->t.cxx, err); /* each word of $CC on its own */
 		if (!rc)
 			rc = swords(&c, "-c -O2 -fPIC", err);
 		if (!rc)
@@ -575,7 +617,7 @@ gen_link(struct gen *g, struct fb_error *err)
 	staged_path(g, staged, sizeof(staged));
 	bfmt(tmp, sizeof(tmp), "%s.tmp.fb", staged);
 	struct str c = {0};
-	rc = sarg(&c, g->any_cxx || g->any_nvcc ? g->t.cxx : g->t.cc, err);
+	rc = swords(&c, g->any_cxx || g->any_nvcc ? g->t.cxx : g->t.cc, err);
 	if (!rc && !g->o->executable)
 		rc = sarg(&c, "-shared", err);
 	if (!rc)
@@ -705,62 +747,180 @@ log_stamp(const char *dir, struct stat *st)
 	return stat(p, st) == 0;
 }
 
+static bool
+cancelled(const struct fb_build_opts *o)
+{
+	return o->cancel && *o->cancel;
+}
+
+/* Takes an exclusive lock on fd, waiting while another process holds it: flock(2) for the
+ * build lock (held by the fatbuild process of a build), a POSIX record lock for the run lock
+ * (held by ninja: record locks belong to one process, survive exec and are not inherited, so
+ * the edges ninja starts, or a compiler server one of them leaves, never hold it). A record
+ * lock is only probed: released at once, ninja takes it for itself. Polls, so that a stop
+ * request is seen whether or not a signal interrupts the wait. */
+static int
+lock_wait(struct gen *g, int fd, const char *path, bool record, struct fb_error *err)
+{
+	for (;;) {
+		int r;
+		if (record) {
+			struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+			r = fcntl(fd, F_SETLK, &fl);
+			if (r == 0) {
+				fl.l_type = F_UNLCK;
+				fcntl(fd, F_SETLK, &fl);
+			}
+		} else {
+			r = flock(fd, LOCK_EX | LOCK_NB);
+		}
+		if (r == 0)
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EAGAIN && errno != EACCES && errno != EINTR)
+			return fail(err, FB_EIO, "cannot lock %s: %s", path, strerror(errno));
+		if (cancelled(g->o))
+			return fail(err, FB_ECANCELED, "build stopped while waiting for %s", path);
+		struct timespec ts = {0, 20 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* fork + exec rather than posix_spawn: the child sets PR_SET_PDEATHSIG (SIGTERM: ninja then
+ * stops its edges as on a Ctrl-C) and takes the run lock before it becomes ninja. */
+static int
+spawn_ninja(struct gen *g, const char **argv, int lock, const char *runpath, pid_t *pid)
+{
+	pid_t parent = getpid();
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return errno;
+	*pid = fork();
+	if (*pid < 0) {
+		int e = errno;
+		close(p[0]);
+		close(p[1]);
+		return e;
+	}
+	if (*pid == 0) {
+		int e = 0;
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(128 + SIGTERM); /* the caller is already gone */
+		/* The caller's handlers do not apply to ninja (exec resets them); its blocked mask would. */
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		/* Closing any descriptor of a file drops this process's record locks on it: close the
+		 * build lock's first (exec would), then take the run lock on a descriptor exec keeps. */
+		close(lock);
+		int run = open(runpath, O_RDWR | O_NOFOLLOW);
+		if (run >= 0) {
+			struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+			fcntl(run, F_SETLK, &fl);
+		}
+		if (g->o->log && g->o->log[0]) {
+			int fd = open(g->o->log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+			if (fd < 0 || dup2(fd, 1) < 0 || dup2(1, 2) < 0)
+				e = errno;
+		}
+		if (!e) {
+			/* TMPDIR=BUILD_DIR/tmp: the compilers' temporaries stay in the private build dir */
+			char **envp = fb_builddir_env(g->dir);
+			execve(g->t.ninja, (char *const *)argv, envp ? envp : environ);
+			e = errno;
+		}
+		ssize_t w = write(p[1], &e, sizeof(e));
+		(void)w;
+		_exit(127);
+	}
+	close(p[1]);
+	int e = 0;
+	ssize_t r;
+	while ((r = read(p[0], &e, sizeof(e))) < 0 && errno == EINTR)
+		;
+	close(p[0]);
+	if (r == (ssize_t)sizeof(e) && e) {
+		while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		return e;
+	}
+	return 0;
+}
+
+/* The link writes OUT.tmp.fb and renames it; a link stopped in between leaves it. */
+static void
+remove_link_temp(struct gen *g)
+{
+	char tmp[PATHMAX + 16];
+	bfmt(tmp, sizeof(tmp), "%s.tmp.fb", g->out);
+	unlink(tmp);
+}
+
 static int
 run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 {
+	int rc;
 	char jobs[32];
 	const char *argv[8];
 	int a = 0;
 	argv[a++] = g->t.ninja;
 	argv[a++] = "-C";
 	argv[a++] = g->dir;
-	if (g->o->jobs > 0) {
-		bfmt(jobs, sizeof(jobs), "-j%d", g->o->jobs);
-		argv[a++] = jobs;
-	}
+	/* Always -j: ninja's own default reads neither MAX_JOBS nor the cgroup's CPU quota. */
+	bfmt(jobs, sizeof(jobs), "-j%d", g->o->jobs > 0 ? g->o->jobs : fb_compile_default_jobs());
+	argv[a++] = jobs;
 	if (g->o->verbose)
 		argv[a++] = "-v";
 	argv[a] = NULL;
 	/* One ninja per build dir at a time: a second build of the same dir waits here (two ninjas
 	 * would write the same objects, .ninja_log and OUT.tmp at once). The kernel drops the lock
-	 * when the holder dies. */
-	char lockpath[PATHMAX + 16];
+	 * when the holder dies; ninja's own lock (below) covers the time it outlives us. */
+	char lockpath[PATHMAX + 16], runpath[PATHMAX + 24];
 	bfmt(lockpath, sizeof(lockpath), "%s/.fatbuild.lock", g->dir);
+	bfmt(runpath, sizeof(runpath), "%s/.fatbuild.running", g->dir);
 	int lock = open(lockpath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (lock < 0)
 		return fail(err, FB_EIO, "cannot create the build lock %s: %s", lockpath, strerror(errno));
-	while (flock(lock, LOCK_EX) != 0) {
-		if (errno != EINTR) {
-			close(lock);
-			return fail(err, FB_EIO, "cannot lock %s: %s", lockpath, strerror(errno));
-		}
+	rc = lock_wait(g, lock, lockpath, false, err);
+	int run = -1;
+	if (!rc && (run = open(runpath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
+		rc = fail(err, FB_EIO, "cannot create %s: %s", runpath, strerror(errno));
+	if (!rc)
+		rc = lock_wait(g, run, runpath, true, err); /* an earlier build's ninja still stopping */
+	if (run >= 0)
+		close(run);
+	if (!rc && cancelled(g->o))
+		rc = fail(err, FB_ECANCELED, "build stopped before ninja started");
+	if (rc) {
+		close(lock);
+		return rc;
 	}
 	struct stat before, after;
 	bool had = log_stamp(g->dir, &before);
-	pid_t pid;
-	/* Where ninja's output goes: ours (the CLI), or the caller's log file (library callers). */
-	posix_spawn_file_actions_t fa, *fap = NULL;
-	if (g->o->log && g->o->log[0]) {
-		posix_spawn_file_actions_init(&fa);
-		posix_spawn_file_actions_addopen(&fa, 1, g->o->log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
-		posix_spawn_file_actions_adddup2(&fa, 1, 2);
-		fap = &fa;
-	}
-	char **envp = fb_builddir_env(g->dir); /* TMPDIR=BUILD_DIR/tmp */
-	int rc = posix_spawn(&pid, g->t.ninja, fap, NULL, (char *const *)argv, envp ? envp : environ);
-	free(envp);
-	if (fap)
-		posix_spawn_file_actions_destroy(fap);
+	pid_t pid = -1;
+	rc = spawn_ninja(g, argv, lock, runpath, &pid);
 	if (rc != 0) {
 		close(lock);
 		return fail(err, FB_ENOTOOL, "cannot run %s: %s", g->t.ninja, strerror(rc));
 	}
 	int status;
+	bool forwarded = false;
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			close(lock);
 			return fail(err, FB_EIO, "waitpid(ninja): %s", strerror(errno));
 		}
+		if (cancelled(g->o) && !forwarded) {
+			/* ninja stops its edges, waits for them and deletes what they had begun */
+			kill(pid, *g->o->cancel > 0 && *g->o->cancel < 65 ? *g->o->cancel : SIGTERM);
+			forwarded = true;
+		}
+	}
+	if (WIFSIGNALED(status) || WEXITSTATUS(status) != 0 || cancelled(g->o))
+		remove_link_temp(g); /* a link stopped between writing and renaming */
+	if (cancelled(g->o)) {
+		close(lock);
+		return fail(err, FB_ECANCELED, "build stopped (build dir %s)", g->dir);
 	}
 	close(lock);
 	if (WIFSIGNALED(status))
@@ -809,7 +969,7 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 		return fail(err, FB_EINVAL, "build: -o OUTPUT is required");
 	if (o->nsources == 0)
 		return fail(err, FB_EINVAL, "build: no source files given (kernels .cu, host .c .cc .cpp .cxx)");
-	bool need_nvcc = false, any_kernel = false;
+	bool need_nvcc = false, any_kernel = false, any_c = false, any_cxx = false;
 	for (size_t i = 0; i < o->nsources; i++) {
 		enum lang l;
 		if (!o->sources[i] || classify(o->sources[i], o->backend, &l) != 0)
@@ -817,6 +977,8 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 			            "build: %s: unknown source type (kernels: .cu; host code: .c .cc .cpp .cxx .C)",
 			            o->sources[i] ? o->sources[i] : "(null)");
 		need_nvcc |= l == L_NVCC;
+		any_c |= l == L_C;
+		any_cxx |= l == L_CXX || l == L_NVCC;
 		any_kernel |= l == L_KERNEL || l == L_NVCC;
 		if (access(o->sources[i], R_OK) != 0)
 			return fail(err, FB_EIO, "build: %s: %s", o->sources[i], strerror(errno));
@@ -824,6 +986,10 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 	struct gen g = {0};
 	g.o = o;
 	int rc = find_tools(o, need_nvcc, &g.t, err);
+	if (!rc && (any_c || !any_cxx))
+		rc = check_compiler("CC", g.t.cc, err);
+	if (!rc && any_cxx)
+		rc = check_compiler("CXX", g.t.cxx, err);
 	if (rc)
 		return rc;
 	rc = abs_output(o->output, g.out, err);

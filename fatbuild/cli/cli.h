@@ -2,6 +2,7 @@
 #ifndef FB_CLI_H
 #define FB_CLI_H
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 
@@ -37,6 +38,15 @@ _Noreturn void fatal(int code, const char *fmt, ...) __attribute__((format(print
 /* Prints "fatbuild: msg" for a library error and returns its exit code. */
 int fail_fb(const struct fb_error *e);
 int fail_ap(const struct ap_error *e);
+/* stop.c: splits the process into a supervisor, which never returns from this call (it waits
+ * and exits with the worker's status), and the worker, which returns and runs the command in a
+ * process group of its own. SIGINT, SIGTERM and SIGHUP then stop the worker's whole group. */
+void cli_supervise(void);
+/* The flag for fb_build_opts.cancel / fb_compile_opts.cancel: the stopping signal, or 0. */
+const volatile sig_atomic_t *cli_cancel_flag(void);
+int cli_stopped(void);
+/* "fatbuild: WHAT: interrupted by SIGTERM; ..." and the exit code, 128+signal. */
+int cli_stop_exit(const char *what);
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t m);
 void *xreallocarray(void *p, size_t n, size_t m);

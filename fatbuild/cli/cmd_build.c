@@ -36,13 +36,18 @@ usage(FILE *f)
 	        "  --cflags S, --cxxflags S, --ldflags S   extra words for C, C++ (and nvcc), the link\n"
 	        "  --backend B        nvrtc (default) or nvcc: .cu files with host code and <<<...>>>\n"
 	        "                     launches, compiled by nvcc with the gencode flags, linked with cudart\n"
-	        "  -j N               parallel jobs (ninja -j)\n"
+	        "  -j N               parallel jobs (ninja -j; default: MAX_JOBS when it is a number, else the\n"
+	        "                     CPUs, capped by the cgroup CPU quota)\n"
 	        "  -v                 show every command\n"
 	        "  --emit-ninja       write build.ninja and stop\n"
 	        "  --executable       link a program instead of a shared library\n"
 	        "\n"
-	        "Environment: CC, CXX, CUDA_HOME, FATBUILD_BUILD_DIR, FATBUILD_NINJA, FATBUILD_RUNTIME,\n"
-	        "FATBUILD_INCLUDE. 'fatbuild env' shows what will be used.\n"
+	        "Environment: CC, CXX (commands, split into words: CC=\"ccache gcc\"), CUDA_HOME,\n"
+	        "FATBUILD_BUILD_DIR, FATBUILD_NINJA, FATBUILD_RUNTIME, FATBUILD_INCLUDE, MAX_JOBS.\n"
+	        "'fatbuild env' shows what will be used.\n"
+	        "\n"
+	        "SIGINT, SIGTERM or SIGHUP stop everything the build started (ninja, compilers, NVRTC\n"
+	        "jobs); nothing is written and the exit status is 128+signal (130, 143, 129).\n"
 	        "\n"
 	        "Example:\n"
 	        "  fatbuild --arch-list \"8.0 8.6+PTX\" -o libx.so kernels.cu host.cpp\n");
@@ -166,12 +171,15 @@ cmd_build(int argc, char **argv)
 	self_path(self, sizeof(self));
 	if (self[0])
 		o.fatbuild = self; /* the edges call back into this very program */
+	if (!o.emit_ninja_only)
+		cli_supervise(); /* from here on a signal stops ninja, its edges and the probe child too */
+	o.cancel = cli_cancel_flag();
 	struct fb_build_result res;
 	struct fb_error err = {0};
 	int brc = fb_build(&o, &res, &err);
 	warn_lines(res.warnings);
 	if (brc != 0) {
-		rc = fail_fb(&err);
+		rc = cli_stopped() ? cli_stop_exit("build") : fail_fb(&err);
 		goto out;
 	}
 	if (o.emit_ninja_only)

@@ -41,7 +41,8 @@ static const char usage_text[] =
 	"  --lineinfo         line tables for profilers (-lineinfo)\n"
 	"  --maxrregcount N   cap registers per thread\n"
 	"  -Xnvrtc OPT        pass OPT to NVRTC unchanged (repeatable)\n"
-	"  -j N               parallel NVRTC jobs (default: MAX_JOBS when it is a number, else the CPUs)\n"
+	"  -j N               parallel NVRTC jobs (default: MAX_JOBS when it is a number, else the CPUs,\n"
+	"                     capped by the cgroup CPU quota; 'fatbuild env' shows the figure)\n"
 	"  --no-cache         neither read nor write the cache\n"
 	"  --compress MODE    default: zstd PTX, raw cubins (as nvcc); none; zstd or lz4 (everything)\n"
 	"  --depfile FILE     write a Makefile-style depfile for OUT (every source and header read),\n"
@@ -62,7 +63,8 @@ static const char usage_text[] =
 	"  fatbuild compile --arch-list \"8.0 9.0 12.0+PTX\" -o build/kernels/ softmax.cu gemm.cu\n"
 	"  fatbuild compile --arch-list 9.0a -I include --depfile k.fatbin.d -o k.fatbin k.cu\n"
 	"\n"
-	"Exit codes: 0 success, 1 compile error or no NVRTC, 2 usage or bad arch list.\n";
+	"Exit codes: 0 success, 1 compile error or no NVRTC, 2 usage or bad arch list, 128+signal\n"
+	"when stopped by SIGINT, SIGTERM or SIGHUP (its NVRTC jobs are stopped, nothing is written).\n";
 
 enum { OPT_ARCH = 256, OPT_STD, OPT_FAST, OPT_LINEINFO, OPT_MAXRREG, OPT_DEPFILE, OPT_EMIT, OPT_NOCACHE,
        OPT_COMPRESS };
@@ -279,6 +281,8 @@ cmd_compile(int argc, char **argv)
 	if (!have_list)
 		list = getenv("TORCH_CUDA_ARCH_LIST");
 
+	cli_supervise(); /* from here on a signal stops the NVRTC jobs and the probe child too */
+
 	/* Targets. */
 	struct ap_error aerr = {0};
 	struct ap_archlist *l = NULL;
@@ -288,7 +292,7 @@ cmd_compile(int argc, char **argv)
 		free(incs.v);
 		free(defs.v);
 		free(xopts.v);
-		return fail_ap(&aerr);
+		return cli_stopped() ? cli_stop_exit("compile") : fail_ap(&aerr);
 	}
 	for (size_t i = 0; i < ap_archlist_nwarnings(l); i++)
 		warn("warning: %s", ap_archlist_warning(l, i));
@@ -312,6 +316,7 @@ cmd_compile(int argc, char **argv)
 	o.jobs = jobs;
 	o.progress = on_progress;
 	o.progress_ctx = &pr;
+	o.cancel = cli_cancel_flag();
 
 	double t0 = now();
 	struct fb_compile_result *res = NULL;
@@ -319,6 +324,10 @@ cmd_compile(int argc, char **argv)
 	rc = fb_compile(sources, nsources, &o, &res, &err);
 	/* Corrupt cache entries are always reported: a recurring one points at a failing disk. */
 	warn_lines(res ? res->cache_note : NULL);
+	if (cli_stopped()) { /* checked once more below, before anything is written */
+		rc = cli_stop_exit("compile");
+		goto done;
+	}
 	if (rc == FB_ECOMPILE && res && res->log) {
 		fputs(res->log, stderr);
 		if (res->log[0] && res->log[strlen(res->log) - 1] != '\n')
@@ -337,6 +346,10 @@ cmd_compile(int argc, char **argv)
 		fputs(res->log, stderr); /* warnings */
 
 	/* Everything is in memory; now write, output first, depfile last. */
+	if (cli_stopped()) {
+		rc = cli_stop_exit("compile");
+		goto done;
+	}
 	if (out && per_file) {
 		if (mkdirs(out)) {
 			warn("compile: cannot create %s:", out);

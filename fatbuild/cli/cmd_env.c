@@ -135,16 +135,31 @@ compiler(const char *label, const char *var, const char *def)
 	if (!cc || !cc[0])
 		cc = def;
 	char path[PATH_MAX], ver[512];
-	/* $CC may carry words ("ccache gcc"): look up the first. */
-	char first[256];
-	snprintf(first, sizeof(first), "%.*s", (int)strcspn(cc, " \t"), cc);
-	if (which(first, path, sizeof(path)) != 0) {
-		printf("%-10s %s: NOT FOUND (from %s; set %s)\n", label, cc, how, var);
+	/* $CC may carry words ("ccache gcc"): split as the build does, look up the first. */
+	char **w = NULL;
+	size_t n = 0;
+	struct fb_error e = {0};
+	if (fb_words_split(cc, &w, &n, &e) != 0 || n == 0) {
+		printf("%-10s '%s': NO COMMAND (from %s; set %s)\n", label, cc, how, var);
+		fb_words_free(w);
 		return 1;
 	}
-	const char *argv[] = {first, "--version", NULL};
+	if (which(w[0], path, sizeof(path)) != 0) {
+		printf("%-10s %s: NOT FOUND (%s from %s is not on PATH; set %s)\n", label, cc, w[0], how, var);
+		fb_words_free(w);
+		return 1;
+	}
+	printf("%-10s", label);
+	for (size_t i = 0; i < n; i++)
+		printf(" '%s'", w[i]);
+	const char **argv = xcalloc(n + 2, sizeof(*argv));
+	for (size_t i = 0; i < n; i++)
+		argv[i] = w[i];
+	argv[n] = "--version";
 	capture(argv, ver, sizeof(ver), 0);
-	printf("%-10s %s (%s, from %s): %s\n", label, cc, path, how, ver);
+	printf(" (%s is %s, from %s): %s\n", w[0], path, how, ver);
+	free(argv);
+	fb_words_free(w);
 	return 0;
 }
 
@@ -250,6 +265,9 @@ cmd_env(int argc, char **argv)
 		printf("%-10s %s\n", "cache", cache);
 	const char *arch = getenv("TORCH_CUDA_ARCH_LIST");
 	printf("%-10s %s\n", "arch list", arch && arch[0] ? arch : "auto (TORCH_CUDA_ARCH_LIST is unset)");
+	struct fb_jobs_info ji;
+	fb_jobs_default(NULL, NULL, 0, getenv("MAX_JOBS"), &ji);
+	printf("%-10s %d (from %s; -j or MAX_JOBS overrides)\n", "jobs", ji.jobs, ji.where);
 	if (missing)
 		warn("env: something the build needs is missing (see NOT FOUND above)");
 	return missing ? AP_EXIT_FAIL : AP_EXIT_OK;

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -53,18 +54,9 @@ now(void)
 int
 fb_compile_default_jobs(void)
 {
-	const char *mj = getenv("MAX_JOBS");
-	if (mj && *mj && strspn(mj, "0123456789") == strlen(mj)) {
-		long v = strtol(mj, NULL, 10);
-		if (v == 0 || v > 1024)
-			return 1024; /* ninja -j 0: no limit */
-		return (int)v;
-	}
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
-		return CPU_COUNT(&set);
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (int)n : 1;
+	struct fb_jobs_info ji;
+	fb_jobs_default(NULL, NULL, 0, getenv("MAX_JOBS"), &ji);
+	return ji.jobs;
 }
 
 int
@@ -502,6 +494,7 @@ start(struct run *r, struct job *j, struct fb_error *err)
 	int p[2];
 	if (pipe(p) != 0)
 		return seterr(err, FB_EIO, "pipe failed: %s", strerror(errno));
+	pid_t parent = getpid();
 	pid_t pid = fork(); /* the child leaves with _exit: no stdio buffer is flushed twice */
 	if (pid < 0) {
 		int e = errno;
@@ -511,7 +504,15 @@ start(struct run *r, struct job *j, struct fb_error *err)
 	}
 	if (pid == 0) {
 		close(p[0]);
+		/* A job dies with its parent, even a SIGKILLed one, and of a stopping signal: it has
+		 * nothing to clean up, and the caller's handlers are the caller's. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(3);
 		signal(SIGPIPE, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
 		_exit(child(r, j, p[1]));
 	}
 	close(p[1]);
@@ -555,6 +556,8 @@ run_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error *err)
 			order[k - 1] = t;
 		}
 	for (;;) {
+		if (!rc && r->o->cancel && *r->o->cancel)
+			rc = seterr(err, FB_ECANCELED, "compile stopped");
 		while (!rc && running < (size_t)maxjobs && next < r->njobs) {
 			struct job *j = &r->jobs[order[next++]];
 			if (j->state != J_PENDING)
@@ -574,7 +577,7 @@ run_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error *err)
 			}
 		if (poll(pfd, n, -1) < 0) {
 			if (errno == EINTR)
-				continue;
+				continue; /* the loop's top looks at the stop flag */
 			rc = seterr(err, FB_EIO, "poll failed: %s", strerror(errno));
 			break;
 		}
@@ -860,6 +863,10 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 	int maxjobs = opts->jobs > 0 ? opts->jobs : fb_compile_default_jobs();
 	struct job *failed = NULL;
 	rc = run_jobs(&r, maxjobs, &failed, err);
+	if (opts->cancel && *opts->cancel) { /* jobs killed by the stopping signal are no failure */
+		rc = seterr(err, FB_ECANCELED, "compile stopped");
+		goto out;
+	}
 	if (rc == FB_ECOMPILE && failed) {
 		char *rw = fb_nvrtc_log_rewrite(failed->e.log, failed->arch);
 		char first[sizeof(err->msg)];
