@@ -22,6 +22,7 @@ static const struct command commands[] = {
 	{"check",   cmd_check,   "say which image would run on a given arch, or that none fits"},
 	{"extract", cmd_extract, "write one image of a fatbinary, decompressed"},
 	{"embed",   cmd_embed,   "wrap a fatbin into a relocatable ELF object"},
+	{"dlink",   cmd_dlink,   "device-link relocatable cubins or LTO-IR for one target (nvJitLink)"},
 	{"cache",   cmd_cache,   "show or clear the compile cache (stats|clear)"},
 	{"env",     cmd_env,     "print the toolkit, compilers and ninja the build will use"},
 };
