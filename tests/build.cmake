@@ -16,3 +16,8 @@ endforeach()
 add_test(NAME build_gpu_dryrun COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu/extension.sh ${PROJECT_BINARY_DIR})
 set_tests_properties(build_gpu_dryrun PROPERTIES LABELS build TIMEOUT 300 ENVIRONMENT
   "${FB_TEST_ENV};FB_GPU_CC=9.0;FAKECUDA_DEVICES=9.0;FAKECUDA_CONTEXT=0;FAKECUDA_EMULATE=1;FBRT_LIBCUDA=${PROJECT_BINARY_DIR}/fakecuda/libcuda.so.1")
+
+# tests/gpu/rdc.sh dry-run against the fake driver (9.0 device, the rdc example emulated).
+add_test(NAME build_rdc_gpu_dryrun COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu/rdc.sh ${PROJECT_BINARY_DIR})
+set_tests_properties(build_rdc_gpu_dryrun PROPERTIES LABELS build TIMEOUT 300 SKIP_RETURN_CODE 77 ENVIRONMENT
+  "${FB_TEST_ENV};FB_GPU_CC=9.0;FAKECUDA_DEVICES=9.0;FAKECUDA_CONTEXT=0;FAKECUDA_EMULATE=1;FBRT_LIBCUDA=${PROJECT_BINARY_DIR}/fakecuda/libcuda.so.1")

@@ -130,6 +130,58 @@ first_error(const char *log, char *buf, size_t size)
 		buf[0] = 0;
 }
 
+/* A linked PTX that still declares an .extern .func (other than the JIT's built-ins) cannot be
+ * loaded. Dynamic parallelism (__cudaCDP2*) comes from libcudadevrt, which links only into SASS:
+ * a warning in the log, once. Any other name is a call no input defines (nvJitLink -ptx does
+ * not report it): its name into undef. */
+static void
+check_extern(const unsigned char *ptx, size_t size, const char *tn, char **log, char *undef, size_t undef_size)
+{
+	undef[0] = 0;
+	static const char *const builtin[] = {"vprintf", "malloc", "free", "__assertfail"};
+	static const char key[] = ".extern .func";
+	for (size_t i = 0; i + sizeof(key) < size; i++) {
+		if (memcmp(ptx + i, key, sizeof(key) - 1) != 0)
+			continue;
+		size_t end = i;
+		while (end < size && ptx[end] != '\n')
+			end++;
+		size_t k = i + sizeof(key) - 1, close = 0;
+		for (size_t j = k; j < end; j++)
+			if (ptx[j] == ')')
+				close = j + 1;
+		if (close)
+			k = close;
+		while (k < end && (ptx[k] == ' ' || ptx[k] == '\t'))
+			k++;
+		size_t n = 0;
+		while (k + n < end && ptx[k + n] != ' ' && ptx[k + n] != '(' && ptx[k + n] != ';' && ptx[k + n] != '\t')
+			n++;
+		bool known = false;
+		for (size_t b = 0; b < sizeof(builtin) / sizeof(builtin[0]); b++)
+			known |= strlen(builtin[b]) == n && memcmp(ptx + k, builtin[b], n) == 0;
+		if (known || !n)
+			continue;
+		if (!(n >= 9 && memcmp(ptx + k, "__cudaCDP", 9) == 0)) {
+			snprintf(undef, undef_size, "%.*s", (int)(n > 200 ? 200 : n), (const char *)ptx + k);
+			return;
+		}
+		char line[512];
+		snprintf(line, sizeof(line),
+		         "warning: %s: the linked PTX calls %.*s (a device-side kernel launch), which no PTX provides (the "
+		         "device runtime of dynamic parallelism links only into SASS targets); a device that would JIT this "
+		         "PTX cannot load the module\n",
+		         tn, (int)(n > 120 ? 120 : n), (const char *)ptx + k);
+		size_t a = *log ? strlen(*log) : 0;
+		char *p = realloc(*log, a + strlen(line) + 1);
+		if (p) {
+			memcpy(p + a, line, strlen(line) + 1);
+			*log = p;
+		}
+		return;
+	}
+}
+
 void
 fb_dlink_result_clear(struct fb_dlink_result *r)
 {
@@ -231,6 +283,14 @@ fb_dlink(const void *const *inputs, const size_t *sizes, const char *const *name
 		first_error(out->log, first, sizeof(first));
 		rc = fb_seterr(err, jo.result == 1 || jo.result == 11 ? FB_EINVAL : FB_ECOMPILE, "dlink %s: %s%s%s", tn,
 		               fb_jitlink_result_name(jo.result), first[0] ? ": " : "", first);
+		fb_jl_out_clear(&jo);
+		goto done;
+	}
+	char undef[256] = "";
+	if (ptx)
+		check_extern(jo.image, jo.size, tn, &out->log, undef, sizeof(undef));
+	if (undef[0]) {
+		rc = fb_seterr(err, FB_ECOMPILE, "dlink %s: undefined reference to '%s' (no input defines it)", tn, undef);
 		fb_jl_out_clear(&jo);
 		goto done;
 	}

@@ -8,7 +8,8 @@
  *   a tie. None fits: CUDA_ERROR_NO_BINARY_FOR_GPU (209).
  * Only the first container of a buffer is read, as the driver does. A relocatable cubin (ET_REL)
  * that calls an undefined symbol (relocatable code that was never device-linked) is refused
- * with CUDA_ERROR_INVALID_IMAGE (200); LTO-IR entries never fit.
+ * with CUDA_ERROR_INVALID_IMAGE (200), PTX calling an .extern .func other than the JIT's built-ins
+ * with CUDA_ERROR_INVALID_PTX (218); LTO-IR entries never fit.
  *
  * Environment, besides fakecuda.h's:
  *   FAKECUDA_CONTEXT=<ordinal>   a context on that visible device is current on every thread
@@ -345,6 +346,40 @@ unresolved(const struct fake_module *m, char *buf, size_t size)
 	return 0;
 }
 
+/* PTX that declares an .extern .func the JIT cannot supply (anything but the built-ins vprintf,
+ * malloc, free, __assertfail): relocatable PTX never device-linked, or dynamic-parallelism PTX
+ * without the device runtime. Its name into buf (1), or 0. */
+static int
+ptx_extern(const struct fake_module *m, char *buf, size_t size)
+{
+	static const char *const builtin[] = {"vprintf", "malloc", "free", "__assertfail"};
+	const char *t = (const char *)m->payload;
+	while ((t = strstr(t, ".extern .func")) != NULL) {
+		const char *e = strchr(t, '\n');
+		size_t len = e ? (size_t)(e - t) : strlen(t);
+		const char *name = t + len; /* the last word before '(' or the line end */
+		const char *paren = memchr(t + 13, '(', len - 13);
+		if (paren && memchr(paren, ')', len - (size_t)(paren - t))) {
+			const char *close = memchr(paren, ')', len - (size_t)(paren - t));
+			name = close + 1;
+		} else {
+			name = t + 13;
+		}
+		while (*name == ' ' || *name == '\t')
+			name++;
+		size_t n = strcspn(name, " \t(\n;");
+		int known = 0;
+		for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+			known |= strlen(builtin[i]) == n && strncmp(name, builtin[i], n) == 0;
+		if (!known && n) {
+			snprintf(buf, size, "%.*s", (int)n, name);
+			return 1;
+		}
+		t += len;
+	}
+	return 0;
+}
+
 static CUresult
 load(void **out, const void *image, const char *api)
 {
@@ -425,6 +460,15 @@ load(void **out, const void *image, const char *api)
 		return rc;
 	}
 	char undef[128];
+	if (m->kind == 1 && ptx_extern(m, undef, sizeof(undef))) {
+		last_image[0] = 0;
+		pthread_mutex_unlock(&lock);
+		fake_log("%s: device %d.%d: PTX %s calls .extern %s, which the JIT cannot resolve -> 218", api, dev / 10,
+		         dev % 10, m->image, undef);
+		free(m->payload);
+		free(m);
+		return 218; /* CUDA_ERROR_INVALID_PTX */
+	}
 	if (unresolved(m, undef, sizeof(undef))) {
 		last_image[0] = 0;
 		pthread_mutex_unlock(&lock);
