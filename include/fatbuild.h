@@ -385,7 +385,8 @@ FB_API int fb_depfile_write(const char *path, const char *target, const char *co
  * that target, plus the device runtime with devrt. SASS target: one executable cubin; PTX
  * target (LTO-IR inputs): one linked PTX. FB_ENOIMAGE when an input has no image for the
  * target, FB_EINVAL when its cubin is not relocatable, FB_ECOMPILE for a link error (err->msg:
- * the first error line; out->log: the whole log), FB_ENOTOOL without nvJitLink. */
+ * the first error line; out->log: the whole log), FB_ENOTOOL without nvJitLink. The link runs
+ * in a forked child process that only calls nvJitLink (as fb_compile's jobs do). */
 struct fb_dlink_opts {
 	const struct ap_target *target; /* sm_90, sm_90a, compute_86 */
 	bool lto;                      /* LTO-IR inputs, nvJitLink -lto */

@@ -7,10 +7,14 @@
  * for NVRTC: <cuda_home>/{lib64,lib,targets/<triple>/lib}/libnvJitLink.so.13, then .so.12; the
  * bare sonames only when no toolkit is found at all. */
 #include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "jitlink.h"
 #include "common/error_priv.h"
@@ -202,9 +206,140 @@ append_log(jl_handle h, size_fn sz, get_fn get, char **log, size_t *len)
 	return 0;
 }
 
+static int
+write_all(int fd, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	while (n) {
+		ssize_t k = write(fd, c, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		c += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+static void
+put64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t
+get64(const unsigned char *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static int link_here(const struct fb_jitlink *j, const char *const *opts, size_t nopts, const struct fb_jl_input *in,
+                     size_t nin, int want_ptx, struct fb_jl_out *out, struct fb_error *err);
+
+/* The link runs in a forked child that only calls nvJitLink and _exits, as NVRTC jobs do: a
+ * crash inside nvJitLink (it has segfaulted on malformed LTO entries) becomes an error, and
+ * what it keeps allocated after a link goes with the child. The answer is 32 bytes (status,
+ * nvJitLinkResult, log and image sizes), then the log and the image. */
 int
 fb_jitlink_link(const struct fb_jitlink *j, const char *const *opts, size_t nopts, const struct fb_jl_input *in,
                 size_t nin, int want_ptx, struct fb_jl_out *out, struct fb_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	int p[2];
+	if (pipe(p) != 0)
+		return fb_seterr(err, FB_EIO, "pipe failed: %s", strerror(errno));
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(p[0]);
+		close(p[1]);
+		return fb_seterr(err, FB_EIO, "fork failed: %s", strerror(e));
+	}
+	if (pid == 0) {
+		close(p[0]);
+		signal(SIGPIPE, SIG_DFL);
+		struct fb_jl_out o;
+		struct fb_error e = {0};
+		int rc = link_here(j, opts, nopts, in, nin, want_ptx, &o, &e);
+		const char *log = rc ? e.msg : o.log ? o.log : "";
+		unsigned char hdr[32];
+		put64(hdr, (uint64_t)rc);
+		put64(hdr + 8, (uint64_t)(int64_t)o.result);
+		put64(hdr + 16, strlen(log));
+		put64(hdr + 24, rc ? 0 : o.size);
+		int bad = write_all(p[1], hdr, sizeof(hdr)) || write_all(p[1], log, strlen(log)) ||
+		          (!rc && o.size && write_all(p[1], o.image, o.size));
+		_exit(bad ? 3 : 0);
+	}
+	close(p[1]);
+	unsigned char *rx = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+	for (;;) {
+		if (cap - n < 65536) {
+			size_t nc = cap ? 2 * cap : 262144;
+			unsigned char *b = realloc(rx, nc);
+			if (!b) {
+				rc = fb_seterr(err, FB_ENOMEM, "out of memory");
+				break;
+			}
+			rx = b;
+			cap = nc;
+		}
+		ssize_t k = read(p[0], rx + n, cap - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	close(p[0]);
+	if (rc)
+		kill(pid, SIGKILL);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!rc && WIFSIGNALED(status))
+		rc = fb_seterr(err, FB_ECOMPILE, "nvJitLink (%s) died with signal %d", j->path, WTERMSIG(status));
+	uint64_t crc = 0, res = 0, nl = 0, ni = 0;
+	if (!rc && n >= 32) {
+		crc = get64(rx);
+		res = get64(rx + 8);
+		nl = get64(rx + 16);
+		ni = get64(rx + 24);
+	}
+	if (!rc && (n < 32 || nl > n || ni > n || 32 + nl + ni != n))
+		rc = fb_seterr(err, FB_ECOMPILE, "the nvJitLink process ended without an answer (exit %d)",
+		               WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	if (!rc && crc)
+		rc = fb_seterr(err, (int)crc, "%.*s", (int)(nl > 900 ? 900 : nl), (const char *)rx + 32);
+	if (!rc) {
+		out->result = (int)(int64_t)res;
+		out->log = malloc(nl + 1);
+		out->image = ni ? malloc(ni) : NULL;
+		if (!out->log || (ni && !out->image)) {
+			fb_jl_out_clear(out);
+			rc = fb_seterr(err, FB_ENOMEM, "out of memory");
+		} else {
+			memcpy(out->log, rx + 32, nl);
+			out->log[nl] = 0;
+			if (ni)
+				memcpy(out->image, rx + 32 + nl, ni);
+			out->size = ni;
+		}
+	}
+	free(rx);
+	return rc;
+}
+
+static int
+link_here(const struct fb_jitlink *j, const char *const *opts, size_t nopts, const struct fb_jl_input *in,
+          size_t nin, int want_ptx, struct fb_jl_out *out, struct fb_error *err)
 {
 	memset(out, 0, sizeof(*out));
 	jl_handle h = NULL;

@@ -38,8 +38,8 @@ struct fb_jl_out {
 };
 
 /* Creates a link with options, adds the inputs, completes it and fetches the linked cubin (or
- * the linked PTX when want_ptx). Returns 0 when nvJitLink ran (check out->result), an FB_E* code
- * when it could not be driven. */
+ * the linked PTX when want_ptx), in a forked child. Returns 0 when nvJitLink ran (check
+ * out->result), an FB_E* code when it could not be driven or its process died. */
 int fb_jitlink_link(const struct fb_jitlink *j, const char *const *opts, size_t nopts,
                     const struct fb_jl_input *in, size_t nin, int want_ptx, struct fb_jl_out *out,
                     struct fb_error *err);
