@@ -9,7 +9,8 @@
 #     per-target outputs, and refuses one alone; the fake refuses an unlinked relocatable image;
 #     touching one .cu redoes only its compiles, the device links, the embed and the link.
 #   nvcc: build --backend nvcc --rdc and --lto: nvcc -dlink's container holds one linked image
-#     per target, the host functions are exported; --lto uses code=lto_X.
+#     per target, the host functions are exported, a changed .cu redoes its object, the device
+#     link and the link; --lto uses code=lto_X.
 # Skips (77) without nvJitLink; the nvcc part is skipped without nvcc.
 set -u
 : "${FATBUILD_BIN:?}" "${FB_SOURCE_DIR:?}" "${FB_BINARY_DIR:?}"
@@ -198,6 +199,13 @@ if [ -x "$nvcc" ]; then
 		grep -q -- '-lcudadevrt' "$work/b nvcc/build.ninja" || { cp "$work/b nvcc/build.ninja" "$work/log"; fail "nvcc --rdc: flags"; }
 	nm -D --defined-only "$nlib" >"$work/log" 2>&1
 	grep -q ' T rdc_apply$' "$work/log" && grep -q ' T rdc_cdp$' "$work/log" || fail "nvcc --rdc: host functions not exported"
+	# incremental: a changed scale.cu is recompiled, then the device link and the link rerun
+	sleep 1.1
+	echo "// changed again" >>"$src/scale.cu"
+	fb build --backend nvcc --rdc -j 2 --arch-list "8.6 9.0+PTX" --build-dir "$work/b nvcc" -o "$nlib" "${kernels[@]}" \
+		"$src/rdc_launch.cu" >"$work/log" 2>&1 || fail "nvcc --rdc rebuild"
+	want="LINK librdc nvcc.so;NVCC -dlink;NVCC scale.cu;"
+	[ "$(edges)" = "$want" ] || { echo "want: $want" >&2; echo "got:  $(edges)" >&2; fail "nvcc incremental: wrong edges"; }
 	# nvcc's device LTO needs nvvm/lib64/libnvvm.so beside the toolkit; a toolkit without it gets a
 	# toolkit view (symlinks) that has it
 	lhome=$home
