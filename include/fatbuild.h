@@ -408,6 +408,12 @@ struct fb_dlink_result {
 FB_API int fb_dlink(const void *const *inputs, const size_t *sizes, const char *const *names, size_t n,
                     const struct fb_dlink_opts *opts, struct fb_dlink_result *out, struct fb_error *err);
 FB_API void fb_dlink_result_clear(struct fb_dlink_result *r);
+/* The nvJitLink fb_dlink would use: FB_ENOTOOL (err->msg names the paths tried) when none loads. */
+struct fb_jitlink_info {
+	int version;                   /* 1000*major + 10*minor; 0 when it has no nvJitLinkVersion */
+	char path[1024];
+};
+FB_API int fb_jitlink_info(const char *cuda_home, struct fb_jitlink_info *out, struct fb_error *err);
 /* The linked image as a one-entry fatbin (target's arch and variant). */
 FB_API int fb_dlink_pack(const struct fb_dlink_result *r, const struct ap_target *target, enum fb_compress compress,
                          unsigned char **out, size_t *size, struct fb_error *err);

@@ -82,6 +82,10 @@ test_loader(void)
 	char want[1200];
 	snprintf(want, sizeof(want), "%s/lib64/libnvJitLink.so.13", tmp);
 	CHECK(strstr(err.msg, want) != NULL);
+	struct fb_jitlink_info ji;
+	CHECK(fb_jitlink_info(tmp, &ji, &err) == FB_ENOTOOL && ji.path[0] == 0);
+	if (fb_jitlink_info(NULL, &ji, NULL) == 0)
+		CHECK(strstr(ji.path, "libnvJitLink.so.1") != NULL && ji.version >= 12000);
 	CHECK_STR(fb_jitlink_result_name(0), "NVJITLINK_SUCCESS");
 	CHECK_STR(fb_jitlink_result_name(3), "NVJITLINK_ERROR_INVALID_INPUT");
 	CHECK_STR(fb_jitlink_result_name(999), "NVJITLINK_ERROR_UNKNOWN");

@@ -195,6 +195,12 @@ cmd_env(int argc, char **argv)
 		printf("%-10s NOT FOUND: %s\n", "NVRTC", fe.msg);
 		missing = 1;
 	}
+	struct fb_jitlink_info ji;
+	if (fb_jitlink_info(have_home ? home : NULL, &ji, &fe) == 0)
+		printf("%-10s %d.%d (%s; the device link of --rdc/--lto)\n", "nvJitLink", ji.version / 1000,
+		       ji.version % 1000 / 10, ji.path);
+	else
+		printf("%-10s NOT FOUND (needed only for --rdc/--lto): %s\n", "nvJitLink", fe.msg);
 
 	char nvcc[PATH_MAX + 16], out[16384];
 	snprintf(nvcc, sizeof(nvcc), "%s/bin/nvcc", have_home ? home : "/usr/local/cuda");

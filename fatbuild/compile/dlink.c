@@ -328,3 +328,17 @@ fb_dlink_pack(const struct fb_dlink_result *r, const struct ap_target *target, e
 	fb_fatbin_free(fb);
 	return rc;
 }
+
+int
+fb_jitlink_info(const char *cuda_home, struct fb_jitlink_info *out, struct fb_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	struct fb_jitlink *j = NULL;
+	int rc = fb_jitlink_open(cuda_home, &j, err);
+	if (rc)
+		return rc;
+	out->version = fb_jitlink_version(j);
+	snprintf(out->path, sizeof(out->path), "%s", fb_jitlink_path(j));
+	fb_jitlink_close(j);
+	return 0;
+}
