@@ -331,6 +331,12 @@ struct fb_compile_opts {
 	 * (and forwarding the signal to the jobs, which run in the caller's process group) is the
 	 * caller's part. */
 	const volatile sig_atomic_t *cancel;
+	/* Relocatable device code (fb_dlink links it): rdc gives relocatable cubins (-rdc=true,
+	 * extern __device__ across files, dynamic parallelism); lto gives LTO-IR (-dlto) for every
+	 * target. With either, a PTX target is compiled to LTO-IR (kind FB_KIND_LTO) of its arch,
+	 * which fb_dlink turns into one linked PTX. */
+	bool rdc;
+	bool lto;
 };
 
 struct fb_compile_image {
@@ -401,6 +407,46 @@ FB_API void fb_jobs_default(const char *proc_root, const char *cgroup_root, int 
 /* Writes a Makefile-style depfile "target: dep dep ..." atomically. */
 FB_API int fb_depfile_write(const char *path, const char *target, const char *const *deps, size_t ndeps,
                             struct fb_error *err);
+
+/* ---- device link (dlink.c, jitlink.c) ---- */
+
+/* Links relocatable device code for one target with nvJitLink (dlopen'ed from the toolkit in
+ * use): the images of the inputs (fatbins or cubins as fb_compile with rdc/lto packs them) for
+ * that target, plus the device runtime with devrt. SASS target: one executable cubin; PTX
+ * target (LTO-IR inputs): one linked PTX. FB_ENOIMAGE when an input has no image for the
+ * target, FB_EINVAL when its cubin is not relocatable, FB_ECOMPILE for a link error (err->msg:
+ * the first error line; out->log: the whole log), FB_ENOTOOL without nvJitLink. The link runs
+ * in a forked child process that only calls nvJitLink (as fb_compile's jobs do). */
+struct fb_dlink_opts {
+	const struct ap_target *target; /* sm_90, sm_90a, compute_86 */
+	bool lto;                      /* LTO-IR inputs, nvJitLink -lto */
+	bool devrt;                    /* add <cuda_home>/lib64/libcudadevrt.a (SASS targets only) */
+	bool device_debug, lineinfo;   /* -g, -lineinfo */
+	const char *cuda_home;         /* NULL: ap_cuda_home() */
+	const char *const *extra;      /* nvJitLink options passed through verbatim */
+	size_t nextra;
+};
+struct fb_dlink_result {
+	enum fb_entry_kind kind;       /* FB_KIND_ELF or FB_KIND_PTX */
+	unsigned char *image;
+	size_t size;
+	size_t ninputs;                /* images linked, the device runtime not counted */
+	char *log;                     /* nvJitLink's error and info log, or NULL */
+	int jitlink_version;           /* 13000 */
+	char jitlink_path[1024];
+};
+FB_API int fb_dlink(const void *const *inputs, const size_t *sizes, const char *const *names, size_t n,
+                    const struct fb_dlink_opts *opts, struct fb_dlink_result *out, struct fb_error *err);
+FB_API void fb_dlink_result_clear(struct fb_dlink_result *r);
+/* The nvJitLink fb_dlink would use: FB_ENOTOOL (err->msg names the paths tried) when none loads. */
+struct fb_jitlink_info {
+	int version;                   /* 1000*major + 10*minor; 0 when it has no nvJitLinkVersion */
+	char path[1024];
+};
+FB_API int fb_jitlink_info(const char *cuda_home, struct fb_jitlink_info *out, struct fb_error *err);
+/* The linked image as a one-entry fatbin (target's arch and variant). */
+FB_API int fb_dlink_pack(const struct fb_dlink_result *r, const struct ap_target *target, enum fb_compress compress,
+                         unsigned char **out, size_t *size, struct fb_error *err);
 
 /* The NVRTC the compiler would use. */
 struct fb_nvrtc_info {
@@ -516,6 +562,12 @@ struct fb_build_opts {
 	 * edges even when the caller is SIGKILLed, and it holds a lock of its own in the build dir
 	 * for as long as it runs, so a rebuild waits for an earlier build's ninja to be gone. */
 	const volatile sig_atomic_t *cancel;
+	/* Relocatable device code: kernels compiled -rdc=true (extern __device__ across .cu files,
+	 * dynamic parallelism), then one device link (nvrtc: fatbuild dlink with nvJitLink per
+	 * target; nvcc: nvcc -dlink) with the device runtime. lto: LTO-IR and a link-time-optimised
+	 * device link (implies rdc). */
+	bool rdc;
+	bool lto;
 };
 
 struct fb_build_result {

@@ -5,7 +5,7 @@ add_dependencies(build_test fakecuda fatbuild_runtime fatbuild)
 set_tests_properties(build_test PROPERTIES TIMEOUT 300 LABELS build)
 
 # Shell-driven: incremental rebuilds, paths with spaces, the nvcc backend.
-foreach(t IN ITEMS incremental nvcc stop ccwords)
+foreach(t IN ITEMS incremental nvcc stop ccwords rdc)
   add_test(NAME build_${t} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/build_${t}.sh)
   set_tests_properties(build_${t} PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS build TIMEOUT 600
                        SKIP_RETURN_CODE 77)
@@ -15,4 +15,9 @@ endforeach()
 # real-GPU script stays correct where there is no GPU.
 add_test(NAME build_gpu_dryrun COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu/extension.sh ${PROJECT_BINARY_DIR})
 set_tests_properties(build_gpu_dryrun PROPERTIES LABELS build TIMEOUT 300 ENVIRONMENT
+  "${FB_TEST_ENV};FB_GPU_CC=9.0;FAKECUDA_DEVICES=9.0;FAKECUDA_CONTEXT=0;FAKECUDA_EMULATE=1;FBRT_LIBCUDA=${PROJECT_BINARY_DIR}/fakecuda/libcuda.so.1")
+
+# tests/gpu/rdc.sh dry-run against the fake driver (9.0 device, the rdc example emulated).
+add_test(NAME build_rdc_gpu_dryrun COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu/rdc.sh ${PROJECT_BINARY_DIR})
+set_tests_properties(build_rdc_gpu_dryrun PROPERTIES LABELS build TIMEOUT 300 SKIP_RETURN_CODE 77 ENVIRONMENT
   "${FB_TEST_ENV};FB_GPU_CC=9.0;FAKECUDA_DEVICES=9.0;FAKECUDA_CONTEXT=0;FAKECUDA_EMULATE=1;FBRT_LIBCUDA=${PROJECT_BINARY_DIR}/fakecuda/libcuda.so.1")

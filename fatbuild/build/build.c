@@ -4,6 +4,10 @@
  *   all K.fatbin --fatbuild embed --hidden --symbol fbrt_fatbin-->  obj/fatbin.o
  *   host .c/.cpp --$CC/$CXX -fPIC -MD-->  obj/H.o;  --backend nvcc: .cu --nvcc -c gencode-->  obj/K.o
  *   link: objects + libfatbuild_runtime.a --$CXX -shared-->  OUT.tmp, renamed to OUT
+ * With rdc/lto (relocatable device code) the kernels are compiled --rdc/--lto and device-linked
+ * before the embed, per target (dlink.c): obj/K.sm_86.fatbin of every kernel --fatbuild dlink-->
+ * obj/dlink.sm_86.fatbin, all targets --embed --merge--> obj/dlink.fatbin; with nvcc the -rdc=true
+ * objects --nvcc -dlink--> obj/dlink.o, and the link adds -lcudadevrt.
  * Every edge carries its own command ($cmd), so ninja rebuilds exactly the edges whose command
  * changed (a flag, the arch list) or whose inputs did (depfiles for headers). */
 #define _GNU_SOURCE /* pipe2 */
@@ -28,6 +32,7 @@
 
 #include "fatbuild.h"
 #include "builddir.h"
+#include "dlink.h"
 
 extern char **environ;
 
@@ -400,6 +405,10 @@ struct gen {
 	struct list objects;   /* link inputs */
 	struct list fatbins;   /* per-kernel-source merged fatbins */
 	bool any_cxx, any_nvcc;
+	bool reloc;            /* rdc or lto: device link before the embed */
+	struct list *tparts;   /* reloc, nvrtc: per target, every kernel's obj/K.TARGET.fatbin */
+	size_t ntparts;
+	struct list nvcc_objs; /* reloc, nvcc: the -rdc=true objects */
 };
 
 static int
@@ -449,6 +458,8 @@ gen_kernel(struct gen *g, size_t idx, const char *src, struct fb_error *err)
 		rc = sarg(&c, g->t.fatbuild, err);
 		if (!rc)
 			rc = sarg(&c, "compile", err);
+		if (!rc && g->reloc)
+			rc = sarg(&c, g->o->lto ? "--lto" : "--rdc", err);
 		if (!rc)
 			rc = sarg(&c, "--arch-list", err);
 		if (!rc)
@@ -472,6 +483,12 @@ gen_kernel(struct gen *g, size_t idx, const char *src, struct fb_error *err)
 			rc = edge(g, "kernel", out, &src, 1, NULL, 0, c.s, desc, dep, err);
 		free(c.s);
 		ladd(&parts, out);
+		if (g->reloc)
+			ladd(&g->tparts[i], out);
+	}
+	if (g->reloc) {
+		lfree(&parts);
+		return rc; /* linked per target by gen_dlink */
 	}
 	struct str c = {0};
 	if (!rc)
@@ -528,7 +545,15 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 			rc = sarg(&c, nvcc, err);
 		if (!rc)
 			rc = swords(&c, "-c -O2 -Xcompiler -fPIC", err);
-		if (!rc)
+		if (!rc && g->reloc)
+			rc = sarg(&c, "-rdc=true", err);
+		if (!rc && g->o->lto) {
+			char *lto = NULL;
+			rc = fb_dlink_nvcc_lto_gencode(gencode, &lto, err);
+			if (!rc)
+				rc = swords(&c, lto, err);
+			free(lto);
+		} else if (!rc)
 			rc = swords(&c, gencode, err);
 		free(gencode);
 		if (!rc)
@@ -577,6 +602,75 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 		rc = edge(g, "cc", out, &src, 1, NULL, 0, c.s, desc, dep, err);
 	free(c.s);
 	ladd(&g->objects, out);
+	if (lang == L_NVCC && g->reloc)
+		ladd(&g->nvcc_objs, out);
+	return rc;
+}
+
+/* The device link of relocatable code: per target with fatbuild dlink (nvrtc), merged into one
+ * container for the embed; or one nvcc -dlink object (nvcc). */
+static int
+gen_dlink(struct gen *g, struct fb_error *err)
+{
+	int rc = 0;
+	size_t n = g->ntparts;
+	struct list linked = {0};
+	for (size_t i = 0; !rc && i < n; i++) {
+		const struct ap_target *t = ap_archlist_get(g->archs, i);
+		char tname[32], out[PATHMAX + 64], desc[96];
+		ap_target_name(t, tname, sizeof(tname));
+		if (!g->tparts[i].n)
+			continue;
+		bfmt(out, sizeof(out), "%s/obj/dlink.%s.fatbin", g->dir, tname);
+		struct fb_dlink_edge e = {(const char *const *)g->tparts[i].v, g->tparts[i].n, out, g->o->lto,
+		                          t->kind == AP_SASS};
+		char *cmd = NULL;
+		rc = fb_dlink_nvrtc_cmd(g->t.fatbuild, tname, &e, &cmd, err);
+		bfmt(desc, sizeof(desc), "DLINK %s", tname);
+		if (!rc)
+			rc = edge(g, "dlink", out, e.inputs, e.ninputs, NULL, 0, cmd, desc, NULL, err);
+		free(cmd);
+		ladd(&linked, out);
+	}
+	if (!rc && linked.n) {
+		char merged[PATHMAX + 32];
+		bfmt(merged, sizeof(merged), "%s/obj/dlink.fatbin", g->dir);
+		struct str c = {0};
+		rc = sarg(&c, g->t.fatbuild, err);
+		if (!rc)
+			rc = swords(&c, "embed --merge -o", err);
+		if (!rc)
+			rc = sarg(&c, merged, err);
+		for (size_t i = 0; !rc && i < linked.n; i++)
+			rc = sarg(&c, linked.v[i], err);
+		if (!rc && (c.oom || linked.oom))
+			rc = fail(err, FB_ENOMEM, "out of memory");
+		if (!rc)
+			rc = edge(g, "merge", merged, (const char *const *)linked.v, linked.n, NULL, 0, c.s, "MERGE dlink.fatbin",
+			          NULL, err);
+		free(c.s);
+		ladd(&g->fatbins, merged);
+	}
+	lfree(&linked);
+	if (!rc && g->nvcc_objs.n && g->o->lto)
+		rc = fb_dlink_nvcc_lto_check(g->t.cuda_home, err);
+	if (!rc && g->nvcc_objs.n) {
+		char out[PATHMAX + 32];
+		bfmt(out, sizeof(out), "%s/obj/dlink.o", g->dir);
+		char *gencode = NULL, *cmd = NULL;
+		struct ap_error ae = {0};
+		if (ap_archlist_format(g->archs, AP_FMT_NVCC, &gencode, &ae) != 0)
+			return fail(err, FB_EARCH, "%s", ae.msg);
+		struct fb_dlink_edge e = {(const char *const *)g->nvcc_objs.v, g->nvcc_objs.n, out, g->o->lto, true};
+		rc = fb_dlink_nvcc_cmd(g->t.cuda_home, gencode, g->t.cxx, &e, &cmd, err);
+		free(gencode);
+		if (!rc)
+			rc = edge(g, "dlink", out, e.inputs, e.ninputs, NULL, 0, cmd, "NVCC -dlink", NULL, err);
+		free(cmd);
+		ladd(&g->objects, out);
+	}
+	if (!rc && g->nvcc_objs.oom)
+		rc = fail(err, FB_ENOMEM, "out of memory");
 	return rc;
 }
 
@@ -632,6 +726,8 @@ gen_link(struct gen *g, struct fb_error *err)
 		char lib[PATHMAX + 16];
 		bfmt(lib, sizeof(lib), "-L%s/lib64", g->t.cuda_home);
 		rc = sarg(&c, lib, err);
+		if (!rc && g->reloc)
+			rc = sarg(&c, "-lcudadevrt", err);
 		if (!rc)
 			rc = swords(&c, "-lcudart_static -lrt", err);
 	}
@@ -684,6 +780,8 @@ generate(struct gen *g, struct fb_error *err)
 		rc = fb_ninja_rule(g->nj, "embed", "$cmd", "$desc", NULL, NULL, err);
 	if (!rc)
 		rc = fb_ninja_rule(g->nj, "link", "$cmd", "$desc", NULL, NULL, err);
+	if (!rc && g->reloc)
+		rc = fb_ninja_rule(g->nj, "dlink", "$cmd", "$desc", NULL, NULL, err);
 	for (size_t i = 0; !rc && i < g->o->nsources; i++) {
 		char src[PATHMAX];
 		enum lang lang;
@@ -694,6 +792,8 @@ generate(struct gen *g, struct fb_error *err)
 	}
 	if (!rc && g->fatbins.oom)
 		rc = fail(err, FB_ENOMEM, "out of memory");
+	if (!rc && g->reloc)
+		rc = gen_dlink(g, err);
 	if (!rc)
 		rc = gen_link(g, err);
 	return rc;
@@ -1030,8 +1130,17 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 			return fail(err, FB_EARCH, "the arch list '%s' resolves to no target", text ? text : "auto");
 		}
 	}
+	g.reloc = o->rdc || o->lto;
+	if (g.reloc && g.archs) {
+		g.ntparts = ap_archlist_count(g.archs);
+		if (!(g.tparts = calloc(g.ntparts, sizeof(*g.tparts)))) {
+			ap_archlist_free(g.archs);
+			return fail(err, FB_ENOMEM, "out of memory");
+		}
+	}
 	g.nj = fb_ninja_new();
 	if (!g.nj) {
+		free(g.tparts);
 		ap_archlist_free(g.archs);
 		return fail(err, FB_ENOMEM, "out of memory");
 	}
@@ -1068,6 +1177,10 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 	ap_archlist_free(g.archs);
 	lfree(&g.objects);
 	lfree(&g.fatbins);
+	for (size_t i = 0; g.tparts && i < g.ntparts; i++)
+		lfree(&g.tparts[i]);
+	free(g.tparts);
+	lfree(&g.nvcc_objs);
 	return rc;
 }
 

@@ -41,6 +41,11 @@ usage(FILE *f)
 	        "  -v                 show every command\n"
 	        "  --emit-ninja       write build.ninja and stop\n"
 	        "  --executable       link a program instead of a shared library\n"
+	        "  --rdc              relocatable device code: extern __device__ across .cu files and\n"
+	        "                     dynamic parallelism; compiled -rdc=true, device-linked once (nvrtc:\n"
+	        "                     'fatbuild dlink' per target with nvJitLink; nvcc: nvcc -dlink) with\n"
+	        "                     the device runtime libcudadevrt\n"
+	        "  --lto              device link-time optimisation: LTO-IR and an LTO device link (implies --rdc)\n"
 	        "\n"
 	        "Environment: CC, CXX (commands, split into words: CC=\"ccache gcc\"), CUDA_HOME,\n"
 	        "FATBUILD_BUILD_DIR, FATBUILD_NINJA, FATBUILD_RUNTIME, FATBUILD_INCLUDE, MAX_JOBS.\n"
@@ -148,6 +153,10 @@ cmd_build(int argc, char **argv)
 			o.emit_ninja_only = true;
 		} else if (strcmp(a, "--executable") == 0) {
 			o.executable = true;
+		} else if (strcmp(a, "--rdc") == 0) {
+			o.rdc = true;
+		} else if (strcmp(a, "--lto") == 0) {
+			o.lto = true;
 		} else if (bad) {
 			goto out;
 		} else if (a[0] == '-' && a[1]) {

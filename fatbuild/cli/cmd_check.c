@@ -26,6 +26,9 @@ static const char usage_text[] =
 	"of the same major and a lower or equal minor (sm_87/88 only exact; sm >= 100 needs\n"
 	"the compat blob for a lower minor); 'a' only on the same SM; 'f' within the family;\n"
 	"PTX compute_X on any sm >= X; the highest arch wins, SASS on a tie.\n"
+	"Relocatable cubins (-rdc) and LTO-IR are not loadable until device-linked ('fatbuild\n"
+	"dlink', or 'fatbuild build --rdc/--lto'); containers holding only them are the inputs\n"
+	"of a device link (nvcc -rdc objects) and are reported apart.\n"
 	"\n"
 	"Example: fatbuild check --arch 8.9,9.0 build/kernels.fatbin\n"
 	"Exit codes: 0 every arch has an image, 1 some arch has none (or a file is\n"
@@ -102,17 +105,58 @@ list_archs(const struct fb_parsed *p, const struct fb_container *ct, char *buf, 
 		snprintf(buf, n, "no SASS or PTX");
 }
 
+/* A relocatable cubin (ET_REL: compiled -rdc, or --rdc): the driver cannot load it before a
+ * device link resolves its calls (fatbuild dlink, nvcc -dlink). */
+static bool
+relocatable(const struct fb_entry *e)
+{
+	if (e->disk_kind != FB_DISK_KIND_ELF)
+		return false;
+	unsigned char *img = NULL;
+	size_t n = 0;
+	struct fb_cubin c = {0};
+	bool rel = fb_entry_image(e, 0, &img, &n, NULL) == 0 && fb_cubin_read(img, n, &c, NULL) == 0 && c.relocatable;
+	fb_cubin_free(&c);
+	free(img);
+	return rel;
+}
+
+/* Why a container's images are not loadable: its relocatable cubins and LTO-IR. */
+struct unlinked {
+	size_t nreloc, nlto;
+};
+
+static void
+explain_unlinked(const struct unlinked *u, char *buf, size_t n)
+{
+	buf[0] = 0;
+	if (u->nreloc || u->nlto)
+		snprintf(buf, n, "; %s%s%s not loadable until device-linked ('fatbuild dlink', or build with --rdc/--lto)",
+		         u->nreloc ? "relocatable cubins (-rdc)" : "", u->nreloc && u->nlto ? " and " : "",
+		         u->nlto ? "LTO-IR" : "");
+}
+
 /* Selection within one container. */
 static long
-select_in(const struct fb_parsed *p, const struct fb_container *ct, const struct ap_target *dev, enum fb_how *how)
+select_in(const struct fb_parsed *p, const struct fb_container *ct, const struct ap_target *dev, enum fb_how *how,
+          struct unlinked *u)
 {
 	struct fb_image *im = xcalloc(ct->count ? ct->count : 1, sizeof(*im));
 	size_t *idx = xcalloc(ct->count ? ct->count : 1, sizeof(*idx));
 	size_t n = 0;
+	if (u)
+		*u = (struct unlinked){0};
 	for (size_t i = 0; i < ct->count; i++) {
 		const struct fb_entry *e = &p->entries[ct->first + i];
+		if (u && e->disk_kind == FB_DISK_KIND_LTO)
+			u->nlto++;
 		if (e->disk_kind != FB_DISK_KIND_ELF && e->disk_kind != FB_DISK_KIND_PTX)
 			continue;
+		if (relocatable(e)) {
+			if (u)
+				u->nreloc++;
+			continue;
+		}
 		im[n].target = e->target;
 		im[n].compat = (e->flags & FB_FLAG_COMPAT) != 0;
 		idx[n++] = ct->first + i;
@@ -144,7 +188,8 @@ check_file(const char *path, const struct ap_target *devs, size_t ndev, bool qui
 		return fb_exit_code(err.code);
 	}
 	int ret = 0;
-	char dn[32], tn[32], archs[1024];
+	char dn[32], tn[32], archs[1024], why[256];
+	struct unlinked u;
 	for (size_t d = 0; d < ndev; d++) {
 		dev_name(&devs[d], dn, sizeof(dn));
 		if (p.ncontainers == 0) {
@@ -154,10 +199,11 @@ check_file(const char *path, const struct ap_target *devs, size_t ndev, bool qui
 		}
 		if (p.ncontainers == 1) {
 			enum fb_how how;
-			long r = select_in(&p, &p.containers[0], &devs[d], &how);
+			long r = select_in(&p, &p.containers[0], &devs[d], &how, &u);
 			list_archs(&p, &p.containers[0], archs, sizeof(archs));
+			explain_unlinked(&u, why, sizeof(why));
 			if (r < 0) {
-				warn("no kernel image is available for %s: %s has %s", dn, path, archs);
+				warn("no kernel image is available for %s: %s has %s%s", dn, path, archs, why);
 				ret = AP_EXIT_FAIL;
 			} else if (!quiet) {
 				fb_target_name(&p.entries[r].target, tn, sizeof(tn));
@@ -168,12 +214,16 @@ check_file(const char *path, const struct ap_target *devs, size_t ndev, bool qui
 			}
 			continue;
 		}
-		size_t nsass = 0, nptx = 0, nnone = 0;
+		size_t nsass = 0, nptx = 0, nnone = 0, nunlinked = 0;
 		long first_bad = -1;
 		for (size_t c = 0; c < p.ncontainers; c++) {
 			enum fb_how how;
-			select_in(&p, &p.containers[c], &devs[d], &how);
-			if (how == FB_HOW_SASS)
+			select_in(&p, &p.containers[c], &devs[d], &how, &u);
+			const struct fb_container *ct = &p.containers[c];
+			bool rel_section = ct->blob < sc.nblobs && strstr(sc.blobs[ct->blob].where, "__nv_relfatbin");
+			if (rel_section || (how == FB_HOW_NONE && (u.nreloc || u.nlto) && u.nreloc + u.nlto == ct->count))
+				nunlinked++; /* the inputs of a device link (nvcc -rdc's __nv_relfatbin) */
+			else if (how == FB_HOW_SASS)
 				nsass++;
 			else if (how == FB_HOW_PTX_JIT)
 				nptx++;
@@ -183,13 +233,20 @@ check_file(const char *path, const struct ap_target *devs, size_t ndev, bool qui
 					first_bad = (long)c;
 			}
 		}
-		if (nnone == p.ncontainers) {
+		if (nnone == 0 && nunlinked == p.ncontainers) {
+			warn("no kernel image is available for %s: the %zu containers of %s hold only relocatable cubins or "
+			     "LTO-IR, not loadable until device-linked ('fatbuild dlink', or build with --rdc/--lto)",
+			     dn, p.ncontainers, path);
+			ret = AP_EXIT_FAIL;
+		} else if (nnone + nunlinked == p.ncontainers) {
 			list_archs(&p, &p.containers[0], archs, sizeof(archs));
 			warn("no kernel image is available for %s: none of the %zu containers of %s has one (container 0 has %s)", dn,
 			     p.ncontainers, path, archs);
 			ret = AP_EXIT_FAIL;
 		} else if (!quiet) {
 			printf("%s: %s: %zu containers: %zu SASS, %zu PTX JIT", dn, path, p.ncontainers, nsass, nptx);
+			if (nunlinked)
+				printf(", %zu of relocatable code (device-link inputs: __nv_relfatbin, -rdc; not loaded)", nunlinked);
 			if (nnone) {
 				list_archs(&p, &p.containers[first_bad], archs, sizeof(archs));
 				printf(", %zu without an image (their kernels cannot run on %s; container %ld has %s)", nnone, dn,

@@ -48,6 +48,10 @@ static const char usage_text[] =
 	"  --depfile FILE     write a Makefile-style depfile for OUT (every source and header read),\n"
 	"                     for ninja 'deps = gcc' or make\n"
 	"  --emit-dir DIR     also write each image: DIR/NAME.sm_90.cubin, DIR/NAME.compute_120.ptx\n"
+	"  --rdc              relocatable device code (-rdc=true): relocatable cubins, for extern\n"
+	"                     __device__ across files and dynamic parallelism; PTX targets as LTO-IR.\n"
+	"                     Not loadable until 'fatbuild dlink' links them\n"
+	"  --lto              LTO-IR (-dlto) for every target, for a link-time-optimised 'fatbuild dlink --lto'\n"
 	"  -v                 progress and a summary even when stderr is not a terminal\n"
 	"  -h, --help         this text\n"
 	"\n"
@@ -67,7 +71,7 @@ static const char usage_text[] =
 	"when stopped by SIGINT, SIGTERM or SIGHUP (its NVRTC jobs are stopped, nothing is written).\n";
 
 enum { OPT_ARCH = 256, OPT_STD, OPT_FAST, OPT_LINEINFO, OPT_MAXRREG, OPT_DEPFILE, OPT_EMIT, OPT_NOCACHE,
-       OPT_COMPRESS };
+       OPT_COMPRESS, OPT_RDC, OPT_LTO };
 
 struct strv {
 	const char **v;
@@ -165,6 +169,8 @@ cmd_compile(int argc, char **argv)
 		{"emit-dir", required_argument, NULL, OPT_EMIT},
 		{"no-cache", no_argument, NULL, OPT_NOCACHE},
 		{"compress", required_argument, NULL, OPT_COMPRESS},
+		{"rdc", no_argument, NULL, OPT_RDC},
+		{"lto", no_argument, NULL, OPT_LTO},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -208,6 +214,8 @@ cmd_compile(int argc, char **argv)
 		case OPT_EMIT: emit = optarg; break;
 		case OPT_NOCACHE: o.no_cache = true; break;
 		case OPT_COMPRESS: compress = optarg; break;
+		case OPT_RDC: o.rdc = true; break;
+		case OPT_LTO: o.lto = true; break;
 		case 'o': out = optarg; break;
 		case 'I': push(&incs, optarg); break;
 		case 'D': push(&defs, optarg); break;
@@ -401,7 +409,7 @@ cmd_compile(int argc, char **argv)
 			char stem[PATH_MAX], tn[32], path[PATH_MAX * 2 + 64];
 			ap_target_name(&im->target, tn, sizeof(tn));
 			snprintf(path, sizeof(path), "%s/%s.%s.%s", emit, base_stem(sources[im->source], stem, sizeof(stem)),
-			         tn, im->kind == FB_KIND_PTX ? "ptx" : "cubin");
+			         tn, im->kind == FB_KIND_PTX ? "ptx" : im->kind == FB_KIND_LTO ? "ltoir" : "cubin");
 			if (fb_write_file_atomic(path, im->data, im->size, 0666, &e2)) {
 				rc = fail_fb(&e2);
 				goto done;

@@ -210,6 +210,12 @@ cmd_env(int argc, char **argv)
 		printf("%-10s NOT FOUND: %s\n", "NVRTC", fe.msg);
 		missing = 1;
 	}
+	struct fb_jitlink_info ji;
+	if (fb_jitlink_info(have_home ? home : NULL, &ji, &fe) == 0)
+		printf("%-10s %d.%d (%s; the device link of --rdc/--lto)\n", "nvJitLink", ji.version / 1000,
+		       ji.version % 1000 / 10, ji.path);
+	else
+		printf("%-10s NOT FOUND (needed only for --rdc/--lto): %s\n", "nvJitLink", fe.msg);
 
 	char nvcc[PATH_MAX + 16], out[16384];
 	snprintf(nvcc, sizeof(nvcc), "%s/bin/nvcc", have_home ? home : "/usr/local/cuda");
@@ -265,9 +271,9 @@ cmd_env(int argc, char **argv)
 		printf("%-10s %s\n", "cache", cache);
 	const char *arch = getenv("TORCH_CUDA_ARCH_LIST");
 	printf("%-10s %s\n", "arch list", arch && arch[0] ? arch : "auto (TORCH_CUDA_ARCH_LIST is unset)");
-	struct fb_jobs_info ji;
-	fb_jobs_default(NULL, NULL, 0, getenv("MAX_JOBS"), &ji);
-	printf("%-10s %d (from %s; -j or MAX_JOBS overrides)\n", "jobs", ji.jobs, ji.where);
+	struct fb_jobs_info jobs;
+	fb_jobs_default(NULL, NULL, 0, getenv("MAX_JOBS"), &jobs);
+	printf("%-10s %d (from %s; -j or MAX_JOBS overrides)\n", "jobs", jobs.jobs, jobs.where);
 	if (missing)
 		warn("env: something the build needs is missing (see NOT FOUND above)");
 	return missing ? AP_EXIT_FAIL : AP_EXIT_OK;

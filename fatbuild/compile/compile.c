@@ -96,6 +96,7 @@ struct job {
 	size_t src;
 	size_t sass, ptx;           /* indexes into the target list, NONE if not served */
 	char arch[32];              /* what NVRTC is asked for: "sm_90a", "compute_120" */
+	int lto;                    /* -dlto: LTO-IR (in e.cubin) instead of cubin/PTX */
 	char key[65];
 	int state;
 	pid_t pid;
@@ -189,6 +190,10 @@ build_options(struct run *r, const char *home, struct fb_error *err)
 		rc |= add_opt(r, "--generate-line-info");
 	if (o->maxrregcount > 0)
 		rc |= add_opt(r, "--maxrregcount=%d", o->maxrregcount);
+	if (o->rdc || o->lto)
+		rc |= add_opt(r, "-rdc=true");
+	if (o->lto)
+		rc |= add_opt(r, "-dlto");
 	for (size_t i = 0; i < o->nnvrtc_opts; i++)
 		rc |= add_opt(r, "%s", o->nvrtc_opts[i]);
 	if (rc)
@@ -296,14 +301,18 @@ make_jobs(struct run *r, struct fb_error *err)
 			j->src = s;
 			j->sass = j->ptx = NONE;
 			j->fd = -1;
+			/* Relocatable code: a PTX target is LTO-IR of its own (fb_dlink makes it one
+			 * linked PTX), so it never rides on its SASS sibling. */
+			int reloc = o->rdc || o->lto;
+			j->lto = o->lto || (reloc && tg->kind == AP_PTX);
 			if (tg->kind == AP_SASS) {
 				j->sass = t;
-				for (size_t u = 0; u < o->ntargets; u++)
+				for (size_t u = 0; !reloc && u < o->ntargets; u++)
 					if (o->targets[u].kind == AP_PTX && same_slot(tg, &o->targets[u]))
 						j->ptx = u;
 			} else {
 				int sibling = 0;
-				for (size_t u = 0; u < o->ntargets; u++)
+				for (size_t u = 0; !reloc && u < o->ntargets; u++)
 					if (o->targets[u].kind == AP_SASS && same_slot(tg, &o->targets[u]))
 						sibling = 1;
 				if (sibling)
@@ -323,6 +332,8 @@ make_jobs(struct run *r, struct fb_error *err)
 			fb_sha256_str(&h, j->arch);
 			fb_sha256_str(&h, j->ptx != NONE ? "ptx" : "-");
 			fb_sha256_str(&h, j->sass != NONE ? "cubin" : "-");
+			if (j->lto)
+				fb_sha256_str(&h, "ltoir");
 			fb_sha256_str(&h, r->src[s].dir);
 			for (size_t k = 0; k < r->ncommon; k++)
 				fb_sha256_str(&h, r->common[k]);
@@ -389,7 +400,7 @@ static int
 child(struct run *r, struct job *j, int fd)
 {
 	struct source *s = &r->src[j->src];
-	size_t nopts = r->ncommon + 2;
+	size_t nopts = r->ncommon + 2 + (j->lto && !r->o->lto);
 	const char **opts = calloc(nopts, sizeof(*opts));
 	char arch[64], inc[PATH_MAX + 3];
 	struct fb_nvrtc_out out = {0};
@@ -402,7 +413,10 @@ child(struct run *r, struct job *j, int fd)
 		opts[1] = inc;
 		for (size_t k = 0; k < r->ncommon; k++)
 			opts[k + 2] = r->common[k];
-		rc = fb_nvrtc_compile(r->nv, s->text, s->path, opts, (int)nopts, j->ptx != NONE, j->sass != NONE, &out, &e);
+		if (j->lto && !r->o->lto)
+			opts[nopts - 1] = "-dlto";
+		rc = fb_nvrtc_compile(r->nv, s->text, s->path, opts, (int)nopts, j->ptx != NONE && !j->lto,
+		                      j->lto ? FB_NVRTC_LTOIR : j->sass != NONE, &out, &e);
 	}
 	const char *log = rc ? e.msg : out.log ? out.log : "";
 	unsigned char hdr[40];
@@ -467,7 +481,9 @@ collect(struct run *r, struct job *j, int status, struct fb_error *err)
 	j->e.cubin_size = nc;
 	if (!j->e.log || (np && !j->e.ptx) || (nc && !j->e.cubin))
 		return seterr(err, FB_ENOMEM, "out of memory");
-	if (j->result == 0 && ((j->ptx != NONE && !np) || (j->sass != NONE && !nc)))
+	if (j->result == 0 && j->lto && !nc)
+		return seterr(err, FB_ECOMPILE, "%s: NVRTC returned no LTO-IR for %s", src, j->arch);
+	if (j->result == 0 && !j->lto && ((j->ptx != NONE && !np) || (j->sass != NONE && !nc)))
 		return seterr(err, FB_ECOMPILE, "%s: NVRTC returned no %s for %s", src, nc ? "PTX" : "cubin", j->arch);
 	return 0;
 }
@@ -683,7 +699,11 @@ assemble(struct run *r, struct fb_compile_result *res, struct fb_error *err)
 			im->source = s;
 			im->target = o->targets[t];
 			im->cached = j->cached != 0;
-			if (o->targets[t].kind == AP_SASS) {
+			if (j->lto) {
+				im->kind = FB_KIND_LTO;
+				im->data = dup_bytes(j->e.cubin, j->e.cubin_size);
+				im->size = j->e.cubin_size;
+			} else if (o->targets[t].kind == AP_SASS) {
 				im->kind = FB_KIND_ELF;
 				im->data = dup_bytes(j->e.cubin, j->e.cubin_size);
 				im->size = j->e.cubin_size;
@@ -851,7 +871,7 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 		}
 		if (got != 0)
 			continue;
-		if ((j->sass != NONE && !j->e.cubin_size) || (j->ptx != NONE && !j->e.ptx_size)) {
+		if (j->lto ? !j->e.cubin_size : (j->sass != NONE && !j->e.cubin_size) || (j->ptx != NONE && !j->e.ptx_size)) {
 			fb_cache_entry_clear(&j->e);
 			continue;
 		}

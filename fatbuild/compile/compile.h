@@ -51,6 +51,8 @@ struct fb_nvrtc_out {
 	size_t cubin_size;
 };
 
+/* want_cubin FB_NVRTC_LTOIR: fetch the LTO-IR (-dlto) into cubin/cubin_size instead. */
+#define FB_NVRTC_LTOIR 2
 /* Compiles src (named name in diagnostics) with options. Returns 0 when NVRTC ran (check
  * out->result), or an FB_E* code when it could not be driven at all. */
 int fb_nvrtc_compile(const struct fb_nvrtc *n, const char *src, const char *name, const char *const *opts,

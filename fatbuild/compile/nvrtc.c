@@ -42,6 +42,8 @@ struct fb_nvrtc {
 	destroy_fn destroy;
 	size_fn log_size, ptx_size, cubin_size;
 	get_fn log, ptx, cubin;
+	size_fn lto_size;       /* nvrtcGetLTOIRSize (12.0+), NULL when absent */
+	get_fn lto;
 };
 
 
@@ -76,6 +78,11 @@ bind(struct fb_nvrtc *n, char *why, size_t whysize)
 			return 0;
 		}
 		memcpy(syms[i].slot, &p, sizeof(p)); /* object → function pointer without a cast warning */
+	}
+	void *lsz = dlsym(n->dl, "nvrtcGetLTOIRSize"), *lget = dlsym(n->dl, "nvrtcGetLTOIR");
+	if (lsz && lget) {
+		memcpy(&n->lto_size, &lsz, sizeof(lsz));
+		memcpy(&n->lto, &lget, sizeof(lget));
 	}
 	int major = 0, minor = 0;
 	if (n->version_(&major, &minor) != 0) {
@@ -279,12 +286,19 @@ fb_nvrtc_compile(const struct fb_nvrtc *n, const char *src, const char *name, co
 		while (rc == 0 && out->ptx_size && out->ptx[out->ptx_size - 1] == 0)
 			out->ptx_size--;
 	}
-	if (rc == 0 && out->result == 0 && want_cubin)
+	if (rc == 0 && out->result == 0 && want_cubin == FB_NVRTC_LTOIR) {
+		if (!n->lto_size)
+			rc = FB_EUNSUPPORTED;
+		else
+			rc = fetch(p, n->lto_size, n->lto, &out->cubin, &out->cubin_size);
+	} else if (rc == 0 && out->result == 0 && want_cubin)
 		rc = fetch(p, n->cubin_size, n->cubin, &out->cubin, &out->cubin_size);
 	n->destroy(&p);
 	if (rc) {
 		fb_nvrtc_out_clear(out);
-		return fb_seterr(err, rc, rc == FB_ENOMEM ? "out of memory" : "cannot fetch NVRTC output");
+		return fb_seterr(err, rc, rc == FB_ENOMEM        ? "out of memory"
+		                          : rc == FB_EUNSUPPORTED ? "this NVRTC has no nvrtcGetLTOIR (LTO needs CUDA 12 or later)"
+		                                                  : "cannot fetch NVRTC output");
 	}
 	return 0;
 }

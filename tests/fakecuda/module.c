@@ -6,7 +6,10 @@
  *   sm >= 100 a lower minor only with the compat blob; 'a' only the same SM; 'f' the family),
  *   PTX compute_X with X <= the device (same rules for 'a'/'f'); the highest arch wins, SASS on
  *   a tie. None fits: CUDA_ERROR_NO_BINARY_FOR_GPU (209).
- * Only the first container of a buffer is read, as the driver does.
+ * Only the first container of a buffer is read, as the driver does. A relocatable cubin (ET_REL)
+ * that calls an undefined symbol (relocatable code that was never device-linked) is refused
+ * with CUDA_ERROR_INVALID_IMAGE (200), PTX calling an .extern .func other than the JIT's built-ins
+ * with CUDA_ERROR_INVALID_PTX (218); LTO-IR entries never fit.
  *
  * Environment, besides fakecuda.h's:
  *   FAKECUDA_CONTEXT=<ordinal>   a context on that visible device is current on every thread
@@ -16,7 +19,8 @@
  * Test hooks (exported): fakecuda_module_image() is the image the last load chose ("sm_86",
  * "compute_86", "" after a failure); fakecuda_last_launch() describes the last launch
  * ("saxpy 4x1x1 256x1x1 shmem=0 image=sm_86"). Memory is host malloc; launches are recorded,
- * and with FAKECUDA_EMULATE=1 a kernel named "saxpy" (float a, float *x, float *y, int n) is
+ * and with FAKECUDA_EMULATE=1 a kernel named "saxpy" (float a, float *x, float *y, int n) (and
+ * examples/rdc's apply_scale and cdp_parent, see cuLaunchKernel) is
  * computed on the host, so that harnesses like tests/gpu/extension.sh can be dry-run. */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -303,6 +307,79 @@ find_kernels(struct fake_module *m)
 	}
 }
 
+/* A relocatable cubin (ET_REL, -rdc without the device link) with an undefined global symbol:
+ * its first such name into buf (1), or 0. The driver cannot load code whose calls go nowhere
+ * (modelled as CUDA_ERROR_INVALID_IMAGE). */
+static int
+unresolved(const struct fake_module *m, char *buf, size_t size)
+{
+	const unsigned char *b = m->payload;
+	if (m->kind != 2 || m->size < 64 || memcmp(b, "\177ELF", 4) != 0 || b[4] != 2 || (b[16] | b[17] << 8) != 1)
+		return 0;
+	uint64_t shoff = rd64(b + 0x28);
+	unsigned shentsize = b[0x3a] | b[0x3b] << 8, shnum = b[0x3c] | b[0x3d] << 8;
+	if (shoff + (uint64_t)shnum * shentsize > m->size || shentsize < 64)
+		return 0;
+	for (unsigned i = 0; i < shnum; i++) {
+		const unsigned char *sh = b + shoff + (size_t)i * shentsize;
+		if (rd32(sh + 4) != 2) /* SHT_SYMTAB */
+			continue;
+		uint64_t off = rd64(sh + 0x18), ssz = rd64(sh + 0x20);
+		unsigned link = rd32(sh + 0x28);
+		if (link >= shnum || off + ssz > m->size)
+			return 0;
+		const unsigned char *str = b + shoff + (size_t)link * shentsize;
+		uint64_t soff = rd64(str + 0x18), strsz = rd64(str + 0x20);
+		if (soff + strsz > m->size)
+			return 0;
+		for (uint64_t k = 24; k + 24 <= ssz; k += 24) {
+			const unsigned char *sy = b + off + k;
+			uint32_t name = rd32(sy);
+			unsigned shndx = sy[6] | sy[7] << 8;
+			if ((sy[4] >> 4) == 1 && shndx == 0 && name && name < strsz) { /* STB_GLOBAL, SHN_UNDEF */
+				const char *nm = (const char *)b + soff + name;
+				snprintf(buf, size, "%.*s", (int)strnlen(nm, (size_t)(strsz - name)), nm);
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* PTX that declares an .extern .func the JIT cannot supply (anything but the built-ins vprintf,
+ * malloc, free, __assertfail): relocatable PTX never device-linked, or dynamic-parallelism PTX
+ * without the device runtime. Its name into buf (1), or 0. */
+static int
+ptx_extern(const struct fake_module *m, char *buf, size_t size)
+{
+	static const char *const builtin[] = {"vprintf", "malloc", "free", "__assertfail"};
+	const char *t = (const char *)m->payload;
+	while ((t = strstr(t, ".extern .func")) != NULL) {
+		const char *e = strchr(t, '\n');
+		size_t len = e ? (size_t)(e - t) : strlen(t);
+		const char *name = t + len; /* the last word before '(' or the line end */
+		const char *paren = memchr(t + 13, '(', len - 13);
+		if (paren && memchr(paren, ')', len - (size_t)(paren - t))) {
+			const char *close = memchr(paren, ')', len - (size_t)(paren - t));
+			name = close + 1;
+		} else {
+			name = t + 13;
+		}
+		while (*name == ' ' || *name == '\t')
+			name++;
+		size_t n = strcspn(name, " \t(\n;");
+		int known = 0;
+		for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+			known |= strlen(builtin[i]) == n && strncmp(name, builtin[i], n) == 0;
+		if (!known && n) {
+			snprintf(buf, size, "%.*s", (int)n, name);
+			return 1;
+		}
+		t += len;
+	}
+	return 0;
+}
+
 static CUresult
 load(void **out, const void *image, const char *api)
 {
@@ -381,6 +458,25 @@ load(void **out, const void *image, const char *api)
 		free(m);
 		pthread_mutex_unlock(&lock);
 		return rc;
+	}
+	char undef[128];
+	if (m->kind == 1 && ptx_extern(m, undef, sizeof(undef))) {
+		last_image[0] = 0;
+		pthread_mutex_unlock(&lock);
+		fake_log("%s: device %d.%d: PTX %s calls .extern %s, which the JIT cannot resolve -> 218", api, dev / 10,
+		         dev % 10, m->image, undef);
+		free(m->payload);
+		free(m);
+		return 218; /* CUDA_ERROR_INVALID_PTX */
+	}
+	if (unresolved(m, undef, sizeof(undef))) {
+		last_image[0] = 0;
+		pthread_mutex_unlock(&lock);
+		fake_log("%s: device %d.%d: image %s is relocatable and calls %s, which nothing defines (not device-linked) -> 200",
+		         api, dev / 10, dev % 10, m->image, undef);
+		free(m->payload);
+		free(m);
+		return 200;
 	}
 	find_kernels(m);
 	snprintf(last_image, sizeof(last_image), "%s", m->image);
@@ -559,6 +655,24 @@ cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, uns
 		int n = *(int *)params[3];
 		for (uint64_t i = 0; i < (uint64_t)gx * bx && (int64_t)i < n; i++)
 			y[i] = a * x[i] + y[i];
+	}
+	/* The rdc example (examples/rdc): apply_scale(float *x, int n), x = 2x + 1 (scale.cu's device
+	 * function), and cdp_parent(int *out, int per_block, int mul), whose blocks each launch
+	 * cdp_child on the device: computed only when the loaded image holds cdp_child too. */
+	if (emu && strcmp(emu, "1") == 0 && strcmp(f->name, "apply_scale") == 0 && params) {
+		float *x = (float *)(uintptr_t) * (uint64_t *)params[0];
+		int n = *(int *)params[1];
+		for (uint64_t i = 0; i < (uint64_t)gx * bx && (int64_t)i < n; i++)
+			x[i] = 2.0f * x[i] + 1.0f;
+	}
+	if (emu && strcmp(emu, "1") == 0 && strcmp(f->name, "cdp_parent") == 0 && params) {
+		int child = 0;
+		for (unsigned i = 0; i < f->mod->nnames; i++)
+			child |= strcmp(f->mod->names[i], "cdp_child") == 0;
+		int *out = (int *)(uintptr_t) * (uint64_t *)params[0];
+		int per = *(int *)params[1], mul = *(int *)params[2];
+		for (int64_t i = 0; child && i < (int64_t)gx * per; i++)
+			out[i] = mul * (int)i;
 	}
 	pthread_mutex_lock(&lock);
 	snprintf(last_launch, sizeof(last_launch), "%s %ux%ux%u %ux%ux%u shmem=%u image=%s", f->name, gx, gy, gz, bx, by,

@@ -1,0 +1,143 @@
+/* cmd_dlink.c: `fatbuild dlink`, the device link of relocatable cubins or LTO-IR for one target
+ * with nvJitLink (the work is fb_dlink in compile/dlink.c). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: fatbuild dlink --target TARGET [--lto] [--devrt] [-G] [--lineinfo] [-Xnvjitlink OPT]\n"
+	        "                      [-v] -o OUT.fatbin INPUTS...\n"
+	        "\n"
+	        "Device-links relocatable device code for one target with nvJitLink (from the toolkit in\n"
+	        "use, as NVRTC): the INPUTS are what 'fatbuild compile --rdc' (relocatable cubins) or\n"
+	        "'--lto' (LTO-IR) wrote, fatbins or bare cubins; from each, the images for TARGET are\n"
+	        "linked into one image, written as a one-entry fatbin that the driver loads like any other.\n"
+	        "\n"
+	        "Options:\n"
+	        "  --target TARGET  sm_86, sm_90a (a linked cubin), or compute_86 (a linked PTX, from LTO-IR)\n"
+	        "  --lto            the inputs are LTO-IR: link-time optimisation (nvJitLink -lto)\n"
+	        "  --devrt          add the device runtime libcudadevrt.a (dynamic parallelism: kernels\n"
+	        "                   that launch kernels); SASS targets only\n"
+	        "  -G, --lineinfo   device debug info / line tables (nvJitLink -g / -lineinfo)\n"
+	        "  -Xnvjitlink OPT  pass OPT to nvJitLink unchanged (repeatable)\n"
+	        "  -o FILE          the linked fatbin to write\n"
+	        "  -v               say what was linked\n"
+	        "\n"
+	        "Example:\n"
+	        "  fatbuild compile --rdc --arch-list 8.6 -o a.fatbin a.cu && \\\n"
+	        "  fatbuild compile --rdc --arch-list 8.6 -o b.fatbin b.cu && \\\n"
+	        "  fatbuild dlink --target sm_86 --devrt -o linked.fatbin a.fatbin b.fatbin\n"
+	        "\n"
+	        "Exit codes: 0 linked, 1 link error, no image for TARGET or no nvJitLink, 2 usage.\n");
+}
+
+int
+cmd_dlink(int argc, char **argv)
+{
+	const char *out = NULL, *target = NULL;
+	struct fb_dlink_opts o = {0};
+	bool verbose = false;
+	const char **in = xcalloc((size_t)argc, sizeof(*in));
+	const char **extra = xcalloc((size_t)argc, sizeof(*extra));
+	size_t nin = 0;
+	int rc = AP_EXIT_USAGE;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			usage(stdout);
+			rc = AP_EXIT_OK;
+			goto out;
+		} else if (strcmp(a, "-o") == 0 || strcmp(a, "--target") == 0 || strcmp(a, "-Xnvjitlink") == 0) {
+			if (i + 1 >= argc) {
+				warn("dlink: %s needs a value", a);
+				usage(stderr);
+				goto out;
+			}
+			const char *v = argv[++i];
+			if (a[1] == 'o')
+				out = v;
+			else if (a[1] == 'X')
+				extra[o.nextra++] = v;
+			else
+				target = v;
+		} else if (strncmp(a, "--target=", 9) == 0) {
+			target = a + 9;
+		} else if (strcmp(a, "--lto") == 0) {
+			o.lto = true;
+		} else if (strcmp(a, "--devrt") == 0) {
+			o.devrt = true;
+		} else if (strcmp(a, "-G") == 0) {
+			o.device_debug = true;
+		} else if (strcmp(a, "--lineinfo") == 0) {
+			o.lineinfo = true;
+		} else if (strcmp(a, "-v") == 0) {
+			verbose = true;
+		} else if (a[0] == '-' && a[1]) {
+			warn("dlink: unknown option '%s'", a);
+			usage(stderr);
+			goto out;
+		} else {
+			in[nin++] = a;
+		}
+	}
+	if (!out || !target || nin == 0) {
+		warn("dlink: %s", !target ? "--target is required" : !out ? "-o OUT is required" : "no inputs given");
+		usage(stderr);
+		goto out;
+	}
+	struct ap_target t;
+	if (fb_target_parse(target, &t) != 0 || strncmp(target, "lto_", 4) == 0) {
+		warn("dlink: invalid --target '%s' (sm_86, sm_90a, compute_86)", target);
+		usage(stderr);
+		goto out;
+	}
+	o.target = &t;
+	o.extra = extra;
+	struct fb_mapped *maps = xcalloc(nin, sizeof(*maps));
+	const void **bufs = xcalloc(nin, sizeof(*bufs));
+	size_t *sizes = xcalloc(nin, sizeof(*sizes));
+	struct fb_error err = {0};
+	struct fb_dlink_result res = {0};
+	rc = AP_EXIT_OK;
+	for (size_t i = 0; i < nin && rc == AP_EXIT_OK; i++) {
+		if (fb_map_file(in[i], &maps[i], &err) != 0)
+			rc = fail_fb(&err);
+		bufs[i] = maps[i].data;
+		sizes[i] = maps[i].size;
+	}
+	if (rc == AP_EXIT_OK) {
+		int lrc = fb_dlink(bufs, sizes, in, nin, &o, &res, &err);
+		if (res.log && res.log[0])
+			fputs(res.log, stderr); /* nvJitLink's errors and warnings */
+		if (lrc) {
+			rc = fail_fb(&err);
+		} else {
+			unsigned char *fat = NULL;
+			size_t fatsize = 0;
+			if (fb_dlink_pack(&res, &t, FB_COMPRESS_ZSTD, &fat, &fatsize, &err) ||
+			    fb_write_file_atomic(out, fat, fatsize, 0666, &err))
+				rc = fail_fb(&err);
+			else if (verbose)
+				warn("dlink: %s: %zu image%s%s linked with nvJitLink %d.%d (%s) into %zu bytes of %s", target,
+				     res.ninputs, res.ninputs == 1 ? "" : "s", o.devrt ? " + libcudadevrt" : "",
+				     res.jitlink_version / 1000, res.jitlink_version % 1000 / 10, res.jitlink_path, res.size,
+				     res.kind == FB_KIND_PTX ? "PTX" : "SASS");
+			free(fat);
+		}
+	}
+	fb_dlink_result_clear(&res);
+	for (size_t i = 0; i < nin; i++)
+		fb_unmap_file(&maps[i]);
+	free(maps);
+	free(bufs);
+	free(sizes);
+out:
+	free(in);
+	free(extra);
+	return rc;
+}
