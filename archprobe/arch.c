@@ -358,17 +358,19 @@ check_target(struct builder *b, int sm, enum ap_variant var, int pos, const char
              struct ap_error *err)
 {
 	const struct ap_toolkit *tk = b->tk;
-	char v[16], hint[160], set[300];
+	char v[16], hint[160], set[300], newest[16];
 	int ilen = len > 40 ? 40 : (int)len;
 	ap_tk_version_str(tk->version, v, sizeof(v));
+	ap_tk_version_str(ap_tk_newest_release(), newest, sizeof(newest));
 	if (ap_tk_has(tk, sm, var))
 		return 0;
 	bool known = ap_tk_variant_exists(sm, AP_PLAIN);
 	if (var != AP_PLAIN && known && !ap_tk_variant_exists(sm, var)) {
+		char with[120];
+		ap_tk_variant_list(var, with, sizeof(with));
 		ap_seterr(err, AP_EUNSUPPORTED,
-		       "%s %d '%.*s': sm_%d has no %s variant in any CUDA release (%c exists for: %s)", b->what, pos, ilen,
-		       item, sm, variant_word(var), suffix_char[var],
-		       var == AP_ARCH ? "90 100 103 110 120 121" : "100 103 110 120 121");
+		       "%s %d '%.*s': sm_%d has no %s variant in any CUDA release up to %s (%c exists for: %s)", b->what,
+		       pos, ilen, item, sm, variant_word(var), newest, suffix_char[var], with);
 		return AP_EUNSUPPORTED;
 	}
 	char name[24];
@@ -378,7 +380,7 @@ check_target(struct builder *b, int sm, enum ap_variant var, int pos, const char
 		snprintf(name, sizeof(name), "sm_%d", sm);
 	bool has_hint = ap_tk_hint(sm, var, tk->version, hint, sizeof(hint));
 	if (!has_hint && !known)
-		snprintf(hint, sizeof(hint), "no CUDA release up to 13.0 has it");
+		snprintf(hint, sizeof(hint), "no CUDA release up to %s has it", newest);
 	if (b->drop) {
 		add_warning(b, "%s %d '%.*s': dropped %s: CUDA %s does not support it (%s)", b->what, pos, ilen, item,
 		            name, v, hint);
@@ -800,6 +802,13 @@ ap_archlist_resolve(const char *text, const struct ap_resolve_opts *opts, struct
 		}
 	}
 	struct builder b = {l, 0, &l->toolkit, opts && opts->drop_unsupported, "item", 0};
+	if (l->toolkit.version > ap_tk_newest_release()) {
+		char v1[16], v2[16];
+		add_warning(&b, "CUDA %s is newer than the newest built-in release table (CUDA %s): using the arches it "
+		                "reports (%.200s)",
+		            ap_tk_version_str(l->toolkit.version, v1, sizeof(v1)),
+		            ap_tk_version_str(ap_tk_newest_release(), v2, sizeof(v2)), l->toolkit.source);
+	}
 	int devpos = 0;
 	enum item_kind devkind = IT_AUTO;
 	bool any = false;

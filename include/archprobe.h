@@ -102,6 +102,17 @@ AP_API int ap_cuda_home(char *buf, size_t size, struct ap_error *err);
  * nvrtcGetSupportedArchs (dlopen), suffix rules from the built-in table of its version. */
 AP_API int ap_toolkit_detect(const char *cuda_home, struct ap_toolkit *out, struct ap_error *err);
 
+#define AP_PATH_MAX 1024
+#define AP_MAX_NVRTC_CANDIDATES 64
+/* The libnvrtc files to try for the toolkit at home, best first, into paths (at most max):
+ * FATBUILD_NVRTC when set (a libnvrtc.so.* file, or a folder holding one in it, lib/ or
+ * lib64/: only those); else home/{lib64,lib,targets/<triple>/lib}, then the pip wheel trees
+ * next to or under home (nvidia/cu13/lib, nvidia/cuda_nvrtc/lib, nvidia/cu12/lib), each
+ * .so.13 before .so.12 before .so.11.2; home NULL or "": the bare sonames (the loader's
+ * search path). Files that do not exist are listed too. Returns the count. The one list
+ * that both archprobe's toolkit detection and fatbuild's compiler load NVRTC from. */
+AP_API int ap_nvrtc_candidates(const char *home, char (*paths)[AP_PATH_MAX], int max);
+
 /* ---- devices (probing) ------------------------------------------------------------------- */
 
 enum ap_probe_status {
