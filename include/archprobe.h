@@ -229,6 +229,15 @@ AP_API int ap_format_parse(const char *name);
 AP_API int ap_archlist_format(const struct ap_archlist *l, enum ap_format fmt, char **out,
                               struct ap_error *err);
 
+/* --format clang for one clang release (clang_major 22, 14 …; 0: any). 0 writes the
+ * spelling every clang since 7 reads alike: --offload-arch=sm_X per SASS arch, then
+ * --no-cuda-include-ptx=all and --cuda-include-ptx=sm_Y per PTX arch. 22 and newer (the new
+ * offload driver, PTX only when asked): --cuda-include-ptx=sm_Y; older (PTX for every arch by
+ * default): --no-cuda-include-ptx=sm_Z for the SASS-only ones. For a release whose arches were
+ * measured (14, 22) an arch it cannot compile is AP_EUNSUPPORTED. */
+AP_API int ap_archlist_format_clang(const struct ap_archlist *l, int clang_major, char **out,
+                                    struct ap_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -364,7 +364,8 @@ test_formats(void)
 		 "-gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_86,code=sm_86 -gencode=arch=compute_86,code=compute_86"},
 		{"8.0 8.6+PTX", AP_FMT_TORCH, 0, "8.0 8.6+PTX"},
 		{"8.0 8.6+PTX", AP_FMT_CMAKE, 0, "80-real;86"},
-		{"8.0 8.6+PTX", AP_FMT_CLANG, 0, "--offload-arch=sm_80 --offload-arch=sm_86 --no-cuda-include-ptx=sm_80"},
+		{"8.0 8.6+PTX", AP_FMT_CLANG, 0,
+		 "--offload-arch=sm_80 --offload-arch=sm_86 --no-cuda-include-ptx=all --cuda-include-ptx=sm_86"},
 		{"8.0 8.6+PTX", AP_FMT_NVRTC, 0, "-arch=sm_80\n-arch=sm_86\n-arch=compute_86\n"},
 		{"8.0 8.6+PTX", AP_FMT_BAZEL, 0, "sm_80;compute_86:sm_86,compute_86"},
 		{"8.0 8.6+PTX", AP_FMT_LIST, 0, "80;86"},
@@ -373,7 +374,8 @@ test_formats(void)
 		 "-gencode=arch=compute_100f,code=compute_100f"},
 		{"9.0a 10.0f+PTX", AP_FMT_TORCH, 0, "9.0a 10.0f+PTX"},
 		{"9.0a 10.0f+PTX", AP_FMT_CMAKE, 0, "90a-real;100f"},
-		{"9.0a 10.0f+PTX", AP_FMT_CLANG, 0, "--offload-arch=sm_90a --offload-arch=sm_100f --no-cuda-include-ptx=sm_90a"},
+		{"9.0a 10.0f+PTX", AP_FMT_CLANG, 0,
+		 "--offload-arch=sm_90a --offload-arch=sm_100f --no-cuda-include-ptx=all --cuda-include-ptx=sm_100f"},
 		{"9.0a 10.0f+PTX", AP_FMT_LIST, 0, "90a;100f"},
 		{"compute_86 9.0", AP_FMT_TORCH, AP_EUNSUPPORTED, NULL},
 		{"compute_86 9.0", AP_FMT_CLANG, AP_EUNSUPPORTED, NULL},
@@ -384,11 +386,8 @@ test_formats(void)
 		{"all", AP_FMT_CLANG, 0,
 		 "--offload-arch=sm_75 --offload-arch=sm_80 --offload-arch=sm_86 --offload-arch=sm_87 --offload-arch=sm_88 "
 		 "--offload-arch=sm_89 --offload-arch=sm_90 --offload-arch=sm_100 --offload-arch=sm_103 "
-		 "--offload-arch=sm_110 --offload-arch=sm_120 --offload-arch=sm_121 --no-cuda-include-ptx=sm_75 "
-		 "--no-cuda-include-ptx=sm_80 --no-cuda-include-ptx=sm_86 --no-cuda-include-ptx=sm_87 "
-		 "--no-cuda-include-ptx=sm_88 --no-cuda-include-ptx=sm_89 --no-cuda-include-ptx=sm_90 "
-		 "--no-cuda-include-ptx=sm_100 --no-cuda-include-ptx=sm_103 --no-cuda-include-ptx=sm_110 "
-		 "--no-cuda-include-ptx=sm_120"},
+		 "--offload-arch=sm_110 --offload-arch=sm_120 --offload-arch=sm_121 --no-cuda-include-ptx=all "
+		 "--cuda-include-ptx=sm_121"},
 		{"all-major", AP_FMT_CMAKE, 0, "75-real;80-real;90-real;100-real;110-real;120"},
 		{"8.0 8.6+PTX", (enum ap_format)99, AP_EINVAL, NULL},
 	};
@@ -407,6 +406,37 @@ test_formats(void)
 			CHECK(out == NULL && err.msg[0]);
 		free(rc == 0 ? out : NULL);
 		ap_archlist_free(l);
+	}
+
+	/* clang by version: 22 (new offload driver) asks for PTX, older ones leave it out */
+	static const struct {
+		const char *input;
+		int clang, rc;
+		const char *want;
+	} cl[] = {
+		{"8.0 8.6+PTX", 22, 0, "--offload-arch=sm_80 --offload-arch=sm_86 --cuda-include-ptx=sm_86"},
+		{"8.0 8.6+PTX", 14, 0, "--offload-arch=sm_80 --offload-arch=sm_86 --no-cuda-include-ptx=sm_80"},
+		{"8.0 8.6+PTX", 18, 0, "--offload-arch=sm_80 --offload-arch=sm_86 --no-cuda-include-ptx=sm_80"},
+		{"8.0 8.6+PTX", 23, 0, "--offload-arch=sm_80 --offload-arch=sm_86 --cuda-include-ptx=sm_86"},
+		{"9.0a 12.1a", 22, 0, "--offload-arch=sm_90a --offload-arch=sm_121a"},
+		{"8.9", 14, AP_EUNSUPPORTED, "clang 14 cannot compile CUDA for sm_89"},
+		{"10.0f", 22, AP_EUNSUPPORTED, "clang 22 cannot compile CUDA for sm_100f"},
+		{"11.0", 22, AP_EUNSUPPORTED, "PTX ISA 9.0"},
+		{"compute_86 9.0", 22, AP_EUNSUPPORTED, "PTX without SASS"},
+	};
+	for (size_t i = 0; i < sizeof(cl) / sizeof(cl[0]); i++) {
+		struct ap_archlist *cll = NULL;
+		struct ap_error cerr = {0};
+		CHECK(resolve(cl[i].input, 0, NULL, false, NULL, &cll, &cerr) == 0);
+		char *out = NULL;
+		int rc = ap_archlist_format_clang(cll, cl[i].clang, &out, &cerr);
+		CHECK(rc == cl[i].rc);
+		if (rc == 0)
+			CHECK_STR(out, cl[i].want);
+		else
+			CHECK(out == NULL && strstr(cerr.msg, cl[i].want) != NULL);
+		free(out);
+		ap_archlist_free(cll);
 	}
 
 	/* json: one document with targets, source, warnings, toolkit */
