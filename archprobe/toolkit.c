@@ -337,8 +337,8 @@ typedef int (*nvrtc_archs_fn)(int *archs);
 static const char *const libdirs[] = {"lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"};
 /* pip wheel trees: site-packages/nvidia/cu13/lib (CUDA 13 wheels put nvcc and NVRTC in one
  * tree), site-packages/nvidia/cuda_nvrtc/lib (the -cu12/-cu11 wheels: nvcc's wheel is the
- * sibling nvidia/cuda_nvcc). Looked for next to home (home = nvidia/<one of them>) and under
- * home (home = site-packages/nvidia). */
+ * sibling nvidia/cuda_nvcc). Looked for under home (home = site-packages/nvidia) and, for
+ * home = nvidia/cuda_nvcc, in the cuda_nvrtc beside it. */
 static const char *const wheeldirs[] = {"cu13/lib", "cuda_nvrtc/lib", "cu12/lib"};
 static const char *const nvrtc_names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"};
 #define NNAMES (sizeof(nvrtc_names) / sizeof(nvrtc_names[0]))
@@ -396,12 +396,17 @@ ap_nvrtc_candidates(const char *home, char (*paths)[AP_PATH_MAX], int max)
 		const char *last = strrchr(parent, '/');
 		in_nvidia = strcmp(last ? last + 1 : parent, "nvidia") == 0;
 	}
+	/* home = site-packages/nvidia: its wheel trees, newest first */
 	for (size_t w = 0; w < sizeof(wheeldirs) / sizeof(wheeldirs[0]); w++)
-		for (size_t k = 0; k < NNAMES; k++) {
+		for (size_t k = 0; k < NNAMES; k++)
 			n = add_cand(paths, n, max, home, wheeldirs[w], nvrtc_names[k]);
-			if (in_nvidia)
-				n = add_cand(paths, n, max, parent, wheeldirs[w], nvrtc_names[k]);
-		}
+	/* home = nvidia/cuda_nvcc (a -cu12/-cu11 nvcc wheel): the NVRTC wheel of the same
+	 * generation beside it, never the nvidia/cu13 tree another wheel may have put there */
+	const char *base = strrchr(home, '/');
+	base = base ? base + 1 : home;
+	if (in_nvidia && strncmp(base, "cuda_nvcc", 9) == 0)
+		for (size_t k = 0; k < NNAMES; k++)
+			n = add_cand(paths, n, max, parent, "cuda_nvrtc/lib", nvrtc_names[k]);
 	return n;
 }
 

@@ -91,7 +91,7 @@ struct ap_toolkit {
 	char source[256];       /* where this came from: "builtin table", "NVRTC /usr/local/cuda/lib64/libnvrtc.so.13" */
 };
 
-/* The built-in table of a release (11.8, 12.0 … 12.9, 13.0), version as 12040 (see ap_cuda_version_parse). */
+/* The built-in table of a release (11.8, 12.0 … 12.6, 12.8, 12.9, 13.0 … 13.5), version as 12040 (see ap_cuda_version_parse). */
 AP_API int ap_toolkit_builtin(int version, struct ap_toolkit *out, struct ap_error *err);
 /* Parses "X.Y" into 1000*X+10*Y; returns -1 when malformed. */
 AP_API int ap_cuda_version_parse(const char *s);
@@ -107,8 +107,9 @@ AP_API int ap_toolkit_detect(const char *cuda_home, struct ap_toolkit *out, stru
 /* The libnvrtc files to try for the toolkit at home, best first, into paths (at most max):
  * FATBUILD_NVRTC when set (a libnvrtc.so.* file, or a folder holding one in it, lib/ or
  * lib64/: only those); else home/{lib64,lib,targets/<triple>/lib}, then the pip wheel trees
- * next to or under home (nvidia/cu13/lib, nvidia/cuda_nvrtc/lib, nvidia/cu12/lib), each
- * .so.13 before .so.12 before .so.11.2; home NULL or "": the bare sonames (the loader's
+ * under home (home = site-packages/nvidia: cu13/lib, cuda_nvrtc/lib, cu12/lib) and, for
+ * home = nvidia/cuda_nvcc, the nvidia/cuda_nvrtc/lib beside it; each .so.13 before .so.12
+ * before .so.11.2; home NULL or "": the bare sonames (the loader's
  * search path). Files that do not exist are listed too. Returns the count. The one list
  * that both archprobe's toolkit detection and fatbuild's compiler load NVRTC from. */
 AP_API int ap_nvrtc_candidates(const char *home, char (*paths)[AP_PATH_MAX], int max);
