@@ -2,7 +2,7 @@
 # toolkit-facts.sh: reads what each CUDA release supports from NVIDIA's own tools, to
 # regenerate or verify the built-in release tables in archprobe/toolkit.c (docs/toolkits.md).
 #
-#   scripts/toolkit-facts.sh [--check ARCHPROBE] DIR...
+#   scripts/toolkit-facts.sh [--check FATBUILD] DIR...
 #
 # Each DIR is a toolkit tree: a CUDA install, a pip install (site-packages/nvidia/...) or an
 # unpacked wheel. DIR may also be a folder of .whl files, which are unpacked next to them
@@ -12,7 +12,7 @@
 # the sm, a and f sets), NVRTC's nvrtcGetSupportedArchs (python3 ctypes) and, where the tree
 # has nvcc (CUDA 13 wheels and full installs; the cu11/cu12 nvcc wheels ship ptxas only),
 # `nvcc --list-gpu-code`, which must agree with ptxas. With --check, each
-# release is compared with `ARCHPROBE --cuda-version X.Y --format json all` (the built-in
+# release is compared with `FATBUILD flags --cuda-version X.Y --format json all` (the built-in
 # table); any difference is printed and the exit status is 1.
 set -u
 check=""
@@ -20,7 +20,7 @@ if [ "${1:-}" = "--check" ]; then
 	check=$2
 	shift 2
 fi
-[ $# -gt 0 ] || { echo "usage: $0 [--check ARCHPROBE] DIR..." >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: $0 [--check FATBUILD] DIR..." >&2; exit 2; }
 
 unpack() { # folder of wheels -> folder of trees
 	local d=$1 out=$1/unpacked
@@ -81,7 +81,7 @@ print("\n".join(re.findall(r"sm_(\w+)", vals)))')
 		rc=1
 	fi
 	if [ -n "$check" ]; then
-		js=$("$check" --cuda-version "$rel" --format json --arch-list all 2>/dev/null)
+		js=$("$check" flags --cuda-version "$rel" --format json --arch-list all 2>/dev/null)
 		got=$(echo "$js" | python3 -c '
 import json, sys
 t = json.load(sys.stdin)["toolkit"]

@@ -135,6 +135,13 @@ gen cu12.9 "7.0 10.1f+PTX 12.1a" CUDA_HOME=$cu12
 out=$(env CUDA_HOME=$cu12 "$FB" --arch-list 11.0 2>&1)
 case $out in *"11.0 is called 10.1, sm_101, before CUDA 13.0"*) ok "cu12.9: 11.0 refused with the rename hint" ;; *) bad "cu12.9: 11.0: $out" ;; esac
 
+# the built-in tables of 13.0, 13.5 and 12.9 against these toolkits' own ptxas, NVRTC and nvcc
+if out=$(bash "$FB_SOURCE_DIR/scripts/toolkit-facts.sh" --check "$FB" "$sys" "$cu13" "$cu12" 2>&1); then
+	ok "toolkit-facts.sh: the 13.0, 13.5 and 12.9 tables match their tools"
+else
+	bad "toolkit-facts.sh: $out"
+fi
+
 # newer than every table: the 13.5 NVRTC saying 14.1, with 13.5's ptxas: one notice, no refusal
 mkdir -p newer/lib newer/bin
 if cc -shared -fPIC -o newer/lib/libnvrtc.so.13 "$FB_SOURCE_DIR/tests/toolchains/newer_nvrtc.c" -ldl; then
