@@ -146,6 +146,8 @@ fi
 mkdir -p newer/lib newer/bin
 if cc -shared -fPIC -o newer/lib/libnvrtc.so.13 "$FB_SOURCE_DIR/tests/toolchains/newer_nvrtc.c" -ldl; then
 	ln -s "$cu13/bin/ptxas" newer/bin/ptxas
+	# the builtins library fatbuild loads beside NVRTC, under the name of the version it reports
+	ln -s "$(ls "$cu13"/lib/libnvrtc-builtins.so.13.* | head -1)" newer/lib/libnvrtc-builtins.so.14.1
 	nenv=(CUDA_HOME=$work/newer NEWER_NVRTC_REAL=$cu13/lib/libnvrtc.so.13 NEWER_NVRTC_VERSION=14.1)
 	out=$(env "${nenv[@]}" "$FB" --arch-list "10.7f 12.1a" 2>&1)
 	case $out in

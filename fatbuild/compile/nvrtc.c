@@ -84,6 +84,24 @@ bind(struct fb_nvrtc *n, char *why, size_t whysize)
 	return 1;
 }
 
+/* Loads the libnvrtc-builtins.so.X.Y beside the NVRTC at path (n->version known). NVRTC opens
+ * it by soname and counts on its own $ORIGIN run path to find it; a dlopen made through an
+ * interposer (a sanitizer runtime's dlopen interceptor is one) loses that, and a pip wheel's
+ * folder is on no other search path. Once loaded, the soname lookup finds it whoever asks. */
+static void
+preload_builtins(const struct fb_nvrtc *n)
+{
+	const char *slash = strrchr(n->path, '/');
+	char b[1200];
+	if (!slash)
+		return;
+	snprintf(b, sizeof(b), "%.*s/libnvrtc-builtins.so.%d.%d", (int)(slash - n->path), n->path, n->version / 1000,
+	         n->version % 1000 / 10);
+	struct stat st;
+	if (stat(b, &st) == 0)
+		(void)dlopen(b, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE); /* kept loaded, as NVRTC is */
+}
+
 /* An address inside the library, for dladdr. */
 static void *
 p_of(const struct fb_nvrtc *n)
@@ -127,6 +145,7 @@ fb_nvrtc_open(const char *cuda_home, struct fb_nvrtc **out, struct fb_error *err
 			continue;
 		}
 		if (bind(n, why, sizeof(why))) {
+			preload_builtins(n);
 			Dl_info dli;
 			struct stat st;
 			const char *file = dladdr(p_of(n), &dli) && dli.dli_fname ? dli.dli_fname : n->path;
