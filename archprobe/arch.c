@@ -22,7 +22,8 @@
 
 #define ACCEPTED \
 	"accepted: 8.6 9.0a 10.0f 8.6+PTX (PyTorch), 86 90a 86-real 86-virtual (CMake), sm_86 compute_86 " \
-	"(nvcc), Turing Ampere Ampere+Tegra Ada Hopper Blackwell Blackwell+Tegra [+PTX], native auto all all-major"
+	"(nvcc), Turing Ampere Ampere+Tegra Ada Hopper Blackwell Blackwell+Tegra Rubin (PyTorch), Orin Lovelace Thor " \
+	"Hopper(A) Blackwell(A) ... (meson) [+PTX], native auto all all-major"
 
 static const char suffix_char[] = {'\0', 'a', 'f'};
 
@@ -111,6 +112,7 @@ struct spec {
 	int sm;
 	enum ap_variant var;
 	bool sass, ptx;
+	bool some; /* one of a meson name's members: kept when the toolkit has it (see struct named) */
 };
 
 #define MAX_SPECS 8
@@ -126,24 +128,41 @@ struct named {
 	int n;
 	int sm[4];
 	int ptx; /* the PyTorch table's +PTX arch, 0 if none */
+	enum ap_variant var;
+	bool some; /* meson: the members the toolkit has (Thor is 10.1 before CUDA 13, 11.0 from it) */
 };
 
-/* PyTorch main's named table (docs/archlist.md §2.1). */
+/* PyTorch's named table as of PyTorch 2.15 (torch/utils/cpp_extension.py), then the names
+ * only meson's cuda module has (mesonbuild/modules/cuda.py, _FAMILY_TO_MICROISAS), with
+ * meson's meaning: SASS for each member, PTX only with +PTX (on the newest member). Where both
+ * have a name (Kepler … Blackwell), PyTorch's meaning is the one used (docs/archnames.md). */
 static const struct named names[] = {
-	{"kepler+tesla", 1, {37}, 0},
-	{"kepler", 1, {35}, 35},
-	{"maxwell+tegra", 1, {53}, 0},
-	{"maxwell", 2, {50, 52}, 52},
-	{"pascal", 2, {60, 61}, 61},
-	{"volta+tegra", 1, {72}, 0},
-	{"volta", 1, {70}, 70},
-	{"turing", 1, {75}, 75},
-	{"ampere+tegra", 1, {87}, 0},
-	{"ampere", 2, {80, 86}, 86},
-	{"ada", 1, {89}, 89},
-	{"hopper", 1, {90}, 90},
-	{"blackwell+tegra", 1, {110}, 0},
-	{"blackwell", 4, {100, 103, 120, 121}, 121},
+	{"kepler+tesla", 1, {37}, 0, AP_PLAIN, false},
+	{"kepler", 1, {35}, 35, AP_PLAIN, false},
+	{"maxwell+tegra", 1, {53}, 0, AP_PLAIN, false},
+	{"maxwell", 2, {50, 52}, 52, AP_PLAIN, false},
+	{"pascal", 2, {60, 61}, 61, AP_PLAIN, false},
+	{"volta+tegra", 1, {72}, 0, AP_PLAIN, false},
+	{"volta", 1, {70}, 70, AP_PLAIN, false},
+	{"turing", 1, {75}, 75, AP_PLAIN, false},
+	{"ampere+tegra", 1, {87}, 0, AP_PLAIN, false},
+	{"ampere", 2, {80, 86}, 86, AP_PLAIN, false},
+	{"ada", 1, {89}, 89, AP_PLAIN, false},
+	{"hopper", 1, {90}, 90, AP_PLAIN, false},
+	{"blackwell+tegra", 1, {110}, 0, AP_PLAIN, false},
+	{"blackwell", 4, {100, 103, 120, 121}, 121, AP_PLAIN, false},
+	{"rubin", 1, {107}, 107, AP_PLAIN, false},
+	/* meson only */
+	{"fermi", 2, {20, 21}, 0, AP_PLAIN, false},
+	{"kepler+tegra", 1, {32}, 0, AP_PLAIN, false},
+	{"pascal+tegra", 1, {62}, 0, AP_PLAIN, false},
+	{"xavier", 1, {72}, 0, AP_PLAIN, false},
+	{"orin", 1, {87}, 0, AP_PLAIN, false},
+	{"lovelace", 1, {89}, 0, AP_PLAIN, false},
+	{"hopper(a)", 1, {90}, 0, AP_ARCH, false},
+	{"thor", 2, {101, 110}, 0, AP_PLAIN, true},
+	{"thor(a)", 2, {101, 110}, 0, AP_ARCH, true},
+	{"blackwell(a)", 4, {100, 103, 120, 121}, 0, AP_ARCH, false},
 };
 
 static bool
@@ -156,7 +175,7 @@ static void
 add_spec(struct parsed *p, int sm, enum ap_variant var, bool sass, bool ptx)
 {
 	if (p->n < MAX_SPECS)
-		p->s[p->n++] = (struct spec){sm, var, sass, ptx};
+		p->s[p->n++] = (struct spec){sm, var, sass, ptx, false};
 }
 
 /* Parses one item. Returns false when it is not an arch-list item. */
@@ -198,9 +217,10 @@ parse_item(const char *s, size_t len, struct parsed *p)
 		if (!ieq(s, base, nm->name))
 			continue;
 		int newest = nm->sm[nm->n - 1];
-		for (int j = 0; j < nm->n; j++)
-			add_spec(p, nm->sm[j], AP_PLAIN, true,
-			         nm->sm[j] == nm->ptx || (plus_ptx && nm->sm[j] == newest));
+		for (int j = 0; j < nm->n; j++) {
+			add_spec(p, nm->sm[j], nm->var, true, nm->sm[j] == nm->ptx || (plus_ptx && nm->sm[j] == newest));
+			p->s[p->n - 1].some = nm->some;
+		}
 		return true;
 	}
 	size_t i = 0;
@@ -358,17 +378,19 @@ check_target(struct builder *b, int sm, enum ap_variant var, int pos, const char
              struct ap_error *err)
 {
 	const struct ap_toolkit *tk = b->tk;
-	char v[16], hint[160], set[300];
+	char v[16], hint[160], set[300], newest[16];
 	int ilen = len > 40 ? 40 : (int)len;
 	ap_tk_version_str(tk->version, v, sizeof(v));
+	ap_tk_version_str(ap_tk_newest_release(), newest, sizeof(newest));
 	if (ap_tk_has(tk, sm, var))
 		return 0;
 	bool known = ap_tk_variant_exists(sm, AP_PLAIN);
 	if (var != AP_PLAIN && known && !ap_tk_variant_exists(sm, var)) {
+		char with[120];
+		ap_tk_variant_list(var, with, sizeof(with));
 		ap_seterr(err, AP_EUNSUPPORTED,
-		       "%s %d '%.*s': sm_%d has no %s variant in any CUDA release (%c exists for: %s)", b->what, pos, ilen,
-		       item, sm, variant_word(var), suffix_char[var],
-		       var == AP_ARCH ? "90 100 103 110 120 121" : "100 103 110 120 121");
+		       "%s %d '%.*s': sm_%d has no %s variant in any CUDA release up to %s (%c exists for: %s)", b->what,
+		       pos, ilen, item, sm, variant_word(var), newest, suffix_char[var], with);
 		return AP_EUNSUPPORTED;
 	}
 	char name[24];
@@ -378,7 +400,7 @@ check_target(struct builder *b, int sm, enum ap_variant var, int pos, const char
 		snprintf(name, sizeof(name), "sm_%d", sm);
 	bool has_hint = ap_tk_hint(sm, var, tk->version, hint, sizeof(hint));
 	if (!has_hint && !known)
-		snprintf(hint, sizeof(hint), "no CUDA release up to 13.0 has it");
+		snprintf(hint, sizeof(hint), "no CUDA release up to %s has it", newest);
 	if (b->drop) {
 		add_warning(b, "%s %d '%.*s': dropped %s: CUDA %s does not support it (%s)", b->what, pos, ilen, item,
 		            name, v, hint);
@@ -473,13 +495,32 @@ parse_list(struct builder *b, const char *text, bool allow_devices, int *devpos,
 		case IT_ALLMAJOR:
 			add_all(b, p.kind == IT_ALLMAJOR, pos);
 			break;
-		case IT_TARGETS:
+		case IT_TARGETS: {
+			/* a meson name's members: the ones the toolkit has; +PTX goes to the newest of
+			 * those; none at all is checked (and refused) as the newest member */
+			int have = -1;
+			bool ptx = false;
+			for (int k = 0; k < p.n; k++)
+				if (p.s[k].some) {
+					ptx = ptx || p.s[k].ptx;
+					if (ap_tk_has(b->tk, p.s[k].sm, p.s[k].var))
+						have = k;
+				}
 			for (int k = 0; k < p.n; k++) {
-				int rc = add_checked(b, &p.s[k], pos, item, len, err);
+				struct spec sp = p.s[k];
+				if (sp.some) {
+					if (have >= 0 && !ap_tk_has(b->tk, sp.sm, sp.var))
+						continue;
+					if (have < 0 && k != p.n - 1)
+						continue;
+					sp.ptx = ptx && (have < 0 || k == have);
+				}
+				int rc = add_checked(b, &sp, pos, item, len, err);
 				if (rc)
 					return rc;
 			}
 			break;
+		}
 		}
 		if (b->status) {
 			ap_seterr(err, b->status, "out of memory");
@@ -800,6 +841,13 @@ ap_archlist_resolve(const char *text, const struct ap_resolve_opts *opts, struct
 		}
 	}
 	struct builder b = {l, 0, &l->toolkit, opts && opts->drop_unsupported, "item", 0};
+	if (l->toolkit.version > ap_tk_newest_release()) {
+		char v1[16], v2[16];
+		add_warning(&b, "CUDA %s is newer than the newest built-in release table (CUDA %s): using the arches it "
+		                "reports (%.200s)",
+		            ap_tk_version_str(l->toolkit.version, v1, sizeof(v1)),
+		            ap_tk_version_str(ap_tk_newest_release(), v2, sizeof(v2)), l->toolkit.source);
+	}
 	int devpos = 0;
 	enum item_kind devkind = IT_AUTO;
 	bool any = false;

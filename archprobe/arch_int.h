@@ -26,8 +26,12 @@ bool ap_tk_variant_exists(int sm, enum ap_variant v);
 /* Writes a hint for an sm (or sm+variant) missing from the release `version` ("sm_70 was
  * removed in CUDA 13.0", "10.1 became 11.0 in CUDA 13.0"); returns false when there is none. */
 bool ap_tk_hint(int sm, enum ap_variant v, int version, char *buf, size_t size);
+/* The arches that have the variant in some release, "90 100 103 …", into buf. */
+void ap_tk_variant_list(enum ap_variant v, char *buf, size_t size);
 /* Whether tk lists sm as a real arch / accepts the variant of sm. */
 bool ap_tk_has(const struct ap_toolkit *tk, int sm, enum ap_variant v);
+/* The newest release with a built-in table (13050). */
+int ap_tk_newest_release(void);
 /* "13.0" for 13000 into buf; returns buf. */
 char *ap_tk_version_str(int version, char *buf, size_t size);
 

@@ -3,7 +3,8 @@
  *   nvcc   -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_86,code=sm_86 -gencode=arch=compute_86,code=compute_86
  *   torch  8.0 8.6+PTX                       (PTX without SASS cannot be written: error)
  *   cmake  80-real;86                        (86-virtual for PTX only)
- *   clang  --offload-arch=sm_80 --offload-arch=sm_86 --no-cuda-include-ptx=sm_80   (PTX only: error)
+ *   clang  --offload-arch=sm_80 --offload-arch=sm_86 --no-cuda-include-ptx=all --cuda-include-ptx=sm_86
+ *          (PTX only: error; ap_archlist_format_clang for one clang version's spelling)
  *   nvrtc  -arch=sm_80 / -arch=sm_86 / -arch=compute_86, one compile job per line
  *   bazel  sm_80;compute_86:sm_86,compute_86 (rules_cuda specs)
  *   json   {"targets": [...], "source", "warnings", "toolkit"}
@@ -202,15 +203,9 @@ ap_archlist_format(const struct ap_archlist *l, enum ap_format fmt, char **out, 
 			       !g[i].ptx ? "-real" : !g[i].sass ? "-virtual" : "");
 		break;
 	case AP_FMT_CLANG:
-		for (size_t i = 0; i < ng && bad < 0; i++) {
-			if (!g[i].sass)
-				bad = (int)i;
-			sb_add(&s, "%s--offload-arch=sm_%d%s", i ? " " : "", g[i].t->sm, sfx(g[i].t));
-		}
-		for (size_t i = 0; i < ng; i++)
-			if (!g[i].ptx)
-				sb_add(&s, " --no-cuda-include-ptx=sm_%d%s", g[i].t->sm, sfx(g[i].t));
-		break;
+		free(g);
+		free(s.p);
+		return ap_archlist_format_clang(l, 0, out, err);
 	case AP_FMT_NVRTC:
 		for (size_t i = 0; i < l->n; i++) {
 			const struct ap_target *t = &l->targets[i];
@@ -268,6 +263,104 @@ ap_archlist_format(const struct ap_archlist *l, enum ap_format fmt, char **out, 
 			snprintf(err->msg, sizeof(err->msg), "out of memory");
 		}
 		return s.status;
+	}
+	*out = s.p;
+	return AP_OK;
+}
+
+/* ---- clang ------------------------------------------------------------------------------------
+ * clang 22 uses its new offload driver for CUDA by default, which embeds PTX only for the
+ * arches named by --cuda-include-ptx; clang before it (the old driver) embeds PTX for every
+ * --offload-arch unless --no-cuda-include-ptx names it. clang reads the two options in order,
+ * the last one that names an arch (or 'all') winning, so "--no-cuda-include-ptx=all" followed
+ * by one --cuda-include-ptx per PTX arch means the same to both (docs/clang.md has the
+ * compiles this was read from). */
+
+/* The CUDA arches a clang release compiles, found by compiling a kernel with it
+ * (--cuda-device-only -S --offload-arch=sm_X): only the releases measured are listed. */
+static const struct {
+	int major;
+	const char *arches; /* " 75 80 90a " … */
+	const char *note;   /* why some arch of CUDA 13 is missing */
+} clang_arches[] = {
+	{14, " 30 32 35 37 50 52 53 60 61 62 70 72 75 80 86 ", "clang 14 knows CUDA up to 11.5"},
+	{22,
+	 " 30 32 35 37 50 52 53 60 61 62 70 72 75 80 86 87 89 90 90a 100 100a 101 101a 103 103a 120 120a 121 121a ",
+	 "clang 22 has no family-specific 'f' arches and no sm_107; sm_88 and sm_110 need PTX ISA 9.0, which "
+	 "clang 22 does not emit"},
+};
+
+int
+ap_archlist_format_clang(const struct ap_archlist *l, int clang_major, char **out, struct ap_error *err)
+{
+	if (!out || !l) {
+		if (err) {
+			err->code = AP_EINVAL;
+			snprintf(err->msg, sizeof(err->msg), "ap_archlist_format_clang: NULL argument");
+		}
+		return AP_EINVAL;
+	}
+	*out = NULL;
+	struct group *g = malloc((l->n ? l->n : 1) * sizeof(*g));
+	if (!g) {
+		if (err) {
+			err->code = AP_ENOMEM;
+			snprintf(err->msg, sizeof(err->msg), "out of memory");
+		}
+		return AP_ENOMEM;
+	}
+	size_t ng = groups_of(l, g);
+	const char *known = NULL, *note = "";
+	for (size_t i = 0; i < sizeof(clang_arches) / sizeof(clang_arches[0]); i++)
+		if (clang_arches[i].major == clang_major) {
+			known = clang_arches[i].arches;
+			note = clang_arches[i].note;
+		}
+	int rc = AP_OK;
+	for (size_t i = 0; i < ng && !rc; i++) {
+		const struct ap_target *t = g[i].t;
+		char word[24];
+		snprintf(word, sizeof(word), " %d%s ", t->sm, sfx(t));
+		if (!g[i].sass) {
+			rc = AP_EUNSUPPORTED;
+			if (err)
+				snprintf(err->msg, sizeof(err->msg),
+				         "compute_%d%s (PTX without SASS) cannot be written in clang --offload-arch syntax; use "
+				         "--format nvcc, cmake (%d%s-virtual) or nvrtc, or add SASS for it",
+				         t->sm, sfx(t), t->sm, sfx(t));
+		} else if (known && !strstr(known, word)) {
+			rc = AP_EUNSUPPORTED;
+			if (err)
+				snprintf(err->msg, sizeof(err->msg),
+				         "clang %d cannot compile CUDA for sm_%d%s (%s); use nvcc or fatbuild compile for it, "
+				         "or drop it from the list",
+				         clang_major, t->sm, sfx(t), note);
+		}
+	}
+	struct sbuf s = {0};
+	sb_add(&s, "%s", "");
+	for (size_t i = 0; i < ng && !rc; i++)
+		sb_add(&s, "%s--offload-arch=sm_%d%s", i ? " " : "", g[i].t->sm, sfx(g[i].t));
+	bool new_driver = clang_major >= 22, any = clang_major == 0;
+	if (any)
+		sb_add(&s, " --no-cuda-include-ptx=all");
+	for (size_t i = 0; i < ng && !rc; i++) {
+		if (g[i].ptx && (any || new_driver))
+			sb_add(&s, " --cuda-include-ptx=sm_%d%s", g[i].t->sm, sfx(g[i].t));
+		else if (!g[i].ptx && !any && !new_driver)
+			sb_add(&s, " --no-cuda-include-ptx=sm_%d%s", g[i].t->sm, sfx(g[i].t));
+	}
+	free(g);
+	if (!rc && s.status)
+		rc = s.status;
+	if (rc) {
+		if (err) {
+			err->code = rc;
+			if (rc == AP_ENOMEM)
+				snprintf(err->msg, sizeof(err->msg), "out of memory");
+		}
+		free(s.p);
+		return rc;
 	}
 	*out = s.p;
 	return AP_OK;

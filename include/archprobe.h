@@ -92,7 +92,7 @@ struct ap_toolkit {
 	char source[256];       /* where this came from: "builtin table", "NVRTC /usr/local/cuda/lib64/libnvrtc.so.13" */
 };
 
-/* The built-in table of a release (11.8, 12.0 … 12.9, 13.0), version as 12040 (see ap_cuda_version_parse). */
+/* The built-in table of a release (11.8, 12.0 … 12.6, 12.8, 12.9, 13.0 … 13.5), version as 12040 (see ap_cuda_version_parse). */
 AP_API int ap_toolkit_builtin(int version, struct ap_toolkit *out, struct ap_error *err);
 /* Parses "X.Y" into 1000*X+10*Y; returns -1 when malformed. */
 AP_API int ap_cuda_version_parse(const char *s);
@@ -102,6 +102,18 @@ AP_API int ap_cuda_home(char *buf, size_t size, struct ap_error *err);
 /* Detects the toolkit at cuda_home (NULL: ap_cuda_home): arches from NVRTC's
  * nvrtcGetSupportedArchs (dlopen), suffix rules from the built-in table of its version. */
 AP_API int ap_toolkit_detect(const char *cuda_home, struct ap_toolkit *out, struct ap_error *err);
+
+#define AP_PATH_MAX 1024
+#define AP_MAX_NVRTC_CANDIDATES 64
+/* The libnvrtc files to try for the toolkit at home, best first, into paths (at most max):
+ * FATBUILD_NVRTC when set (a libnvrtc.so.* file, or a folder holding one in it, lib/ or
+ * lib64/: only those); else home/{lib64,lib,targets/<triple>/lib}, then the pip wheel trees
+ * under home (home = site-packages/nvidia: cu13/lib, cuda_nvrtc/lib, cu12/lib) and, for
+ * home = nvidia/cuda_nvcc, the nvidia/cuda_nvrtc/lib beside it; each .so.13 before .so.12
+ * before .so.11.2; home NULL or "": the bare sonames (the loader's
+ * search path). Files that do not exist are listed too. Returns the count. The one list
+ * that both archprobe's toolkit detection and fatbuild's compiler load NVRTC from. */
+AP_API int ap_nvrtc_candidates(const char *home, char (*paths)[AP_PATH_MAX], int max);
 
 /* ---- devices (probing) ------------------------------------------------------------------- */
 
@@ -218,6 +230,15 @@ AP_API int ap_format_parse(const char *name);
  * nvrtc/json, which are multi-line) that the caller frees. */
 AP_API int ap_archlist_format(const struct ap_archlist *l, enum ap_format fmt, char **out,
                               struct ap_error *err);
+
+/* --format clang for one clang release (clang_major 22, 14 …; 0: any). 0 writes the
+ * spelling every clang since 7 reads alike: --offload-arch=sm_X per SASS arch, then
+ * --no-cuda-include-ptx=all and --cuda-include-ptx=sm_Y per PTX arch. 22 and newer (the new
+ * offload driver, PTX only when asked): --cuda-include-ptx=sm_Y; older (PTX for every arch by
+ * default): --no-cuda-include-ptx=sm_Z for the SASS-only ones. For a release whose arches were
+ * measured (14, 22) an arch it cannot compile is AP_EUNSUPPORTED. */
+AP_API int ap_archlist_format_clang(const struct ap_archlist *l, int clang_major, char **out,
+                                    struct ap_error *err);
 
 #ifdef __cplusplus
 }

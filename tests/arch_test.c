@@ -112,6 +112,24 @@ static const struct vec vecs[] = {
 	{"name-ptx-newest", "Blackwell+PTX", 0, NULL, false, OK, "sm_100 sm_103 sm_120 sm_121 compute_121", NULL, NULL},
 	{"tegra-ptx", "Blackwell+Tegra+PTX Ampere+Tegra", 0, NULL, false, OK, "sm_87 sm_110 compute_110", NULL, NULL},
 	{"turing", "Turing", 0, NULL, false, OK, "sm_75 compute_75", NULL, NULL},
+	/* PyTorch 2.15's Rubin = 10.7+PTX; sm_107 from CUDA 13.4 (ptxas 13.4.92) */
+	{"rubin", "Rubin", 13050, NULL, false, OK, "sm_107 compute_107", NULL, NULL},
+	{"rubin-13.4", "rubin+ptx 10.7a", 13040, NULL, false, OK, "sm_107 compute_107 sm_107a", NULL, NULL},
+	{"rubin-f", "10.7f+PTX", 13040, NULL, false, OK, "sm_107f compute_107f", NULL, NULL},
+	{"rubin-13.3", "Rubin", 13030, NULL, false, AP_EUNSUPPORTED, "sm_107 needs CUDA 13.4 or newer", NULL, NULL},
+	{"rubin-13.0", "Blackwell Rubin", 0, NULL, false, AP_EUNSUPPORTED, "item 2 'Rubin'", NULL, NULL},
+	/* meson's names: SASS of each member, PTX only with +PTX */
+	{"meson-names", "Lovelace Orin Hopper(A)", 0, NULL, false, OK, "sm_87 sm_89 sm_90a", NULL, NULL},
+	{"meson-ptx", "lovelace+PTX", 0, NULL, false, OK, "sm_89 compute_89", NULL, NULL},
+	{"meson-thor-13", "Thor+PTX", 0, NULL, false, OK, "sm_110 compute_110", NULL, NULL},
+	{"meson-thor-12.9", "Thor+PTX", 12090, NULL, false, OK, "sm_101 compute_101", NULL, NULL},
+	{"meson-thor-12.6", "Thor", 12060, NULL, false, AP_EUNSUPPORTED, "sm_110", NULL, NULL},
+	{"meson-thor-a", "Thor(A) Blackwell(A)", 0, NULL, false, OK, "sm_100a sm_103a sm_110a sm_120a sm_121a", NULL, NULL},
+	{"meson-xavier-12", "Xavier Pascal+Tegra", 11080, NULL, false, OK, "sm_62 sm_72", NULL, NULL},
+	{"meson-kepler-tegra", "Kepler+Tegra", 11080, NULL, false, AP_EUNSUPPORTED, "sm_32 is not supported", NULL, NULL},
+	{"meson-fermi", "Fermi", 11080, NULL, false, AP_EUNSUPPORTED, "sm_20 is not supported", NULL, NULL},
+	/* a name both have: PyTorch's meaning (PTX on the newest member) */
+	{"shared-name", "Ampere", 0, NULL, false, OK, "sm_80 sm_86 compute_86", NULL, NULL},
 	{"volta-12", "Volta Volta+Tegra", 12040, NULL, false, OK, "sm_70 compute_70 sm_72", NULL, NULL},
 	{"kepler-11.8", "Kepler Maxwell", 11080, NULL, false, OK, "sm_35 compute_35 sm_50 sm_52 compute_52", NULL, NULL},
 	{"ptx-order", "8.6+PTX 8.6a 8.6", 0, NULL, false, AP_EUNSUPPORTED, "no arch-specific 'a' variant", NULL, NULL},
@@ -346,7 +364,8 @@ test_formats(void)
 		 "-gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_86,code=sm_86 -gencode=arch=compute_86,code=compute_86"},
 		{"8.0 8.6+PTX", AP_FMT_TORCH, 0, "8.0 8.6+PTX"},
 		{"8.0 8.6+PTX", AP_FMT_CMAKE, 0, "80-real;86"},
-		{"8.0 8.6+PTX", AP_FMT_CLANG, 0, "--offload-arch=sm_80 --offload-arch=sm_86 --no-cuda-include-ptx=sm_80"},
+		{"8.0 8.6+PTX", AP_FMT_CLANG, 0,
+		 "--offload-arch=sm_80 --offload-arch=sm_86 --no-cuda-include-ptx=all --cuda-include-ptx=sm_86"},
 		{"8.0 8.6+PTX", AP_FMT_NVRTC, 0, "-arch=sm_80\n-arch=sm_86\n-arch=compute_86\n"},
 		{"8.0 8.6+PTX", AP_FMT_BAZEL, 0, "sm_80;compute_86:sm_86,compute_86"},
 		{"8.0 8.6+PTX", AP_FMT_LIST, 0, "80;86"},
@@ -355,7 +374,8 @@ test_formats(void)
 		 "-gencode=arch=compute_100f,code=compute_100f"},
 		{"9.0a 10.0f+PTX", AP_FMT_TORCH, 0, "9.0a 10.0f+PTX"},
 		{"9.0a 10.0f+PTX", AP_FMT_CMAKE, 0, "90a-real;100f"},
-		{"9.0a 10.0f+PTX", AP_FMT_CLANG, 0, "--offload-arch=sm_90a --offload-arch=sm_100f --no-cuda-include-ptx=sm_90a"},
+		{"9.0a 10.0f+PTX", AP_FMT_CLANG, 0,
+		 "--offload-arch=sm_90a --offload-arch=sm_100f --no-cuda-include-ptx=all --cuda-include-ptx=sm_100f"},
 		{"9.0a 10.0f+PTX", AP_FMT_LIST, 0, "90a;100f"},
 		{"compute_86 9.0", AP_FMT_TORCH, AP_EUNSUPPORTED, NULL},
 		{"compute_86 9.0", AP_FMT_CLANG, AP_EUNSUPPORTED, NULL},
@@ -366,11 +386,8 @@ test_formats(void)
 		{"all", AP_FMT_CLANG, 0,
 		 "--offload-arch=sm_75 --offload-arch=sm_80 --offload-arch=sm_86 --offload-arch=sm_87 --offload-arch=sm_88 "
 		 "--offload-arch=sm_89 --offload-arch=sm_90 --offload-arch=sm_100 --offload-arch=sm_103 "
-		 "--offload-arch=sm_110 --offload-arch=sm_120 --offload-arch=sm_121 --no-cuda-include-ptx=sm_75 "
-		 "--no-cuda-include-ptx=sm_80 --no-cuda-include-ptx=sm_86 --no-cuda-include-ptx=sm_87 "
-		 "--no-cuda-include-ptx=sm_88 --no-cuda-include-ptx=sm_89 --no-cuda-include-ptx=sm_90 "
-		 "--no-cuda-include-ptx=sm_100 --no-cuda-include-ptx=sm_103 --no-cuda-include-ptx=sm_110 "
-		 "--no-cuda-include-ptx=sm_120"},
+		 "--offload-arch=sm_110 --offload-arch=sm_120 --offload-arch=sm_121 --no-cuda-include-ptx=all "
+		 "--cuda-include-ptx=sm_121"},
 		{"all-major", AP_FMT_CMAKE, 0, "75-real;80-real;90-real;100-real;110-real;120"},
 		{"8.0 8.6+PTX", (enum ap_format)99, AP_EINVAL, NULL},
 	};
@@ -389,6 +406,37 @@ test_formats(void)
 			CHECK(out == NULL && err.msg[0]);
 		free(rc == 0 ? out : NULL);
 		ap_archlist_free(l);
+	}
+
+	/* clang by version: 22 (new offload driver) asks for PTX, older ones leave it out */
+	static const struct {
+		const char *input;
+		int clang, rc;
+		const char *want;
+	} cl[] = {
+		{"8.0 8.6+PTX", 22, 0, "--offload-arch=sm_80 --offload-arch=sm_86 --cuda-include-ptx=sm_86"},
+		{"8.0 8.6+PTX", 14, 0, "--offload-arch=sm_80 --offload-arch=sm_86 --no-cuda-include-ptx=sm_80"},
+		{"8.0 8.6+PTX", 18, 0, "--offload-arch=sm_80 --offload-arch=sm_86 --no-cuda-include-ptx=sm_80"},
+		{"8.0 8.6+PTX", 23, 0, "--offload-arch=sm_80 --offload-arch=sm_86 --cuda-include-ptx=sm_86"},
+		{"9.0a 12.1a", 22, 0, "--offload-arch=sm_90a --offload-arch=sm_121a"},
+		{"8.9", 14, AP_EUNSUPPORTED, "clang 14 cannot compile CUDA for sm_89"},
+		{"10.0f", 22, AP_EUNSUPPORTED, "clang 22 cannot compile CUDA for sm_100f"},
+		{"11.0", 22, AP_EUNSUPPORTED, "PTX ISA 9.0"},
+		{"compute_86 9.0", 22, AP_EUNSUPPORTED, "PTX without SASS"},
+	};
+	for (size_t i = 0; i < sizeof(cl) / sizeof(cl[0]); i++) {
+		struct ap_archlist *cll = NULL;
+		struct ap_error cerr = {0};
+		CHECK(resolve(cl[i].input, 0, NULL, false, NULL, &cll, &cerr) == 0);
+		char *out = NULL;
+		int rc = ap_archlist_format_clang(cll, cl[i].clang, &out, &cerr);
+		CHECK(rc == cl[i].rc);
+		if (rc == 0)
+			CHECK_STR(out, cl[i].want);
+		else
+			CHECK(out == NULL && strstr(cerr.msg, cl[i].want) != NULL);
+		free(out);
+		ap_archlist_free(cll);
 	}
 
 	/* json: one document with targets, source, warnings, toolkit */

@@ -52,7 +52,14 @@ check_table(int version, const char *sm, const char *a, const char *f)
 static void
 test_tables(void)
 {
-	/* docs/archlist.md §3.1 (nvcc 13.0 --list-gpu-code and --help, the release windows) */
+	/* read from each release's ptxas --help / NVRTC / nvcc --list-gpu-code (docs/toolkits.md) */
+	check_table(13050, "75 80 86 87 88 89 90 100 103 107 110 120 121", "90 100 103 107 110 120 121",
+	            "100 103 107 110 120 121");
+	check_table(13040, "75 80 86 87 88 89 90 100 103 107 110 120 121", "90 100 103 107 110 120 121",
+	            "100 103 107 110 120 121");
+	check_table(13030, "75 80 86 87 88 89 90 100 103 110 120 121", "90 100 103 110 120 121", "100 103 110 120 121");
+	check_table(13010, "75 80 86 87 88 89 90 100 103 110 120 121", "90 100 103 110 120 121", "100 103 110 120 121");
+	check_table(12060, "50 52 53 60 61 62 70 72 75 80 86 87 89 90", "90", "");
 	check_table(13000, "75 80 86 87 88 89 90 100 103 110 120 121", "90 100 103 110 120 121", "100 103 110 120 121");
 	check_table(12090, "50 52 53 60 61 62 70 72 75 80 86 87 89 90 100 101 103 120 121", "90 100 101 103 120 121",
 	            "100 101 103 120 121");
@@ -60,7 +67,8 @@ test_tables(void)
 	check_table(12040, "50 52 53 60 61 62 70 72 75 80 86 87 89 90", "90", "");
 	check_table(12000, "50 52 53 60 61 62 70 72 75 80 86 87 89 90", "90", "");
 	check_table(11080, "35 37 50 52 53 60 61 62 70 72 75 80 86 87 89 90", "", "");
-	static const int all[] = {11080, 12000, 12010, 12020, 12030, 12040, 12050, 12060, 12070, 12080, 12090, 13000};
+	static const int all[] = {11080, 12000, 12010, 12020, 12030, 12040, 12050, 12060, 12080,
+	                          12090, 13000, 13010, 13020, 13030, 13040, 13050};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		struct ap_toolkit tk;
 		CHECK(ap_toolkit_builtin(all[i], &tk, NULL) == 0);
@@ -71,7 +79,10 @@ test_tables(void)
 	struct ap_error err = {0};
 	CHECK(ap_toolkit_builtin(10020, &tk, &err) == AP_EINVAL);
 	CHECK(strstr(err.msg, "no built-in table for CUDA 10.2") != NULL);
-	CHECK(ap_toolkit_builtin(13010, &tk, &err) == AP_EINVAL);
+	CHECK(ap_toolkit_builtin(13060, &tk, &err) == AP_EINVAL);
+	CHECK(strstr(err.msg, "13.0 to 13.5") != NULL);
+	CHECK(ap_toolkit_builtin(12070, &tk, &err) == AP_EINVAL);
+	CHECK(strstr(err.msg, "there was no CUDA 12.7") != NULL);
 	CHECK(ap_toolkit_builtin(0, &tk, &err) == AP_EINVAL);
 	CHECK(ap_toolkit_builtin(13000, NULL, &err) == AP_EINVAL);
 }
@@ -244,7 +255,9 @@ test_fake_toolkits(void)
 	snprintf(dir, sizeof(dir), "%s/a", root);
 	CHECK(realpath(dir, real) != NULL);
 	CHECK_STR(home, real);
-	CHECK(ap_cuda_home(home, 4, &err) != 0 || strlen(home) < 4);
+	/* A toolkit that is found but does not fit the buffer is an error, never a truncated path. */
+	CHECK(ap_cuda_home(home, 4, &err) == AP_EINVAL);
+	CHECK(strstr(err.msg, "too long for a 4-byte buffer") != NULL);
 	setenv("PATH", saved_path, 1);
 	if (saved_home)
 		setenv("CUDA_HOME", saved_home, 1);

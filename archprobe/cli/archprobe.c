@@ -47,6 +47,8 @@ static const char usage_text[] =
 	"                     default FILE: $XDG_CACHE_HOME/archprobe/probe (also ARCHPROBE_CACHE=FILE|1)\n"
 	"  --cuda-version X.Y check archs against the built-in table of CUDA X.Y instead of the\n"
 	"                     installed toolkit (CUDA_HOME, nvcc on PATH, /usr/local/cuda)\n"
+	"  --clang-version N  --format clang as clang N reads it (22+: --cuda-include-ptx for PTX; older:\n"
+	"                     --no-cuda-include-ptx for SASS only); default: a spelling every clang reads\n"
 	"  --silent           no diagnostics on stderr (as __nvcc_device_query --silent)\n"
 	"  -v, --verbose      also print the loader trace on stderr\n"
 	"  -h, --help         this text\n"
@@ -73,6 +75,7 @@ struct cli {
 	const char *arch_list, *fallback, *cuda_version;
 	const char *fallback_opt; /* --fallback; NULL when it came from ARCHPROBE_FALLBACK */
 	bool strict, silent, verbose;
+	int clang; /* --clang-version; -1 when not given */
 	struct ap_probe_opts probe;
 };
 
@@ -142,7 +145,7 @@ parse_format(const char *s)
 static int
 parse_args(int argc, char **argv, struct cli *c)
 {
-	enum { O_FORMAT = 256, O_ARCH, O_FALLBACK, O_STRICT, O_TIMEOUT, O_LIBCUDA, O_NOSUB, O_CUDA, O_SILENT, O_CACHE };
+	enum { O_FORMAT = 256, O_ARCH, O_FALLBACK, O_STRICT, O_TIMEOUT, O_LIBCUDA, O_NOSUB, O_CUDA, O_SILENT, O_CACHE, O_CLANG };
 	static const struct option longopts[] = {
 		{"format", required_argument, NULL, O_FORMAT},
 		{"arch-list", required_argument, NULL, O_ARCH},
@@ -154,6 +157,7 @@ parse_args(int argc, char **argv, struct cli *c)
 		{"cuda-version", required_argument, NULL, O_CUDA},
 		{"silent", no_argument, NULL, O_SILENT},
 		{"cache", optional_argument, NULL, O_CACHE},
+		{"clang-version", required_argument, NULL, O_CLANG},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -164,6 +168,7 @@ parse_args(int argc, char **argv, struct cli *c)
 
 	base = base ? base + 1 : argv[0];
 	c->fmt = FMT_TABLE;
+	c->clang = -1;
 	if (!strncmp(base, "nvptx-arch", 10))
 		c->fmt = FMT_NVPTX_ARCH;
 	else if (!strncmp(base, "__nvcc_device_query", 19))
@@ -189,6 +194,13 @@ parse_args(int argc, char **argv, struct cli *c)
 		case O_CUDA: c->cuda_version = optarg; break;
 		case O_SILENT: c->silent = true; break;
 		case O_CACHE: c->probe.cache = optarg ? optarg : "1"; break;
+		case O_CLANG: {
+			long v = strtol(optarg, &end, 10);
+			if (end == optarg || *end || v < 3 || v > 999)
+				return usage_error("invalid --clang-version '%s' (the clang major version, e.g. 22)", optarg);
+			c->clang = (int)v;
+			break;
+		}
 		case 'v': c->verbose = true; break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -513,7 +525,9 @@ emit(const struct cli *c, const struct ap_probe_result *r, bool probed, const st
 	} else if (c->fmt == FMT_JSON) {
 		print_json(r, probed, l, note);
 	} else if (l) {
-		if (ap_archlist_format(l, (enum ap_format)c->fmt, &out, &err)) {
+		int frc = c->clang >= 0 && c->fmt == AP_FMT_CLANG ? ap_archlist_format_clang(l, c->clang, &out, &err)
+		                                                  : ap_archlist_format(l, (enum ap_format)c->fmt, &out, &err);
+		if (frc) {
 			msg("%s", err.msg);
 			return ap_exit_code(err.code);
 		}

@@ -195,14 +195,22 @@ cmd_env(int argc, char **argv)
 	const char *how = ch && ch[0] ? "CUDA_HOME" : which("nvcc", nvpath, sizeof(nvpath)) == 0 ? "nvcc on PATH"
 	                                                                                         : "default location";
 	if (have_home)
-		printf("%-10s %s (from %s)\n", "CUDA_HOME", home, how);
+		printf("%-10s %s (from %s%s)\n", "CUDA_HOME", home, how,
+		       strstr(home, "/nvidia/cu13") || strstr(home, "/nvidia/cuda_nvcc") || strstr(home, "/nvidia/cu12")
+		           ? "; a pip wheel tree" : "");
 	else
 		printf("%-10s NOT FOUND: %s\n", "CUDA_HOME", ae.msg);
 
 	struct fb_nvrtc_info ni;
 	struct fb_error fe = {0};
 	if (fb_nvrtc_info(have_home ? home : NULL, &ni, &fe) == 0) {
-		printf("%-10s %d.%d (%s); arches:", "NVRTC", ni.version / 1000, ni.version % 1000 / 10, ni.path);
+		const char *nv = getenv("FATBUILD_NVRTC");
+		const char *nvhow = nv && nv[0] ? "FATBUILD_NVRTC or --nvrtc"
+		                    : !have_home || !strchr(ni.path, '/') ? "the loader's search path"
+		                    : strncmp(ni.path, home, strlen(home)) == 0 ? "CUDA_HOME's tree"
+		                                                               : "the pip wheel next to CUDA_HOME";
+		printf("%-10s %d.%d (%s, from %s); arches:", "NVRTC", ni.version / 1000, ni.version % 1000 / 10, ni.path,
+		       nvhow);
 		for (int i = 0; i < ni.narchs; i++)
 			printf(" sm_%d", ni.archs[i]);
 		printf("\n");

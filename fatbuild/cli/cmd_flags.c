@@ -8,12 +8,12 @@
 
 static const char synopsis[] =
 	"usage: fatbuild flags [--arch-list LIST] [--format FORMAT] [--cuda-version X.Y]\n"
-	"                      [--drop-unsupported] [--fallback LIST]\n"
+	"                      [--drop-unsupported] [--fallback LIST] [--clang-version N]\n"
 	"Run 'fatbuild flags --help' for the accepted lists, formats and examples.\n";
 
 static const char usage_text[] =
 	"usage: fatbuild flags [--arch-list LIST] [--format FORMAT] [--cuda-version X.Y]\n"
-	"                      [--drop-unsupported] [--fallback LIST]\n"
+	"                      [--drop-unsupported] [--fallback LIST] [--clang-version N]\n"
 	"       fatbuild --arch-list LIST [--format FORMAT] ...   (same thing)\n"
 	"\n"
 	"Prints the flags that build for the GPUs of an arch list, checked against the CUDA toolkit\n"
@@ -23,8 +23,9 @@ static const char usage_text[] =
 	"  8.6  9.0a  10.0f      SASS for that arch (PyTorch syntax); add +PTX for PTX too\n"
 	"  86   90a   100f       CMake syntax: SASS and PTX; 86-real = SASS only, 86-virtual = PTX only\n"
 	"  sm_86  compute_86     nvcc names: SASS / PTX\n"
-	"  Turing Ampere Ada Hopper Blackwell Ampere+Tegra Blackwell+Tegra (any case)\n"
+	"  Turing Ampere Ada Hopper Blackwell Ampere+Tegra Blackwell+Tegra Rubin (any case)\n"
 	"                        PyTorch's named lists; Name+PTX adds PTX for its newest arch\n"
+	"  Orin Lovelace Xavier Thor Hopper(A) Blackwell(A) ...   meson's names (SASS; +PTX for PTX)\n"
 	"  native                the visible GPUs (an error when there is none)\n"
 	"  auto                  the visible GPUs, else the fallback list (with a notice)\n"
 	"  all  all-major        every arch / the oldest arch of every major, plus PTX for the newest\n"
@@ -36,10 +37,14 @@ static const char usage_text[] =
 	"                        torch: 8.0 8.6+PTX   cmake: 80-real;86   list: 80;86\n"
 	"                        clang: --offload-arch=sm_86 ...   bazel: sm_80;compute_86:sm_86,compute_86\n"
 	"                        nvrtc: one -arch= per line (one NVRTC compile each)   json: everything\n"
-	"  --cuda-version X.Y    check against the built-in table of CUDA X.Y (11.8, 12.0-12.9, 13.0)\n"
+	"  --cuda-version X.Y    check against the built-in table of CUDA X.Y (11.8, 12.0-12.6,\n"
+	"                        12.8, 12.9, 13.0-13.5)\n"
 	"                        instead of the installed toolkit\n"
 	"  --drop-unsupported    drop arches the toolkit lacks, with a warning, instead of failing\n"
 	"                        (for one list shared by several toolkits)\n"
+	"  --clang-version N     --format clang for clang N: 22+ gets --cuda-include-ptx=sm_X for PTX,\n"
+	"                        older --no-cuda-include-ptx=sm_X for SASS only; for 14 and 22 an arch\n"
+	"                        that clang cannot compile is an error (default: a spelling all read)\n"
 	"  --fallback LIST       what auto builds for when no GPU is visible\n"
 	"                        (default: ARCHPROBE_FALLBACK, else all-major)\n"
 	"  -h, --help            this text\n"
@@ -64,19 +69,20 @@ static const char usage_text[] =
 int
 cmd_flags(int argc, char **argv)
 {
-	enum { OPT_ARCH = 256, OPT_FORMAT, OPT_CUDA, OPT_DROP, OPT_FALLBACK };
+	enum { OPT_ARCH = 256, OPT_FORMAT, OPT_CUDA, OPT_DROP, OPT_FALLBACK, OPT_CLANG };
 	static const struct option longopts[] = {
 		{"arch-list", required_argument, NULL, OPT_ARCH},
 		{"format", required_argument, NULL, OPT_FORMAT},
 		{"cuda-version", required_argument, NULL, OPT_CUDA},
 		{"drop-unsupported", no_argument, NULL, OPT_DROP},
 		{"fallback", required_argument, NULL, OPT_FALLBACK},
+		{"clang-version", required_argument, NULL, OPT_CLANG},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *list = NULL, *fallback = NULL, *cuda = NULL;
-	bool have_list = false, drop = false;
-	int fmt = AP_FMT_NVCC;
+	bool have_list = false, drop = false, have_fmt = false;
+	int fmt = AP_FMT_NVCC, clang = -1;
 	int c;
 	opterr = 0;
 	optind = 1;
@@ -88,6 +94,7 @@ cmd_flags(int argc, char **argv)
 			break;
 		case OPT_FORMAT:
 			fmt = ap_format_parse(optarg);
+			have_fmt = true;
 			if (fmt < 0) {
 				warn("flags: unknown format '%s' (nvcc, torch, cmake, clang, nvrtc, bazel, json, list)", optarg);
 				return AP_EXIT_USAGE;
@@ -102,6 +109,16 @@ cmd_flags(int argc, char **argv)
 		case OPT_FALLBACK:
 			fallback = optarg;
 			break;
+		case OPT_CLANG: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (end == optarg || *end || v < 3 || v > 999) {
+				warn("flags: invalid --clang-version '%s' (the clang major version, e.g. 22)", optarg);
+				return AP_EXIT_USAGE;
+			}
+			clang = (int)v;
+			break;
+		}
 		case 'h':
 			fputs(usage_text, stdout);
 			return AP_EXIT_OK;
@@ -125,6 +142,12 @@ cmd_flags(int argc, char **argv)
 	}
 	if (!have_list)
 		list = getenv("TORCH_CUDA_ARCH_LIST");
+	if (clang >= 0 && have_fmt && fmt != AP_FMT_CLANG) {
+		warn("flags: --clang-version applies to --format clang only");
+		return AP_EXIT_USAGE;
+	}
+	if (clang >= 0)
+		fmt = AP_FMT_CLANG;
 
 	struct ap_toolkit tk;
 	struct ap_error err = {0};
@@ -149,7 +172,10 @@ cmd_flags(int argc, char **argv)
 	for (size_t i = 0; i < ap_archlist_nwarnings(l); i++)
 		warn("warning: %s", ap_archlist_warning(l, i));
 	char *out = NULL;
-	rc = ap_archlist_format(l, (enum ap_format)fmt, &out, &err);
+	if (clang >= 0)
+		rc = ap_archlist_format_clang(l, clang, &out, &err);
+	else
+		rc = ap_archlist_format(l, (enum ap_format)fmt, &out, &err);
 	ap_archlist_free(l);
 	if (rc)
 		return fail_ap(&err);

@@ -1,6 +1,7 @@
 /* fatbuild: the CLI. Dispatches to the subcommands in cmd_*.c from one table, which also
  * generates the help text. With no subcommand: sources given → build, else → flags. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,10 @@ usage(FILE *f)
 	        "\n"
 	        "Run 'fatbuild COMMAND --help' for a command's options.\n"
 	        "\n"
+	        "--nvrtc PATH (any command, before a '--'): use this NVRTC (a libnvrtc.so.* file, or a\n"
+	        "folder holding one, e.g. a pip wheel's site-packages/nvidia/cu13/lib); the same as\n"
+	        "FATBUILD_NVRTC=PATH, which is how the compiles of a build get it too.\n"
+	        "\n"
 	        "Exit codes: 0 success, 1 the job failed (build error, no image fits),\n"
 	        "2 usage or bad input (unparseable or unsupported arch), 3 no CUDA driver,\n"
 	        "4 the driver is NVIDIA's stub, 5 driver error, 6 probe timed out or crashed.\n");
@@ -67,9 +72,47 @@ has_sources(int argc, char **argv)
 	return 0;
 }
 
+/* Takes --nvrtc PATH / --nvrtc=PATH out of argv (up to a "--") into FATBUILD_NVRTC, made
+ * absolute so that the compiles ninja runs elsewhere find it. Returns the new argc, or -1. */
+static int
+take_nvrtc(int argc, char **argv)
+{
+	int w = 1;
+	for (int i = 1; i < argc; i++) {
+		const char *v = NULL;
+		if (strcmp(argv[i], "--") == 0) {
+			while (i < argc)
+				argv[w++] = argv[i++];
+			break;
+		}
+		if (strcmp(argv[i], "--nvrtc") == 0) {
+			if (i + 1 >= argc) {
+				warn("option '--nvrtc' needs a value (a libnvrtc.so.* file or a folder with one)");
+				return -1;
+			}
+			v = argv[++i];
+		} else if (strncmp(argv[i], "--nvrtc=", 8) == 0)
+			v = argv[i] + 8;
+		if (!v) {
+			argv[w++] = argv[i];
+			continue;
+		}
+		char abs[PATH_MAX];
+		if (!realpath(v, abs)) {
+			warn("--nvrtc %s: %s", v, strerror(errno));
+			return -1;
+		}
+		setenv("FATBUILD_NVRTC", abs, 1);
+	}
+	argv[w] = NULL;
+	return w;
+}
+
 int
 main(int argc, char **argv)
 {
+	if ((argc = take_nvrtc(argc, argv)) < 0)
+		return AP_EXIT_USAGE;
 	if (argc < 2) {
 		usage(stderr);
 		return AP_EXIT_USAGE;

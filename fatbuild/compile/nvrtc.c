@@ -2,9 +2,10 @@
  * rewriting of its logs into compiler-style "file:line:col: error: msg [sm_90]" lines.
  *
  * The NVRTC C API is declared here (no CUDA headers at build time): nvrtcResult is an int
- * (0 = NVRTC_SUCCESS), nvrtcProgram an opaque pointer. Lookup order for the library:
- * <cuda_home>/{lib64,lib,targets/<triple>/lib}/libnvrtc.so.13, then .so.12; only when no
- * toolkit is found at all, the bare sonames through the loader's search path. NVRTC serialises much of a compile inside one
+ * (0 = NVRTC_SUCCESS), nvrtcProgram an opaque pointer. The files tried are archprobe's
+ * ap_nvrtc_candidates (FATBUILD_NVRTC, else <cuda_home>/{lib64,lib,targets/<triple>/lib} and
+ * pip wheel trees; only when no toolkit is found at all, the bare sonames through the loader's
+ * search path): one list for the arch checks and the compiler. NVRTC serialises much of a compile inside one
  * process (a global lock in the front end: two CUB compiles on two threads take as long as
  * one after the other), so compile.c runs each job in its own forked process. */
 #define _GNU_SOURCE /* dladdr */
@@ -46,9 +47,6 @@ struct fb_nvrtc {
 	get_fn lto;
 };
 
-
-static const char *const libdirs[] = {"lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"};
-static const char *const sonames[] = {"libnvrtc.so.13", "libnvrtc.so.12"};
 
 /* Resolves every entry point; false (with the missing name in why) if one is absent. */
 static int
@@ -93,6 +91,24 @@ bind(struct fb_nvrtc *n, char *why, size_t whysize)
 	return 1;
 }
 
+/* Loads the libnvrtc-builtins.so.X.Y beside the NVRTC at path (n->version known). NVRTC opens
+ * it by soname and counts on its own $ORIGIN run path to find it; a dlopen made through an
+ * interposer (a sanitizer runtime's dlopen interceptor is one) loses that, and a pip wheel's
+ * folder is on no other search path. Once loaded, the soname lookup finds it whoever asks. */
+static void
+preload_builtins(const struct fb_nvrtc *n)
+{
+	const char *slash = strrchr(n->path, '/');
+	char b[1200];
+	if (!slash)
+		return;
+	snprintf(b, sizeof(b), "%.*s/libnvrtc-builtins.so.%d.%d", (int)(slash - n->path), n->path, n->version / 1000,
+	         n->version % 1000 / 10);
+	struct stat st;
+	if (stat(b, &st) == 0)
+		(void)dlopen(b, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE); /* kept loaded, as NVRTC is */
+}
+
 /* An address inside the library, for dladdr. */
 static void *
 p_of(const struct fb_nvrtc *n)
@@ -116,25 +132,19 @@ fb_nvrtc_open(const char *cuda_home, struct fb_nvrtc **out, struct fb_error *err
 			home[0] = 0;
 	}
 	struct fb_nvrtc *n = calloc(1, sizeof(*n));
-	if (!n)
+	char (*cand)[AP_PATH_MAX] = malloc(AP_MAX_NVRTC_CANDIDATES * sizeof(*cand));
+	if (!n || !cand) {
+		free(n);
+		free(cand);
 		return fb_seterr(err, FB_ENOMEM, "out of memory");
-	for (size_t s = 0; s < 2 * (sizeof(libdirs) / sizeof(libdirs[0]) + 1); s++) {
-		size_t ndirs = sizeof(libdirs) / sizeof(libdirs[0]);
-		size_t so = s / (ndirs + 1), d = s % (ndirs + 1);
-		if (so >= sizeof(sonames) / sizeof(sonames[0]))
-			break;
-		if (d < ndirs) {
-			if (!home[0])
-				continue;
-			snprintf(n->path, sizeof(n->path), "%.900s/%s/%s", home, libdirs[d], sonames[so]);
-		} else {
-			if (home[0])
-				continue; /* a toolkit was named: its NVRTC or none, never a stray one */
-			snprintf(n->path, sizeof(n->path), "%s", sonames[so]);
-		}
+	}
+	int ncand = ap_nvrtc_candidates(home, cand, AP_MAX_NVRTC_CANDIDATES);
+	for (int c = 0; c < ncand; c++) {
+		snprintf(n->path, sizeof(n->path), "%s", cand[c]);
 		n->dl = dlopen(n->path, RTLD_NOW | RTLD_LOCAL);
 		if (!n->dl) {
-			if (d == 0 || d == ndirs) { /* name the main places, not every variant */
+			/* name the main places, not every variant */
+			if (c == 0 || !strchr(n->path, '/') || strstr(n->path, "/lib64/libnvrtc.so.1")) {
 				int k = snprintf(tried + used, sizeof(tried) - used, "%s%s", used ? ", " : "", n->path);
 				if (k > 0 && (size_t)k < sizeof(tried) - used)
 					used += (size_t)k;
@@ -142,6 +152,7 @@ fb_nvrtc_open(const char *cuda_home, struct fb_nvrtc **out, struct fb_error *err
 			continue;
 		}
 		if (bind(n, why, sizeof(why))) {
+			preload_builtins(n);
 			Dl_info dli;
 			struct stat st;
 			const char *file = dladdr(p_of(n), &dli) && dli.dli_fname ? dli.dli_fname : n->path;
@@ -149,16 +160,18 @@ fb_nvrtc_open(const char *cuda_home, struct fb_nvrtc **out, struct fb_error *err
 				memset(&st, 0, sizeof(st));
 			snprintf(n->ident, sizeof(n->ident), "nvrtc %d %s %lld %lld", n->version, file,
 			         (long long)st.st_size, (long long)st.st_mtime);
+			free(cand);
 			*out = n;
 			return 0;
 		}
 		dlclose(n->dl);
 		n->dl = NULL;
 	}
+	free(cand);
 	free(n);
 	if (why[0])
 		return fb_seterr(err, FB_ENOTOOL, "cannot use NVRTC: %s", why);
-	return fb_seterr(err, FB_ENOTOOL, "NVRTC not found (tried %s%s); set CUDA_HOME to a CUDA 12 or 13 toolkit",
+	return fb_seterr(err, FB_ENOTOOL, "NVRTC not found (tried %s%s); set CUDA_HOME to a CUDA 12 or 13 toolkit (or FATBUILD_NVRTC to a libnvrtc.so)",
 	              tried, home[0] ? "" : "; no CUDA toolkit found");
 }
 

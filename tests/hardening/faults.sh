@@ -155,7 +155,7 @@ ps -eo pid,pgid,args | awk -v g=$p '$2 == g' | grep -q . && bad "sigint-compile-
 
 # ---- NVRTC missing, failing and crashing mid-batch ----
 mkdir -p nocuda
-expect nvrtc-missing 1 "fatbuild: cannot tell which arches the CUDA toolkit at $w/nocuda supports: no libnvrtc.so.13/.12 under $w/nocuda" \
+expect nvrtc-missing 1 "fatbuild: cannot tell which arches the CUDA toolkit at $w/nocuda supports: no libnvrtc.so.13/.12 under $w/nocuda (nor .so.11.2; looked in lib64, lib and pip wheel trees*" \
 	env CUDA_HOME="$w/nocuda" $FB compile --arch-list 8.0 -o nv.fatbin k.cu
 [ ! -e nv.fatbin ] || bad "nvrtc-missing left nv.fatbin"
 realnv=$(ls "$cuda"/lib64/libnvrtc.so.13* 2>/dev/null | head -1)
