@@ -96,6 +96,7 @@ struct source {
 	char dir[PATH_MAX];
 	struct fb_strlist deps;     /* headers, in discovery order */
 	unsigned char key[32];      /* source + headers */
+	unsigned char content[32];  /* basename, source and headers by content only */
 };
 
 enum { J_PENDING, J_RUNNING, J_DONE };
@@ -105,6 +106,7 @@ struct job {
 	size_t sass, ptx;           /* indexes into the target list, NONE if not served */
 	char arch[32];              /* what NVRTC is asked for: "sm_90a", "compute_120" */
 	char key[65];
+	char seed[17];              /* --frandom-seed: path-independent, from the content */
 	int state;
 	pid_t pid;
 	int fd;
@@ -237,6 +239,35 @@ file_digest(struct run *r, const char *path, unsigned char d[32], struct fb_erro
 	return 0;
 }
 
+/* What the output can depend on, without the paths: the source's base name (NVRTC builds
+ * internal names from it), its text and the text of every header it reads, in discovery
+ * order. The seed of every job is derived from it, so that two checkouts in two places give
+ * the same bytes; called after every header of s has its digest. */
+static void
+content_digest(struct run *r, struct source *s)
+{
+	struct fb_sha256 h;
+	unsigned char d[32];
+	const char *base = strrchr(s->path, '/');
+	fb_sha256_init(&h);
+	fb_sha256_str(&h, base ? base + 1 : s->path);
+	fb_sha256_update(&h, s->text, s->size);
+	for (size_t k = 0; k < s->deps.n; k++)
+		if (file_digest(r, s->deps.v[k], d, NULL) == 0)
+			fb_sha256_update(&h, d, 32);
+	fb_sha256_final(&h, s->content);
+}
+
+/* The caller chose a seed of its own (-Xnvrtc --frandom-seed=...). */
+static int
+user_seed(const struct run *r)
+{
+	for (size_t k = 0; k < r->ncommon; k++)
+		if (strncmp(r->common[k], "--frandom-seed", 14) == 0 || strncmp(r->common[k], "-frandom-seed", 13) == 0)
+			return 1;
+	return 0;
+}
+
 static int
 load_sources(struct run *r, struct fb_error *err)
 {
@@ -280,6 +311,7 @@ load_sources(struct run *r, struct fb_error *err)
 			fb_sha256_update(&h, d, 32);
 		}
 		fb_sha256_final(&h, s->key);
+		content_digest(r, s);
 	}
 	return 0;
 }
@@ -324,7 +356,7 @@ make_jobs(struct run *r, struct fb_error *err)
 			unsigned char d[32];
 			char ver[32];
 			fb_sha256_init(&h);
-			fb_sha256_str(&h, "fatbuild-compile-v1");
+			fb_sha256_str(&h, "fatbuild-compile-v2"); /* v2: seeded */
 			snprintf(ver, sizeof(ver), "nvrtc %d", fb_nvrtc_version(r->nv));
 			fb_sha256_str(&h, ver);
 			fb_sha256_str(&h, fb_nvrtc_ident(r->nv)); /* the library file: patch releases */
@@ -337,6 +369,23 @@ make_jobs(struct run *r, struct fb_error *err)
 			fb_sha256_update(&h, r->src[s].key, 32);
 			fb_sha256_final(&h, d);
 			fb_sha256_hex(d, j->key);
+			/* seed: the same for the same content, options and target wherever it lies;
+			 * different across translation units (internal names stay unique). */
+			char hex[65];
+			fb_sha256_init(&h);
+			fb_sha256_str(&h, "fatbuild-seed-v1");
+			fb_sha256_str(&h, ver);
+			fb_sha256_str(&h, j->arch);
+			fb_sha256_str(&h, j->ptx != NONE ? "ptx" : "-");
+			fb_sha256_str(&h, j->sass != NONE ? "cubin" : "-");
+			for (size_t k = 0; k < r->ncommon; k++)
+				if (strncmp(r->common[k], "-I", 2) != 0)
+					fb_sha256_str(&h, r->common[k]);
+			fb_sha256_update(&h, r->src[s].content, 32);
+			fb_sha256_final(&h, d);
+			fb_sha256_hex(d, hex);
+			if (!user_seed(r))
+				memcpy(j->seed, hex, 16);
 			r->njobs++;
 		}
 	return 0;
@@ -398,8 +447,8 @@ child(struct run *r, struct job *j, int fd)
 {
 	struct source *s = &r->src[j->src];
 	size_t nopts = r->ncommon + 2;
-	const char **opts = calloc(nopts, sizeof(*opts));
-	char arch[64], inc[PATH_MAX + 3];
+	const char **opts = calloc(nopts + 1, sizeof(*opts));
+	char arch[64], inc[PATH_MAX + 3], seed[40];
 	struct fb_nvrtc_out out = {0};
 	struct fb_error e = {0};
 	int rc = FB_ENOMEM;
@@ -410,6 +459,10 @@ child(struct run *r, struct job *j, int fd)
 		opts[1] = inc;
 		for (size_t k = 0; k < r->ncommon; k++)
 			opts[k + 2] = r->common[k];
+		if (j->seed[0]) {
+			snprintf(seed, sizeof(seed), "--frandom-seed=%s", j->seed);
+			opts[nopts++] = seed;
+		}
 		rc = fb_nvrtc_compile(r->nv, s->text, s->path, opts, (int)nopts, j->ptx != NONE, j->sass != NONE, &out, &e);
 	}
 	const char *log = rc ? e.msg : out.log ? out.log : "";
