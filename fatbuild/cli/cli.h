@@ -18,6 +18,7 @@ int cmd_cache(int argc, char **argv);
 int cmd_build(int argc, char **argv);
 int cmd_embed(int argc, char **argv);
 int cmd_env(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 /* Prints the version report (tool, NVRTC version and arches). */
 int cmd_version(int argc, char **argv);
 

@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	{"inspect", cmd_inspect, "list the containers and images in a .fatbin, .cubin, .o, .a, .so"},
 	{"check",   cmd_check,   "say which image would run on a given arch, or that none fits"},
 	{"extract", cmd_extract, "write one image of a fatbinary, decompressed"},
+	{"diff",    cmd_diff,    "tell two device-code files apart entry by entry (why two builds differ)"},
 	{"embed",   cmd_embed,   "wrap a fatbin into a relocatable ELF object"},
 	{"cache",   cmd_cache,   "show or clear the compile cache (stats|clear)"},
 	{"env",     cmd_env,     "print the toolkit, compilers and ninja the build will use"},
