@@ -299,6 +299,9 @@ struct fb_compile_progress {
 	const char *target;            /* "sm_90", "compute_120" */
 	double seconds;                /* NVRTC wall time; 0 for a cache hit */
 	bool cached;
+	/* With precompiled headers: "PCH made (40 MiB)", "PCH used", "PCH refused: why"; NULL
+	 * when the job ran without (a cache hit, PCH off, a worker with one job). */
+	const char *pch;
 };
 
 struct fb_compile_opts {
@@ -322,6 +325,13 @@ struct fb_compile_opts {
 	/* Called in the caller's thread as each job finishes (cache hits first). */
 	void (*progress)(void *ctx, const struct fb_compile_progress *p);
 	void *progress_ctx;
+	/* Precompiled headers: the jobs of one option set (arch, include path) run in one worker
+	 * process with NVRTC's automatic PCH, so the headers are parsed once per worker. On by
+	 * default; outputs and cache keys are the same without. The PCH files go to a fresh
+	 * mode-0700 directory under the cache dir (or under pch_parent when there is no cache),
+	 * removed after the run. */
+	bool no_pch;
+	const char *pch_parent;        /* NULL: the cache dir; no cache and NULL: no PCH */
 };
 
 struct fb_compile_image {
@@ -350,6 +360,10 @@ struct fb_compile_result {
 	 * (N bytes)"), NULL when ncorrupt is 0. */
 	size_t ncorrupt;
 	char *cache_note;
+	/* PCH: jobs that made one, used one, had it refused (compiled plainly); pch_off says why
+	 * the PCH was not tried at all ("" when it was, or when no_pch asked for that). */
+	size_t pch_made, pch_used, pch_refused;
+	char pch_off[512];
 };
 
 /* Compiles. Returns 0, or FB_ECOMPILE (err->msg: the first diagnostic; (*out)->log: the

@@ -15,7 +15,7 @@
 static const char synopsis[] =
 	"usage: fatbuild compile [--arch-list LIST] [-I DIR] [-D NAME[=VAL]] [--std c++17|c++20]\n"
 	"                        [--use-fast-math] [-G] [--lineinfo] [--maxrregcount N] [-Xnvrtc OPT]\n"
-	"                        [-j N] [--no-cache] [--compress default|none|zstd|lz4]\n"
+	"                        [-j N] [--no-cache] [--no-pch] [--compress default|none|zstd|lz4]\n"
 	"                        [--depfile FILE] [--emit-dir DIR] [-v] -o OUT.fatbin KERNELS.cu...\n";
 
 static const char usage_text[] =
@@ -43,6 +43,8 @@ static const char usage_text[] =
 	"  -Xnvrtc OPT        pass OPT to NVRTC unchanged (repeatable)\n"
 	"  -j N               parallel NVRTC jobs (default: MAX_JOBS when it is a number, else the CPUs)\n"
 	"  --no-cache         neither read nor write the cache\n"
+	"  --no-pch           no precompiled headers (by default the jobs of one arch share a\n"
+	"                     worker process whose NVRTC parses the headers once; same output)\n"
 	"  --compress MODE    default: zstd PTX, raw cubins (as nvcc); none; zstd or lz4 (everything)\n"
 	"  --depfile FILE     write a Makefile-style depfile for OUT (every source and header read),\n"
 	"                     for ninja 'deps = gcc' or make\n"
@@ -65,7 +67,7 @@ static const char usage_text[] =
 	"Exit codes: 0 success, 1 compile error or no NVRTC, 2 usage or bad arch list.\n";
 
 enum { OPT_ARCH = 256, OPT_STD, OPT_FAST, OPT_LINEINFO, OPT_MAXRREG, OPT_DEPFILE, OPT_EMIT, OPT_NOCACHE,
-       OPT_COMPRESS };
+       OPT_COMPRESS, OPT_NOPCH };
 
 struct strv {
 	const char **v;
@@ -80,7 +82,7 @@ push(struct strv *s, const char *x)
 }
 
 struct progress {
-	int show;
+	int show, verbose;
 };
 
 static void
@@ -91,6 +93,8 @@ on_progress(void *ctx, const struct fb_compile_progress *p)
 		return;
 	if (p->cached)
 		fprintf(stderr, "[%zu/%zu] %s %s cached\n", p->done, p->total, p->target, p->source);
+	else if (p->pch && pr->verbose)
+		fprintf(stderr, "[%zu/%zu] %s %s %.1fs (%s)\n", p->done, p->total, p->target, p->source, p->seconds, p->pch);
 	else
 		fprintf(stderr, "[%zu/%zu] %s %s %.1fs\n", p->done, p->total, p->target, p->source, p->seconds);
 }
@@ -162,6 +166,7 @@ cmd_compile(int argc, char **argv)
 		{"depfile", required_argument, NULL, OPT_DEPFILE},
 		{"emit-dir", required_argument, NULL, OPT_EMIT},
 		{"no-cache", no_argument, NULL, OPT_NOCACHE},
+		{"no-pch", no_argument, NULL, OPT_NOPCH},
 		{"compress", required_argument, NULL, OPT_COMPRESS},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -205,6 +210,7 @@ cmd_compile(int argc, char **argv)
 		case OPT_DEPFILE: depfile = optarg; break;
 		case OPT_EMIT: emit = optarg; break;
 		case OPT_NOCACHE: o.no_cache = true; break;
+		case OPT_NOPCH: o.no_pch = true; break;
 		case OPT_COMPRESS: compress = optarg; break;
 		case 'o': out = optarg; break;
 		case 'I': push(&incs, optarg); break;
@@ -298,7 +304,18 @@ cmd_compile(int argc, char **argv)
 		targets[i] = *ap_archlist_get(l, i);
 	ap_archlist_free(l);
 
-	struct progress pr = {.show = verbose || isatty(2)};
+	struct progress pr = {.show = verbose || isatty(2), .verbose = verbose};
+	/* Without a cache the PCH directory goes beside the output. */
+	char pchp[PATH_MAX];
+	snprintf(pchp, sizeof(pchp), "%s", out);
+	char *sl = strrchr(pchp, '/');
+	if (!sl)
+		snprintf(pchp, sizeof(pchp), ".");
+	else if (sl == pchp)
+		sl[1] = 0;
+	else
+		*sl = 0;
+	o.pch_parent = pchp;
 	o.targets = targets;
 	o.ntargets = nt;
 	o.include_dirs = incs.v;
@@ -319,6 +336,8 @@ cmd_compile(int argc, char **argv)
 	rc = fb_compile(sources, nsources, &o, &res, &err);
 	/* Corrupt cache entries are always reported: a recurring one points at a failing disk. */
 	warn_lines(res ? res->cache_note : NULL);
+	if (res && res->pch_off[0] && (verbose || !strstr(res->pch_off, "no automatic-PCH API")))
+		warn("compile: note: %s; compiled without", res->pch_off);
 	if (rc == FB_ECOMPILE && res && res->log) {
 		fputs(res->log, stderr);
 		if (res->log[0] && res->log[strlen(res->log) - 1] != '\n')
@@ -404,6 +423,8 @@ cmd_compile(int argc, char **argv)
 		     "(NVRTC %d.%d, -j %d) in %.2fs",
 		     res->nimages, nt, nsources, res->njobs, res->ncached, res->ncompiled, res->nvrtc_version / 1000,
 		     res->nvrtc_version % 1000 / 10, jobs ? jobs : fb_compile_default_jobs(), now() - t0);
+	if (verbose && res->pch_made + res->pch_used + res->pch_refused)
+		warn("compile: PCH made %zu, used %zu, refused %zu", res->pch_made, res->pch_used, res->pch_refused);
 	rc = AP_EXIT_OK;
 done:
 	fb_compile_result_free(res);
