@@ -470,11 +470,14 @@ child(struct run *r, struct unit *u, int fd)
 {
 	size_t maxopts = r->ncommon + 5;
 	const char **opts = calloc(maxopts, sizeof(*opts));
-	char arch[64], inc[PATH_MAX + 3], seed[40], pchopt[PATH_MAX + 16];
+	char arch[64], inc[PATH_MAX + 3], seed[40], pchopt[PATH_MAX + 16], wdir[PATH_MAX], why[PATH_MAX + 64] = "";
 	struct fb_pch_state ps = {0};
 	int bad = 0;
-	if (u->pch)
+	if (u->pch) {
 		fb_worker_child_init(r->parent);
+		if (fb_pch_worker_dir(r->pch_dir, (size_t)(u - r->units), wdir, sizeof(wdir), why, sizeof(why)) != 0)
+			ps.off = 1; /* said in the first job's note */
+	}
 	for (size_t k = 0; k < u->n && !bad; k++) {
 		struct job *j = &r->jobs[u->jobs[k]];
 		struct source *s = &r->src[j->src];
@@ -494,7 +497,7 @@ child(struct run *r, struct unit *u, int fd)
 				snprintf(seed, sizeof(seed), "--frandom-seed=%s", j->seed);
 				opts[nopts++] = seed;
 			}
-			if (pch && fb_pch_options(r->pch_dir, pchopt, sizeof(pchopt), opts + nopts) == 0)
+			if (pch && fb_pch_options(wdir, pchopt, sizeof(pchopt), opts + nopts) == 0)
 				nopts += 2;
 			else
 				pch = 0;
@@ -518,6 +521,8 @@ child(struct run *r, struct unit *u, int fd)
 				pch = 0;
 			}
 		}
+		if (k == 0 && why[0])
+			snprintf(note, sizeof(note), "PCH refused: %.200s", why);
 		if (!rc && pch) {
 			int used = 0;
 			if (out.log)

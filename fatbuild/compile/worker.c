@@ -70,8 +70,8 @@ fb_pch_dir_new(const char *parent, char *out, size_t size, struct fb_error *err)
 	return 0;
 }
 
-void
-fb_pch_dir_remove(const char *dir)
+static void
+remove_tree(const char *dir, int depth)
 {
 	DIR *d = opendir(dir);
 	if (d) {
@@ -80,12 +80,37 @@ fb_pch_dir_remove(const char *dir)
 			char p[PATH_MAX];
 			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 				continue;
-			if (snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) < (int)sizeof(p))
+			if (snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) >= (int)sizeof(p))
+				continue;
+			struct stat st;
+			if (depth > 0 && lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+				remove_tree(p, depth - 1);
+			else
 				unlink(p);
 		}
 		closedir(d);
 	}
 	rmdir(dir);
+}
+
+void
+fb_pch_dir_remove(const char *dir)
+{
+	remove_tree(dir, 1); /* the run's directory and one per worker */
+}
+
+int
+fb_pch_worker_dir(const char *run_dir, size_t worker, char *out, size_t size, char *why, size_t whysize)
+{
+	if (snprintf(out, size, "%s/w%zu", run_dir, worker) >= (int)size) {
+		snprintf(why, whysize, "PCH directory path too long");
+		return -1;
+	}
+	if (mkdir(out, 0700) != 0 && errno != EEXIST) {
+		snprintf(why, whysize, "cannot create %s: %s", out, strerror(errno));
+		return -1;
+	}
+	return fb_pch_dir_check(out, why, whysize);
 }
 
 void

@@ -13,7 +13,11 @@
 int fb_pch_dir_check(const char *dir, char *why, size_t size);
 /* Makes parent (mkdir -p) and a fresh parent/pch.XXXXXX in it, mode 0700, checked. */
 int fb_pch_dir_new(const char *parent, char *out, size_t size, struct fb_error *err);
-/* Removes the PCH files and the directory. */
+/* A worker's own directory run_dir/wN (0700, checked): NVRTC names its PCH files after the
+ * source, and another process's PCH is of no use (its heap lies elsewhere). 0, or -1 with
+ * why. */
+int fb_pch_worker_dir(const char *run_dir, size_t worker, char *out, size_t size, char *why, size_t whysize);
+/* Removes the PCH files, the worker directories and the directory. */
 void fb_pch_dir_remove(const char *dir);
 /* In a forked worker: SIGKILL when the parent dies; exits at once if it already has. */
 void fb_worker_child_init(pid_t parent);
