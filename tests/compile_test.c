@@ -383,10 +383,18 @@ test_pch(void)
 	fb_pch_log_strip(log, &used);
 	CHECK_STR(log, "k.cu(3): warning: x\nctx\n");
 	CHECK(used == 1);
-	char log2[] = "\"k.cu\": creating precompiled header file \"/p/k_0.pch\"\n";
+	char log2[] = "Warning #630-D: the initial sequence of preprocessing directives is not compatible with those "
+	              "of precompiled header file \"/p/a_0.pch\"\n\nRemark: The warnings can be suppressed with "
+	              "\"-diag-suppress <warning-number>\"\n\n\"k.cu\": creating precompiled header file \"/p/k_0.pch\"\n";
 	fb_pch_log_strip(log2, &used);
 	CHECK_STR(log2, "");
 	CHECK(used == 0);
+	char log3[] = "k.cu(3): warning #177-D: variable \"x\" was declared but never referenced\n\n"
+	              "Remark: The warnings can be suppressed with \"-diag-suppress <warning-number>\"\n\n"
+	              "\"k.cu\": creating precompiled header file \"/p/k_0.pch\"\n";
+	fb_pch_log_strip(log3, &used);
+	CHECK_STR(log3, "k.cu(3): warning #177-D: variable \"x\" was declared but never referenced\n\n"
+	                "Remark: The warnings can be suppressed with \"-diag-suppress <warning-number>\"\n\n");
 
 	/* heap policy: exhausted once -> a larger heap, exhausted again -> off */
 	struct fb_pch_state ps = {0};

@@ -132,41 +132,72 @@ fb_pch_options(const char *dir, char *buf, size_t size, const char *opts[2])
 	return 0;
 }
 
-/* Lines NVRTC adds about PCH files are not diagnostics of the user's code: they would make
- * the cached log differ between PCH on and off. */
+static int
+has(const char *l, size_t n, const char *key)
+{
+	size_t kl = strlen(key);
+	for (size_t i = 0; i + kl <= n; i++)
+		if (memcmp(l + i, key, kl) == 0)
+			return 1;
+	return 0;
+}
+
+/* Lines NVRTC adds about PCH files ("creating/using precompiled header file", warning 630
+ * "... not compatible with those of precompiled header file") are not diagnostics of the
+ * user's code: they would make the cached log differ between PCH on and off. */
 static int
 pch_line(const char *l, size_t n)
 {
-	static const char *const keys[] = {"precompiled header", "PCH heap", "PCH Heap"};
-	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
-		size_t kl = strlen(keys[k]);
-		for (size_t i = 0; i + kl <= n; i++)
-			if (memcmp(l + i, keys[k], kl) == 0)
-				return 1;
-	}
-	return 0;
+	return has(l, n, "precompiled header") || has(l, n, "PCH heap") || has(l, n, "PCH Heap");
+}
+
+static int
+blank_line(const char *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (l[i] != ' ' && l[i] != '\t' && l[i] != '\n' && l[i] != '\r')
+			return 0;
+	return 1;
 }
 
 size_t
 fb_pch_log_strip(char *log, int *used)
 {
 	char *w = log, *p = log;
+	int removed = 0, warnings = 0;
 	*used = 0;
 	while (*p) {
 		char *e = strchr(p, '\n');
 		size_t n = e ? (size_t)(e - p) + 1 : strlen(p);
 		if (pch_line(p, n)) {
-			for (size_t i = 0; i + 5 <= n; i++)
-				if (memcmp(p + i, "using", 5) == 0)
-					*used = 1;
+			removed = 1;
+			*used |= has(p, n, "using precompiled header");
 		} else {
+			warnings |= (has(p, n, "warning") || has(p, n, "Warning")) && !has(p, n, "Remark:");
 			memmove(w, p, n);
 			w += n;
 		}
 		p += n;
 	}
 	*w = 0;
-	return (size_t)(w - log);
+	/* The "Remark: The warnings can be suppressed..." that followed a PCH warning goes too
+	 * when no other warning is left; so does a log left with nothing but blank lines. */
+	if (removed && !warnings) {
+		w = p = log;
+		while (*p) {
+			char *e = strchr(p, '\n');
+			size_t n = e ? (size_t)(e - p) + 1 : strlen(p);
+			if (!has(p, n, "Remark: The warnings can be suppressed")) {
+				memmove(w, p, n);
+				w += n;
+			}
+			p += n;
+		}
+		*w = 0;
+	}
+	if (removed && blank_line(log, strlen(log)))
+		log[0] = 0;
+	return strlen(log);
 }
 
 void
