@@ -291,7 +291,10 @@ FB_API long fb_select(const struct fb_image *images, size_t n, const struct ap_t
  * version and the target. A PTX target whose SASS sibling (same sm and variant) is also in the
  * list rides on that job: NVRTC returns both, and the PTX is the same as a compute_X compile.
  * The jobs are fork()ed children of the caller that only call NVRTC and _exit; do not call
- * fb_compile while another thread of the process is inside NVRTC. */
+ * fb_compile while another thread of the process is inside NVRTC. Jobs that share an option set
+ * may share one child that runs them in turn with NVRTC's precompiled headers (no_pch below).
+ * Every job is seeded (--frandom-seed) from its content, so the images do not depend on the
+ * directory, the user or the process (the seed holds no path). */
 
 struct fb_compile_progress {
 	size_t done, total;            /* jobs finished (this one included) / all jobs */
