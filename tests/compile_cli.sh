@@ -85,7 +85,9 @@ $fb cache stats >stats.txt || no "cache stats"
 grep -q "cache: $FATBUILD_CACHE_DIR" stats.txt || no "stats dir"
 n=$(sed -n 's/^entries: //p' stats.txt)
 [ "${n:-0}" -ge 8 ] || no "stats: $n entries"
+mkdir -p "$FATBUILD_CACHE_DIR/pch.AbCdEf/w0" && : >"$FATBUILD_CACHE_DIR/pch.AbCdEf/w0/k_0.pch"
 $fb cache clear | grep -q "removed $n entries" || no "clear"
+[ -e "$FATBUILD_CACHE_DIR/pch.AbCdEf" ] && no "cache clear left a stale PCH directory"
 $fb cache stats | grep -qx 'entries: 0' || no "not empty after clear"
 
 # 8. precompiled headers: -v says per job whether the PCH was made or used; the images are

@@ -505,6 +505,8 @@ prefix_maps(struct gen *g, struct str *c, bool via_nvcc, struct fb_error *err)
 	for (int i = 0; i < 2 && !rc; i++) {
 		if (strcmp(from[i], "/") == 0 || (i == 1 && strcmp(from[1], from[0]) == 0))
 			continue;
+		if (via_nvcc && strpbrk(from[i], " ,\t"))
+			continue; /* nvcc splits -Xcompiler values at commas and blanks */
 		if (bfmt(arg, sizeof(arg), "-ffile-prefix-map=%s=.", from[i]) < 0)
 			continue;
 		if (via_nvcc)
