@@ -293,7 +293,10 @@ FB_API long fb_select(const struct fb_image *images, size_t n, const struct ap_t
  * version and the target. A PTX target whose SASS sibling (same sm and variant) is also in the
  * list rides on that job: NVRTC returns both, and the PTX is the same as a compute_X compile.
  * The jobs are fork()ed children of the caller that only call NVRTC and _exit; do not call
- * fb_compile while another thread of the process is inside NVRTC. */
+ * fb_compile while another thread of the process is inside NVRTC. Jobs that share an option set
+ * may share one child that runs them in turn with NVRTC's precompiled headers (no_pch below).
+ * Every job is seeded (--frandom-seed) from its content, so the images do not depend on the
+ * directory, the user or the process (the seed holds no path). */
 
 struct fb_compile_progress {
 	size_t done, total;            /* jobs finished (this one included) / all jobs */
@@ -301,6 +304,9 @@ struct fb_compile_progress {
 	const char *target;            /* "sm_90", "compute_120" */
 	double seconds;                /* NVRTC wall time; 0 for a cache hit */
 	bool cached;
+	/* With precompiled headers: "PCH made (40 MiB)", "PCH used", "PCH refused: why"; NULL
+	 * when the job ran without (a cache hit, PCH off, a worker with one job). */
+	const char *pch;
 };
 
 struct fb_compile_opts {
@@ -337,6 +343,13 @@ struct fb_compile_opts {
 	 * which fb_dlink turns into one linked PTX. */
 	bool rdc;
 	bool lto;
+	/* Precompiled headers: the jobs of one option set (arch, include path) run in one worker
+	 * process with NVRTC's automatic PCH, so the headers are parsed once per worker. On by
+	 * default; outputs and cache keys are the same without. The PCH files go to a fresh
+	 * mode-0700 directory under the cache dir (or under pch_parent when there is no cache),
+	 * removed after the run. */
+	bool no_pch;
+	const char *pch_parent;        /* NULL: the cache dir; no cache and NULL: no PCH */
 };
 
 struct fb_compile_image {
@@ -365,6 +378,10 @@ struct fb_compile_result {
 	 * (N bytes)"), NULL when ncorrupt is 0. */
 	size_t ncorrupt;
 	char *cache_note;
+	/* PCH: jobs that made one, used one, had it refused (compiled plainly); pch_off says why
+	 * the PCH was not tried at all ("" when it was, or when no_pch asked for that). */
+	size_t pch_made, pch_used, pch_refused;
+	char pch_off[512];
 };
 
 /* Compiles. Returns 0, or FB_ECOMPILE (err->msg: the first diagnostic; (*out)->log: the

@@ -9,13 +9,23 @@
 # are printed.
 #
 #   scripts/bench-compile.sh [BUILD_DIR]      (default: build)
-# Env: BENCH_ARCHS (default "7.5 8.0 8.6 8.9 9.0 10.0 12.0+PTX"), BENCH_RUNS, CUDA_HOME.
+#
+# The multi-file case (BENCH_CASES has "multi"): the six CUB kernels of bench/cub/, which share
+# one header, for the same arch list, built cold four ways in interleaved rounds:
+#   a. nvcc -fatbin --threads N, one file after the other (N = the CPUs)
+#   b. nvcc -fatbin per file under ninja -j N (one edge per file)
+#   c. fatbuild compile -j N -o DIR/, cold cache, precompiled headers (the default)
+#   d. the same with --no-pch
+# Timed here (wall and the children's CPU time, no hyperfine needed); medians and ratios are
+# printed, and c and d are checked to give byte-identical fatbins.
+#
+# Env: BENCH_ARCHS (default "7.5 8.0 8.6 8.9 9.0 10.0 12.0+PTX"), BENCH_RUNS, CUDA_HOME,
+# BENCH_CASES (default "multi bundled").
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build}
 fb=$build/bin/fatbuild
 [ -x "$fb" ] || { echo "bench-compile: $fb not built (cmake --build $build)" >&2; exit 2; }
-command -v hyperfine >/dev/null || { echo "bench-compile: hyperfine not found" >&2; exit 2; }
 cuda=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")}
 nvcc=$cuda/bin/nvcc
 archs=${BENCH_ARCHS:-7.5 8.0 8.6 8.9 9.0 10.0 12.0+PTX}
@@ -27,6 +37,80 @@ t=$(mktemp -d "${TMPDIR:-/tmp}/fbbench.XXXXXX")
 trap 'rm -rf "$t"' EXIT
 mkdir -p "$t/nvcc" "$t/nvcct"
 q() { printf '%q ' "$@"; }
+cases=" ${BENCH_CASES:-multi bundled} "
+
+if [[ $cases == *" multi "* ]]; then
+	multi=("$here"/bench/cub/*.cu)
+	echo "multi-file case: ${multi[*]##*/} (shared: bench/cub/cub_common.cuh)"
+	echo "arch list: $archs; cpus: $cpus; $("$nvcc" --version | tail -1)"
+	echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+	python3 - "$runs" "$cpus" "$t/multi" "$fb" "$nvcc" "$archs" "$gencode" "${multi[@]}" <<'PY'
+import os, resource, shutil, statistics, subprocess, sys, time, filecmp
+runs, cpus, work, fb, nvcc, archs, gencode = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7].split()
+files = sys.argv[8:]
+stem = lambda f: os.path.basename(f)[:-3]
+def ninja_file(d):
+    with open(os.path.join(d, "build.ninja"), "w") as o:
+        o.write("rule nvcc\n  command = %s -fatbin %s -o $out $in\n" % (nvcc, " ".join(gencode)))
+        for f in files:
+            o.write("build %s.fatbin: nvcc %s\n" % (stem(f), f))
+def prep(name):
+    d = os.path.join(work, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    return d
+builds = {
+    "nvcc --threads %s, file after file" % cpus: lambda d: [["bash", "-c", " && ".join(
+        "%s -fatbin --threads %s %s -o %s/%s.fatbin %s" % (nvcc, cpus, " ".join(gencode), d, stem(f), f) for f in files)]],
+    "nvcc, ninja -j %s" % cpus: lambda d: (ninja_file(d), [["ninja", "-C", d, "-j", cpus, "--quiet"]])[1],
+    "fatbuild cold, PCH": lambda d: [["env", "FATBUILD_CACHE_DIR=%s/cache" % d, fb, "compile", "--arch-list", archs,
+                                      "-j", cpus, "-o", d + "/out/"] + files],
+    "fatbuild cold, --no-pch": lambda d: [["env", "FATBUILD_CACHE_DIR=%s/cache" % d, fb, "compile", "--no-pch",
+                                           "--arch-list", archs, "-j", cpus, "-o", d + "/out/"] + files],
+}
+res = {k: {"wall": [], "cpu": []} for k in builds}
+for r in range(runs):
+    print("round %d/%d (load %s)" % (r + 1, runs, open("/proc/loadavg").read().split()[0]), flush=True)
+    for i, (name, mk) in enumerate(builds.items()):
+        d = prep("b%d" % i)
+        cmds = mk(d)
+        u0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.monotonic()
+        for c in cmds:
+            subprocess.run(c, check=True, stdout=subprocess.DEVNULL)
+        wall = time.monotonic() - t0
+        u1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        res[name]["wall"].append(wall)
+        res[name]["cpu"].append(u1.ru_utime - u0.ru_utime + u1.ru_stime - u0.ru_stime)
+        print("  %-34s %7.2f s" % (name, wall), flush=True)
+same = all(filecmp.cmp(os.path.join(work, "b2/out", stem(f) + ".fatbin"), os.path.join(work, "b3/out", stem(f) + ".fatbin"),
+                       shallow=False) for f in files)
+print("load after: %s" % " ".join(open("/proc/loadavg").read().split()[:3]))
+print("PCH and --no-pch fatbins: %s" % ("byte-identical" if same else "DIFFERENT"))
+print()
+print("| build (%d CUB files, %s) | median wall | min | max | CPU (user+sys, median) | runs |" % (len(files), archs))
+print("|---|---:|---:|---:|---:|---:|")
+med = {}
+for k, v in res.items():
+    med[k] = statistics.median(v["wall"])
+    print("| %s | %.2f s | %.2f s | %.2f s | %.2f s | %d |" % (k, med[k], min(v["wall"]), max(v["wall"]),
+                                                           statistics.median(v["cpu"]), len(v["wall"])))
+names = list(builds)
+best = min(med[names[0]], med[names[1]])
+bestname = names[0] if med[names[0]] <= med[names[1]] else names[1]
+cpu = {k: statistics.median(v["cpu"]) for k, v in res.items()}
+print()
+print("better nvcc way: %s" % bestname)
+print("fatbuild cold, PCH     vs better nvcc: %.2fx faster (goal >= 2x)" % (best / med[names[2]]))
+print("fatbuild cold, no PCH  vs better nvcc: %.2fx faster" % (best / med[names[3]]))
+print("PCH vs no PCH (fatbuild):              %.2fx faster wall, %.2fx less CPU" % (med[names[3]] / med[names[2]],
+                                                                               cpu[names[3]] / cpu[names[2]]))
+print("CPU, better nvcc / fatbuild PCH:       %.2fx less work" % (cpu[bestname] / cpu[names[2]]))
+PY
+	echo
+fi
+[[ $cases == *" bundled "* ]] || exit 0
+command -v hyperfine >/dev/null || { echo "bench-compile: hyperfine not found (BENCH_CASES=multi skips this part)" >&2; exit 2; }
 
 echo "kernels: ${kernels[*]##*/}"
 echo "arch list: $archs"

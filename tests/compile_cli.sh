@@ -85,8 +85,40 @@ $fb cache stats >stats.txt || no "cache stats"
 grep -q "cache: $FATBUILD_CACHE_DIR" stats.txt || no "stats dir"
 n=$(sed -n 's/^entries: //p' stats.txt)
 [ "${n:-0}" -ge 8 ] || no "stats: $n entries"
+mkdir -p "$FATBUILD_CACHE_DIR/pch.AbCdEf/w0" && : >"$FATBUILD_CACHE_DIR/pch.AbCdEf/w0/k_0.pch"
 $fb cache clear | grep -q "removed $n entries" || no "clear"
+[ -e "$FATBUILD_CACHE_DIR/pch.AbCdEf" ] && no "cache clear left a stale PCH directory"
 $fb cache stats | grep -qx 'entries: 0' || no "not empty after clear"
+
+# 8. precompiled headers: -v says per job whether the PCH was made or used; the images are
+# the same bytes with --no-pch; the private PCH directory is gone afterwards; a worker whose
+# parent is killed outright dies too (no orphan NVRTC process).
+$fb compile -v -j 1 --arch-list 8.0 -o pch/ k/reduce.cu k/softmax.cu k/layernorm.cu 2>pch.err || { cat pch.err >&2; no "PCH compile"; }
+grep -q '(PCH made ' pch.err || { cat pch.err >&2; no "-v: no 'PCH made'"; }
+grep -q '(PCH used)' pch.err || { cat pch.err >&2; no "-v: no 'PCH used'"; }
+grep -Eq 'PCH made [12], used [12], refused 0' pch.err || { cat pch.err >&2; no "-v: PCH summary"; }
+grep -q 'Remark\|precompiled header' pch.err && { cat pch.err >&2; no "PCH messages shown as warnings"; }
+$fb compile --no-pch --no-cache -j 1 --arch-list 8.0 -o nopch/ k/reduce.cu k/softmax.cu k/layernorm.cu || no "--no-pch"
+for f in reduce softmax layernorm; do cmp -s pch/$f.fatbin nopch/$f.fatbin || no "PCH on and off differ for $f"; done
+ls -d "$FATBUILD_CACHE_DIR"/pch.* >/dev/null 2>&1 && no "PCH directory left in the cache"
+$fb cache clear >/dev/null
+cp "$FB_SOURCE_DIR/examples/kernels/radix_sort.cu" k/
+$fb compile --no-cache -j 1 --arch-list 8.0 -o orphan/ k/radix_sort.cu k/reduce.cu 2>/dev/null &
+parent=$!
+kids=
+for i in $(seq 1 100); do
+	kids=$(ps -o pid= --ppid $parent 2>/dev/null | tr -d ' ')
+	[ -n "$kids" ] && break
+	sleep 0.05
+done
+[ -n "$kids" ] || no "no worker seen"
+sleep 0.1 # the worker is inside NVRTC now (a CUB compile takes a second or more)
+kill -9 $parent
+wait $parent 2>/dev/null
+sleep 0.3
+for k in $kids; do
+	[ -d /proc/$k ] && grep -q '^State:.*[RSD]' /proc/$k/status 2>/dev/null && { no "worker $k outlived its killed parent"; kill -9 $k; }
+done
 
 [ $fail = 0 ] && echo "compile_cli: ok"
 exit $fail

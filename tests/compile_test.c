@@ -16,6 +16,7 @@
 
 #include "check.h"
 #include "compile/compile.h"
+#include "compile/worker.h"
 #include "fatbuild.h"
 
 static char tmp[PATH_MAX];
@@ -330,6 +331,131 @@ pack(const struct fb_compile_result *r, const struct fb_compile_opts *o, size_t 
 	if (fb_compile_pack(r, o, FB_COMPRESS_ZSTD, false, &out, n, &err) != 0)
 		fprintf(stderr, "pack: %s\n", err.msg);
 	return out;
+}
+
+/* The PCH directory and policy (worker.c), then PCH on vs off through fb_compile: the same
+ * images, a PCH made and used, nothing left behind. */
+static void
+test_pch(void)
+{
+	char d[PATH_MAX * 2], why[PATH_MAX + 128], lnk[PATH_MAX * 2];
+	snprintf(d, sizeof(d), "%s/pchdir", tmp);
+	CHECK(mkdir(d, 0755) == 0);
+	chmod(d, 0755);
+	CHECK(fb_pch_dir_check(d, why, sizeof(why)) == -1 && strstr(why, "mode 755") != NULL);
+	chmod(d, 0770);
+	CHECK(fb_pch_dir_check(d, why, sizeof(why)) == -1); /* the group could reach it */
+	chmod(d, 0700);
+	CHECK(fb_pch_dir_check(d, why, sizeof(why)) == 0);
+	snprintf(lnk, sizeof(lnk), "%s/pchlink", tmp);
+	CHECK(symlink(d, lnk) == 0);
+	CHECK(fb_pch_dir_check(lnk, why, sizeof(why)) == -1 && strstr(why, "not a directory") != NULL);
+	snprintf(lnk, sizeof(lnk), "%s/pchnone", tmp);
+	CHECK(fb_pch_dir_check(lnk, why, sizeof(why)) == -1);
+	char made[PATH_MAX * 2], w[PATH_MAX * 3], parent[PATH_MAX * 2];
+	struct stat st;
+	struct fb_error err = {0};
+	snprintf(parent, sizeof(parent), "%s/pchparent/sub", tmp);
+	CHECK(fb_pch_dir_new(parent, made, sizeof(made), &err) == 0);
+	CHECK(strncmp(made, parent, strlen(parent)) == 0 && strstr(made, "/pch.") != NULL);
+	CHECK(lstat(made, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700);
+	CHECK(fb_pch_worker_dir(made, 3, w, sizeof(w), why, sizeof(why)) == 0);
+	CHECK(lstat(w, &st) == 0 && (st.st_mode & 0777) == 0700 && strstr(w, "/w3") != NULL);
+	put("pchparent/sub/x", "x");
+	char f[PATH_MAX * 4];
+	snprintf(f, sizeof(f), "%s/a_0.pch", w);
+	FILE *fp = fopen(f, "w");
+	CHECK(fp != NULL);
+	if (fp)
+		fclose(fp);
+	fb_pch_dir_remove(made);
+	CHECK(lstat(made, &st) != 0);
+	/* a worker directory someone else made open is refused */
+	CHECK(fb_pch_dir_new(parent, made, sizeof(made), &err) == 0);
+	snprintf(w, sizeof(w), "%s/w0", made);
+	CHECK(mkdir(w, 0777) == 0);
+	chmod(w, 0777);
+	CHECK(fb_pch_worker_dir(made, 0, w, sizeof(w), why, sizeof(why)) == -1);
+	fb_pch_dir_remove(made);
+
+	char log[] = "k.cu(3): warning: x\n\"k.cu\": using precompiled header file \"/p/k_0.pch\"\nctx\n";
+	int used = 0;
+	fb_pch_log_strip(log, &used);
+	CHECK_STR(log, "k.cu(3): warning: x\nctx\n");
+	CHECK(used == 1);
+	char log2[] = "Warning #630-D: the initial sequence of preprocessing directives is not compatible with those "
+	              "of precompiled header file \"/p/a_0.pch\"\n\nRemark: The warnings can be suppressed with "
+	              "\"-diag-suppress <warning-number>\"\n\n\"k.cu\": creating precompiled header file \"/p/k_0.pch\"\n";
+	fb_pch_log_strip(log2, &used);
+	CHECK_STR(log2, "");
+	CHECK(used == 0);
+	char log3[] = "k.cu(3): warning #177-D: variable \"x\" was declared but never referenced\n\n"
+	              "Remark: The warnings can be suppressed with \"-diag-suppress <warning-number>\"\n\n"
+	              "\"k.cu\": creating precompiled header file \"/p/k_0.pch\"\n";
+	fb_pch_log_strip(log3, &used);
+	CHECK_STR(log3, "k.cu(3): warning #177-D: variable \"x\" was declared but never referenced\n\n"
+	                "Remark: The warnings can be suppressed with \"-diag-suppress <warning-number>\"\n\n");
+
+	/* heap policy: exhausted once -> a larger heap, exhausted again -> off */
+	struct fb_pch_state ps = {0};
+	char note[256];
+	fb_pch_verdict(&ps, 14, 200u << 20, 0, 100u << 20, note, sizeof(note));
+	CHECK(ps.heap > (200u << 20) && ps.retried && !ps.off && strstr(note, "retried") != NULL);
+	fb_pch_verdict(&ps, 14, 300u << 20, 0, 225u << 20, note, sizeof(note));
+	CHECK(ps.off && strstr(note, "again") != NULL);
+	struct fb_pch_state ps2 = {0};
+	fb_pch_verdict(&ps2, 0, 50u << 20, 0, 64u << 20, note, sizeof(note));
+	CHECK(ps2.made == 1 && strncmp(note, "PCH made", 8) == 0);
+	fb_pch_verdict(&ps2, 13, 0, 1, 64u << 20, note, sizeof(note));
+	CHECK_STR(note, "PCH used");
+	fb_pch_verdict(&ps2, 15, 0, 0, 64u << 20, note, sizeof(note));
+	CHECK(ps2.off && strncmp(note, "PCH refused", 11) == 0);
+
+	/* through fb_compile: three files sharing CUB headers, one arch */
+	struct fb_nvrtc_info info;
+	if (fb_nvrtc_info(NULL, &info, &err) != 0)
+		return; /* test_compile already failed for this */
+	const char *body = "#include <cub/block/block_reduce.cuh>\n"
+	                   "template <typename T> __global__ void k%d(T *x) {\n"
+	                   "  using R = cub::BlockReduce<T, 128>;\n  __shared__ typename R::TempStorage t;\n"
+	                   "  T v = R(t).Sum(x[threadIdx.x]);\n  if (threadIdx.x == 0) x[0] = v;\n}\n"
+	                   "template __global__ void k%d<float>(float *);\n";
+	char text[1024], name[64];
+	const char *srcs[3];
+	for (int i = 0; i < 3; i++) {
+		snprintf(text, sizeof(text), body, i, i);
+		snprintf(name, sizeof(name), "pch/p%d.cu", i);
+		put(name, text);
+		srcs[i] = strdup(at(name));
+	}
+	struct ap_target tg[] = {T("sm_80")};
+	struct fb_compile_opts o = {.targets = tg, .ntargets = 1, .no_cache = true, .jobs = 1};
+	snprintf(parent, sizeof(parent), "%s/pchrun", tmp);
+	o.pch_parent = parent;
+	struct fb_compile_result *on = NULL, *off = NULL;
+	CHECK(fb_compile(srcs, 3, &o, &on, &err) == 0);
+	o.no_pch = true;
+	CHECK(fb_compile(srcs, 3, &o, &off, &err) == 0);
+	if (on && off) {
+		CHECK(on->nimages == 3 && off->nimages == 3);
+		for (size_t i = 0; i < 3 && i < on->nimages && i < off->nimages; i++)
+			CHECK(on->images[i].size == off->images[i].size &&
+			      memcmp(on->images[i].data, off->images[i].data, on->images[i].size) == 0);
+		CHECK(on->pch_made == 1 && on->pch_used == 2 && on->pch_refused == 0);
+		CHECK(off->pch_made == 0 && off->pch_used == 0);
+		CHECK(!on->log && !off->log); /* no PCH message is taken for a warning */
+	}
+	DIR *dd = opendir(parent);
+	int left = 0;
+	for (struct dirent *e; dd && (e = readdir(dd));)
+		left += strncmp(e->d_name, "pch.", 4) == 0;
+	if (dd)
+		closedir(dd);
+	CHECK(left == 0);
+	fb_compile_result_free(on);
+	fb_compile_result_free(off);
+	for (int i = 0; i < 3; i++)
+		free((void *)srcs[i]);
 }
 
 static void
@@ -811,6 +937,7 @@ main(int argc, char **argv)
 	test_cache();
 	test_jobs();
 	test_compile();
+	test_pch();
 	test_errors();
 	if (!(argc > 1 && strcmp(argv[1], "quick") == 0))
 		test_cancel();

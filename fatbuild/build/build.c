@@ -33,6 +33,7 @@
 #include "fatbuild.h"
 #include "builddir.h"
 #include "dlink.h"
+#include "repro.h"
 
 extern char **environ;
 
@@ -515,6 +516,86 @@ gen_kernel(struct gen *g, size_t idx, const char *src, struct fb_error *err)
 	return rc;
 }
 
+/* -ffile-prefix-map for the directory above every source and for the build directory (the
+ * compiler's working directory): debug info and __FILE__ name paths relative to them, so an
+ * object does not depend on where the checkout lies. Through nvcc as -Xcompiler words. */
+static int
+prefix_maps(struct gen *g, struct str *c, bool via_nvcc, struct fb_error *err)
+{
+	char root[PATHMAX], arg[2 * PATHMAX + 32];
+	fb_repro_root(g->o->sources, g->o->nsources, root, sizeof(root));
+	const char *from[2] = {root, g->dir};
+	int rc = 0;
+	for (int i = 0; i < 2 && !rc; i++) {
+		if (strcmp(from[i], "/") == 0 || (i == 1 && strcmp(from[1], from[0]) == 0))
+			continue;
+		if (via_nvcc && strpbrk(from[i], " ,\t"))
+			continue; /* nvcc splits -Xcompiler values at commas and blanks */
+		if (bfmt(arg, sizeof(arg), "-ffile-prefix-map=%s=.", from[i]) < 0)
+			continue;
+		if (via_nvcc)
+			rc = sarg(c, "-Xcompiler", err);
+		if (!rc)
+			rc = sarg(c, arg, err);
+	}
+	return rc;
+}
+
+/* -Xcudafe --frandom-seed=SEED: nvcc's front end would otherwise put its process id into the
+ * names of internal symbols (repro.c). */
+static int
+nvcc_seed(struct gen *g, const char *src, const char *gencode, struct str *c, struct fb_error *err)
+{
+	char dir[PATHMAX], cudainc[PATHMAX + 16], seed[17];
+	const char *dirs[66];
+	size_t nd = 0;
+	bfmt(dir, sizeof(dir), "%s", src);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = 0;
+	dirs[nd++] = dir;
+	for (size_t i = 0; i < g->o->ninclude_dirs && nd < 64; i++)
+		dirs[nd++] = g->o->include_dirs[i];
+	bfmt(cudainc, sizeof(cudainc), "%s/include", g->t.cuda_home);
+	dirs[nd++] = cudainc;
+	struct str flags = {0};
+	sput(&flags, gencode);
+	sput(&flags, " | ");
+	sput(&flags, g->o->cxxflags ? g->o->cxxflags : "");
+	for (size_t i = 0; i < g->o->ndefines; i++) {
+		sput(&flags, " -D");
+		sput(&flags, g->o->defines[i]);
+	}
+	if (flags.oom) {
+		free(flags.s);
+		return fail(err, FB_ENOMEM, "out of memory");
+	}
+	int rc = fb_repro_seed(src, dirs, nd, flags.s, seed, err);
+	free(flags.s);
+	char arg[64];
+	bfmt(arg, sizeof(arg), "--frandom-seed=%s", seed);
+	if (!rc)
+		rc = sarg(c, "-Xcudafe", err);
+	if (!rc)
+		rc = sarg(c, arg, err);
+	/* Both front ends hash the absolute source path into internal names: give them the path
+	 * below the sources' common directory instead. */
+	char root[PATHMAX], name[PATHMAX + 32];
+	fb_repro_root(g->o->sources, g->o->nsources, root, sizeof(root));
+	size_t rl = strlen(root);
+	const char *rel = strncmp(src, root, rl) == 0 && src[rl] == '/' ? src + rl + 1 : src;
+	bfmt(name, sizeof(name), "--orig_src_path_name=%s", rel);
+	if (!rc)
+		rc = sarg(c, "-Xcudafe", err);
+	if (!rc)
+		rc = sarg(c, name, err);
+	if (!rc)
+		rc = sarg(c, "-Xcicc", err);
+	if (!rc)
+		rc = sarg(c, name, err);
+	return rc;
+}
+
 static int
 gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_error *err)
 {
@@ -555,6 +636,8 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 			free(lto);
 		} else if (!rc)
 			rc = swords(&c, gencode, err);
+		if (!rc)
+			rc = nvcc_seed(g, src, gencode, &c, err);
 		free(gencode);
 		if (!rc)
 			rc = sarg(&c, "-ccbin", err);
@@ -578,6 +661,8 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 		if (lang == L_CXX)
 			g->any_cxx = true;
 	}
+	if (!rc)
+		rc = prefix_maps(g, &c, lang == L_NVCC, err);
 	char inc[PATHMAX + 3];
 	bfmt(inc, sizeof(inc), "-I%s", g->t.include);
 	if (!rc)
@@ -594,6 +679,15 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 		rc = sarg(&c, out, err);
 	if (!rc)
 		rc = sarg(&c, src, err);
+	if (!rc && lang == L_NVCC) {
+		/* nvcc names its temporary files tmpxft_<pid>_...; the host compiler records that
+		 * name in the object's file symbol. Same length replaced, nothing else moves. */
+		struct str q = {0};
+		rc = sarg(&q, out, err);
+		sput(&c, " && LC_ALL=C sed -i 's/tmpxft_[0-9a-f]\\{8\\}_/tmpxft_00000000_/g' ");
+		sput(&c, q.s ? q.s : "");
+		free(q.s);
+	}
 	if (!rc && c.oom)
 		rc = fail(err, FB_ENOMEM, "out of memory");
 	bfmt(desc, sizeof(desc), "%s %s", lang == L_NVCC ? "NVCC" : lang == L_C ? "CC" : "CXX",

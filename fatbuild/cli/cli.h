@@ -27,6 +27,7 @@ int cmd_prune(int argc, char **argv);
 int prune_take_nvcc_args(int argc, char **argv, char *names, size_t n);
 int prune_resolve(const char *text, struct ap_archlist **out);
 void prune_targets_text(const struct ap_archlist *l, char *buf, size_t n);
+int cmd_diff(int argc, char **argv);
 /* Prints the version report (tool, NVRTC version and arches). */
 int cmd_version(int argc, char **argv);
 

@@ -15,7 +15,7 @@
 static const char synopsis[] =
 	"usage: fatbuild compile [--arch-list LIST] [-I DIR] [-D NAME[=VAL]] [--std c++17|c++20]\n"
 	"                        [--use-fast-math] [-G] [--lineinfo] [--maxrregcount N] [-Xnvrtc OPT]\n"
-	"                        [-j N] [--no-cache] [--compress default|none|zstd|lz4]\n"
+	"                        [-j N] [--no-cache] [--no-pch] [--compress default|none|zstd|lz4]\n"
 	"                        [--depfile FILE] [--emit-dir DIR] [-v] -o OUT.fatbin KERNELS.cu...\n";
 
 static const char usage_text[] =
@@ -44,6 +44,8 @@ static const char usage_text[] =
 	"  -j N               parallel NVRTC jobs (default: MAX_JOBS when it is a number, else the CPUs,\n"
 	"                     capped by the cgroup CPU quota; 'fatbuild env' shows the figure)\n"
 	"  --no-cache         neither read nor write the cache\n"
+	"  --no-pch           no precompiled headers (by default the jobs of one arch share a\n"
+	"                     worker process whose NVRTC parses the headers once; same output)\n"
 	"  --compress MODE    default: zstd PTX, raw cubins (as nvcc); none; zstd or lz4 (everything)\n"
 	"  --depfile FILE     write a Makefile-style depfile for OUT (every source and header read),\n"
 	"                     for ninja 'deps = gcc' or make\n"
@@ -71,7 +73,7 @@ static const char usage_text[] =
 	"when stopped by SIGINT, SIGTERM or SIGHUP (its NVRTC jobs are stopped, nothing is written).\n";
 
 enum { OPT_ARCH = 256, OPT_STD, OPT_FAST, OPT_LINEINFO, OPT_MAXRREG, OPT_DEPFILE, OPT_EMIT, OPT_NOCACHE,
-       OPT_COMPRESS, OPT_RDC, OPT_LTO };
+       OPT_COMPRESS, OPT_RDC, OPT_LTO, OPT_NOPCH };
 
 struct strv {
 	const char **v;
@@ -86,7 +88,7 @@ push(struct strv *s, const char *x)
 }
 
 struct progress {
-	int show;
+	int show, verbose;
 };
 
 static void
@@ -97,6 +99,8 @@ on_progress(void *ctx, const struct fb_compile_progress *p)
 		return;
 	if (p->cached)
 		fprintf(stderr, "[%zu/%zu] %s %s cached\n", p->done, p->total, p->target, p->source);
+	else if (p->pch && pr->verbose)
+		fprintf(stderr, "[%zu/%zu] %s %s %.1fs (%s)\n", p->done, p->total, p->target, p->source, p->seconds, p->pch);
 	else
 		fprintf(stderr, "[%zu/%zu] %s %s %.1fs\n", p->done, p->total, p->target, p->source, p->seconds);
 }
@@ -168,6 +172,7 @@ cmd_compile(int argc, char **argv)
 		{"depfile", required_argument, NULL, OPT_DEPFILE},
 		{"emit-dir", required_argument, NULL, OPT_EMIT},
 		{"no-cache", no_argument, NULL, OPT_NOCACHE},
+		{"no-pch", no_argument, NULL, OPT_NOPCH},
 		{"compress", required_argument, NULL, OPT_COMPRESS},
 		{"rdc", no_argument, NULL, OPT_RDC},
 		{"lto", no_argument, NULL, OPT_LTO},
@@ -213,6 +218,7 @@ cmd_compile(int argc, char **argv)
 		case OPT_DEPFILE: depfile = optarg; break;
 		case OPT_EMIT: emit = optarg; break;
 		case OPT_NOCACHE: o.no_cache = true; break;
+		case OPT_NOPCH: o.no_pch = true; break;
 		case OPT_COMPRESS: compress = optarg; break;
 		case OPT_RDC: o.rdc = true; break;
 		case OPT_LTO: o.lto = true; break;
@@ -310,7 +316,18 @@ cmd_compile(int argc, char **argv)
 		targets[i] = *ap_archlist_get(l, i);
 	ap_archlist_free(l);
 
-	struct progress pr = {.show = verbose || isatty(2)};
+	struct progress pr = {.show = verbose || isatty(2), .verbose = verbose};
+	/* Without a cache the PCH directory goes beside the output. */
+	char pchp[PATH_MAX];
+	snprintf(pchp, sizeof(pchp), "%s", out);
+	char *sl = strrchr(pchp, '/');
+	if (!sl)
+		snprintf(pchp, sizeof(pchp), ".");
+	else if (sl == pchp)
+		sl[1] = 0;
+	else
+		*sl = 0;
+	o.pch_parent = pchp;
 	o.targets = targets;
 	o.ntargets = nt;
 	o.include_dirs = incs.v;
@@ -336,6 +353,8 @@ cmd_compile(int argc, char **argv)
 		rc = cli_stop_exit("compile");
 		goto done;
 	}
+	if (res && res->pch_off[0] && (verbose || !strstr(res->pch_off, "no automatic-PCH API")))
+		warn("compile: note: %s; compiled without", res->pch_off);
 	if (rc == FB_ECOMPILE && res && res->log) {
 		fputs(res->log, stderr);
 		if (res->log[0] && res->log[strlen(res->log) - 1] != '\n')
@@ -425,6 +444,8 @@ cmd_compile(int argc, char **argv)
 		     "(NVRTC %d.%d, -j %d) in %.2fs",
 		     res->nimages, nt, nsources, res->njobs, res->ncached, res->ncompiled, res->nvrtc_version / 1000,
 		     res->nvrtc_version % 1000 / 10, jobs ? jobs : fb_compile_default_jobs(), now() - t0);
+	if (verbose && res->pch_made + res->pch_used + res->pch_refused)
+		warn("compile: PCH made %zu, used %zu, refused %zu", res->pch_made, res->pch_used, res->pch_refused);
 	rc = AP_EXIT_OK;
 done:
 	fb_compile_result_free(res);

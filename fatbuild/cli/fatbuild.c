@@ -24,6 +24,7 @@ static const struct command commands[] = {
 	{"extract", cmd_extract, "write one image of a fatbinary, decompressed"},
 	{"size",    cmd_size,    "bytes of device code per kind and arch; what a prune would save"},
 	{"prune",   cmd_prune,   "keep only the images an arch list's GPUs use, in any binary"},
+	{"diff",    cmd_diff,    "tell two device-code files apart entry by entry (why two builds differ)"},
 	{"embed",   cmd_embed,   "wrap a fatbin into a relocatable ELF object"},
 	{"dlink",   cmd_dlink,   "device-link relocatable cubins or LTO-IR for one target (nvJitLink)"},
 	{"cache",   cmd_cache,   "show or clear the compile cache (stats|clear)"},

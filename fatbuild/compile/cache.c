@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "compile.h"
+#include "worker.h"
 #include "common/error_priv.h"
 #include "common/safefs.h"
 
@@ -430,6 +431,19 @@ fb_cache_clear(const char *dir, uint64_t *removed, struct fb_error *err)
 		return rc;
 	if (c.failed)
 		return fb_seterr(err, FB_EIO, "%s", c.first);
+	/* PCH directories a killed run left behind (worker.c names them pch.XXXXXX). */
+	DIR *top = opendir(dir);
+	for (struct dirent *d; top && (d = readdir(top));) {
+		char sub[PATH_MAX + 8];
+		struct stat st;
+		if (strncmp(d->d_name, "pch.", 4) != 0 || strlen(d->d_name) != 10)
+			continue;
+		snprintf(sub, sizeof(sub), "%.4000s/%s", dir, d->d_name);
+		if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+			fb_pch_dir_remove(sub);
+	}
+	if (top)
+		closedir(top);
 	/* Empty fan-out directories go too; non-empty ones (foreign files) stay. */
 	for (int i = 0; i < 256; i++) {
 		char sub[PATH_MAX + 8];

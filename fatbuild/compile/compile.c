@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "compile.h"
+#include "worker.h"
 
 #define NONE ((size_t)-1)
 
@@ -88,6 +89,7 @@ struct source {
 	char dir[PATH_MAX];
 	struct fb_strlist deps;     /* headers, in discovery order */
 	unsigned char key[32];      /* source + headers */
+	unsigned char content[32];  /* basename, source and headers by content only */
 };
 
 enum { J_PENDING, J_RUNNING, J_DONE };
@@ -98,16 +100,31 @@ struct job {
 	char arch[32];              /* what NVRTC is asked for: "sm_90a", "compute_120" */
 	int lto;                    /* -dlto: LTO-IR (in e.cubin) instead of cubin/PTX */
 	char key[65];
+	char seed[17];              /* --frandom-seed: path-independent, from the content */
 	int state;
-	pid_t pid;
-	int fd;
-	unsigned char *rx;          /* bytes from the child */
-	size_t rxn, rxcap;
-	double t0, secs;
+	size_t unit;                /* the worker that runs it (NONE: not scheduled) */
+	double secs;
+	char pch_note[256];         /* the worker's PCH verdict, "" without PCH */
 	int cached;
 	int result;                 /* nvrtcResult */
 	struct fb_cache_entry e;
 };
+
+/* One worker process: the jobs it runs, in order, and what it has answered so far. */
+struct unit {
+	size_t *jobs;               /* into run.jobs */
+	size_t n, done;
+	size_t weight;
+	int pch;
+	int state;
+	pid_t pid;
+	int fd;
+	unsigned char *rx;          /* bytes from the child not yet parsed */
+	size_t rxn, rxcap;
+	double t0, tlast;
+};
+
+#define ANSWER 48               /* the fixed part of one answer from a worker */
 
 struct run {
 	const struct fb_compile_opts *o;
@@ -125,9 +142,15 @@ struct run {
 	int use_cache;
 	/* Kept here rather than in locals so that a forked child, which leaves with _exit, still
 	 * reaches every block through the run (memory checkers follow the fork). */
-	size_t *order;
+	size_t *order, *wjob, *ujobs, *uorder, *uw;
 	struct pollfd *pfd;
-	struct job **pj;
+	struct unit **pu;
+	struct unit *units;         /* one worker process each */
+	size_t nunits;
+	int pch;                    /* units of one option set share an NVRTC PCH */
+	char pch_dir[PATH_MAX];     /* private to this run (worker.c) */
+	const char *pch_note;       /* why the PCH is off, for the caller; NULL when on or unasked */
+	pid_t parent;
 	struct fb_compile_result *res;
 };
 
@@ -234,6 +257,35 @@ file_digest(struct run *r, const char *path, unsigned char d[32], struct fb_erro
 	return 0;
 }
 
+/* What the output can depend on, without the paths: the source's base name (NVRTC builds
+ * internal names from it), its text and the text of every header it reads, in discovery
+ * order. The seed of every job is derived from it, so that two checkouts in two places give
+ * the same bytes; called after every header of s has its digest. */
+static void
+content_digest(struct run *r, struct source *s)
+{
+	struct fb_sha256 h;
+	unsigned char d[32];
+	const char *base = strrchr(s->path, '/');
+	fb_sha256_init(&h);
+	fb_sha256_str(&h, base ? base + 1 : s->path);
+	fb_sha256_update(&h, s->text, s->size);
+	for (size_t k = 0; k < s->deps.n; k++)
+		if (file_digest(r, s->deps.v[k], d, NULL) == 0)
+			fb_sha256_update(&h, d, 32);
+	fb_sha256_final(&h, s->content);
+}
+
+/* The caller chose a seed of its own (-Xnvrtc --frandom-seed=...). */
+static int
+user_seed(const struct run *r)
+{
+	for (size_t k = 0; k < r->ncommon; k++)
+		if (strncmp(r->common[k], "--frandom-seed", 14) == 0 || strncmp(r->common[k], "-frandom-seed", 13) == 0)
+			return 1;
+	return 0;
+}
+
 static int
 load_sources(struct run *r, struct fb_error *err)
 {
@@ -277,6 +329,7 @@ load_sources(struct run *r, struct fb_error *err)
 			fb_sha256_update(&h, d, 32);
 		}
 		fb_sha256_final(&h, s->key);
+		content_digest(r, s);
 	}
 	return 0;
 }
@@ -299,8 +352,7 @@ make_jobs(struct run *r, struct fb_error *err)
 			const struct ap_target *tg = &o->targets[t];
 			struct job *j = &r->jobs[r->njobs];
 			j->src = s;
-			j->sass = j->ptx = NONE;
-			j->fd = -1;
+			j->sass = j->ptx = j->unit = NONE;
 			/* Relocatable code: a PTX target is LTO-IR of its own (fb_dlink makes it one
 			 * linked PTX), so it never rides on its SASS sibling. */
 			int reloc = o->rdc || o->lto;
@@ -325,7 +377,7 @@ make_jobs(struct run *r, struct fb_error *err)
 			unsigned char d[32];
 			char ver[32];
 			fb_sha256_init(&h);
-			fb_sha256_str(&h, "fatbuild-compile-v1");
+			fb_sha256_str(&h, "fatbuild-compile-v2"); /* v2: seeded */
 			snprintf(ver, sizeof(ver), "nvrtc %d", fb_nvrtc_version(r->nv));
 			fb_sha256_str(&h, ver);
 			fb_sha256_str(&h, fb_nvrtc_ident(r->nv)); /* the library file: patch releases */
@@ -340,6 +392,23 @@ make_jobs(struct run *r, struct fb_error *err)
 			fb_sha256_update(&h, r->src[s].key, 32);
 			fb_sha256_final(&h, d);
 			fb_sha256_hex(d, j->key);
+			/* seed: the same for the same content, options and target wherever it lies;
+			 * different across translation units (internal names stay unique). */
+			char hex[65];
+			fb_sha256_init(&h);
+			fb_sha256_str(&h, "fatbuild-seed-v1");
+			fb_sha256_str(&h, ver);
+			fb_sha256_str(&h, j->arch);
+			fb_sha256_str(&h, j->ptx != NONE ? "ptx" : "-");
+			fb_sha256_str(&h, j->sass != NONE ? "cubin" : "-");
+			for (size_t k = 0; k < r->ncommon; k++)
+				if (strncmp(r->common[k], "-I", 2) != 0)
+					fb_sha256_str(&h, r->common[k]);
+			fb_sha256_update(&h, r->src[s].content, 32);
+			fb_sha256_final(&h, d);
+			fb_sha256_hex(d, hex);
+			if (!user_seed(r))
+				memcpy(j->seed, hex, 16);
 			r->njobs++;
 		}
 	return 0;
@@ -353,7 +422,7 @@ report(struct run *r, struct job *j)
 		return;
 	struct fb_compile_progress p = {
 		.done = r->done, .total = r->njobs, .source = r->src[j->src].path, .target = j->arch,
-		.seconds = j->cached ? 0 : j->secs, .cached = j->cached != 0,
+		.seconds = j->cached ? 0 : j->secs, .cached = j->cached != 0, .pch = j->pch_note[0] ? j->pch_note : NULL,
 	};
 	r->o->progress(r->o->progress_ctx, &p);
 }
@@ -392,45 +461,97 @@ get64(const unsigned char *p)
 	return v;
 }
 
-/* The child: one NVRTC compile; the answer is 40 bytes (status, nvrtcResult, three sizes)
- * then log, PTX and cubin. Returns the exit code for _exit. (Not _Noreturn: a noreturn
- * function need not preserve the caller's registers, and memory checkers that follow the
- * fork would then see the parent's blocks as lost.) */
+/* The child: a worker running the jobs of one unit in order, each one NVRTC compile; each
+ * answer is 48 bytes (status, nvrtcResult, four sizes) then log, PCH note, PTX and cubin.
+ * With u->pch the jobs share one option set and NVRTC's automatic PCH (worker.c): the first
+ * parses the headers and keeps them in the PCH heap, the others reuse them. Returns the exit
+ * code for _exit. (Not _Noreturn: a noreturn function need not preserve the caller's
+ * registers, and memory checkers that follow the fork would then see the parent's blocks as
+ * lost.) */
 static int
-child(struct run *r, struct job *j, int fd)
+child(struct run *r, struct unit *u, int fd)
 {
-	struct source *s = &r->src[j->src];
-	size_t nopts = r->ncommon + 2 + (j->lto && !r->o->lto);
-	const char **opts = calloc(nopts, sizeof(*opts));
-	char arch[64], inc[PATH_MAX + 3];
-	struct fb_nvrtc_out out = {0};
-	struct fb_error e = {0};
-	int rc = FB_ENOMEM;
-	if (opts) {
-		snprintf(arch, sizeof(arch), "-arch=%s", j->arch);
-		snprintf(inc, sizeof(inc), "-I%s", s->dir);
-		opts[0] = arch;
-		opts[1] = inc;
-		for (size_t k = 0; k < r->ncommon; k++)
-			opts[k + 2] = r->common[k];
-		if (j->lto && !r->o->lto)
-			opts[nopts - 1] = "-dlto";
-		rc = fb_nvrtc_compile(r->nv, s->text, s->path, opts, (int)nopts, j->ptx != NONE && !j->lto,
-		                      j->lto ? FB_NVRTC_LTOIR : j->sass != NONE, &out, &e);
+	size_t maxopts = r->ncommon + 6;
+	const char **opts = calloc(maxopts, sizeof(*opts));
+	char arch[64], inc[PATH_MAX + 3], seed[40], pchopt[PATH_MAX + 16], wdir[PATH_MAX], why[PATH_MAX + 64] = "";
+	struct fb_pch_state ps = {0};
+	int bad = 0;
+	if (u->pch) {
+		fb_worker_child_init(r->parent);
+		if (fb_pch_worker_dir(r->pch_dir, (size_t)(u - r->units), wdir, sizeof(wdir), why, sizeof(why)) != 0)
+			ps.off = 1; /* said in the first job's note */
 	}
-	const char *log = rc ? e.msg : out.log ? out.log : "";
-	unsigned char hdr[40];
-	put64(hdr, (uint64_t)rc);
-	put64(hdr + 8, (uint64_t)(int64_t)out.result);
-	put64(hdr + 16, strlen(log));
-	put64(hdr + 24, rc ? 0 : out.ptx_size);
-	put64(hdr + 32, rc ? 0 : out.cubin_size);
-	int bad = write_all(fd, hdr, sizeof(hdr)) || write_all(fd, log, strlen(log));
-	if (!bad && !rc && out.ptx_size)
-		bad = write_all(fd, out.ptx, out.ptx_size);
-	if (!bad && !rc && out.cubin_size)
-		bad = write_all(fd, out.cubin, out.cubin_size);
-	fb_nvrtc_out_clear(&out);
+	for (size_t k = 0; k < u->n && !bad; k++) {
+		struct job *j = &r->jobs[u->jobs[k]];
+		struct source *s = &r->src[j->src];
+		struct fb_nvrtc_out out = {0};
+		struct fb_error e = {0};
+		char note[256] = "";
+		int rc = FB_ENOMEM, pch = u->pch && !ps.off;
+		size_t heap = 0, nopts = 0;
+		if (opts) {
+			snprintf(arch, sizeof(arch), "-arch=%s", j->arch);
+			snprintf(inc, sizeof(inc), "-I%s", s->dir);
+			opts[nopts++] = arch;
+			opts[nopts++] = inc;
+			for (size_t m = 0; m < r->ncommon; m++)
+				opts[nopts++] = r->common[m];
+			if (j->seed[0]) {
+				snprintf(seed, sizeof(seed), "--frandom-seed=%s", j->seed);
+				opts[nopts++] = seed;
+			}
+			if (j->lto && !r->o->lto)
+				opts[nopts++] = "-dlto";
+			if (pch && fb_pch_options(wdir, pchopt, sizeof(pchopt), opts + nopts) == 0)
+				nopts += 2;
+			else
+				pch = 0;
+			if (pch && ps.heap) {
+				fb_nvrtc_pch_heap(r->nv, NULL, ps.heap);
+				ps.heap = 0;
+			}
+			if (pch)
+				fb_nvrtc_pch_heap(r->nv, &heap, 0);
+			rc = fb_nvrtc_compile(r->nv, s->text, s->path, opts, (int)nopts, j->ptx != NONE && !j->lto,
+			                      j->lto ? FB_NVRTC_LTOIR : j->sass != NONE, &out, &e);
+			if (pch && (rc || out.result != 0)) {
+				/* never let the PCH fail a job: the same compile without it decides */
+				fb_nvrtc_out_clear(&out);
+				rc = fb_nvrtc_compile(r->nv, s->text, s->path, opts, (int)nopts - 2, j->ptx != NONE && !j->lto,
+				                      j->lto ? FB_NVRTC_LTOIR : j->sass != NONE, &out, &e);
+				if (!rc && out.result == 0) {
+					ps.off = 1;
+					snprintf(note, sizeof(note), "PCH refused: the compile failed with it and passed without; "
+					                             "plain compiles from here");
+				}
+				pch = 0;
+			}
+		}
+		if (k == 0 && why[0])
+			snprintf(note, sizeof(note), "PCH refused: %.200s", why);
+		if (!rc && pch) {
+			int used = 0;
+			if (out.log)
+				fb_pch_log_strip(out.log, &used);
+			fb_pch_verdict(&ps, out.pch_status, out.pch_heap_required, used, heap, note, sizeof(note));
+		}
+		const char *log = rc ? e.msg : out.log ? out.log : "";
+		unsigned char hdr[ANSWER];
+		put64(hdr, (uint64_t)rc);
+		put64(hdr + 8, (uint64_t)(int64_t)out.result);
+		put64(hdr + 16, strlen(log));
+		put64(hdr + 24, strlen(note));
+		put64(hdr + 32, rc ? 0 : out.ptx_size);
+		put64(hdr + 40, rc ? 0 : out.cubin_size);
+		bad = write_all(fd, hdr, sizeof(hdr)) || write_all(fd, log, strlen(log)) || write_all(fd, note, strlen(note));
+		if (!bad && !rc && out.ptx_size)
+			bad = write_all(fd, out.ptx, out.ptx_size);
+		if (!bad && !rc && out.cubin_size)
+			bad = write_all(fd, out.cubin, out.cubin_size);
+		fb_nvrtc_out_clear(&out);
+		if (rc)
+			break; /* NVRTC could not be driven: the parent stops the run */
+	}
 	free(opts);
 	close(fd);
 	return bad ? 3 : 0;
@@ -447,36 +568,42 @@ dup_bytes(const unsigned char *p, size_t n)
 	return d;
 }
 
-/* Parses a finished child's bytes into j->e / j->result. */
+/* The size of the complete answer at the start of p[0..n), or 0 while it is incomplete. */
+static size_t
+answer_size(const unsigned char *p, size_t n)
+{
+	if (n < ANSWER)
+		return 0;
+	uint64_t t = ANSWER;
+	for (int i = 2; i < 6; i++) {
+		uint64_t v = get64(p + 8 * i);
+		if (v > ((uint64_t)1 << 40))
+			return (size_t)-1; /* garbage: caught by collect */
+		t += v;
+	}
+	return t <= n ? (size_t)t : 0;
+}
+
+/* Parses one answer p[0..n) into j->e / j->result / j->pch_note. */
 static int
-collect(struct run *r, struct job *j, int status, struct fb_error *err)
+collect(struct run *r, struct job *j, const unsigned char *p, size_t n, struct fb_error *err)
 {
 	const char *src = r->src[j->src].path;
-	if (WIFSIGNALED(status))
-		return seterr(err, FB_ECOMPILE, "%s: NVRTC died with signal %d compiling for %s", src,
-		              WTERMSIG(status), j->arch);
-	/* A complete answer counts even with a nonzero exit (a memory checker following the fork
-	 * may set one); an incomplete one is a failure. */
-	uint64_t rc = 0, res = 0, nl = 0, np = 0, nc = 0;
-	if (j->rxn >= 40) {
-		rc = get64(j->rx);
-		res = get64(j->rx + 8);
-		nl = get64(j->rx + 16);
-		np = get64(j->rx + 24);
-		nc = get64(j->rx + 32);
-	}
-	if (j->rxn < 40 || nl > j->rxn || np > j->rxn || nc > j->rxn || 40 + nl + np + nc != j->rxn)
-		return seterr(err, FB_ECOMPILE, "%s: the NVRTC process for %s ended without an answer (exit %d)", src,
-		              j->arch, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-	const unsigned char *p = j->rx + 40;
+	uint64_t rc = get64(p), res = get64(p + 8), nl = get64(p + 16), nn = get64(p + 24), np = get64(p + 32),
+	         nc = get64(p + 40);
+	if (n < ANSWER || nl > n || nn > n || np > n || nc > n || ANSWER + nl + nn + np + nc != n)
+		return seterr(err, FB_ECOMPILE, "%s: the NVRTC process for %s gave a malformed answer", src, j->arch);
+	p += ANSWER;
 	if (rc != 0)
 		return seterr(err, (int)rc, "%s: %s: %.*s", src, j->arch, (int)nl, (const char *)p);
 	j->result = (int)(int64_t)res;
 	j->e.log = (char *)dup_bytes(p, nl);
+	snprintf(j->pch_note, sizeof(j->pch_note), "%.*s", (int)nn, (const char *)p + nl);
+	p += nl + nn;
 	if (np)
-		j->e.ptx = dup_bytes(p + nl, np);
+		j->e.ptx = dup_bytes(p, np);
 	if (nc)
-		j->e.cubin = dup_bytes(p + nl + np, nc);
+		j->e.cubin = dup_bytes(p + np, nc);
 	j->e.ptx_size = np;
 	j->e.cubin_size = nc;
 	if (!j->e.log || (np && !j->e.ptx) || (nc && !j->e.cubin))
@@ -491,21 +618,21 @@ collect(struct run *r, struct job *j, int status, struct fb_error *err)
 static void
 kill_all(struct run *r)
 {
-	for (size_t i = 0; i < r->njobs; i++) {
-		struct job *j = &r->jobs[i];
-		if (j->state != J_RUNNING)
+	for (size_t i = 0; i < r->nunits; i++) {
+		struct unit *u = &r->units[i];
+		if (u->state != J_RUNNING)
 			continue;
-		kill(j->pid, SIGKILL);
-		close(j->fd);
-		j->fd = -1;
-		while (waitpid(j->pid, NULL, 0) < 0 && errno == EINTR)
+		kill(u->pid, SIGKILL);
+		close(u->fd);
+		u->fd = -1;
+		while (waitpid(u->pid, NULL, 0) < 0 && errno == EINTR)
 			;
-		j->state = J_DONE;
+		u->state = J_DONE;
 	}
 }
 
 static int
-start(struct run *r, struct job *j, struct fb_error *err)
+start(struct run *r, struct unit *u, struct fb_error *err)
 {
 	int p[2];
 	if (pipe(p) != 0)
@@ -529,13 +656,15 @@ start(struct run *r, struct job *j, struct fb_error *err)
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
-		_exit(child(r, j, p[1]));
+		_exit(child(r, u, p[1]));
 	}
 	close(p[1]);
-	j->pid = pid;
-	j->fd = p[0];
-	j->state = J_RUNNING;
-	j->t0 = now();
+	u->pid = pid;
+	u->fd = p[0];
+	u->state = J_RUNNING;
+	u->t0 = now();
+	for (size_t k = 0; k < u->n; k++)
+		r->jobs[u->jobs[k]].state = J_RUNNING;
 	return 0;
 }
 
@@ -547,49 +676,143 @@ weight(const struct run *r, size_t i)
 	return 2 * (r->src[j->src].deps.n + 1) + (j->sass != NONE);
 }
 
-/* Runs the pending jobs; on the first failure kills the rest. *failed: that job. */
+/* Sorts idx[0..n) by key descending, stably (insertion sort: short lists). */
+static void
+sort_desc(size_t *idx, size_t n, const size_t *key)
+{
+	for (size_t i = 1; i < n; i++)
+		for (size_t k = i; k > 0 && key[idx[k]] > key[idx[k - 1]]; k--) {
+			size_t t = idx[k];
+			idx[k] = idx[k - 1];
+			idx[k - 1] = t;
+		}
+}
+
+static int
+same_options(const struct run *r, const struct job *a, const struct job *b)
+{
+	return strcmp(a->arch, b->arch) == 0 && strcmp(r->src[a->src].dir, r->src[b->src].dir) == 0;
+}
+
+/* Splits the pending jobs into units, each run by one process: without PCH one job each;
+ * with it the jobs of one option set (arch, include path) together, and the largest of those
+ * split in two while a slot would otherwise stay idle. Longest first throughout: a source
+ * that reads more headers (CUB) starts before small ones, which then fill the gaps. Stable,
+ * so the launch order is deterministic. */
+static int
+make_units(struct run *r, int slots, struct fb_error *err)
+{
+	size_t *w = r->wjob = calloc(r->njobs ? r->njobs : 1, sizeof(*w));
+	size_t *order = r->order = calloc(r->njobs ? r->njobs : 1, sizeof(*order));
+	size_t *all = r->ujobs = calloc(r->njobs ? r->njobs : 1, sizeof(*all));
+	r->units = calloc(r->njobs ? r->njobs : 1, sizeof(*r->units));
+	if (!w || !order || !all || !r->units)
+		return seterr(err, FB_ENOMEM, "out of memory");
+	size_t np = 0;
+	for (size_t i = 0; i < r->njobs; i++) {
+		w[i] = weight(r, i);
+		if (r->jobs[i].state == J_PENDING)
+			order[np++] = i;
+	}
+	sort_desc(order, np, w);
+	/* group: jobs of one option set are contiguous in all[], longest first within */
+	size_t na = 0;
+	r->nunits = 0;
+	for (size_t i = 0; i < np; i++) {
+		struct job *j = &r->jobs[order[i]];
+		if (j->unit != NONE)
+			continue;
+		struct unit *u = &r->units[r->nunits];
+		u->jobs = all + na;
+		u->fd = -1;
+		for (size_t k = i; k < np; k++) {
+			struct job *m = &r->jobs[order[k]];
+			if (m->unit != NONE || (k != i && !(r->pch && same_options(r, j, m))))
+				continue;
+			m->unit = r->nunits;
+			all[na++] = order[k];
+			u->n++;
+			u->weight += w[order[k]];
+		}
+		r->nunits++;
+	}
+	/* idle slots: halve the largest unit */
+	while (r->pch && r->nunits < (size_t)slots) {
+		size_t big = NONE;
+		for (size_t i = 0; i < r->nunits; i++)
+			if (r->units[i].n >= 2 && (big == NONE || r->units[i].n > r->units[big].n))
+				big = i;
+		if (big == NONE)
+			break;
+		struct unit *a = &r->units[big], *b = &r->units[r->nunits];
+		size_t half = a->n / 2;
+		/* alternate, so that both halves get long and short jobs */
+		size_t *tmp = calloc(a->n, sizeof(*tmp));
+		if (!tmp)
+			return seterr(err, FB_ENOMEM, "out of memory");
+		size_t ka = 0, kb = 0;
+		for (size_t k = 0; k < a->n; k++)
+			if (k % 2 == 0)
+				tmp[ka++] = a->jobs[k];
+			else
+				tmp[a->n - half + kb++] = a->jobs[k];
+		memcpy(a->jobs, tmp, a->n * sizeof(*tmp));
+		free(tmp);
+		*b = (struct unit){.jobs = a->jobs + (a->n - half), .n = half, .fd = -1};
+		a->n -= half;
+		a->weight = b->weight = 0;
+		for (size_t k = 0; k < a->n; k++)
+			a->weight += w[a->jobs[k]];
+		for (size_t k = 0; k < b->n; k++) {
+			b->weight += w[b->jobs[k]];
+			r->jobs[b->jobs[k]].unit = r->nunits;
+		}
+		r->nunits++;
+	}
+	for (size_t i = 0; i < r->nunits; i++)
+		r->units[i].pch = r->pch && r->units[i].n >= 2;
+	return 0;
+}
+
+/* Runs the units, at most maxjobs at a time, longest first; on the first failure kills the
+ * rest. *failed: that job. */
 static int
 run_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error *err)
 {
 	size_t next = 0, running = 0;
-	struct pollfd *pfd = r->pfd = calloc(r->njobs ? r->njobs : 1, sizeof(*pfd));
-	struct job **pj = r->pj = calloc(r->njobs ? r->njobs : 1, sizeof(*pj));
-	/* Longest first: a source that reads more headers (CUB) starts before small ones, which
-	 * then fill the gaps. Stable, so the launch order is deterministic. */
-	size_t *order = r->order = calloc(r->njobs ? r->njobs : 1, sizeof(*order));
-	int rc = 0;
+	int rc = make_units(r, maxjobs, err);
 	*failed = NULL;
-	if (!pfd || !pj || !order) {
+	if (rc)
+		return rc;
+	struct pollfd *pfd = r->pfd = calloc(r->nunits ? r->nunits : 1, sizeof(*pfd));
+	struct unit **pu = r->pu = calloc(r->nunits ? r->nunits : 1, sizeof(*pu));
+	size_t *uorder = r->uorder = calloc(r->nunits ? r->nunits : 1, sizeof(*uorder));
+	size_t *uw = r->uw = calloc(r->nunits ? r->nunits : 1, sizeof(*uw));
+	if (!pfd || !pu || !uorder || !uw) {
 		rc = seterr(err, FB_ENOMEM, "out of memory");
 		goto out;
 	}
-	for (size_t i = 0; i < r->njobs; i++)
-		order[i] = i;
-	for (size_t i = 1; i < r->njobs; i++)
-		for (size_t k = i; k > 0 && weight(r, order[k]) > weight(r, order[k - 1]); k--) {
-			size_t t = order[k];
-			order[k] = order[k - 1];
-			order[k - 1] = t;
-		}
+	for (size_t i = 0; i < r->nunits; i++) {
+		uorder[i] = i;
+		uw[i] = r->units[i].weight;
+	}
+	sort_desc(uorder, r->nunits, uw);
 	for (;;) {
 		if (!rc && r->o->cancel && *r->o->cancel)
 			rc = seterr(err, FB_ECANCELED, "compile stopped");
-		while (!rc && running < (size_t)maxjobs && next < r->njobs) {
-			struct job *j = &r->jobs[order[next++]];
-			if (j->state != J_PENDING)
-				continue;
-			if ((rc = start(r, j, err)))
+		while (!rc && running < (size_t)maxjobs && next < r->nunits) {
+			if ((rc = start(r, &r->units[uorder[next++]], err)))
 				break;
 			running++;
 		}
 		if (rc || running == 0)
 			break;
 		size_t n = 0;
-		for (size_t i = 0; i < r->njobs; i++)
-			if (r->jobs[i].state == J_RUNNING) {
-				pfd[n].fd = r->jobs[i].fd;
+		for (size_t i = 0; i < r->nunits; i++)
+			if (r->units[i].state == J_RUNNING) {
+				pfd[n].fd = r->units[i].fd;
 				pfd[n].events = POLLIN;
-				pj[n++] = &r->jobs[i];
+				pu[n++] = &r->units[i];
 			}
 		if (poll(pfd, n, -1) < 0) {
 			if (errno == EINTR)
@@ -598,45 +821,68 @@ run_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error *err)
 			break;
 		}
 		for (size_t i = 0; i < n && !rc; i++) {
-			struct job *j = pj[i];
+			struct unit *u = pu[i];
 			if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
-			if (j->rxcap - j->rxn < 65536) {
-				size_t cap = j->rxcap ? 2 * j->rxcap : 262144;
-				unsigned char *b = realloc(j->rx, cap);
+			if (u->rxcap - u->rxn < 65536) {
+				size_t cap = u->rxcap ? 2 * u->rxcap : 262144;
+				unsigned char *b = realloc(u->rx, cap);
 				if (!b) {
 					rc = seterr(err, FB_ENOMEM, "out of memory");
 					break;
 				}
-				j->rx = b;
-				j->rxcap = cap;
+				u->rx = b;
+				u->rxcap = cap;
 			}
-			ssize_t k = read(j->fd, j->rx + j->rxn, j->rxcap - j->rxn);
+			ssize_t k = read(u->fd, u->rx + u->rxn, u->rxcap - u->rxn);
 			if (k < 0 && (errno == EINTR || errno == EAGAIN))
 				continue;
-			if (k > 0) {
-				j->rxn += (size_t)k;
+			if (k > 0)
+				u->rxn += (size_t)k;
+			/* every complete answer: its job is done */
+			size_t sz;
+			while (!rc && u->done < u->n && (sz = answer_size(u->rx, u->rxn)) != 0) {
+				struct job *j = &r->jobs[u->jobs[u->done++]];
+				double t = now();
+				j->state = J_DONE;
+				j->secs = t - (u->tlast > 0 ? u->tlast : u->t0);
+				u->tlast = t;
+				rc = collect(r, j, u->rx, sz == (size_t)-1 ? u->rxn : sz, err);
+				if (sz == (size_t)-1)
+					sz = u->rxn;
+				memmove(u->rx, u->rx + sz, u->rxn - sz);
+				u->rxn -= sz;
+				if (!rc && j->result != 0) {
+					*failed = j;
+					rc = FB_ECOMPILE;
+				}
+				if (!rc)
+					report(r, j);
+			}
+			if (rc || k > 0)
 				continue;
-			}
-			/* EOF (or a read error): the child is done. */
-			close(j->fd);
-			j->fd = -1;
+			/* EOF (or a read error): the worker is done. */
+			close(u->fd);
+			u->fd = -1;
 			int status = 0;
-			while (waitpid(j->pid, &status, 0) < 0 && errno == EINTR)
+			while (waitpid(u->pid, &status, 0) < 0 && errno == EINTR)
 				;
-			j->state = J_DONE;
-			j->secs = now() - j->t0;
+			u->state = J_DONE;
 			running--;
-			rc = collect(r, j, status, err);
-			free(j->rx);
-			j->rx = NULL;
-			j->rxn = j->rxcap = 0;
-			if (!rc && j->result != 0) {
-				*failed = j;
-				rc = FB_ECOMPILE;
+			free(u->rx);
+			u->rx = NULL;
+			u->rxn = u->rxcap = 0;
+			/* A complete answer counts even with a nonzero exit (a memory checker following
+			 * the fork may set one); a missing one is a failure. */
+			if (u->done < u->n) {
+				struct job *j = &r->jobs[u->jobs[u->done]];
+				if (WIFSIGNALED(status))
+					rc = seterr(err, FB_ECOMPILE, "%s: NVRTC died with signal %d compiling for %s",
+					            r->src[j->src].path, WTERMSIG(status), j->arch);
+				else
+					rc = seterr(err, FB_ECOMPILE, "%s: the NVRTC process for %s ended without an answer (exit %d)",
+					            r->src[j->src].path, j->arch, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 			}
-			if (!rc)
-				report(r, j);
 		}
 		if (rc)
 			break;
@@ -644,12 +890,14 @@ run_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error *err)
 	if (rc)
 		kill_all(r);
 out:
-	free(order);
 	free(pfd);
-	free(pj);
-	r->order = NULL;
+	free(pu);
+	free(uorder);
+	free(uw);
 	r->pfd = NULL;
-	r->pj = NULL;
+	r->pu = NULL;
+	r->uorder = NULL;
+	r->uw = NULL;
 	return rc;
 }
 
@@ -782,10 +1030,16 @@ run_free(struct run *r)
 		fb_strlist_free(&r->src[i].deps);
 	}
 	free(r->src);
-	for (size_t i = 0; i < r->njobs; i++) {
-		free(r->jobs[i].rx);
+	for (size_t i = 0; i < r->njobs; i++)
 		fb_cache_entry_clear(&r->jobs[i].e);
-	}
+	for (size_t i = 0; i < r->nunits; i++)
+		free(r->units[i].rx);
+	free(r->units);
+	free(r->order);
+	free(r->wjob);
+	free(r->ujobs);
+	if (r->pch_dir[0])
+		fb_pch_dir_remove(r->pch_dir);
 	free(r->jobs);
 	for (size_t i = 0; i < r->ndig; i++)
 		free(r->dig[i].path);
@@ -794,6 +1048,35 @@ run_free(struct run *r)
 		free(r->common[i]);
 	free(r->common);
 	fb_nvrtc_close(r->nv);
+}
+
+/* Turns the PCH on when two pending jobs share an option set, NVRTC has the PCH API and a
+ * private directory could be made; otherwise res->pch_off says why (a PCH problem never
+ * fails a build). */
+static void
+setup_pch(struct run *r, struct fb_compile_result *res)
+{
+	struct fb_error e = {0};
+	const char *parent = r->use_cache ? r->cache_dir : r->o->pch_parent;
+	int shared = 0;
+	r->parent = getpid();
+	if (r->o->no_pch)
+		return;
+	for (size_t i = 0; i < r->njobs && !shared; i++)
+		for (size_t k = i + 1; k < r->njobs && !shared; k++)
+			shared = r->jobs[i].state == J_PENDING && r->jobs[k].state == J_PENDING &&
+			         same_options(r, &r->jobs[i], &r->jobs[k]);
+	if (!shared)
+		return;
+	if (!fb_nvrtc_has_pch(r->nv))
+		snprintf(res->pch_off, sizeof(res->pch_off), "PCH off: %.400s has no automatic-PCH API", fb_nvrtc_path(r->nv));
+	else if (!parent || !*parent)
+		snprintf(res->pch_off, sizeof(res->pch_off), "PCH off: no private directory for it (no cache directory)");
+	else if (fb_pch_dir_new(parent, r->pch_dir, sizeof(r->pch_dir), &e) != 0) {
+		r->pch_dir[0] = 0;
+		snprintf(res->pch_off, sizeof(res->pch_off), "PCH off: %.480s", e.msg);
+	} else
+		r->pch = 1;
 }
 
 int
@@ -881,6 +1164,7 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 		report(&r, j);
 	}
 	int maxjobs = opts->jobs > 0 ? opts->jobs : fb_compile_default_jobs();
+	setup_pch(&r, res);
 	struct job *failed = NULL;
 	rc = run_jobs(&r, maxjobs, &failed, err);
 	if (opts->cancel && *opts->cancel) { /* jobs killed by the stopping signal are no failure */
@@ -911,6 +1195,9 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 		struct job *j = &r.jobs[i];
 		if (j->cached)
 			continue;
+		res->pch_made += strncmp(j->pch_note, "PCH made", 8) == 0;
+		res->pch_used += strstr(j->pch_note, "PCH used") != NULL;
+		res->pch_refused += strncmp(j->pch_note, "PCH refused", 11) == 0;
 		res->ncompiled++;
 		if (r.use_cache)
 			fb_cache_put(r.cache_dir, j->key, &j->e, NULL); /* best effort */

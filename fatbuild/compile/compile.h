@@ -49,6 +49,10 @@ struct fb_nvrtc_out {
 	size_t ptx_size;
 	unsigned char *cubin;
 	size_t cubin_size;
+	/* nvrtcGetPCHCreateStatus after the compile (-1: NVRTC has no PCH API): 0 made,
+	 * 13 not attempted, 14 heap exhausted, 15 failed; the heap the PCH needs when 0 or 14. */
+	int pch_status;
+	size_t pch_heap_required;
 };
 
 /* want_cubin FB_NVRTC_LTOIR: fetch the LTO-IR (-dlto) into cubin/cubin_size instead. */
@@ -58,6 +62,11 @@ struct fb_nvrtc_out {
 int fb_nvrtc_compile(const struct fb_nvrtc *n, const char *src, const char *name, const char *const *opts,
                      int nopts, int want_ptx, int want_cubin, struct fb_nvrtc_out *out, struct fb_error *err);
 void fb_nvrtc_out_clear(struct fb_nvrtc_out *o);
+/* Whether NVRTC has the automatic-PCH API (nvrtcGetPCHCreateStatus and friends). */
+int fb_nvrtc_has_pch(const struct fb_nvrtc *n);
+/* The PCH heap of this process: set (when set > 0, nvrtcSetPCHHeapSize), then *size (when
+ * size is not NULL). FB_EUNSUPPORTED without the PCH API. */
+int fb_nvrtc_pch_heap(const struct fb_nvrtc *n, size_t *size, size_t set);
 /* "NVRTC_ERROR_COMPILATION" for an nvrtcResult. */
 const char *fb_nvrtc_result_name(int result);
 

@@ -45,6 +45,11 @@ struct fb_nvrtc {
 	get_fn log, ptx, cubin;
 	size_fn lto_size;       /* nvrtcGetLTOIRSize (12.0+), NULL when absent */
 	get_fn lto;
+	/* automatic PCH (NVRTC 12.8+); NULL when the library lacks them */
+	int (*pch_status)(nvrtc_program);
+	int (*pch_required)(nvrtc_program, size_t *);
+	int (*pch_set_heap)(size_t);
+	int (*pch_get_heap)(size_t *);
 };
 
 
@@ -88,6 +93,23 @@ bind(struct fb_nvrtc *n, char *why, size_t whysize)
 		return 0;
 	}
 	n->version = 1000 * major + 10 * minor;
+	struct {
+		const char *name;
+		void **slot;
+	} pch[] = {
+		{"nvrtcGetPCHCreateStatus", (void **)&n->pch_status},
+		{"nvrtcGetPCHHeapSizeRequired", (void **)&n->pch_required},
+		{"nvrtcSetPCHHeapSize", (void **)&n->pch_set_heap},
+		{"nvrtcGetPCHHeapSize", (void **)&n->pch_get_heap},
+	};
+	int all = 1;
+	for (size_t i = 0; i < sizeof(pch) / sizeof(pch[0]); i++) {
+		void *p = dlsym(n->dl, pch[i].name);
+		all &= p != NULL;
+		memcpy(pch[i].slot, &p, sizeof(p));
+	}
+	if (!all)
+		n->pch_status = NULL; /* all four or none */
 	return 1;
 }
 
@@ -285,6 +307,13 @@ fb_nvrtc_compile(const struct fb_nvrtc *n, const char *src, const char *name, co
 	if (r != 0)
 		return fb_seterr(err, FB_ECOMPILE, "nvrtcCreateProgram failed: %s", fb_nvrtc_result_name(r));
 	out->result = n->compile(p, nopts, opts);
+	out->pch_status = -1;
+	if (n->pch_status) {
+		out->pch_status = n->pch_status(p);
+		if (out->pch_status == 0 || out->pch_status == 14 /* HEAP_EXHAUSTED */)
+			if (n->pch_required(p, &out->pch_heap_required) != 0)
+				out->pch_heap_required = 0;
+	}
 	size_t loglen = 0;
 	unsigned char *log = NULL;
 	int rc = fetch(p, n->log_size, n->log, &log, &loglen);
@@ -313,6 +342,24 @@ fb_nvrtc_compile(const struct fb_nvrtc *n, const char *src, const char *name, co
 		                          : rc == FB_EUNSUPPORTED ? "this NVRTC has no nvrtcGetLTOIR (LTO needs CUDA 12 or later)"
 		                                                  : "cannot fetch NVRTC output");
 	}
+	return 0;
+}
+
+int
+fb_nvrtc_has_pch(const struct fb_nvrtc *n)
+{
+	return n->pch_status != NULL;
+}
+
+int
+fb_nvrtc_pch_heap(const struct fb_nvrtc *n, size_t *size, size_t set)
+{
+	if (!n->pch_status)
+		return FB_EUNSUPPORTED;
+	if (set && n->pch_set_heap(set) != 0)
+		return FB_ENOMEM;
+	if (size && n->pch_get_heap(size) != 0)
+		*size = 0;
 	return 0;
 }
 
