@@ -1,11 +1,17 @@
 // muladd.cpp: the operator fb_muladd::muladd(a, b, c) = a * b + c for float tensors, declared
-// with TORCH_LIBRARY; its CPU kernel is here, its CUDA kernel in muladd.cu. Built three ways
-// (README "PyTorch extensions"): fatbuild build --torch, fatbuild.load, a setup.py.
+// with TORCH_LIBRARY, with a CPU and a CUDA implementation; the CUDA kernel is in muladd.cu.
+// Built three ways (README "PyTorch extensions"): fatbuild build --torch, fatbuild.load, a
+// setup.py.
 #include <Python.h>
 
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty_like.h>
+#include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
+
+#include <cuda_runtime_api.h>
+
+int fb_muladd_cuda(int64_t n, const float *a, const float *b, float c, float *out, cudaStream_t stream);
 
 namespace fb_muladd {
 
@@ -26,6 +32,22 @@ muladd_cpu(const at::Tensor &a, const at::Tensor &b, double c)
 	return out;
 }
 
+at::Tensor
+muladd_cuda(const at::Tensor &a, const at::Tensor &b, double c)
+{
+	TORCH_CHECK(a.sizes() == b.sizes(), "muladd: a and b differ in shape");
+	TORCH_CHECK(a.dtype() == at::kFloat && b.dtype() == at::kFloat, "muladd: float tensors only");
+	TORCH_INTERNAL_ASSERT(a.device().type() == at::DeviceType::CUDA);
+	TORCH_CHECK(b.device() == a.device(), "muladd: a and b are on different devices");
+	at::Tensor x = a.contiguous(), y = b.contiguous();
+	at::Tensor out = at::empty_like(x);
+	cudaStream_t stream = c10::cuda::getCurrentCUDAStream(x.device().index()).stream();
+	int rc = fb_muladd_cuda(out.numel(), x.data_ptr<float>(), y.data_ptr<float>(), static_cast<float>(c),
+	                        out.data_ptr<float>(), stream);
+	TORCH_CHECK(rc == cudaSuccess, "muladd: kernel launch failed: ", cudaGetErrorString((cudaError_t)rc));
+	return out;
+}
+
 TORCH_LIBRARY(fb_muladd, m)
 {
 	m.def("muladd(Tensor a, Tensor b, float c) -> Tensor");
@@ -34,6 +56,11 @@ TORCH_LIBRARY(fb_muladd, m)
 TORCH_LIBRARY_IMPL(fb_muladd, CPU, m)
 {
 	m.impl("muladd", &muladd_cpu);
+}
+
+TORCH_LIBRARY_IMPL(fb_muladd, CUDA, m)
+{
+	m.impl("muladd", &muladd_cuda);
 }
 
 } // namespace fb_muladd

@@ -79,6 +79,8 @@ find_python(const char *python, char *out, size_t size)
 				char cwd[FB_TORCH_PATH];
 				if (!getcwd(cwd, sizeof(cwd)))
 					continue;
+				while (p[0] == '.' && p[1] == '/')
+					p += 2;
 				int w = snprintf(out, size, "%s/%s", cwd, p);
 				if (w < 0 || (size_t)w >= size)
 					continue;

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# bench-torch.sh: torch.utils.cpp_extension.load against fatbuild.load on the same sources
+# (examples/torch: muladd.cpp + muladd.cu) and the same arch list, side by side:
+#   cold   empty build directory
+#   no-op  nothing changed since the last build (best of RUNS)
+# Each build runs in a fresh Python process that has imported torch already; the time is
+# that of the load() call alone (what a user waits for at the top of a script), and the ratio
+# is torch/fatbuild (> 1: fatbuild is faster).
+#   scripts/bench-torch.sh [ARCH_LIST] [RUNS]      (default "8.0 9.0+PTX", 3)
+# Env: PYTHON (a Python with torch and the fatbuild package; default build/venv-torch/bin/python,
+# as tests/torch/run.sh leaves it), FATBUILD_EXECUTABLE (default build/bin/fatbuild), MAX_JOBS.
+set -eu
+here=$(cd "$(dirname "$0")/.." && pwd)
+py=${PYTHON:-$here/build/venv-torch/bin/python}
+export FATBUILD_EXECUTABLE=${FATBUILD_EXECUTABLE:-$here/build/bin/fatbuild}
+arch=${1:-8.0 9.0+PTX}
+runs=${2:-3}
+"$py" -c "import torch, fatbuild" 2>/dev/null ||
+	{ echo "bench-torch: $py lacks torch or fatbuild (run ctest -R torch_extension, or pip install torch ./fatbuild/python)" >&2; exit 2; }
+[ -x "$FATBUILD_EXECUTABLE" ] || { echo "bench-torch: no fatbuild at $FATBUILD_EXECUTABLE" >&2; exit 2; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/fb-bench-torch.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+export TORCH_CUDA_ARCH_LIST=$arch
+src=$here/examples/torch
+cat >"$work/one.py" <<'PY'
+import sys, time, warnings
+warnings.filterwarnings("ignore")
+import torch
+which, name, bdir = sys.argv[1:4]
+srcs = sys.argv[4:]
+if which == "torch":
+    from torch.utils.cpp_extension import load
+else:
+    from fatbuild import load
+t0 = time.perf_counter()
+load(name, srcs, build_directory=bdir, is_python_module=False, verbose=False)
+print("%.3f" % (time.perf_counter() - t0))
+PY
+one() { # one torch|fatbuild DIR: seconds of one load() call
+	"$py" "$work/one.py" "$1" "muladd_$1" "$2" "$src/muladd.cpp" "$src/muladd.cu" 2>"$work/$1.err" | tail -n 1 ||
+		{ cat "$work/$1.err" >&2; exit 1; }
+}
+best() { # best TOOL DIR: best of $runs no-op loads
+	local b=999999 t i
+	for i in $(seq "$runs"); do
+		t=$(one "$1" "$2")
+		[ "$(echo "$t < $b" | bc -l)" = 1 ] && b=$t
+	done
+	echo "$b"
+}
+ratio() { echo "scale=2; $1 / $2" | bc -l; }
+echo "torch.utils.cpp_extension.load vs fatbuild.load: examples/torch (muladd.cpp + muladd.cu), arch list \"$arch\", $(nproc) CPUs"
+"$py" -c "import torch; print('torch', torch.__version__, 'CUDA', torch.version.cuda)" 2>/dev/null
+mkdir -p "$work/t" "$work/f"
+t_cold=$(one torch "$work/t")
+f_cold=$(one fatbuild "$work/f")
+t_noop=$(best torch "$work/t")
+f_noop=$(best fatbuild "$work/f")
+printf '%-8s %12s %12s %10s\n' case "torch (s)" "fatbuild (s)" "torch/fb"
+printf '%-8s %12s %12s %10s\n' cold "$t_cold" "$f_cold" "$(ratio "$t_cold" "$f_cold")"
+printf '%-8s %12s %12s %10s\n' no-op "$t_noop" "$f_noop" "$(ratio "$t_noop" "$f_noop")"
+# Both built the same images.
+for d in t f; do
+	so=$(ls "$work/$d"/*.so | head -n 1)
+	echo "$d: $("$FATBUILD_EXECUTABLE" inspect "$so" | awk '$2 == "elf" || $2 == "ptx" { printf "%s %s, ", $2, $3 }')"
+done
