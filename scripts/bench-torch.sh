@@ -5,7 +5,9 @@
 #   no-op  nothing changed since the last build (best of RUNS)
 # Each build runs in a fresh Python process that has imported torch already; the time is
 # that of the load() call alone (what a user waits for at the top of a script), and the ratio
-# is torch/fatbuild (> 1: fatbuild is faster).
+# is torch/fatbuild (> 1: fatbuild is faster). Same flags: torch's load gets extra_cflags=-O2,
+# the optimisation fatbuild's host edges use (torch adds none; without it its cold build
+# compiles muladd.cpp at -O0).
 #   scripts/bench-torch.sh [ARCH_LIST] [RUNS]      (default "8.0 9.0+PTX", 3)
 # Env: PYTHON (a Python with torch and the fatbuild package; default build/venv-torch/bin/python,
 # as tests/torch/run.sh leaves it), FATBUILD_EXECUTABLE (default build/bin/fatbuild), MAX_JOBS.
@@ -30,10 +32,12 @@ which, name, bdir = sys.argv[1:4]
 srcs = sys.argv[4:]
 if which == "torch":
     from torch.utils.cpp_extension import load
+    extra = ["-O2"]  # fatbuild compiles host code with -O2; torch adds no -O of its own
 else:
     from fatbuild import load
+    extra = []
 t0 = time.perf_counter()
-load(name, srcs, build_directory=bdir, is_python_module=False, verbose=False)
+load(name, srcs, build_directory=bdir, is_python_module=False, verbose=False, extra_cflags=extra)
 print("%.3f" % (time.perf_counter() - t0))
 PY
 one() { # one torch|fatbuild DIR: seconds of one load() call
