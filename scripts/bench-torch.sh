@@ -7,7 +7,7 @@
 # that of the load() call alone (what a user waits for at the top of a script), and the ratio
 # is torch/fatbuild (> 1: fatbuild is faster). Same flags: torch's load gets extra_cflags=-O2,
 # the optimisation fatbuild's host edges use (torch adds none; without it its cold build
-# compiles muladd.cpp at -O0).
+# compiles muladd.cpp at -O0); ccache off (CCACHE_DISABLE=1) for both.
 #   scripts/bench-torch.sh [ARCH_LIST] [RUNS]      (default "8.0 9.0+PTX", 3)
 # Env: PYTHON (a Python with torch and the fatbuild package; default build/venv-torch/bin/python,
 # as tests/torch/run.sh leaves it), FATBUILD_EXECUTABLE (default build/bin/fatbuild), MAX_JOBS.
@@ -23,6 +23,9 @@ runs=${2:-3}
 work=$(mktemp -d "${TMPDIR:-/tmp}/fb-bench-torch.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 export TORCH_CUDA_ARCH_LIST=$arch
+# Cold means cold: torch's load puts ccache in front of c++ and nvcc when it is installed
+# (fatbuild does not), and a ccache hit from an earlier run would be timed as a build.
+export CCACHE_DISABLE=1
 src=$here/examples/torch
 cat >"$work/one.py" <<'PY'
 import sys, time, warnings
@@ -36,33 +39,41 @@ if which == "torch":
 else:
     from fatbuild import load
     extra = []
-t0 = time.perf_counter()
+import resource
+def cpu():
+    c, s = resource.getrusage(resource.RUSAGE_CHILDREN), resource.getrusage(resource.RUSAGE_SELF)
+    return c.ru_utime + c.ru_stime + s.ru_utime + s.ru_stime
+t0, c0 = time.perf_counter(), cpu()
 load(name, srcs, build_directory=bdir, is_python_module=False, verbose=False, extra_cflags=extra)
-print("%.3f" % (time.perf_counter() - t0))
+print("%.3f %.3f" % (time.perf_counter() - t0, cpu() - c0))
 PY
 one() { # one torch|fatbuild DIR: seconds of one load() call
 	"$py" "$work/one.py" "$1" "muladd_$1" "$2" "$src/muladd.cpp" "$src/muladd.cu" 2>"$work/$1.err" | tail -n 1 ||
 		{ cat "$work/$1.err" >&2; exit 1; }
 }
-best() { # best TOOL DIR: best of $runs no-op loads
-	local b=999999 t i
+best() { # best TOOL DIR: best of $runs no-op loads, "wall cpu"
+	local b=999999 bc=0 t c i
 	for i in $(seq "$runs"); do
-		t=$(one "$1" "$2")
-		[ "$(echo "$t < $b" | bc -l)" = 1 ] && b=$t
+		read -r t c <<<"$(one "$1" "$2")"
+		[ "$(echo "$t < $b" | bc -l)" = 1 ] && { b=$t; bc=$c; }
 	done
-	echo "$b"
+	echo "$b $bc"
 }
 ratio() { echo "scale=2; $1 / $2" | bc -l; }
-echo "torch.utils.cpp_extension.load vs fatbuild.load: examples/torch (muladd.cpp + muladd.cu), arch list \"$arch\", $(nproc) CPUs"
+echo "torch.utils.cpp_extension.load vs fatbuild.load: examples/torch (muladd.cpp + muladd.cu), arch list \"$arch\", $(nproc) CPUs, load average $(cut -d' ' -f1 /proc/loadavg)"
 "$py" -c "import torch; print('torch', torch.__version__, 'CUDA', torch.version.cuda)" 2>/dev/null
 mkdir -p "$work/t" "$work/f"
-t_cold=$(one torch "$work/t")
-f_cold=$(one fatbuild "$work/f")
-t_noop=$(best torch "$work/t")
-f_noop=$(best fatbuild "$work/f")
-printf '%-8s %12s %12s %10s\n' case "torch (s)" "fatbuild (s)" "torch/fb"
-printf '%-8s %12s %12s %10s\n' cold "$t_cold" "$f_cold" "$(ratio "$t_cold" "$f_cold")"
-printf '%-8s %12s %12s %10s\n' no-op "$t_noop" "$f_noop" "$(ratio "$t_noop" "$f_noop")"
+read -r t_cold tc_cold <<<"$(one torch "$work/t")"
+read -r f_cold fc_cold <<<"$(one fatbuild "$work/f")"
+read -r t_noop tc_noop <<<"$(best torch "$work/t")"
+read -r f_noop fc_noop <<<"$(best fatbuild "$work/f")"
+# wall: what the caller waits; cpu: user+sys of the load() call and everything it ran (the
+# compilers), which a loaded machine disturbs far less.
+printf '%-6s %12s %12s %9s   %12s %12s %9s\n' case "torch wall" "fb wall" "torch/fb" "torch cpu" "fb cpu" "torch/fb"
+printf '%-6s %12s %12s %9s   %12s %12s %9s\n' cold "$t_cold" "$f_cold" "$(ratio "$t_cold" "$f_cold")" \
+	"$tc_cold" "$fc_cold" "$(ratio "$tc_cold" "$fc_cold")"
+printf '%-6s %12s %12s %9s   %12s %12s %9s\n' no-op "$t_noop" "$f_noop" "$(ratio "$t_noop" "$f_noop")" \
+	"$tc_noop" "$fc_noop" "$(ratio "$tc_noop" "$fc_noop")"
 # Both built the same images.
 for d in t f; do
 	so=$(ls "$work/$d"/*.so | head -n 1)

@@ -26,4 +26,26 @@ class build_py_bundle(build_py):
             shutil.copy2(src, dst)
 
 
-setup(cmdclass={"build_py": build_py_bundle})
+cmdclass = {"build_py": build_py_bundle}
+try:
+    from setuptools.command.bdist_wheel import bdist_wheel
+except ImportError:  # setuptools < 70
+    try:
+        from wheel.bdist_wheel import bdist_wheel
+    except ImportError:
+        bdist_wheel = None
+
+if bdist_wheel is not None and os.environ.get("FATBUILD_BUNDLE"):
+    class bdist_wheel_bundle(bdist_wheel):
+        # Carrying programs, the wheel is for this platform, though for any Python 3.
+        def finalize_options(self):
+            super().finalize_options()
+            self.root_is_pure = False
+
+        def get_tag(self):
+            _, _, plat = super().get_tag()
+            return "py3", "none", plat
+
+    cmdclass["bdist_wheel"] = bdist_wheel_bundle
+
+setup(cmdclass=cmdclass)

@@ -8,7 +8,8 @@
 #   1. fatbuild build --torch --python-module (import muladd; torch.ops.load_library too),
 #      a no-op rebuild, the torch query cached in the build dir;
 #   2. fatbuild.load(...) (is_python_module=False: torch.ops.load_library);
-#   3. a setup.py with fatbuild.setuptools.BuildExtension (pip install --no-build-isolation).
+#   3. a setup.py with fatbuild.setuptools.BuildExtension (pip install --no-build-isolation);
+#   4. a wheel of the package carrying the two tools, used with neither on PATH.
 # Environment: FB_SOURCE_DIR, FB_BINARY_DIR, FATBUILD_BIN; TORCH_VENV (default
 # $FB_BINARY_DIR/venv-torch), TORCH_SPEC (default: torch, the newest on PyPI).
 set -u
@@ -92,6 +93,11 @@ PY
 if TORCH_CUDA_ARCH_LIST="$archs" run_logged load "$py" "$work/load.py"; then
 	ok "load: $(grep 'muladd max' "$work/load.log")"
 	expect_images load "$work/load/muladd_load.so"
+	# torch was imported already: fatbuild.load wrote the answer the CLI got from python -c
+	# (the same bytes), and the cold build used it instead of starting Python again.
+	cmp -s "$work/cli-build/torch.query" "$work/load/torch.query" && ok "load: torch.query as the CLI's" ||
+		fail "load: torch.query differs from the CLI's: $(diff "$work/cli-build/torch.query" "$work/load/torch.query" | head -n 6)"
+	grep -q "torch .*(cached)" "$work/load.log" && ok "load: no second Python for the query" || fail "load: the query ran Python"
 fi
 # The arch list when TORCH_CUDA_ARCH_LIST is unset: the GPUs, else the fallback with a notice.
 if run_logged archlist "$py" -c "import fatbuild; print(fatbuild.arch_list(fallback='8.0 9.0+PTX'))"; then
@@ -111,6 +117,34 @@ if TORCH_CUDA_ARCH_LIST="$archs" MAX_JOBS=2 run_logged setup "$venv/bin/pip" ins
 	[ -f "$so" ] && ok "setup.py: installed $(basename "$so")" || fail "setup.py: fb_muladd._C not installed"
 	[ -f "$so" ] && expect_images setup.py "$so"
 	run_logged setup-import "$py" "$ex/check.py" --package fb_muladd && ok "setup.py: $(tail -n 1 "$work/setup-import.log")"
+fi
+
+# 4. A wheel that carries the tools (FATBUILD_BUNDLE: a cmake --install prefix of this build),
+# used with no fatbuild on PATH and no FATBUILD_EXECUTABLE: the bundled copy is found, finds its
+# runtime library and header, and answers.
+if run_logged install cmake --install "$FB_BINARY_DIR" --prefix "$work/prefix" &&
+	FATBUILD_BUNDLE=$work/prefix run_logged wheel "$venv/bin/pip" wheel --disable-pip-version-check -q \
+		--no-build-isolation --no-deps -w "$work/dist" "$work/pkg"; then
+	whl=$(ls "$work"/dist/fatbuild-*.whl 2>/dev/null)
+	case $whl in *-py3-none-linux_*.whl) ok "wheel: $(basename "$whl")" ;; *) fail "wheel: '$whl' is not py3-none-linux_*" ;; esac
+	if run_logged wheel-install "$venv/bin/pip" install --disable-pip-version-check -q --no-deps --target "$work/whl" "$whl"; then
+		cat >"$work/bundled.py" <<'PY'
+import fatbuild
+print(fatbuild.find_executable("fatbuild"))
+print(fatbuild.find_executable("archprobe"))
+print(" ".join(fatbuild.arch_flags("8.0 9.0+PTX")))
+PY
+		if env -u FATBUILD_EXECUTABLE PATH=/usr/bin:/bin PYTHONPATH="$work/whl" run_logged bundled "$py" "$work/bundled.py"; then
+			[ "$(sed -n 1p "$work/bundled.log")" = "$work/whl/fatbuild/_bundle/bin/fatbuild" ] &&
+				[ "$(sed -n 2p "$work/bundled.log")" = "$work/whl/fatbuild/_bundle/bin/archprobe" ] &&
+				ok "wheel: the bundled fatbuild and archprobe are found" || fail "wheel: found $(head -n 2 "$work/bundled.log" | tr '\n' ' ')"
+			grep -q -- "-gencode=arch=compute_90,code=compute_90" "$work/bundled.log" && ok "wheel: arch_flags from the bundled fatbuild" ||
+				fail "wheel: arch_flags"
+		fi
+		"$work/whl/fatbuild/_bundle/bin/fatbuild" env >"$work/env.log" 2>&1
+		grep -q "$work/whl/fatbuild/_bundle/lib/libfatbuild_runtime.a" "$work/env.log" && ok "wheel: the bundled runtime library is used" ||
+			fail "wheel: runtime library: $(grep -i runtime "$work/env.log")"
+	fi
 fi
 
 [ $fails -eq 0 ] && { echo "PASS: torch"; exit 0; }

@@ -78,6 +78,47 @@ def _default_build_dir(name):
     return os.path.join(root, name)
 
 
+def _seed_torch_query(bdir, python):
+    """Writes the answer `fatbuild build --torch` would get from `python -c` (the same keys,
+    the format fatbuild/build/torch.c reads) into bdir/torch.query, when this process has
+    torch imported already and bdir has no answer yet: a cold build then does not start a
+    second Python to import torch again. fatbuild checks the key and torch's files as always,
+    so a stale or foreign answer is asked again, never used."""
+    path = os.path.join(bdir, "torch.query")
+    if "torch" not in sys.modules or os.path.exists(path):
+        return
+    import re
+
+    torch = sys.modules["torch"]
+    import torch.utils.cpp_extension as ce
+
+    lines = []
+
+    def p(k, v):
+        lines.append("fbtq %s=%s" % (k, v))
+
+    p("version", torch.__version__)
+    p("cuda", torch.version.cuda or "")
+    p("abi", int(bool(torch._C._GLIBCXX_USE_CXX11_ABI)))
+    for d in ce.include_paths():
+        p("include", d)
+    p("libdir", getattr(ce, "TORCH_LIB_PATH", os.path.join(os.path.dirname(torch.__file__), "lib")))
+    p("pyinclude", sysconfig.get_path("include", scheme="posix_prefix"))
+    p("extsuffix", sysconfig.get_config_var("EXT_SUFFIX") or ".so")
+    with open(ce.__file__) as f:
+        stds = [int(x) for x in re.findall(r"-std=c\+\+(\d+)", f.read()) if int(x) < 50]
+    p("std", "c++%d" % (max(stds) if stds else 17))
+    for f in (torch.__file__, os.path.join(os.path.dirname(torch.__file__), "version.py")):
+        st = os.stat(f)
+        p("stamp", "%d %d %s" % (st.st_mtime_ns, st.st_size, f))
+    key = "key %s|%s|%s|%s" % (python, os.environ.get("PYTHONPATH", ""), os.environ.get("PYTHONHOME", ""),
+                               os.environ.get("PYTHONUSERBASE", ""))
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    with open(tmp, "w") as f:
+        f.write("fatbuild torch query 1\n%s\n%s\n" % (key, "\n".join(lines)))
+    os.replace(tmp, path)
+
+
 def build(name, sources, output, extra_cflags=None, extra_cuda_cflags=None, extra_ldflags=None,
           extra_include_paths=None, build_directory=None, verbose=False, is_python_module=True,
           with_cuda=None, defines=None, arch_list_=None):
@@ -90,6 +131,7 @@ def build(name, sources, output, extra_cflags=None, extra_cuda_cflags=None, extr
         raise ValueError("fatbuild.build: no sources")
     bdir = os.path.abspath(build_directory or _default_build_dir(name))
     os.makedirs(bdir, mode=0o700, exist_ok=True)
+    _seed_torch_query(bdir, sys.executable)
     args = ["build", "--torch", "--python", sys.executable, "--name", name, "--build-dir", bdir,
             "-o", os.path.abspath(output), "--arch-list", arch_list_ or arch_list(verbose=verbose)]
     for d in extra_include_paths or []:
