@@ -74,6 +74,25 @@ printf '%-6s %12s %12s %9s   %12s %12s %9s\n' cold "$t_cold" "$f_cold" "$(ratio 
 	"$tc_cold" "$fc_cold" "$(ratio "$tc_cold" "$fc_cold")"
 printf '%-6s %12s %12s %9s   %12s %12s %9s\n' no-op "$t_noop" "$f_noop" "$(ratio "$t_noop" "$f_noop")" \
 	"$tc_noop" "$fc_noop" "$(ratio "$tc_noop" "$fc_noop")"
+# A build script's no-op: a whole process each, `python -c "import torch; load(...)"` against
+# the CLI on the build dir fatbuild.load made (the same command line, so ninja has no work).
+proc_best() { # proc_best CMD...: best wall of $runs runs of a whole command
+	local b=999999 s e t i
+	for i in $(seq "$runs"); do
+		s=$(date +%s.%N)
+		"$@" >"$work/proc.log" 2>&1 || { cat "$work/proc.log" >&2; exit 1; }
+		e=$(date +%s.%N)
+		t=$(echo "$e - $s" | bc -l)
+		[ "$(echo "$t < $b" | bc -l)" = 1 ] && b=$t
+	done
+	printf '%.3f\n' "$b"
+}
+t_proc=$(proc_best "$py" "$work/one.py" torch muladd_torch "$work/t" "$src/muladd.cpp" "$src/muladd.cu")
+f_proc=$(proc_best "$FATBUILD_EXECUTABLE" build --torch --python "$py" --name muladd_fatbuild --build-dir "$work/f" \
+	-o "$work/f/muladd_fatbuild.so" --arch-list "$arch" "$src/muladd.cpp" "$src/muladd.cu")
+grep -q "no work to do" "$work/proc.log" || { echo "bench-torch: the CLI no-op did work:" >&2; cat "$work/proc.log" >&2; exit 1; }
+printf '%-6s %12s %12s %9s   (whole process: python + import torch + load, vs fatbuild build --torch)\n' \
+	"no-op*" "$t_proc" "$f_proc" "$(ratio "$t_proc" "$f_proc")"
 # Both built the same images.
 for d in t f; do
 	so=$(ls "$work/$d"/*.so | head -n 1)

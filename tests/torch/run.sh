@@ -134,7 +134,7 @@ print(fatbuild.find_executable("fatbuild"))
 print(fatbuild.find_executable("archprobe"))
 print(" ".join(fatbuild.arch_flags("8.0 9.0+PTX")))
 PY
-		if env -u FATBUILD_EXECUTABLE PATH=/usr/bin:/bin PYTHONPATH="$work/whl" run_logged bundled "$py" "$work/bundled.py"; then
+		if run_logged bundled env -u FATBUILD_EXECUTABLE PATH=/usr/bin:/bin PYTHONPATH="$work/whl" "$py" "$work/bundled.py"; then
 			[ "$(sed -n 1p "$work/bundled.log")" = "$work/whl/fatbuild/_bundle/bin/fatbuild" ] &&
 				[ "$(sed -n 2p "$work/bundled.log")" = "$work/whl/fatbuild/_bundle/bin/archprobe" ] &&
 				ok "wheel: the bundled fatbuild and archprobe are found" || fail "wheel: found $(head -n 2 "$work/bundled.log" | tr '\n' ' ')"
