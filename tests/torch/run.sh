@@ -98,6 +98,22 @@ if TORCH_CUDA_ARCH_LIST="$archs" run_logged load "$py" "$work/load.py"; then
 	cmp -s "$work/cli-build/torch.query" "$work/load/torch.query" && ok "load: torch.query as the CLI's" ||
 		fail "load: torch.query differs from the CLI's: $(diff "$work/cli-build/torch.query" "$work/load/torch.query" | head -n 6)"
 	grep -q "torch .*(cached)" "$work/load.log" && ok "load: no second Python for the query" || fail "load: the query ran Python"
+	# is_python_module=True (the default): the module is imported and returned. Same name and
+	# build dir, so only the link runs again (the compile commands are the same).
+	cat >"$work/load-module.py" <<PY
+import subprocess, sys, sysconfig, fatbuild, torch
+m = fatbuild.load("muladd_load", ["$ex/muladd.cpp", "$ex/muladd.cu"], build_directory="$work/load", verbose=True)
+assert m.__name__ == "muladd_load" and m.__file__.endswith("muladd_load" + sysconfig.get_config_var("EXT_SUFFIX")), m
+a, b = torch.randn(100), torch.randn(100)
+assert torch.allclose(torch.ops.fb_muladd.muladd(a, b, 2.0), a * b + 2.0)
+print("module", m.__file__, "op ok")
+PY
+	if TORCH_CUDA_ARCH_LIST="$archs" run_logged load-module "$py" "$work/load-module.py"; then
+		ok "load: $(tail -n 1 "$work/load-module.log")"
+		edges=$(grep -c '^\[[0-9]*/[0-9]*\] ' "$work/load-module.log")
+		[ "$edges" = 1 ] && grep -q '^\[1/1\] .* -shared ' "$work/load-module.log" && ok "load: the module build only linked" ||
+			fail "load: the module build ran $edges edges: $(grep '^\[[0-9]*/' "$work/load-module.log" | cut -c1-80)"
+	fi
 fi
 # The arch list when TORCH_CUDA_ARCH_LIST is unset: the GPUs, else the fallback with a notice.
 if run_logged archlist "$py" -c "import fatbuild; print(fatbuild.arch_list(fallback='8.0 9.0+PTX'))"; then
