@@ -473,6 +473,9 @@ struct fb_nvrtc_info {
 };
 /* FB_ENOTOOL (err->msg names every path tried) when no NVRTC loads. */
 FB_API int fb_nvrtc_info(const char *cuda_home, struct fb_nvrtc_info *out, struct fb_error *err);
+/* Whether an NVRTC log says a host header (<cstdio>, <vector>, <torch/extension.h>, ...) cannot
+ * be opened: NVRTC compiles device code only. The header's name goes to header. */
+FB_API bool fb_nvrtc_missing_host_header(const char *log, char *header, size_t size);
 
 /* The compile cache: FATBUILD_CACHE_DIR, else $XDG_CACHE_HOME/fatbuild, else ~/.cache/fatbuild. */
 struct fb_cache_stats {
@@ -547,7 +550,9 @@ FB_API int fb_ninja_write(const struct fb_ninja *n, const char *path, bool *chan
 
 /* ---- extension builds (build.c) ---- */
 
-enum fb_backend { FB_BACKEND_NVRTC = 0, FB_BACKEND_NVCC = 1 };
+/* AUTO: each .cu by its content (fb_build_result.notes says which and why): host headers, <<<,
+ * main or host functions go to nvcc, device code only to NVRTC. */
+enum fb_backend { FB_BACKEND_NVRTC = 0, FB_BACKEND_NVCC = 1, FB_BACKEND_AUTO = 2 };
 
 struct fb_build_opts {
 	const char *const *sources; size_t nsources; /* .cu kernels, .c/.cc/.cpp/.cxx/.C host code */
@@ -585,6 +590,15 @@ struct fb_build_opts {
 	 * device link (implies rdc). */
 	bool rdc;
 	bool lto;
+	/* Flags by compiler: cxxflags reach nvcc through -Xcompiler (except -I -D -U -std= -g). */
+	const char *nvcc_flags;  /* extra words for nvcc only */
+	const char *cuda_flags;  /* extra words both kernel compilers take: NVRTC (as -Xnvrtc) and nvcc */
+	/* PyTorch extensions: torch's include dirs, defines, C++ standard and ABI, PyTorch's nvcc
+	 * flags, its libraries and their rpath, as torch.utils.cpp_extension adds them. */
+	bool torch;
+	const char *python;      /* whose torch; NULL: python3, else python, on PATH */
+	bool python_module;      /* output a directory: OUT/NAME<EXT_SUFFIX> (else OUT/NAME.so) */
+	int torch_cuda;          /* link c10_cuda, torch_cuda, cudart: 0 when there are .cu sources, 1 yes, -1 no */
 };
 
 struct fb_build_result {
@@ -595,6 +609,8 @@ struct fb_build_result {
 	size_t ntargets;         /* resolved arch-list targets */
 	char targets[512];       /* "sm_80 sm_86 compute_86" */
 	char warnings[1024];     /* the arch list's warnings and notices, one per line */
+	char notes[1024];        /* which backend each .cu got and why, torch's version; one per line */
+	char output[4096];       /* the file built (opts.output, or the name chosen in a directory) */
 };
 
 /* Generates build.ninja and runs ninja (posix_spawn, no shell; its output goes to opts->log,

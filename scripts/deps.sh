@@ -13,6 +13,11 @@ if have_pkg clang; then
 	ver=$(clang --version | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -n1)
 	[ -n "$ver" ] && ! have_pkg "libclang-rt-$ver-dev" && ! have_pkg "libclang-common-$ver-dev" && need+=("libclang-rt-$ver-dev")
 fi
+# The PyTorch test (tests/torch/run.sh) makes a venv with python3 and pip-installs torch into it.
+if ! python3 -m venv --help >/dev/null 2>&1; then
+	have_pkg python3-venv || need+=(python3-venv)
+	have_pkg python3-pip || need+=(python3-pip)
+fi
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "deps.sh: installing ${need[*]}" >&2
 SUDO=

@@ -24,6 +24,15 @@ grep -q -- '-gencode=arch=compute_86,code=compute_86' "$work/b d/build.ninja" ||
 "$FATBUILD_BIN" build --backend nvcc --arch-list "8.0 8.6+PTX" --build-dir "$work/b d" -o "$out" \
 	"$FB_SOURCE_DIR/examples/saxpy/saxpy_launch.cu" >"$work/log" 2>&1 || fail "rebuild"
 grep -q "no work to do" "$work/log" || fail "nvcc no-op rebuild ran something"
+# Host-compiler flags reach nvcc's host compiler through -Xcompiler (raw, nvcc stops with
+# "Unknown option '-fdiagnostics-color=always'"); the default backend (auto) sends this file,
+# host code with a <<< launch, to nvcc.
+"$FATBUILD_BIN" build --arch-list "8.0" --cxxflags "-O3 -fdiagnostics-color=always" --build-dir "$work/b2" \
+	-o "$work/lib2.so" "$FB_SOURCE_DIR/examples/saxpy/saxpy_launch.cu" >"$work/log" 2>&1 || fail "auto + --cxxflags build"
+grep -q -- '-Xcompiler -fdiagnostics-color=always' "$work/b2/build.ninja" || { cp "$work/b2/build.ninja" "$work/log"; fail "-Xcompiler routing"; }
+"$FATBUILD_BIN" inspect "$work/lib2.so" >"$work/log" 2>&1 || fail "inspect lib2"
+got=$(awk '$2 == "elf" || $2 == "ptx" { print $2 ":" $3 }' "$work/log" | sort | tr '\n' ' ')
+[ "$got" = "elf:sm_80 " ] || { echo "images: $got" >&2; fail "auto backend: wrong images"; }
 # Oracle: our embedded object has the layout nvcc -c gives the same fatbin (sections, flags,
 # alignment, the wrapper's relocation) and byte-identical .nv_fatbin content.
 cu="$FB_SOURCE_DIR/examples/saxpy/saxpy.cu"

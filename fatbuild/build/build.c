@@ -34,6 +34,9 @@
 #include "builddir.h"
 #include "dlink.h"
 #include "repro.h"
+#include "backend.h"
+#include "flags.h"
+#include "torch.h"
 
 extern char **environ;
 
@@ -405,11 +408,14 @@ struct gen {
 	struct ap_archlist *archs;
 	struct list objects;   /* link inputs */
 	struct list fatbins;   /* per-kernel-source merged fatbins */
-	bool any_cxx, any_nvcc;
+	bool any_cxx, any_nvcc, any_cu;
 	bool reloc;            /* rdc or lto: device link before the embed */
 	struct list *tparts;   /* reloc, nvrtc: per target, every kernel's obj/K.TARGET.fatbin */
 	size_t ntparts;
 	struct list nvcc_objs; /* reloc, nvcc: the -rdc=true objects */
+	enum lang *langs;      /* per source: --backend auto decided in fb_build */
+	struct fb_torch *torch; /* --torch: what torch said; else NULL */
+	char name[256];
 };
 
 static int
@@ -441,6 +447,38 @@ add_includes_defines(struct gen *g, struct str *c, struct fb_error *err)
 	return rc;
 }
 
+/* Each word of s as `-Xnvrtc WORD` (fatbuild compile hands it to NVRTC). */
+static int
+add_xnvrtc(struct str *b, const char *s, struct fb_error *err)
+{
+	if (!s)
+		return 0;
+	char *copy = strdup(s);
+	if (!copy)
+		return fail(err, FB_ENOMEM, "out of memory");
+	int rc = 0;
+	for (char *save = NULL, *w = strtok_r(copy, " \t\n", &save); w && !rc; w = strtok_r(NULL, " \t\n", &save)) {
+		rc = sarg(b, "-Xnvrtc", err);
+		if (!rc)
+			rc = sarg(b, w, err);
+	}
+	free(copy);
+	return rc;
+}
+
+/* Appends each word of a NULL-terminated vector (NULL: out of memory). */
+static int
+svec(struct str *b, char **v, struct fb_error *err)
+{
+	if (!v)
+		return fail(err, FB_ENOMEM, "out of memory");
+	int rc = 0;
+	for (size_t i = 0; !rc && v[i]; i++)
+		rc = sarg(b, v[i], err);
+	fb_torch_words_free(v);
+	return rc;
+}
+
 static int
 gen_kernel(struct gen *g, size_t idx, const char *src, struct fb_error *err)
 {
@@ -467,6 +505,8 @@ gen_kernel(struct gen *g, size_t idx, const char *src, struct fb_error *err)
 			rc = sarg(&c, tname, err);
 		if (!rc)
 			rc = add_includes_defines(g, &c, err);
+		if (!rc)
+			rc = add_xnvrtc(&c, g->o->cuda_flags, err);
 		if (!rc)
 			rc = sarg(&c, "--depfile", err);
 		if (!rc)
@@ -649,13 +689,26 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 				rc = sarg(&c, w[i], err);
 		}
 		fb_words_free(w);
+		if (!rc && g->torch)
+			rc = svec(&c, fb_torch_nvcc_words(g->torch, g->name, g->t.cuda_home, g->o->nvcc_flags), err);
+		/* Host-compiler flags through -Xcompiler; nvcc's own and the shared CUDA flags raw. */
+		char *host = rc ? NULL : fb_nvcc_host_words(g->o->cxxflags);
+		if (!rc && !host)
+			rc = fail(err, FB_ENOMEM, "out of memory");
 		if (!rc)
-			rc = swords(&c, g->o->cxxflags, err);
+			rc = swords(&c, host, err);
+		free(host);
+		if (!rc)
+			rc = swords(&c, g->o->cuda_flags, err);
+		if (!rc)
+			rc = swords(&c, g->o->nvcc_flags, err);
 		g->any_nvcc = true;
 	} else {
 		rc = swords(&c, lang == L_C ? g->t.cc : g->t.cxx, err); /* each word of $CC on its own */
 		if (!rc)
 			rc = swords(&c, "-c -O2 -fPIC", err);
+		if (!rc && g->torch && lang == L_CXX)
+			rc = svec(&c, fb_torch_cxx_words(g->torch, g->name, g->t.cuda_home, g->o->cxxflags), err);
 		if (!rc)
 			rc = swords(&c, lang == L_C ? g->o->cflags : g->o->cxxflags, err);
 		if (lang == L_CXX)
@@ -816,7 +869,11 @@ gen_link(struct gen *g, struct fb_error *err)
 		rc = sarg(&c, g->objects.v[i], err);
 	if (!rc)
 		rc = sarg(&c, g->t.runtime, err);
-	if (!rc && g->any_nvcc) {
+	if (!rc && g->torch) {
+		/* torch's libraries; cudart shared, the one torch itself loaded. */
+		bool with_cuda = g->o->torch_cuda > 0 || (g->o->torch_cuda == 0 && g->any_cu);
+		rc = svec(&c, fb_torch_link_words(g->torch, g->t.cuda_home, with_cuda && g->torch->cuda[0]), err);
+	} else if (!rc && g->any_nvcc) {
 		char lib[PATHMAX + 16];
 		bfmt(lib, sizeof(lib), "-L%s/lib64", g->t.cuda_home);
 		rc = sarg(&c, lib, err);
@@ -878,8 +935,7 @@ generate(struct gen *g, struct fb_error *err)
 		rc = fb_ninja_rule(g->nj, "dlink", "$cmd", "$desc", NULL, NULL, err);
 	for (size_t i = 0; !rc && i < g->o->nsources; i++) {
 		char src[PATHMAX];
-		enum lang lang;
-		classify(g->o->sources[i], g->o->backend, &lang);
+		enum lang lang = g->langs[i];
 		rc = abs_existing(g->o->sources[i], src, err);
 		if (!rc)
 			rc = lang == L_KERNEL ? gen_kernel(g, i, src, err) : gen_host(g, i, src, lang, err);
@@ -1154,6 +1210,56 @@ run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	return 0;
 }
 
+/* Appends one line to a result's notes or warnings buffer. */
+static void
+note(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void
+note(char *buf, size_t size, const char *fmt, ...)
+{
+	size_t len = strlen(buf);
+	if (len + 2 >= size)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf + len, size - len - 1, fmt, ap);
+	va_end(ap);
+	len = strlen(buf);
+	buf[len] = '\n';
+	buf[len + 1] = 0;
+}
+
+/* mkdir -p for an output directory the user named (-o DIR/ of a Python module): new components
+ * get 0777 through the umask, like any directory the user makes; it is not read back. */
+static int
+make_output_dir(const char *path, struct fb_error *err)
+{
+	char p[PATHMAX];
+	if (bfmt(p, sizeof(p), "%s", path) < 0)
+		return fail(err, FB_EINVAL, "%s: path too long", path);
+	for (char *c = p + 1;; c++) {
+		if (*c == '/' || !*c) {
+			char keep = *c;
+			*c = 0;
+			if (mkdir(p, 0777) != 0 && errno != EEXIST)
+				return fail(err, FB_EIO, "cannot create %s: %s", p, strerror(errno));
+			*c = keep;
+			if (!keep)
+				break;
+		}
+	}
+	return 0;
+}
+
+/* Whether output names a directory: a trailing '/' or an existing one. */
+static bool
+output_is_dir(const char *output)
+{
+	struct stat st;
+	size_t n = strlen(output);
+	return (n && output[n - 1] == '/') || (stat(output, &st) == 0 && S_ISDIR(st.st_mode));
+}
+
 int
 fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct fb_error *err)
 {
@@ -1163,44 +1269,109 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 		return fail(err, FB_EINVAL, "build: -o OUTPUT is required");
 	if (o->nsources == 0)
 		return fail(err, FB_EINVAL, "build: no source files given (kernels .cu, host .c .cc .cpp .cxx)");
+	bool out_dir = o->torch && output_is_dir(o->output);
+	if (out_dir && !(o->name && o->name[0]))
+		return fail(err, FB_EINVAL, "build: -o %s is a directory: --name NAME says what to call the module in it",
+		            o->output);
+	enum lang *langs = calloc(o->nsources, sizeof(*langs));
+	if (!langs)
+		return fail(err, FB_ENOMEM, "out of memory");
 	bool need_nvcc = false, any_kernel = false, any_c = false, any_cxx = false;
 	for (size_t i = 0; i < o->nsources; i++) {
 		enum lang l;
-		if (!o->sources[i] || classify(o->sources[i], o->backend, &l) != 0)
+		if (!o->sources[i] || classify(o->sources[i], o->backend, &l) != 0) {
+			free(langs);
 			return fail(err, FB_EINVAL,
 			            "build: %s: unknown source type (kernels: .cu; host code: .c .cc .cpp .cxx .C)",
 			            o->sources[i] ? o->sources[i] : "(null)");
+		}
+		if (access(o->sources[i], R_OK) != 0) {
+			free(langs);
+			return fail(err, FB_EIO, "build: %s: %s", o->sources[i], strerror(errno));
+		}
+		if (l == L_KERNEL && o->backend == FB_BACKEND_AUTO) {
+			char why[700];
+			l = fb_cu_needs_nvcc(o->sources[i], o->include_dirs, o->ninclude_dirs, why, sizeof(why)) ? L_NVCC
+			                                                                                         : L_KERNEL;
+			if (result)
+				note(result->notes, sizeof(result->notes), "backend %s: %s", l == L_NVCC ? "nvcc" : "nvrtc", why);
+		}
+		langs[i] = l;
 		need_nvcc |= l == L_NVCC;
 		any_c |= l == L_C;
 		any_cxx |= l == L_CXX || l == L_NVCC;
 		any_kernel |= l == L_KERNEL || l == L_NVCC;
-		if (access(o->sources[i], R_OK) != 0)
-			return fail(err, FB_EIO, "build: %s: %s", o->sources[i], strerror(errno));
 	}
 	struct gen g = {0};
 	g.o = o;
+	g.langs = langs;
+	g.any_cu = any_kernel;
 	int rc = find_tools(o, need_nvcc, &g.t, err);
 	if (!rc && (any_c || !any_cxx))
 		rc = check_compiler("CC", g.t.cc, err);
 	if (!rc && any_cxx)
 		rc = check_compiler("CXX", g.t.cxx, err);
-	if (rc)
+	if (rc) {
+		free(langs);
 		return rc;
-	rc = abs_output(o->output, g.out, err);
-	if (rc)
+	}
+	if (o->torch && !g.t.cuda_home[0]) {
+		struct ap_error ae = {0};
+		if (ap_cuda_home(g.t.cuda_home, sizeof(g.t.cuda_home), &ae) != 0)
+			g.t.cuda_home[0] = 0;
+	}
+	if (!out_dir && (rc = abs_output(o->output, g.out, err))) {
+		free(langs);
 		return rc;
-	char name[256];
+	}
+	char *name = g.name;
 	if (o->name && o->name[0])
-		default_name(o->name, name, sizeof(name));
+		default_name(o->name, name, sizeof(g.name));
 	else
-		default_name(g.out, name, sizeof(name));
+		default_name(g.out, name, sizeof(g.name));
 	char dir[PATHMAX];
 	rc = fb_builddir_prepare(o->build_dir, name, dir, sizeof(dir), err);
-	if (rc)
+	if (rc) {
+		free(langs);
 		return rc;
-	if (!realpath(dir, g.dir))
+	}
+	if (!realpath(dir, g.dir)) {
+		free(langs);
 		return fail(err, FB_EIO, "build dir %s: %s", dir, strerror(errno));
+	}
 	note_depfile_paths(o, g.dir, result);
+
+	if (o->torch) {
+		g.torch = calloc(1, sizeof(*g.torch));
+		if (!g.torch)
+			rc = fail(err, FB_ENOMEM, "out of memory");
+		else
+			rc = fb_torch_query(o->python, g.dir, g.torch, err);
+		if (!rc && result)
+			note(result->notes, sizeof(result->notes), "torch %s (CUDA %s, %s, %s ABI) from %s%s", g.torch->version,
+			     g.torch->cuda[0] ? g.torch->cuda : "none", g.torch->std, g.torch->cxx11_abi ? "cxx11" : "pre-cxx11",
+			     g.torch->python, g.torch->cached ? " (cached)" : "");
+		if (!rc && result && any_kernel && !g.torch->cuda[0])
+			note(result->warnings, sizeof(result->warnings),
+			     "--torch: torch %s is a CPU-only build: its CUDA libraries are not linked", g.torch->version);
+		if (!rc && out_dir)
+			rc = make_output_dir(o->output, err);
+		if (!rc && out_dir) {
+			char file[PATHMAX];
+			if (bfmt(file, sizeof(file), "%s/%s%s", o->output, name,
+			         o->python_module ? g.torch->ext_suffix : ".so") < 0)
+				rc = fail(err, FB_EINVAL, "%s: path too long", o->output);
+			else
+				rc = abs_output(file, g.out, err);
+		}
+		if (rc) {
+			free(g.torch);
+			free(langs);
+			return rc;
+		}
+	}
+	if (result)
+		bfmt(result->output, sizeof(result->output), "%s", g.out);
 
 	if (any_kernel) {
 		const char *text = o->arch_list;
@@ -1213,6 +1384,8 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 			fail(err, FB_EARCH, "%s", ae.msg[0] ? ae.msg : ap_strerror(ae.code));
 			if (err)
 				err->ap_code = ae.code;
+			free(g.torch);
+			free(langs);
 			return FB_EARCH;
 		}
 		for (size_t i = 0; result && i < ap_archlist_nwarnings(g.archs); i++) {
@@ -1221,7 +1394,16 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 		}
 		if (ap_archlist_count(g.archs) == 0) {
 			ap_archlist_free(g.archs);
+			free(g.torch);
+			free(langs);
 			return fail(err, FB_EARCH, "the arch list '%s' resolves to no target", text ? text : "auto");
+		}
+		if (g.torch && result) {
+			const struct ap_toolkit *tk = ap_archlist_toolkit(g.archs);
+			char w[1024];
+			fb_torch_cuda_check(g.torch, tk ? tk->version : 0, g.t.cuda_home, w, sizeof(w));
+			if (w[0])
+				note(result->warnings, sizeof(result->warnings), "%s", w);
 		}
 	}
 	g.reloc = o->rdc || o->lto;
@@ -1229,6 +1411,8 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 		g.ntparts = ap_archlist_count(g.archs);
 		if (!(g.tparts = calloc(g.ntparts, sizeof(*g.tparts)))) {
 			ap_archlist_free(g.archs);
+			free(g.torch);
+			free(langs);
 			return fail(err, FB_ENOMEM, "out of memory");
 		}
 	}
@@ -1236,6 +1420,8 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 	if (!g.nj) {
 		free(g.tparts);
 		ap_archlist_free(g.archs);
+		free(g.torch);
+		free(langs);
 		return fail(err, FB_ENOMEM, "out of memory");
 	}
 	rc = generate(&g, err);
@@ -1275,6 +1461,8 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 		lfree(&g.tparts[i]);
 	free(g.tparts);
 	lfree(&g.nvcc_objs);
+	free(g.torch);
+	free(langs);
 	return rc;
 }
 
@@ -1286,11 +1474,13 @@ fb_load(const struct fb_build_opts *o, void **handle, struct fb_error *err)
 	*handle = NULL;
 	if (o && o->executable)
 		return fail(err, FB_EINVAL, "fb_load: cannot dlopen a program (executable is set)");
-	int rc = fb_build(o, NULL, err);
-	if (rc)
-		return rc;
+	struct fb_build_result *res = malloc(sizeof(*res));
+	if (!res)
+		return fail(err, FB_ENOMEM, "out of memory");
+	int rc = fb_build(o, res, err);
 	char out[PATHMAX];
-	rc = abs_output(o->output, out, err);
+	bfmt(out, sizeof(out), "%s", res->output);
+	free(res);
 	if (rc)
 		return rc;
 	void *h = dlopen(out, RTLD_NOW | RTLD_LOCAL);

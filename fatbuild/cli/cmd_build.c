@@ -33,9 +33,21 @@ usage(FILE *f)
 	        "                     ~/.cache/fatbuild/build/NAME); it must be yours and writable by\n"
 	        "                     nobody else (else exit 7, see README: Security)\n"
 	        "  -I DIR, -D X[=V]   include dirs and defines, for kernels and host code\n"
-	        "  --cflags S, --cxxflags S, --ldflags S   extra words for C, C++ (and nvcc), the link\n"
-	        "  --backend B        nvrtc (default) or nvcc: .cu files with host code and <<<...>>>\n"
-	        "                     launches, compiled by nvcc with the gencode flags, linked with cudart\n"
+	        "  --cflags S, --cxxflags S, --ldflags S   extra words for C, C++, the link; on nvcc's\n"
+	        "                     command line C++ flags go through -Xcompiler (-I -D -U -std= -g as they are)\n"
+	        "  --nvcc-flags S     extra words for nvcc only\n"
+	        "  --cuda-flags S     extra words both kernel compilers take (NVRTC and nvcc: -lineinfo,\n"
+	        "                     --use_fast_math, -maxrregcount=N, -G)\n"
+	        "  --backend B        auto (default): each .cu by its content, host headers, <<<...>>>,\n"
+	        "                     main or host functions to nvcc, device code only to NVRTC (-v says\n"
+	        "                     which and why); nvrtc; nvcc: compiled by nvcc with the gencode flags,\n"
+	        "                     linked with cudart\n"
+	        "  --torch            a PyTorch extension: torch's include dirs, defines, C++ standard, nvcc\n"
+	        "                     flags, libraries and rpath, from the torch of --python (asked once,\n"
+	        "                     cached in the build dir); load it with torch.ops.load_library(OUT)\n"
+	        "  --python PY        the interpreter whose torch is used (default: python3 on PATH)\n"
+	        "  --python-module    with -o DIR: DIR/NAME<EXT_SUFFIX>, importable as NAME (else DIR/NAME.so)\n"
+	        "  --with-cuda, --no-cuda   link torch's CUDA libraries (default: when there are .cu files)\n"
 	        "  -j N               parallel jobs (ninja -j; default: MAX_JOBS when it is a number, else the\n"
 	        "                     CPUs, capped by the cgroup CPU quota)\n"
 	        "  -v                 show every command\n"
@@ -54,8 +66,9 @@ usage(FILE *f)
 	        "SIGINT, SIGTERM or SIGHUP stop everything the build started (ninja, compilers, NVRTC\n"
 	        "jobs); nothing is written and the exit status is 128+signal (130, 143, 129).\n"
 	        "\n"
-	        "Example:\n"
-	        "  fatbuild --arch-list \"8.0 8.6+PTX\" -o libx.so kernels.cu host.cpp\n");
+	        "Examples:\n"
+	        "  fatbuild --arch-list \"8.0 8.6+PTX\" -o libx.so kernels.cu host.cpp\n"
+	        "  fatbuild build --torch --python-module --name muladd -o . muladd.cpp muladd.cu\n");
 }
 
 /* Takes the value of option `name` when argv[*i] is it; a missing value sets *bad (usage shown). */
@@ -89,6 +102,7 @@ int
 cmd_build(int argc, char **argv)
 {
 	struct fb_build_opts o = {0};
+	o.backend = FB_BACKEND_AUTO;
 	const char **src = xcalloc((size_t)argc, sizeof(*src));
 	const char **inc = xcalloc((size_t)argc, sizeof(*inc));
 	const char **def = xcalloc((size_t)argc, sizeof(*def));
@@ -126,13 +140,29 @@ cmd_build(int argc, char **argv)
 			o.cxxflags = v;
 		} else if (OPT("--ldflags")) {
 			o.ldflags = v;
+		} else if (OPT("--nvcc-flags")) {
+			o.nvcc_flags = v;
+		} else if (OPT("--cuda-flags")) {
+			o.cuda_flags = v;
+		} else if (strcmp(a, "--torch") == 0) {
+			o.torch = true;
+		} else if (OPT("--python")) {
+			o.python = v;
+		} else if (strcmp(a, "--python-module") == 0) {
+			o.python_module = true;
+		} else if (strcmp(a, "--with-cuda") == 0) {
+			o.torch_cuda = 1;
+		} else if (strcmp(a, "--no-cuda") == 0) {
+			o.torch_cuda = -1;
 		} else if (OPT("--backend")) {
 			if (strcmp(v, "nvrtc") == 0) {
 				o.backend = FB_BACKEND_NVRTC;
 			} else if (strcmp(v, "nvcc") == 0) {
 				o.backend = FB_BACKEND_NVCC;
+			} else if (strcmp(v, "auto") == 0) {
+				o.backend = FB_BACKEND_AUTO;
 			} else {
-				warn("build: unknown backend '%s' (nvrtc or nvcc)", v);
+				warn("build: unknown backend '%s' (auto, nvrtc or nvcc)", v);
 				usage(stderr);
 				goto out;
 			}
@@ -168,6 +198,13 @@ cmd_build(int argc, char **argv)
 		}
 #undef OPT
 	}
+	if (!o.output && o.torch && o.name)
+		o.output = "."; /* --torch --name NAME: ./NAME.so, or the module */
+	if ((o.python || o.python_module || o.torch_cuda) && !o.torch) {
+		warn("build: --python, --python-module, --with-cuda and --no-cuda go with --torch");
+		usage(stderr);
+		goto out;
+	}
 	if (!o.output || o.nsources == 0) {
 		warn("build: %s", !o.output ? "-o OUTPUT is required" : "no source files given");
 		usage(stderr);
@@ -186,6 +223,11 @@ cmd_build(int argc, char **argv)
 	struct fb_build_result res;
 	struct fb_error err = {0};
 	int brc = fb_build(&o, &res, &err);
+	for (const char *w = o.verbose ? res.notes : ""; *w;) { /* -v: the backend of each .cu and why */
+		size_t n = strcspn(w, "\n");
+		warn("build: %.*s", (int)n, w);
+		w += n + (w[n] == '\n');
+	}
 	warn_lines(res.warnings);
 	if (brc != 0) {
 		rc = cli_stopped() ? cli_stop_exit("build") : fail_fb(&err);

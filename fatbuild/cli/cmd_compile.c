@@ -362,6 +362,11 @@ cmd_compile(int argc, char **argv)
 		if (err.msg[0] && !strstr(res->log, err.msg)) /* no log: say what NVRTC returned */
 			warn("compile: %s", err.msg);
 		warn("compile: failed for %s; other jobs cancelled, nothing written", res->failed_target);
+		char hdr[256];
+		if (fb_nvrtc_missing_host_header(res->log, hdr, sizeof(hdr)))
+			warn("compile: NVRTC compiles device code only and has no host headers such as <%s>; build host "
+			     "code with nvcc (fatbuild build --backend nvcc)",
+			     hdr);
 		rc = AP_EXIT_FAIL;
 		goto done;
 	}

@@ -1,0 +1,390 @@
+/* backend.c: --backend auto. NVRTC compiles device code only; a .cu file that also holds host
+ * code goes to nvcc. A lexical scan decides, never a compile: comments and literals blanked,
+ * then (in the file and in the "..." headers it includes, found beside the includer or in the
+ * -I dirs) a host #include, a <<< launch, or a function defined at file or namespace scope
+ * without __global__/__device__ (main among them) means nvcc. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "backend.h"
+#include "compile/hosthdr.h"
+
+#define MAXDEPTH 8
+#define MAXFILE (16u << 20)
+
+static char *
+slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+	for (;;) {
+		if (n + 4096 + 1 > cap) {
+			cap = cap ? cap * 2 : 65536;
+			char *p = cap > MAXFILE ? NULL : realloc(buf, cap);
+			if (!p) {
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = p;
+		}
+		size_t got = fread(buf + n, 1, 4096, f);
+		n += got;
+		if (got < 4096)
+			break;
+	}
+	fclose(f);
+	buf[n] = 0;
+	*len = n;
+	return buf;
+}
+
+/* Replaces comments by blanks and the contents of string and character literals by 'x',
+ * keeping newlines, so line numbers stay right. */
+static void
+blank_comments(char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '/' && s[i + 1] == '/') {
+			while (i < n && s[i] != '\n')
+				s[i++] = ' ';
+		} else if (s[i] == '/' && s[i + 1] == '*') {
+			s[i++] = ' ';
+			s[i++] = ' ';
+			while (i < n && !(s[i] == '*' && s[i + 1] == '/')) {
+				if (s[i] != '\n')
+					s[i] = ' ';
+				i++;
+			}
+			if (i < n) {
+				s[i++] = ' ';
+				s[i] = ' ';
+			}
+		} else if (s[i] == '"' || s[i] == '\'') {
+			char q = s[i++];
+			/* A quote inside a #include line is the header name: keep it. */
+			size_t b = i - 1;
+			while (b > 0 && s[b - 1] != '\n')
+				b--;
+			while (s[b] == ' ' || s[b] == '\t')
+				b++;
+			bool keep = s[b] == '#';
+			while (i < n && s[i] != q && s[i] != '\n') {
+				bool esc = s[i] == '\\' && i + 1 < n && s[i + 1] != '\n';
+				if (!keep)
+					s[i] = 'x';
+				i++;
+				if (esc) {
+					if (!keep)
+						s[i] = 'x';
+					i++;
+				}
+			}
+		}
+	}
+}
+
+static size_t
+line_of(const char *s, const char *p)
+{
+	size_t line = 1;
+	for (; s < p; s++)
+		line += *s == '\n';
+	return line;
+}
+
+static bool
+is_ident(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* Whether the word w occurs as a whole identifier in [s, e). */
+static bool
+has_word(const char *s, const char *e, const char *w)
+{
+	size_t wl = strlen(w);
+	for (const char *p = s; p + wl <= e; p++)
+		if (memcmp(p, w, wl) == 0 && (p == s || !is_ident(p[-1])) && (p + wl == e || !is_ident(p[wl])))
+			return true;
+	return false;
+}
+
+struct scan {
+	const char *const *incdirs;
+	size_t nincdirs;
+	char *why;
+	size_t whysize;
+	char seen[64][512];
+	size_t nseen;
+};
+
+static bool say(struct scan *sc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static bool
+say(struct scan *sc, const char *fmt, ...)
+{
+	if (sc->why && sc->whysize) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(sc->why, sc->whysize, fmt, ap);
+		va_end(ap);
+	}
+	return true;
+}
+
+static bool scan_file(struct scan *sc, const char *path, int depth);
+
+/* The #include lines: a host header decides; a header found ("..." beside the includer, both
+ * kinds in the -I dirs) is scanned in turn. Each directive
+ * line (with its continuations) is blanked afterwards, so the code scan skips the preprocessor. */
+static bool
+scan_directives(struct scan *sc, const char *path, char *s, int depth)
+{
+	char dir[512];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		slash[1] = 0;
+	else
+		dir[0] = 0;
+	for (char *line = s; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		char *p = line;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p != '#')
+			continue;
+		char *q = p + 1;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (strncmp(q, "include", 7) == 0) {
+			q += 7;
+			while (*q == ' ' || *q == '\t')
+				q++;
+			char close = *q == '<' ? '>' : *q == '"' ? '"' : 0;
+			char *end = close ? strchr(q + 1, close) : NULL;
+			char *nl = strchr(q, '\n');
+			if (end && (!nl || end < nl) && end - q - 1 < 256) {
+				char name[256];
+				memcpy(name, q + 1, (size_t)(end - q - 1));
+				name[end - q - 1] = 0;
+				if (fb_host_header(name))
+					return say(sc, "%s:%zu includes the host header <%s>", path, line_of(s, line), name);
+				if (depth < MAXDEPTH) {
+					char cand[1024];
+					struct stat st;
+					bool found = false;
+					if (close == '"') {
+						snprintf(cand, sizeof(cand), "%s%s", dir, name);
+						found = stat(cand, &st) == 0 && S_ISREG(st.st_mode);
+					}
+					for (size_t i = 0; !found && i < sc->nincdirs; i++) {
+						snprintf(cand, sizeof(cand), "%s/%s", sc->incdirs[i], name);
+						found = stat(cand, &st) == 0 && S_ISREG(st.st_mode);
+					}
+					if (found && scan_file(sc, cand, depth + 1))
+						return true;
+				}
+			}
+		}
+		/* Blank the directive and its continuation lines. */
+		char *c = p;
+		for (; *c; c++) {
+			if (*c == '\n') {
+				if (c > p && c[-1] == '\\') {
+					continue;
+				}
+				break;
+			}
+			*c = ' ';
+		}
+	}
+	return false;
+}
+
+/* Whether [s, e), the text between a ')' and a '{', is what may follow a function's parameter
+ * list: blanks, const, volatile, noexcept, override, final, mutable, & and &&, a trailing
+ * return type (->) or a constructor's initialiser list (:). */
+static bool
+function_tail(const char *s, const char *e)
+{
+	static const char *const quals[] = {"const", "volatile", "noexcept", "override", "final", "mutable"};
+	while (s < e) {
+		if (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' || *s == '&') {
+			s++;
+			continue;
+		}
+		if (*s == ':' || (*s == '-' && s + 1 < e && s[1] == '>'))
+			return true;
+		const char *w = s;
+		while (s < e && is_ident(*s))
+			s++;
+		if (s == w)
+			return false;
+		bool q = false;
+		for (size_t i = 0; !q && i < sizeof(quals) / sizeof(quals[0]); i++)
+			q = (size_t)(s - w) == strlen(quals[i]) && memcmp(w, quals[i], (size_t)(s - w)) == 0;
+		if (!q)
+			return false;
+	}
+	return true;
+}
+
+/* Whether every "<<<" in s lies inside one of the n bodies [b[i], e[i]) of __global__ or
+ * __device__ functions: a launch from device code (dynamic parallelism, with --rdc) is device
+ * code; any other launch is host code. Returns the first host launch, or NULL. */
+static const char *
+host_launch(const char *s, const char *const *b, const char *const *e, size_t n, bool overflow)
+{
+	for (const char *q = strstr(s, "<<<"); q; q = strstr(q + 3, "<<<")) {
+		bool dev = false;
+		for (size_t i = 0; !dev && i < n; i++)
+			dev = q >= b[i] && q < e[i];
+		if (!dev || overflow)
+			return q;
+	}
+	return NULL;
+}
+
+/* Function definitions at file scope (and inside namespace / extern "C" blocks): a '{' whose
+ * declaration, since the last ';', '{' or '}' of that scope, has a parenthesised parameter list
+ * and no '=' before it. Other braces (classes, initialisers, bodies) are skipped whole. A
+ * <<<...>>> launch outside the bodies of __global__/__device__ functions is reported first,
+ * then the first host function. */
+static bool
+scan_code(struct scan *sc, const char *path, const char *s)
+{
+	enum { MAXDEV = 256 };
+	const char *devb[MAXDEV], *deve[MAXDEV];
+	size_t ndev = 0;
+	bool overflow = false;
+	const char *hostfn = NULL; /* the first host function's name, hostlen bytes */
+	int hostlen = 0;
+	const char *p, *decl = s;
+	for (p = s; *p; p++) {
+		if (*p == ';' || *p == '}') {
+			decl = p + 1;
+			continue;
+		}
+		if (*p != '{')
+			continue;
+		bool dev_body = false; /* the body of a __global__/__device__ function */
+		/* The declaration [decl, p): what kind of brace is this? */
+		const char *paren = NULL, *eq = NULL;
+		int depth = 0;
+		for (const char *c = decl; c < p; c++) {
+			if (*c == '(') {
+				if (depth == 0)
+					paren = c;
+				depth++;
+			} else if (*c == ')') {
+				depth--;
+			} else if (*c == '=' && depth == 0 && !paren && c[1] != '=' && (c == decl || !strchr("=!<>", c[-1]))) {
+				eq = c;
+			}
+		}
+		bool transparent = !paren && !eq && (has_word(decl, p, "namespace") || has_word(decl, p, "extern"));
+		if (transparent) {
+			decl = p + 1;
+			continue;
+		}
+		if (paren && !eq) {
+			/* The last top-level '(' of the declaration: the parameter list, when only
+			 * qualifiers (const, noexcept, -> T, : init) follow its ')'. */
+			const char *last = paren, *close = NULL;
+			depth = 0;
+			for (const char *c = decl; c < p; c++) {
+				if (*c == '(' && depth++ == 0)
+					last = c;
+				else if (*c == ')' && --depth == 0)
+					close = c;
+			}
+			bool device = has_word(decl, p, "__global__") || has_word(decl, p, "__device__");
+			if (close && function_tail(close + 1, p) && !device && !hostfn) {
+				const char *e = last;
+				while (e > decl && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n'))
+					e--;
+				const char *b = e;
+				while (b > decl && (is_ident(b[-1]) || b[-1] == ':'))
+					b--;
+				hostfn = b;
+				hostlen = (int)(e - b);
+			} else if (close && device) {
+				dev_body = true;
+			}
+		}
+		/* Skip the braced block whole. */
+		const char *body = p;
+		depth = 0;
+		for (; *p; p++) {
+			if (*p == '{')
+				depth++;
+			else if (*p == '}' && --depth == 0)
+				break;
+		}
+		if (dev_body && ndev < MAXDEV) {
+			devb[ndev] = body;
+			deve[ndev++] = p;
+		} else if (dev_body) {
+			overflow = true;
+		}
+		if (!*p)
+			break;
+		decl = p + 1;
+	}
+	const char *q = host_launch(s, devb, deve, ndev, overflow);
+	if (q)
+		return say(sc, "%s:%zu launches a kernel with <<<...>>>", path, line_of(s, q));
+	if (hostfn) {
+		int nl = hostlen;
+		if (nl == 4 && memcmp(hostfn, "main", 4) == 0)
+			return say(sc, "%s:%zu defines main", path, line_of(s, hostfn));
+		return say(sc, "%s:%zu defines the host function %.*s (no __global__ or __device__)", path,
+		           line_of(s, hostfn), nl > 0 && nl < 200 ? nl : 1, nl > 0 && nl < 200 ? hostfn : "?");
+	}
+	return false;
+}
+
+static bool
+scan_file(struct scan *sc, const char *path, int depth)
+{
+	for (size_t i = 0; i < sc->nseen; i++)
+		if (strcmp(sc->seen[i], path) == 0)
+			return false;
+	if (sc->nseen < sizeof(sc->seen) / sizeof(sc->seen[0]))
+		snprintf(sc->seen[sc->nseen++], sizeof(sc->seen[0]), "%s", path);
+	size_t n = 0;
+	char *s = slurp(path, &n);
+	if (!s)
+		return false;
+	blank_comments(s, n);
+	bool host = scan_directives(sc, path, s, depth) || scan_code(sc, path, s);
+	free(s);
+	return host;
+}
+
+bool
+fb_cu_needs_nvcc(const char *path, const char *const *incdirs, size_t nincdirs, char *why, size_t whysize)
+{
+	struct scan *sc = calloc(1, sizeof(*sc));
+	if (!sc) {
+		if (why && whysize)
+			snprintf(why, whysize, "%s: not scanned (out of memory): NVRTC", path);
+		return false;
+	}
+	sc->incdirs = incdirs;
+	sc->nincdirs = nincdirs;
+	sc->why = why;
+	sc->whysize = whysize;
+	bool host = scan_file(sc, path, 0);
+	if (!host && why && whysize)
+		snprintf(why, whysize, "%s: device code only (no host header, host-side <<<, main or host function)", path);
+	free(sc);
+	return host;
+}

@@ -1,0 +1,13 @@
+/* backend.h: which compiler a .cu file needs (--backend auto). */
+#ifndef FB_BUILD_BACKEND_H
+#define FB_BUILD_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Whether the CUDA source at path needs nvcc: it (or a header it includes, found beside the
+ * including file ("...") or in incdirs) includes a host header, launches with <<<...>>>,
+ * defines main or a host function. why (may be NULL) says which, with file:line, or why it is
+ * device code only. An unreadable file is left to the compiler (false, why says so). */
+bool fb_cu_needs_nvcc(const char *path, const char *const *incdirs, size_t nincdirs, char *why, size_t whysize);
+#endif

@@ -1,0 +1,11 @@
+/* hosthdr.h: headers NVRTC does not have. */
+#ifndef FB_COMPILE_HOSTHDR_H
+#define FB_COMPILE_HOSTHDR_H
+
+#include <stdbool.h>
+
+/* Whether an #include name is a host header NVRTC has none of: the C and C++ standard
+ * libraries, POSIX, the CUDA driver API, PyTorch, pybind11, Python. */
+bool fb_host_header(const char *name);
+
+#endif

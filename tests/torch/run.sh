@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# run.sh: PyTorch extensions, end to end, as a newcomer would build them. A venv under the
+# build dir gets torch from PyPI (pip's cache makes reruns fast; created once, reused) and the
+# fatbuild Python package (pip install of fatbuild/python); then examples/torch (muladd) is
+# built three ways, each loaded into torch in its own process with its CPU op compared with
+# PyTorch's a * b + c (examples/torch/check.py), and each output's images checked with
+# `fatbuild inspect` against the arch list:
+#   1. fatbuild build --torch --python-module (import muladd; torch.ops.load_library too),
+#      a no-op rebuild, the torch query cached in the build dir;
+#   2. fatbuild.load(...) (is_python_module=False: torch.ops.load_library);
+#   3. a setup.py with fatbuild.setuptools.BuildExtension (pip install --no-build-isolation);
+#   4. a wheel of the package carrying the two tools, used with neither on PATH.
+# Environment: FB_SOURCE_DIR, FB_BINARY_DIR, FATBUILD_BIN; TORCH_VENV (default
+# $FB_BINARY_DIR/venv-torch), TORCH_SPEC (default: torch, the newest on PyPI).
+set -u
+: "${FB_SOURCE_DIR:?}" "${FB_BINARY_DIR:?}" "${FATBUILD_BIN:?}"
+venv=${TORCH_VENV:-$FB_BINARY_DIR/venv-torch}
+work=$FB_BINARY_DIR/torch-consumer
+ex=$FB_SOURCE_DIR/examples/torch
+archs="8.0 9.0+PTX"
+want="elf sm_80|elf sm_90|ptx compute_90|"
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+ok() { echo "ok: $*"; }
+# run_logged WHAT CMD...: runs CMD with its output in $work/WHAT.log, shown on failure.
+run_logged() {
+	local what=$1
+	shift
+	local rc=0
+	"$@" >"$work/$what.log" 2>&1 || rc=$?
+	[ $rc -eq 0 ] && return 0
+	fail "$what (exit $rc):"
+	sed 's/^/  | /' "$work/$what.log" | tail -n 40 >&2
+	return 1
+}
+images() { "$FATBUILD_BIN" inspect "$1" | awk '$2 == "elf" || $2 == "ptx" { print $2, $3 }' | sort -u | tr '\n' '|'; }
+expect_images() {
+	local got
+	got=$(images "$2")
+	[ "$got" = "$want" ] && ok "$1: images $got" || fail "$1: images '$got', want '$want'"
+}
+
+rm -rf "$work" && mkdir -p "$work"
+bash "$FB_SOURCE_DIR/scripts/deps.sh" || { echo "deps.sh failed" >&2; exit 1; }
+
+# The venv: reused while its torch imports.
+py=$venv/bin/python
+if ! "$py" -c "import torch" >/dev/null 2>&1; then
+	rm -rf "$venv"
+	run_logged venv python3 -m venv "$venv" || exit 1
+	run_logged pip-torch "$venv/bin/pip" install --disable-pip-version-check -q "${TORCH_SPEC:-torch}" || exit 1
+fi
+"$py" -c "import torch; print('torch', torch.__version__, 'CUDA', torch.version.cuda)" 2>/dev/null
+# The Python package, from a copy (pip builds in the source dir).
+cp -r "$FB_SOURCE_DIR/fatbuild/python" "$work/pkg"
+run_logged pip-fatbuild "$venv/bin/pip" install --disable-pip-version-check -q --no-build-isolation --no-deps \
+	--force-reinstall "$work/pkg" || exit 1
+export FATBUILD_EXECUTABLE=$FATBUILD_BIN
+export PATH=$venv/bin:$PATH
+unset TORCH_CUDA_ARCH_LIST
+
+# 1. The CLI.
+cli() {
+	"$FATBUILD_BIN" build -v --torch --python "$py" --python-module --name muladd --arch-list "$archs" \
+		--build-dir "$work/cli-build" -o "$work/cli/" "$ex/muladd.cpp" "$ex/muladd.cu"
+}
+if run_logged cli cli; then
+	so=$(ls "$work"/cli/muladd.cpython-*.so 2>/dev/null)
+	[ -n "$so" ] && ok "cli: $(basename "$so")" || fail "cli: no muladd.cpython-*.so in $work/cli"
+	grep -Eq "backend nvcc: .*muladd.cu:[0-9]+ (includes the host header|launches a kernel)" "$work/cli.log" && ok "cli: muladd.cu went to nvcc (-v says why)" ||
+		fail "cli: no backend note for muladd.cu"
+	for w in -DTORCH_EXTENSION_NAME=muladd -DTORCH_API_INCLUDE_EXTENSION_H --expt-relaxed-constexpr \
+		-D__CUDA_NO_HALF_OPERATORS__ -ltorch_python -lc10_cuda -Wl,-rpath; do
+		grep -q -- "$w" "$work/cli-build/build.ninja" && ok "cli: build.ninja has $w" || fail "cli: build.ninja lacks $w"
+	done
+	[ -n "$so" ] && expect_images cli "$so"
+	run_logged cli-import "$py" "$ex/check.py" --module "$work/cli" muladd && ok "cli: $(tail -n 1 "$work/cli-import.log")"
+	run_logged cli-load-library "$py" "$ex/check.py" --library "$so" && ok "cli: $(tail -n 1 "$work/cli-load-library.log")"
+	if run_logged cli-again cli; then
+		grep -q "no work to do" "$work/cli-again.log" && ok "cli: no-op rebuild" || fail "cli: the rebuild did work"
+		grep -q "(cached)" "$work/cli-again.log" && ok "cli: torch query cached" || fail "cli: torch asked again"
+	fi
+fi
+
+# 2. fatbuild.load, as torch.utils.cpp_extension.load.
+cat >"$work/load.py" <<PY
+import os, sys, fatbuild
+path = fatbuild.load("muladd_load", ["$ex/muladd.cpp", "$ex/muladd.cu"], build_directory="$work/load",
+                     is_python_module=False, verbose=True)
+print("built", path)
+sys.exit(__import__("subprocess").call([sys.executable, "$ex/check.py", "--library", path]))
+PY
+if TORCH_CUDA_ARCH_LIST="$archs" run_logged load "$py" "$work/load.py"; then
+	ok "load: $(grep 'muladd max' "$work/load.log")"
+	expect_images load "$work/load/muladd_load.so"
+	# torch was imported already: fatbuild.load wrote the answer the CLI got from python -c
+	# (the same bytes), and the cold build used it instead of starting Python again.
+	cmp -s "$work/cli-build/torch.query" "$work/load/torch.query" && ok "load: torch.query as the CLI's" ||
+		fail "load: torch.query differs from the CLI's: $(diff "$work/cli-build/torch.query" "$work/load/torch.query" | head -n 6)"
+	grep -q "torch .*(cached)" "$work/load.log" && ok "load: no second Python for the query" || fail "load: the query ran Python"
+	# is_python_module=True (the default): the module is imported and returned. Same name and
+	# build dir, so only the link runs again (the compile commands are the same).
+	cat >"$work/load-module.py" <<PY
+import subprocess, sys, sysconfig, fatbuild, torch
+m = fatbuild.load("muladd_load", ["$ex/muladd.cpp", "$ex/muladd.cu"], build_directory="$work/load", verbose=True)
+assert m.__name__ == "muladd_load" and m.__file__.endswith("muladd_load" + sysconfig.get_config_var("EXT_SUFFIX")), m
+a, b = torch.randn(100), torch.randn(100)
+assert torch.allclose(torch.ops.fb_muladd.muladd(a, b, 2.0), a * b + 2.0)
+print("module", m.__file__, "op ok")
+PY
+	if TORCH_CUDA_ARCH_LIST="$archs" run_logged load-module "$py" "$work/load-module.py"; then
+		ok "load: $(tail -n 1 "$work/load-module.log")"
+		edges=$(grep -c '^\[[0-9]*/[0-9]*\] ' "$work/load-module.log")
+		[ "$edges" = 1 ] && grep -q '^\[1/1\] .* -shared ' "$work/load-module.log" && ok "load: the module build only linked" ||
+			fail "load: the module build ran $edges edges: $(grep '^\[[0-9]*/' "$work/load-module.log" | cut -c1-80)"
+	fi
+fi
+# The arch list when TORCH_CUDA_ARCH_LIST is unset: the GPUs, else the fallback with a notice.
+if run_logged archlist "$py" -c "import fatbuild; print(fatbuild.arch_list(fallback='8.0 9.0+PTX'))"; then
+	if "$FB_BINARY_DIR/bin/archprobe" >/dev/null 2>&1; then
+		ok "arch_list with a GPU: $(tail -n 1 "$work/archlist.log")"
+	else
+		[ "$(tail -n 1 "$work/archlist.log")" = "8.0 9.0+PTX" ] && grep -q "fallback" "$work/archlist.log" &&
+			ok "arch_list without a GPU: the fallback, with a notice" || fail "arch_list fallback: $(cat "$work/archlist.log")"
+	fi
+fi
+
+# 3. setup.py with fatbuild's build_ext.
+cp -r "$ex" "$work/setup"
+if TORCH_CUDA_ARCH_LIST="$archs" MAX_JOBS=2 run_logged setup "$venv/bin/pip" install --disable-pip-version-check \
+	--no-build-isolation --no-deps --force-reinstall "$work/setup"; then
+	so=$("$py" -c "import importlib.util as u; print(u.find_spec('fb_muladd._C').origin)" 2>/dev/null)
+	[ -f "$so" ] && ok "setup.py: installed $(basename "$so")" || fail "setup.py: fb_muladd._C not installed"
+	[ -f "$so" ] && expect_images setup.py "$so"
+	run_logged setup-import "$py" "$ex/check.py" --package fb_muladd && ok "setup.py: $(tail -n 1 "$work/setup-import.log")"
+fi
+
+# 4. A wheel that carries the tools (FATBUILD_BUNDLE: a cmake --install prefix of this build),
+# used with no fatbuild on PATH and no FATBUILD_EXECUTABLE: the bundled copy is found, finds its
+# runtime library and header, and answers.
+if run_logged install cmake --install "$FB_BINARY_DIR" --prefix "$work/prefix" &&
+	FATBUILD_BUNDLE=$work/prefix run_logged wheel "$venv/bin/pip" wheel --disable-pip-version-check -q \
+		--no-build-isolation --no-deps -w "$work/dist" "$work/pkg"; then
+	whl=$(ls "$work"/dist/fatbuild-*.whl 2>/dev/null)
+	case $whl in *-py3-none-linux_*.whl) ok "wheel: $(basename "$whl")" ;; *) fail "wheel: '$whl' is not py3-none-linux_*" ;; esac
+	if run_logged wheel-install "$venv/bin/pip" install --disable-pip-version-check -q --no-deps --target "$work/whl" "$whl"; then
+		cat >"$work/bundled.py" <<'PY'
+import fatbuild
+print(fatbuild.find_executable("fatbuild"))
+print(fatbuild.find_executable("archprobe"))
+print(" ".join(fatbuild.arch_flags("8.0 9.0+PTX")))
+PY
+		if run_logged bundled env -u FATBUILD_EXECUTABLE PATH=/usr/bin:/bin PYTHONPATH="$work/whl" "$py" "$work/bundled.py"; then
+			[ "$(sed -n 1p "$work/bundled.log")" = "$work/whl/fatbuild/_bundle/bin/fatbuild" ] &&
+				[ "$(sed -n 2p "$work/bundled.log")" = "$work/whl/fatbuild/_bundle/bin/archprobe" ] &&
+				ok "wheel: the bundled fatbuild and archprobe are found" || fail "wheel: found $(head -n 2 "$work/bundled.log" | tr '\n' ' ')"
+			grep -q -- "-gencode=arch=compute_90,code=compute_90" "$work/bundled.log" && ok "wheel: arch_flags from the bundled fatbuild" ||
+				fail "wheel: arch_flags"
+		fi
+		"$work/whl/fatbuild/_bundle/bin/fatbuild" env >"$work/env.log" 2>&1
+		grep -q "$work/whl/fatbuild/_bundle/lib/libfatbuild_runtime.a" "$work/env.log" && ok "wheel: the bundled runtime library is used" ||
+			fail "wheel: runtime library: $(grep -i runtime "$work/env.log")"
+	fi
+fi
+
+[ $fails -eq 0 ] && { echo "PASS: torch"; exit 0; }
+echo "$fails check(s) failed" >&2
+exit 1

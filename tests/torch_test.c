@@ -1,0 +1,289 @@
+/* torch_test.c: the parts of `fatbuild build` that decide what each compiler sees: host flags
+ * on nvcc's command line (build/flags.c), --backend auto (build/backend.c), host headers under
+ * NVRTC (compile/hosthdr.c), and --torch's query, its cache and the words it adds
+ * (build/torch.c, against a stand-in interpreter that answers as the real query does). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "fatbuild.h"
+#include "build/backend.h"
+#include "build/flags.h"
+#include "build/torch.h"
+#include "compile/hosthdr.h"
+
+static char dir[256];
+
+static void
+put(const char *name, const char *text)
+{
+	char p[512];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	FILE *f = fopen(p, "w");
+	if (!f) {
+		perror(p);
+		exit(1);
+	}
+	fputs(text, f);
+	fclose(f);
+}
+
+static void
+test_nvcc_host_words(void)
+{
+	char *w = fb_nvcc_host_words("-O3 -fdiagnostics-color=always");
+	CHECK_STR(w, "-Xcompiler -O3 -Xcompiler -fdiagnostics-color=always");
+	free(w);
+	w = fb_nvcc_host_words(" -I inc -Ifoo -DX=1 -U Y -std=c++17 -g -isystem /s -include pre.h\t-Wall ");
+	CHECK_STR(w, "-I inc -Ifoo -DX=1 -U Y -std=c++17 -g -isystem /s -include pre.h -Xcompiler -Wall");
+	free(w);
+	w = fb_nvcc_host_words("-fsanitize=address,undefined -Wl,-z,now");
+	CHECK_STR(w, "-Xcompiler -fsanitize=address\\,undefined -Xcompiler -Wl\\,-z\\,now");
+	free(w);
+	w = fb_nvcc_host_words(NULL);
+	CHECK_STR(w, "");
+	free(w);
+	w = fb_nvcc_host_words(",,,,");
+	CHECK_STR(w, "-Xcompiler \\,\\,\\,\\,");
+	free(w);
+	w = fb_nvcc_host_words("-I"); /* a dangling -I is left to the compiler to complain about */
+	CHECK_STR(w, "-I");
+	free(w);
+}
+
+static void
+test_host_headers(void)
+{
+	CHECK(fb_host_header("cstdio"));
+	CHECK(fb_host_header("vector"));
+	CHECK(fb_host_header("stdio.h"));
+	CHECK(fb_host_header("torch/extension.h"));
+	CHECK(fb_host_header("ATen/ATen.h"));
+	CHECK(fb_host_header("sys/types.h"));
+	CHECK(fb_host_header("cuda.h"));
+	CHECK(!fb_host_header("cuda_fp16.h"));
+	CHECK(!fb_host_header("cuda_runtime.h"));
+	CHECK(!fb_host_header("cub/cub.cuh"));
+	CHECK(!fb_host_header("cuda/std/cstdint"));
+	CHECK(!fb_host_header("my.cuh"));
+	CHECK(!fb_host_header(""));
+	char h[64] = "";
+	CHECK(fb_nvrtc_missing_host_header("k.cu(1): catastrophic error: cannot open source file \"cstdio\"\n", h, sizeof(h)));
+	CHECK_STR(h, "cstdio");
+	CHECK(!fb_nvrtc_missing_host_header("k.cu:2:25: catastrophic error: cannot open source file \"not_there.cuh\"", h,
+	                                    sizeof(h)));
+	CHECK(!fb_nvrtc_missing_host_header("error: identifier \"x\" is undefined", h, sizeof(h)));
+	CHECK(!fb_nvrtc_missing_host_header(NULL, h, sizeof(h)));
+	CHECK(fb_nvrtc_missing_host_header("cannot open source file \"a.cuh\"\ncannot open source file \"vector\"", h,
+	                                   sizeof(h)));
+	CHECK_STR(h, "vector");
+}
+
+/* needs: whether path (written with text) goes to nvcc; want_why: a piece of the reason. */
+static void
+backend_case(const char *name, const char *text, bool want, const char *want_why)
+{
+	put(name, text);
+	char p[512], why[700] = "";
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	const char *inc[] = {dir};
+	bool got = fb_cu_needs_nvcc(p, inc, 1, why, sizeof(why));
+	CHECK(got == want);
+	if (got != want || !strstr(why, want_why))
+		fprintf(stderr, "  %s: %s: %s (want '%s')\n", name, got ? "nvcc" : "nvrtc", why, want_why);
+	CHECK(strstr(why, want_why) != NULL);
+}
+
+static void
+test_backend(void)
+{
+	backend_case("k1.cu", "extern \"C\" __global__ void k(float *p) { *p = 1; }\n", false, "device code only");
+	backend_case("k2.cu", "template <class T, int N = (2)>\n__global__ void __launch_bounds__(256) k(T *p) { *p = N; }\n"
+	                      "template __global__ void k<float>(float *);\n",
+	             false, "device code only");
+	backend_case("k3.cu", "/* void host() { } <<< */\n// int main() {}\n#define F(x) int x() { return 0; }\n"
+	                      "__device__ const char *s = \"<<<\";\n__device__ char c = '{';\n",
+	             false, "device code only");
+	backend_case("k4.cu", "struct __align__(16) V { float a[4]; };\nunion U { int i; float f; };\n"
+	                      "enum E { A = 1 };\n__device__ int t[] = {1, 2};\nnamespace a { namespace b {\n"
+	                      "__host__ __device__ inline int f(int x) { return x; }\n} }\n",
+	             false, "device code only");
+	backend_case("h1.cu", "#include <cstdio>\n__global__ void k() {}\n", true, "h1.cu:1 includes the host header <cstdio>");
+	backend_case("h2.cu", "  #  include   <torch/extension.h>\n", true, "<torch/extension.h>");
+	backend_case("h3.cu", "__global__ void k() {}\nvoid go() {\n\tk<<<1, 1>>>();\n}\n", true, "h3.cu:3 launches");
+	backend_case("h4.cu", "__global__ void k() {}\n\nint\nmain(int argc, char **argv)\n{\n\treturn 0;\n}\n", true,
+	             "h4.cu:4 defines main");
+	backend_case("h5.cu", "extern \"C\" {\nint add(int a, int b) { return a + b; }\n}\n", true,
+	             "h5.cu:2 defines the host function add");
+	backend_case("h6.cu", "namespace n {\nstruct S { int v; };\nS::S make() const { return S{}; }\n}\n", true,
+	             "host function");
+	backend_case("h7.cu", "__host__ int f() { return 1; }\n", true, "host function f");
+	/* Through headers: "..." beside the file, <...> in the -I dirs, a cycle, a missing one. */
+	put("inc1.cuh", "#pragma once\n#include \"inc2.cuh\"\n");
+	put("inc2.cuh", "#include \"inc1.cuh\"\n#include <iostream>\n");
+	backend_case("h8.cu", "#include \"inc1.cuh\"\n__global__ void k() {}\n", true, "inc2.cuh:2 includes the host header <iostream>");
+	char lib[300];
+	snprintf(lib, sizeof(lib), "%s/lib", dir);
+	mkdir(lib, 0755);
+	put("lib/x.cuh", "int host_helper() { return 1; }\n");
+	backend_case("h9.cu", "#include <lib/x.cuh>\n", true, "x.cuh:1 defines the host function host_helper");
+	backend_case("k5.cu", "#include \"nosuch.cuh\"\n#include <cuda_fp16.h>\n__global__ void k() {}\n", false,
+	             "device code only");
+	/* Unreadable: left to the compiler. */
+	char why[256];
+	CHECK(!fb_cu_needs_nvcc("/nonexistent/x.cu", NULL, 0, why, sizeof(why)));
+}
+
+/* A stand-in Python: answers the query as the real one does, counts its runs in ./calls. */
+static void
+fake_python(const char *name, const char *answer)
+{
+	char script[4096];
+	snprintf(script, sizeof(script),
+	         "#!/bin/sh\n[ \"$1\" = -c ] || exit 9\necho run >>'%s/calls'\necho 'a warning of Python'\n%s\n", dir,
+	         answer);
+	put(name, script);
+	char p[512];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	chmod(p, 0755);
+}
+
+static int
+calls(void)
+{
+	char p[512];
+	snprintf(p, sizeof(p), "%s/calls", dir);
+	FILE *f = fopen(p, "r");
+	int n = 0;
+	char line[64];
+	while (f && fgets(line, sizeof(line), f))
+		n++;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static bool
+has(char **v, const char *w)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		if (strcmp(v[i], w) == 0)
+			return true;
+	return false;
+}
+
+static void
+test_torch_query(void)
+{
+	char answer[3000], stamp[512];
+	snprintf(stamp, sizeof(stamp), "%s/version.py", dir);
+	put("version.py", "__version__ = '2.15.0'\n");
+	struct stat st;
+	stat(stamp, &st);
+	snprintf(answer, sizeof(answer),
+	         "echo 'fbtq version=2.15.0+cu132'\necho 'fbtq cuda=13.2'\necho 'fbtq abi=1'\n"
+	         "echo 'fbtq include=/t/include'\necho 'fbtq include=/t/include/torch/csrc/api/include'\n"
+	         "echo 'fbtq libdir=/t/lib'\necho 'fbtq pyinclude=/py/include'\n"
+	         "echo 'fbtq extsuffix=.cpython-311-x86_64-linux-gnu.so'\necho 'fbtq std=c++20'\n"
+	         "echo 'fbtq stamp=%lld %lld %s'\n",
+	         (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec, (long long)st.st_size, stamp);
+	fake_python("py", answer);
+	char py[512];
+	snprintf(py, sizeof(py), "%s/py", dir);
+	struct fb_torch *t = calloc(1, sizeof(*t));
+	struct fb_error err = {0};
+	unsetenv("PYTHONPATH");
+	CHECK(fb_torch_query(py, dir, t, &err) == 0);
+	CHECK(!t->cached && calls() == 1);
+	CHECK_STR(t->version, "2.15.0+cu132");
+	CHECK_STR(t->cuda, "13.2");
+	CHECK(t->cxx11_abi == 1 && t->ninclude == 2);
+	CHECK_STR(t->include[1], "/t/include/torch/csrc/api/include");
+	CHECK_STR(t->ext_suffix, ".cpython-311-x86_64-linux-gnu.so");
+	CHECK_STR(t->python, py);
+	/* Cached: Python is not run again. */
+	CHECK(fb_torch_query(py, dir, t, &err) == 0);
+	CHECK(t->cached && calls() == 1);
+	CHECK_STR(t->lib_dir, "/t/lib");
+	/* Another PYTHONPATH, another torch: asked again. */
+	setenv("PYTHONPATH", "/elsewhere", 1);
+	CHECK(fb_torch_query(py, dir, t, &err) == 0);
+	CHECK(!t->cached && calls() == 2);
+	CHECK(fb_torch_query(py, dir, t, &err) == 0);
+	CHECK(t->cached && calls() == 2);
+	/* torch reinstalled (its files changed): asked again. */
+	put("version.py", "__version__ = '2.16.0'  # longer\n");
+	CHECK(fb_torch_query(py, dir, t, &err) == 0);
+	CHECK(!t->cached && calls() == 3);
+	unsetenv("PYTHONPATH");
+
+	/* The words. */
+	char **v = fb_torch_cxx_words(t, "muladd", "/cuda", "-O3");
+	CHECK(has(v, "-DTORCH_EXTENSION_NAME=muladd") && has(v, "-DTORCH_API_INCLUDE_EXTENSION_H"));
+	CHECK(has(v, "-D_GLIBCXX_USE_CXX11_ABI=1") && has(v, "-std=c++20"));
+	CHECK(has(v, "/t/include") && has(v, "/py/include") && has(v, "/cuda/include") && has(v, "-isystem"));
+	CHECK(!has(v, "--expt-relaxed-constexpr"));
+	fb_torch_words_free(v);
+	v = fb_torch_nvcc_words(t, "m", "/usr", "-O2 -std=c++17");
+	CHECK(has(v, "--expt-relaxed-constexpr") && has(v, "-D__CUDA_NO_HALF_OPERATORS__") &&
+	      has(v, "-D__CUDA_NO_BFLOAT16_CONVERSIONS__"));
+	CHECK(!has(v, "-std=c++20")); /* the user's -std wins (nvcc refuses two) */
+	CHECK(!has(v, "/usr/include"));
+	fb_torch_words_free(v);
+	v = fb_torch_link_words(t, "/cuda", true);
+	CHECK(has(v, "-L/t/lib") && has(v, "-lc10") && has(v, "-lc10_cuda") && has(v, "-ltorch_cpu") &&
+	      has(v, "-ltorch_cuda") && has(v, "-ltorch") && has(v, "-ltorch_python") && has(v, "-Wl,-rpath,/t/lib") &&
+	      has(v, "-lcudart"));
+	fb_torch_words_free(v);
+	v = fb_torch_link_words(t, "/cuda", false);
+	CHECK(has(v, "-ltorch_python") && !has(v, "-lc10_cuda") && !has(v, "-ltorch_cuda") && !has(v, "-lcudart"));
+	fb_torch_words_free(v);
+
+	/* The CUDA check: major differs -> a warning; minor only -> none. */
+	char w[512];
+	fb_torch_cuda_check(t, 13000, "/usr/local/cuda", w, sizeof(w));
+	CHECK_STR(w, "");
+	snprintf(t->cuda, sizeof(t->cuda), "12.8");
+	fb_torch_cuda_check(t, 13000, "/usr/local/cuda", w, sizeof(w));
+	CHECK(strstr(w, "(13.0, /usr/local/cuda) differs in major version") && strstr(w, "(12.8)"));
+	t->cuda[0] = 0;
+	fb_torch_cuda_check(t, 13000, "/usr/local/cuda", w, sizeof(w));
+	CHECK_STR(w, "");
+
+	/* No torch: Python's reason, and what to do. */
+	fake_python("notorch", "echo \"fbtq error=ModuleNotFoundError: No module named 'torch'\"\nexit 3");
+	snprintf(py, sizeof(py), "%s/notorch", dir);
+	CHECK(fb_torch_query(py, dir, t, &err) == FB_ENOTOOL);
+	CHECK(strstr(err.msg, "cannot import torch (ModuleNotFoundError: No module named 'torch')") != NULL);
+	CHECK(strstr(err.msg, "-m pip install torch") != NULL);
+	/* A crash without an answer: the last thing it said. */
+	fake_python("crash", "echo 'Segmentation fault'\nexit 139");
+	snprintf(py, sizeof(py), "%s/crash", dir);
+	CHECK(fb_torch_query(py, dir, t, &err) == FB_ENOTOOL);
+	CHECK(strstr(err.msg, "Segmentation fault") != NULL);
+	CHECK(fb_torch_query("/nonexistent/python", dir, t, &err) == FB_ENOTOOL);
+	CHECK(strstr(err.msg, "/nonexistent/python not found") != NULL);
+	free(t);
+}
+
+int
+main(void)
+{
+	snprintf(dir, sizeof(dir), "%s/fbtorchtest.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_nvcc_host_words();
+	test_host_headers();
+	test_backend();
+	test_torch_query();
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+	return check_done();
+}
