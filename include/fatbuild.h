@@ -299,6 +299,7 @@ struct fb_compile_progress {
 	const char *target;            /* "sm_90", "compute_120" */
 	double seconds;                /* NVRTC wall time; 0 for a cache hit */
 	bool cached;
+	bool remote;                   /* the hit came from the remote cache (then cached too) */
 };
 
 struct fb_compile_opts {
@@ -322,6 +323,16 @@ struct fb_compile_opts {
 	/* Called in the caller's thread as each job finishes (cache hits first). */
 	void (*progress)(void *ctx, const struct fb_compile_progress *p);
 	void *progress_ctx;
+	/* The shared cache (docs/remote-cache.md): looked up after the local cache misses, hits
+	 * verified and copied into the local cache. NULL: none. A failing server means local
+	 * compiles and one line in cache_note, never an error. */
+	const char *remote_cache;      /* "http://host:port/prefix" */
+	const char *remote_header;     /* one request header ("Authorization: Bearer T") or NULL */
+	bool remote_read_only;         /* never upload */
+	long remote_timeout_ms;        /* per request; <= 0: 10 s */
+	/* Paths below this directory enter the cache key relative to it (default: each source's
+	 * own directory), so that checkouts in different places share entries. */
+	const char *cache_basedir;
 };
 
 struct fb_compile_image {
@@ -350,6 +361,7 @@ struct fb_compile_result {
 	 * (N bytes)"), NULL when ncorrupt is 0. */
 	size_t ncorrupt;
 	char *cache_note;
+	size_t nremote;                /* of ncached: hits served by the remote cache */
 };
 
 /* Compiles. Returns 0, or FB_ECOMPILE (err->msg: the first diagnostic; (*out)->log: the
@@ -391,6 +403,14 @@ FB_API int fb_cache_dir(char *buf, size_t size, struct fb_error *err);
 /* dir NULL: fb_cache_dir(). A missing directory is an empty cache. */
 FB_API int fb_cache_stats(const char *dir, struct fb_cache_stats *out, struct fb_error *err);
 FB_API int fb_cache_clear(const char *dir, uint64_t *removed, struct fb_error *err);
+/* What the cache served, summed over every fb_compile that used dir (kept in dir/stats). */
+struct fb_cache_counters {
+	uint64_t local_hits, remote_hits, misses;   /* misses: jobs NVRTC compiled */
+	uint64_t remote_misses, remote_errors, remote_corrupt, local_corrupt, uploads;
+	uint64_t bytes_down, bytes_up;              /* remote traffic */
+};
+/* dir NULL: fb_cache_dir(). No stats file yet: all zero. */
+FB_API int fb_cache_counters_read(const char *dir, struct fb_cache_counters *out, struct fb_error *err);
 
 /* END SECTION compile */
 

@@ -13,7 +13,8 @@ static const char usage_text[] =
 	"checked (size and SHA-256) when read; a damaged entry is rebuilt. Deleting the directory\n"
 	"at any time is safe.\n"
 	"\n"
-	"  stats   print the directory, the number of entries and their size\n"
+	"  stats   print the directory, the number of entries and their size, and what the cache\n"
+	"          served: local and remote hits, misses, remote errors, corrupt entries, bytes\n"
 	"  clear   remove every entry\n"
 	"  dir     print the directory only\n"
 	"\n"
@@ -41,6 +42,19 @@ cmd_cache(int argc, char **argv)
 		printf("size: %llu bytes (%.1f MiB)\n", (unsigned long long)st.bytes, (double)st.bytes / 1048576.0);
 		if (st.temporaries)
 			printf("unfinished writes: %llu\n", (unsigned long long)st.temporaries);
+		struct fb_cache_counters n;
+		if (fb_cache_counters_read(st.dir, &n, &err))
+			return fail_fb(&err);
+		printf("local hits: %llu\n", (unsigned long long)n.local_hits);
+		printf("remote hits: %llu\n", (unsigned long long)n.remote_hits);
+		printf("misses (compiled): %llu\n", (unsigned long long)n.misses);
+		printf("remote misses: %llu\n", (unsigned long long)n.remote_misses);
+		printf("remote errors: %llu\n", (unsigned long long)n.remote_errors);
+		printf("corrupt entries: %llu local, %llu remote\n", (unsigned long long)n.local_corrupt,
+		       (unsigned long long)n.remote_corrupt);
+		printf("uploads: %llu\n", (unsigned long long)n.uploads);
+		printf("remote bytes: %llu down, %llu up\n", (unsigned long long)n.bytes_down,
+		       (unsigned long long)n.bytes_up);
 		return AP_EXIT_OK;
 	}
 	if (strcmp(argv[1], "clear") == 0) {

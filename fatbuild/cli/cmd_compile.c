@@ -16,6 +16,7 @@ static const char synopsis[] =
 	"usage: fatbuild compile [--arch-list LIST] [-I DIR] [-D NAME[=VAL]] [--std c++17|c++20]\n"
 	"                        [--use-fast-math] [-G] [--lineinfo] [--maxrregcount N] [-Xnvrtc OPT]\n"
 	"                        [-j N] [--no-cache] [--compress default|none|zstd|lz4]\n"
+	"                        [--remote-cache URL] [--remote-cache-mode read|readwrite]\n"
 	"                        [--depfile FILE] [--emit-dir DIR] [-v] -o OUT.fatbin KERNELS.cu...\n";
 
 static const char usage_text[] =
@@ -42,7 +43,13 @@ static const char usage_text[] =
 	"  --maxrregcount N   cap registers per thread\n"
 	"  -Xnvrtc OPT        pass OPT to NVRTC unchanged (repeatable)\n"
 	"  -j N               parallel NVRTC jobs (default: MAX_JOBS when it is a number, else the CPUs)\n"
-	"  --no-cache         neither read nor write the cache\n"
+	"  --no-cache         neither read nor write the cache (local or remote)\n"
+	"  --remote-cache URL a shared cache speaking Bazel's HTTP cache protocol (URL/ac/, URL/cas/:\n"
+	"                     nginx WebDAV, bazel-remote); default FATBUILD_REMOTE_CACHE. Asked after\n"
+	"                     the local cache misses; hits are verified and kept locally; a failing\n"
+	"                     server means local compiles and one warning\n"
+	"  --remote-cache-mode read|readwrite\n"
+	"                     read never uploads (default FATBUILD_REMOTE_CACHE_MODE, else readwrite)\n"
 	"  --compress MODE    default: zstd PTX, raw cubins (as nvcc); none; zstd or lz4 (everything)\n"
 	"  --depfile FILE     write a Makefile-style depfile for OUT (every source and header read),\n"
 	"                     for ninja 'deps = gcc' or make\n"
@@ -56,7 +63,10 @@ static const char usage_text[] =
 	"[sm_90], the other jobs are cancelled and nothing is written.\n"
 	"\n"
 	"Cache: FATBUILD_CACHE_DIR, else $XDG_CACHE_HOME/fatbuild, else ~/.cache/fatbuild\n"
-	"('fatbuild cache stats|clear').\n"
+	"('fatbuild cache stats|clear'). FATBUILD_REMOTE_CACHE_HEADER: one header sent to the\n"
+	"remote cache ('Authorization: Bearer TOKEN'); FATBUILD_REMOTE_CACHE_TIMEOUT: seconds per\n"
+	"request (default 10); FATBUILD_CACHE_BASEDIR: paths below it enter the cache key relative\n"
+	"to it (default: each source's directory), so checkouts in other places share entries.\n"
 	"\n"
 	"Examples:\n"
 	"  fatbuild compile --arch-list \"8.0 9.0 12.0+PTX\" -o build/kernels/ softmax.cu gemm.cu\n"
@@ -65,7 +75,7 @@ static const char usage_text[] =
 	"Exit codes: 0 success, 1 compile error or no NVRTC, 2 usage or bad arch list.\n";
 
 enum { OPT_ARCH = 256, OPT_STD, OPT_FAST, OPT_LINEINFO, OPT_MAXRREG, OPT_DEPFILE, OPT_EMIT, OPT_NOCACHE,
-       OPT_COMPRESS };
+       OPT_COMPRESS, OPT_REMOTE, OPT_REMOTE_MODE };
 
 struct strv {
 	const char **v;
@@ -90,7 +100,8 @@ on_progress(void *ctx, const struct fb_compile_progress *p)
 	if (!pr->show)
 		return;
 	if (p->cached)
-		fprintf(stderr, "[%zu/%zu] %s %s cached\n", p->done, p->total, p->target, p->source);
+		fprintf(stderr, "[%zu/%zu] %s %s cached%s\n", p->done, p->total, p->target, p->source,
+		        p->remote ? " (remote)" : "");
 	else
 		fprintf(stderr, "[%zu/%zu] %s %s %.1fs\n", p->done, p->total, p->target, p->source, p->seconds);
 }
@@ -163,11 +174,14 @@ cmd_compile(int argc, char **argv)
 		{"emit-dir", required_argument, NULL, OPT_EMIT},
 		{"no-cache", no_argument, NULL, OPT_NOCACHE},
 		{"compress", required_argument, NULL, OPT_COMPRESS},
+		{"remote-cache", required_argument, NULL, OPT_REMOTE},
+		{"remote-cache-mode", required_argument, NULL, OPT_REMOTE_MODE},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct strv incs = {0}, defs = {0}, xopts = {0};
 	const char *list = NULL, *out = NULL, *depfile = NULL, *emit = NULL, *std = NULL, *compress = "default";
+	const char *remote = getenv("FATBUILD_REMOTE_CACHE"), *remote_mode = getenv("FATBUILD_REMOTE_CACHE_MODE");
 	int have_list = 0, verbose = 0, jobs = 0, maxrreg = 0, rc;
 	struct fb_compile_opts o = {0};
 
@@ -206,6 +220,8 @@ cmd_compile(int argc, char **argv)
 		case OPT_EMIT: emit = optarg; break;
 		case OPT_NOCACHE: o.no_cache = true; break;
 		case OPT_COMPRESS: compress = optarg; break;
+		case OPT_REMOTE: remote = optarg; break;
+		case OPT_REMOTE_MODE: remote_mode = optarg; break;
 		case 'o': out = optarg; break;
 		case 'I': push(&incs, optarg); break;
 		case 'D': push(&defs, optarg); break;
@@ -226,6 +242,10 @@ cmd_compile(int argc, char **argv)
 			warn("compile: unknown option '%s'", args[optind - 1]);
 			goto usage;
 		}
+	}
+	if (remote_mode && *remote_mode && strcmp(remote_mode, "read") && strcmp(remote_mode, "readwrite")) {
+		warn("compile: invalid --remote-cache-mode '%s' (read or readwrite)", remote_mode);
+		goto usage;
 	}
 	if (optind >= nargs) {
 		warn("compile: no kernel sources given");
@@ -312,6 +332,12 @@ cmd_compile(int argc, char **argv)
 	o.jobs = jobs;
 	o.progress = on_progress;
 	o.progress_ctx = &pr;
+	o.remote_cache = remote && *remote ? remote : NULL;
+	o.remote_header = getenv("FATBUILD_REMOTE_CACHE_HEADER");
+	o.remote_read_only = remote_mode && strcmp(remote_mode, "read") == 0;
+	const char *tmo = getenv("FATBUILD_REMOTE_CACHE_TIMEOUT");
+	o.remote_timeout_ms = tmo && *tmo ? (long)(strtod(tmo, NULL) * 1000) : 0;
+	o.cache_basedir = getenv("FATBUILD_CACHE_BASEDIR");
 
 	double t0 = now();
 	struct fb_compile_result *res = NULL;
@@ -404,6 +430,8 @@ cmd_compile(int argc, char **argv)
 		     "(NVRTC %d.%d, -j %d) in %.2fs",
 		     res->nimages, nt, nsources, res->njobs, res->ncached, res->ncompiled, res->nvrtc_version / 1000,
 		     res->nvrtc_version % 1000 / 10, jobs ? jobs : fb_compile_default_jobs(), now() - t0);
+	if (verbose && o.remote_cache)
+		warn("compile: remote cache %s: %zu of %zu jobs served", o.remote_cache, res->nremote, res->njobs);
 	rc = AP_EXIT_OK;
 done:
 	fb_compile_result_free(res);

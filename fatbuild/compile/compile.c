@@ -87,6 +87,7 @@ fb_nvrtc_info(const char *cuda_home, struct fb_nvrtc_info *out, struct fb_error 
 struct digest {
 	char *path;
 	unsigned char d[32];
+	int names_file;             /* fb_key_names_file */
 };
 
 struct source {
@@ -96,6 +97,8 @@ struct source {
 	char dir[PATH_MAX];
 	struct fb_strlist deps;     /* headers, in discovery order */
 	unsigned char key[32];      /* source + headers */
+	char base[PATH_MAX];        /* paths below it enter the key relative to it (key.c) */
+	int exact;                  /* the output may depend on paths: the key spells them exactly */
 };
 
 enum { J_PENDING, J_RUNNING, J_DONE };
@@ -111,7 +114,7 @@ struct job {
 	unsigned char *rx;          /* bytes from the child */
 	size_t rxn, rxcap;
 	double t0, secs;
-	int cached;
+	int cached;                 /* 1: local cache, 2: remote cache */
 	int result;                 /* nvrtcResult */
 	struct fb_cache_entry e;
 };
@@ -130,6 +133,8 @@ struct run {
 	size_t ncommon;
 	char cache_dir[PATH_MAX];
 	int use_cache;
+	struct fb_remote *remote;
+	char basedir[PATH_MAX];
 	/* Kept here rather than in locals so that a forked child, which leaves with _exit, still
 	 * reaches every block through the run (memory checkers follow the fork). */
 	size_t *order;
@@ -206,11 +211,12 @@ build_options(struct run *r, const char *home, struct fb_error *err)
 
 /* Content digest of a header, computed once per run. */
 static int
-file_digest(struct run *r, const char *path, unsigned char d[32], struct fb_error *err)
+file_digest(struct run *r, const char *path, unsigned char d[32], int *names_file, struct fb_error *err)
 {
 	for (size_t i = 0; i < r->ndig; i++)
 		if (strcmp(r->dig[i].path, path) == 0) {
 			memcpy(d, r->dig[i].d, 32);
+			*names_file = r->dig[i].names_file;
 			return 0;
 		}
 	char *text;
@@ -222,6 +228,7 @@ file_digest(struct run *r, const char *path, unsigned char d[32], struct fb_erro
 	fb_sha256_init(&s);
 	fb_sha256_update(&s, text, size);
 	fb_sha256_final(&s, d);
+	*names_file = fb_key_names_file(text, size);
 	free(text);
 	if (r->ndig == r->capdig) {
 		size_t cap = r->capdig ? 2 * r->capdig : 64;
@@ -233,8 +240,25 @@ file_digest(struct run *r, const char *path, unsigned char d[32], struct fb_erro
 	}
 	if (!(r->dig[r->ndig].path = strdup(path)))
 		return seterr(err, FB_ENOMEM, "out of memory");
+	r->dig[r->ndig].names_file = *names_file;
 	memcpy(r->dig[r->ndig++].d, d, 32);
 	return 0;
+}
+
+/* Hashes a path (or "-I<path>") as the key spells it: relative to the source's base unless the
+ * output may depend on it (key.c). */
+static void
+key_path(struct fb_sha256 *h, const struct source *s, const char *str)
+{
+	char buf[PATH_MAX + 8];
+	int inc = strncmp(str, "-I", 2) == 0;
+	if (s->exact || fb_key_path(s->base, str + (inc ? 2 : 0), buf + inc, sizeof(buf) - 2) != 0) {
+		fb_sha256_str(h, str);
+		return;
+	}
+	if (inc)
+		memcpy(buf, "-I", 2);
+	fb_sha256_str(h, buf);
 }
 
 static int
@@ -268,15 +292,27 @@ load_sources(struct run *r, struct fb_error *err)
 		free(dirs);
 		if (rc)
 			return rc;
+		snprintf(s->base, sizeof(s->base), "%s", r->basedir[0] ? r->basedir : s->dir);
+		char rel[PATH_MAX + 8];
+		s->exact = r->o->device_debug || r->o->lineinfo || fb_key_names_file(s->text, s->size);
+		for (size_t k = 0; k < s->deps.n && !s->exact; k++) {
+			unsigned char d[32];
+			int names = 0;
+			if ((rc = file_digest(r, s->deps.v[k], d, &names, err)))
+				return rc;
+			s->exact = names && fb_key_path(s->base, s->deps.v[k], rel, sizeof(rel)) == 0 && rel[0] == '@';
+		}
 		struct fb_sha256 h;
 		unsigned char d[32];
+		int names;
 		fb_sha256_init(&h);
-		fb_sha256_str(&h, s->path);
+		fb_sha256_str(&h, s->exact ? "paths exact" : "paths below base relative");
+		key_path(&h, s, s->path);
 		fb_sha256_update(&h, s->text, s->size);
 		for (size_t k = 0; k < s->deps.n; k++) {
-			if ((rc = file_digest(r, s->deps.v[k], d, err)))
+			if ((rc = file_digest(r, s->deps.v[k], d, &names, err)))
 				return rc;
-			fb_sha256_str(&h, s->deps.v[k]);
+			key_path(&h, s, s->deps.v[k]);
 			fb_sha256_update(&h, d, 32);
 		}
 		fb_sha256_final(&h, s->key);
@@ -331,9 +367,9 @@ make_jobs(struct run *r, struct fb_error *err)
 			fb_sha256_str(&h, j->arch);
 			fb_sha256_str(&h, j->ptx != NONE ? "ptx" : "-");
 			fb_sha256_str(&h, j->sass != NONE ? "cubin" : "-");
-			fb_sha256_str(&h, r->src[s].dir);
+			key_path(&h, &r->src[s], r->src[s].dir);
 			for (size_t k = 0; k < r->ncommon; k++)
-				fb_sha256_str(&h, r->common[k]);
+				key_path(&h, &r->src[s], r->common[k]);
 			fb_sha256_update(&h, r->src[s].key, 32);
 			fb_sha256_final(&h, d);
 			fb_sha256_hex(d, j->key);
@@ -350,7 +386,7 @@ report(struct run *r, struct job *j)
 		return;
 	struct fb_compile_progress p = {
 		.done = r->done, .total = r->njobs, .source = r->src[j->src].path, .target = j->arch,
-		.seconds = j->cached ? 0 : j->secs, .cached = j->cached != 0,
+		.seconds = j->cached ? 0 : j->secs, .cached = j->cached != 0, .remote = j->cached == 2,
 	};
 	r->o->progress(r->o->progress_ctx, &p);
 }
@@ -771,6 +807,89 @@ run_free(struct run *r)
 		free(r->common[i]);
 	free(r->common);
 	fb_nvrtc_close(r->nv);
+	fb_remote_close(r->remote);
+}
+
+/* The remote cache for this run, when one is asked for; trouble only leaves a note. */
+static void
+remote_start(struct run *r, struct fb_compile_result *res)
+{
+	const struct fb_compile_opts *o = r->o;
+	if (!r->use_cache || !o->remote_cache || !*o->remote_cache)
+		return;
+	struct fb_remote_opts ro = {o->remote_cache, o->remote_header, !o->remote_read_only, o->remote_timeout_ms};
+	struct fb_error e = {0};
+	if (fb_remote_open(&ro, &r->remote, &e) != 0) {
+		char line[sizeof(e.msg) + 64];
+		snprintf(line, sizeof(line), "%s; compiling locally", e.msg);
+		log_append(&res->cache_note, line);
+	}
+}
+
+/* A remote hit for j: verified by fb_remote_get, then kept in the local cache. */
+static int
+remote_get(struct run *r, struct job *j, struct fb_compile_result *res)
+{
+	if (!r->remote || fb_remote_broken(r->remote, NULL))
+		return 0;
+	struct fb_error e = {0};
+	int got = fb_remote_get(r->remote, j->key, &j->e, &e);
+	if (got == FB_EFORMAT) {
+		char line[sizeof(e.msg) + 512];
+		snprintf(line, sizeof(line), "corrupt remote cache entry for %s (%s) ignored and recompiled: %s",
+		         r->src[j->src].path, j->arch, e.msg);
+		log_append(&res->cache_note, line);
+		res->ncorrupt++;
+	} else if (got == FB_EIO) {
+		char line[sizeof(e.msg) + 64];
+		snprintf(line, sizeof(line), "%s; remote cache off for this run, compiling locally", e.msg);
+		log_append(&res->cache_note, line);
+	}
+	if (got != 0)
+		return 0;
+	if ((j->sass != NONE && !j->e.cubin_size) || (j->ptx != NONE && !j->e.ptx_size)) {
+		fb_cache_entry_clear(&j->e);
+		return 0;
+	}
+	fb_cache_put(r->cache_dir, j->key, &j->e, NULL); /* best effort */
+	return 1;
+}
+
+static void
+remote_put(struct run *r, struct job *j, struct fb_compile_result *res)
+{
+	if (!r->remote || fb_remote_broken(r->remote, NULL))
+		return;
+	struct fb_error e = {0};
+	if (fb_remote_put(r->remote, j->key, &j->e, &e) == FB_EIO) {
+		char line[sizeof(e.msg) + 64];
+		snprintf(line, sizeof(line), "%s; results not uploaded", e.msg);
+		log_append(&res->cache_note, line);
+	}
+}
+
+/* Adds this run's numbers to the cache directory's counters (stats.c); best effort. */
+static void
+count_run(struct run *r, const struct fb_compile_result *res)
+{
+	if (!r->use_cache)
+		return;
+	struct fb_cache_counters c = {0};
+	c.local_hits = res->ncached - res->nremote;
+	c.remote_hits = res->nremote;
+	c.misses = res->ncompiled;
+	c.local_corrupt = res->ncorrupt;
+	if (r->remote) {
+		const struct fb_remote_counts *n = fb_remote_counts(r->remote);
+		c.remote_misses = n->misses;
+		c.remote_errors = n->errors;
+		c.remote_corrupt = n->corrupt;
+		c.local_corrupt -= n->corrupt < c.local_corrupt ? n->corrupt : c.local_corrupt;
+		c.uploads = n->uploads;
+		c.bytes_down = n->bytes_down;
+		c.bytes_up = n->bytes_up;
+	}
+	fb_cache_count(r->cache_dir, &c, NULL);
 }
 
 int
@@ -809,6 +928,8 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 		else if (fb_cache_dir(r.cache_dir, sizeof(r.cache_dir), NULL) != 0)
 			r.use_cache = 0; /* no HOME: compile without a cache */
 	}
+	if (opts->cache_basedir && *opts->cache_basedir && !realpath(opts->cache_basedir, r.basedir))
+		snprintf(r.basedir, sizeof(r.basedir), "%s", opts->cache_basedir);
 	if (!(r.src = calloc(nsources, sizeof(*r.src)))) {
 		rc = seterr(err, FB_ENOMEM, "out of memory");
 		goto out;
@@ -823,7 +944,8 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 	res->njobs = r.njobs;
 	if ((rc = add_deps(&r, res, err)))
 		goto out;
-	/* Cache hits first. */
+	remote_start(&r, res);
+	/* Cache hits first: local, then remote. */
 	for (size_t i = 0; r.use_cache && i < r.njobs; i++) {
 		struct job *j = &r.jobs[i];
 		struct fb_error ce = {0};
@@ -835,15 +957,16 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 			log_append(&res->cache_note, line);
 			res->ncorrupt++;
 		}
-		if (got != 0)
-			continue;
-		if ((j->sass != NONE && !j->e.cubin_size) || (j->ptx != NONE && !j->e.ptx_size)) {
+		if (got == 0 && ((j->sass != NONE && !j->e.cubin_size) || (j->ptx != NONE && !j->e.ptx_size))) {
 			fb_cache_entry_clear(&j->e);
-			continue;
+			got = FB_ENOIMAGE;
 		}
+		if (got != 0 && !remote_get(&r, j, res))
+			continue;
 		j->state = J_DONE;
-		j->cached = 1;
+		j->cached = got == 0 ? 1 : 2;
 		res->ncached++;
+		res->nremote += j->cached == 2;
 		report(&r, j);
 	}
 	int maxjobs = opts->jobs > 0 ? opts->jobs : fb_compile_default_jobs();
@@ -876,8 +999,11 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 		res->ncompiled++;
 		if (r.use_cache)
 			fb_cache_put(r.cache_dir, j->key, &j->e, NULL); /* best effort */
+		remote_put(&r, j, res);
 	}
 	rc = assemble(&r, res, err);
+	if (!rc)
+		count_run(&r, res);
 out:
 	if (rc && rc != FB_ECOMPILE) {
 		fb_compile_result_free(res);
