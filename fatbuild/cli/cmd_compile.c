@@ -16,7 +16,6 @@ static const char synopsis[] =
 	"usage: fatbuild compile [--arch-list LIST] [-I DIR] [-D NAME[=VAL]] [--std c++17|c++20]\n"
 	"                        [--use-fast-math] [-G] [--lineinfo] [--maxrregcount N] [-Xnvrtc OPT]\n"
 	"                        [-j N] [--no-cache] [--compress default|none|zstd|lz4]\n"
-	"                        [--remote-cache URL] [--remote-cache-mode read|readwrite]\n"
 	"                        [--depfile FILE] [--emit-dir DIR] [-v] -o OUT.fatbin KERNELS.cu...\n";
 
 static const char usage_text[] =
