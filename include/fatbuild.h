@@ -467,6 +467,8 @@ struct fb_ninja_edge {
 	const char *const *vars; size_t nvars;           /* name, value, name, value ... (2*nvars strings) */
 };
 FB_API int fb_ninja_edge(struct fb_ninja *n, const struct fb_ninja_edge *e, struct fb_error *err);
+/* "pool NAME / depth = DEPTH": at most DEPTH edges that name it (pool = NAME) run at once. */
+FB_API int fb_ninja_pool(struct fb_ninja *n, const char *name, int depth, struct fb_error *err);
 /* The text so far (owned by n). */
 FB_API const char *fb_ninja_text(const struct fb_ninja *n);
 /* Writes the file atomically, only when its content differs; *changed says whether it did. */
@@ -497,6 +499,9 @@ struct fb_build_opts {
 	const char *log;         /* ninja's output goes to this file (truncated), and a failure's msg
 	                          * quotes its first error; NULL: to our stdout/stderr (the CLI) */
 	const struct ap_toolkit *toolkit; /* NULL: ap_toolkit_detect */
+	/* Words put before the host compiler and nvcc on their edges ("ccache", "sccache",
+	 * "distcc"), as CMake's <LANG>_COMPILER_LAUNCHER; NULL: FATBUILD_LAUNCHER, else none. */
+	const char *launcher;
 };
 
 struct fb_build_result {

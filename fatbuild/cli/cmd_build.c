@@ -34,7 +34,12 @@ usage(FILE *f)
 	        "  --cflags S, --cxxflags S, --ldflags S   extra words for C, C++ (and nvcc), the link\n"
 	        "  --backend B        nvrtc (default) or nvcc: .cu files with host code and <<<...>>>\n"
 	        "                     launches, compiled by nvcc with the gencode flags, linked with cudart\n"
-	        "  -j N               parallel jobs (ninja -j)\n"
+	        "  -j N               parallel jobs (ninja -j); NVRTC jobs also stay within the CPUs\n"
+	        "                     (MAX_JOBS), so a large -j for a launcher that farms out host\n"
+	        "                     compiles does not start that many NVRTC processes here\n"
+	        "  --launcher CMD     put CMD before the host compiler and nvcc (ccache, sccache,\n"
+	        "                     distcc), as CMake's <LANG>_COMPILER_LAUNCHER; default\n"
+	        "                     $FATBUILD_LAUNCHER\n"
 	        "  -v                 show every command\n"
 	        "  --emit-ninja       write build.ninja and stop\n"
 	        "  --executable       link a program instead of a shared library\n"
@@ -114,6 +119,8 @@ cmd_build(int argc, char **argv)
 			o.cxxflags = v;
 		} else if (OPT("--ldflags")) {
 			o.ldflags = v;
+		} else if (OPT("--launcher")) {
+			o.launcher = v;
 		} else if (OPT("--backend")) {
 			if (strcmp(v, "nvrtc") == 0) {
 				o.backend = FB_BACKEND_NVRTC;
