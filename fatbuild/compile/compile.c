@@ -135,6 +135,7 @@ struct run {
 	int use_cache;
 	struct fb_remote *remote;
 	char basedir[PATH_MAX];
+	char nvrtc_key[128];        /* fb_key_nvrtc, or empty */
 	/* Kept here rather than in locals so that a forked child, which leaves with _exit, still
 	 * reaches every block through the run (memory checkers follow the fork). */
 	size_t *order;
@@ -363,7 +364,8 @@ make_jobs(struct run *r, struct fb_error *err)
 			fb_sha256_str(&h, "fatbuild-compile-v1");
 			snprintf(ver, sizeof(ver), "nvrtc %d", fb_nvrtc_version(r->nv));
 			fb_sha256_str(&h, ver);
-			fb_sha256_str(&h, fb_nvrtc_ident(r->nv)); /* the library file: patch releases */
+			/* the library itself (patch releases), by content so that machines share keys */
+			fb_sha256_str(&h, r->nvrtc_key[0] ? r->nvrtc_key : fb_nvrtc_ident(r->nv));
 			fb_sha256_str(&h, j->arch);
 			fb_sha256_str(&h, j->ptx != NONE ? "ptx" : "-");
 			fb_sha256_str(&h, j->sass != NONE ? "cubin" : "-");
@@ -928,6 +930,8 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 		else if (fb_cache_dir(r.cache_dir, sizeof(r.cache_dir), NULL) != 0)
 			r.use_cache = 0; /* no HOME: compile without a cache */
 	}
+	if (r.use_cache && fb_key_nvrtc(r.cache_dir, fb_nvrtc_ident(r.nv), r.nvrtc_key, sizeof(r.nvrtc_key)) != 0)
+		r.nvrtc_key[0] = 0;
 	if (opts->cache_basedir && *opts->cache_basedir && !realpath(opts->cache_basedir, r.basedir))
 		snprintf(r.basedir, sizeof(r.basedir), "%s", opts->cache_basedir);
 	if (!(r.src = calloc(nsources, sizeof(*r.src)))) {

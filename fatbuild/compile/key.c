@@ -5,7 +5,13 @@
  * __FILE__ (and its builtin) or debug information (-G, -lineinfo), so compile.c keeps exact
  * paths whenever a source or a header below the base spells __FILE__ or assert, and whenever
  * debug information is asked for. */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "compile.h"
 
@@ -49,5 +55,81 @@ fb_key_names_file(const char *text, size_t size)
 				return 1;
 		}
 	}
+	return 0;
+}
+
+/* SHA-256 of a whole file, streamed. */
+static int
+hash_file(const char *path, char hex[65])
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	unsigned char *buf = malloc(1 << 20);
+	struct fb_sha256 s;
+	ssize_t k = -1;
+	fb_sha256_init(&s);
+	while (buf && (k = read(fd, buf, 1 << 20)) > 0)
+		fb_sha256_update(&s, buf, (size_t)k);
+	close(fd);
+	free(buf);
+	if (k != 0)
+		return -1;
+	unsigned char d[32];
+	fb_sha256_final(&s, d);
+	fb_sha256_hex(d, hex);
+	return 0;
+}
+
+int
+fb_key_nvrtc(const char *cache_dir, const char *ident, char *out, size_t size)
+{
+	/* ident: "nvrtc VERSION FILE SIZE MTIME"; FILE may hold blanks, so split from the right. */
+	int version = 0, used = 0;
+	const char *last = strrchr(ident, ' ');
+	const char *prev = last;
+	while (prev && prev > ident && *--prev != ' ')
+		;
+	if (sscanf(ident, "nvrtc %d %n", &version, &used) != 1 || !last || !prev || prev <= ident + used ||
+	    !cache_dir || !*cache_dir)
+		return -1;
+	char file[PATH_MAX];
+	int flen = (int)(prev - (ident + used));
+	if (flen <= 0 || flen >= (int)sizeof(file))
+		return -1;
+	memcpy(file, ident + used, (size_t)flen);
+	file[flen] = 0;
+	struct stat st;
+	if (stat(file, &st) != 0)
+		return -1;
+	/* The digest is remembered per (file, inode, size, mtime): hashing 100 MB of NVRTC in
+	 * every compile process would cost more than most cache hits save. */
+	char memo[PATH_MAX + 8], dir[PATH_MAX], hex[65];
+	struct fb_sha256 s;
+	unsigned char d[32];
+	char idbuf[PATH_MAX + 96];
+	snprintf(idbuf, sizeof(idbuf), "%s %llu %llu %lld %ld", file, (unsigned long long)st.st_dev,
+	         (unsigned long long)st.st_ino, (long long)st.st_size, (long)st.st_mtime);
+	fb_sha256_init(&s);
+	fb_sha256_str(&s, idbuf);
+	fb_sha256_final(&s, d);
+	fb_sha256_hex(d, hex);
+	if (snprintf(dir, sizeof(dir), "%s/nvrtc", cache_dir) >= (int)sizeof(dir) ||
+	    snprintf(memo, sizeof(memo), "%s/%s", dir, hex) >= (int)sizeof(memo))
+		return -1;
+	char *text = NULL;
+	size_t n = 0;
+	char digest[65] = "";
+	if (fb_read_file(memo, &text, &n, NULL) == 0 && n == 64 && strspn(text, "0123456789abcdef") == 64)
+		memcpy(digest, text, 65);
+	free(text);
+	if (!digest[0]) {
+		if (hash_file(file, digest) != 0)
+			return -1;
+		if (fb_mkdirs(dir, NULL) == 0)
+			fb_write_file_atomic(memo, digest, 64, 0644, NULL); /* best effort */
+	}
+	if (snprintf(out, size, "nvrtc %d sha256 %s", version, digest) >= (int)size)
+		return -1;
 	return 0;
 }
