@@ -63,6 +63,7 @@ test_key_nvrtc(const char *dir)
 	char lib[512], cache[512], ident[1400], a[128], b[128];
 	snprintf(lib, sizeof(lib), "%s/lib dir/libnvrtc.so.13", dir);
 	snprintf(cache, sizeof(cache), "%s/cache", dir);
+	CHECK(fb_mkdirs(cache, NULL) == 0);
 	char libdir[512];
 	snprintf(libdir, sizeof(libdir), "%s/lib dir", dir);
 	CHECK(fb_mkdirs(libdir, NULL) == 0);

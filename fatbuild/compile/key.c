@@ -5,6 +5,7 @@
  * __FILE__ (and its builtin) or debug information (-G, -lineinfo), so compile.c keeps exact
  * paths whenever a source or a header below the base spells __FILE__ or assert, and whenever
  * debug information is asked for. */
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -126,8 +127,10 @@ fb_key_nvrtc(const char *cache_dir, const char *ident, char *out, size_t size)
 	if (!digest[0]) {
 		if (hash_file(file, digest) != 0)
 			return -1;
-		if (fb_mkdirs(dir, NULL) == 0)
-			fb_write_file_atomic(memo, digest, 64, 0644, NULL); /* best effort */
+		/* Best effort, and only into a cache that exists: a failed compile creates nothing. */
+		struct stat cd;
+		if (stat(cache_dir, &cd) == 0 && S_ISDIR(cd.st_mode) && (mkdir(dir, 0755) == 0 || errno == EEXIST))
+			fb_write_file_atomic(memo, digest, 64, 0644, NULL);
 	}
 	if (snprintf(out, size, "nvrtc %d sha256 %s", version, digest) >= (int)size)
 		return -1;
