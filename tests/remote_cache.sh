@@ -5,7 +5,8 @@
 # gets every image from the server, byte for byte, without one NVRTC run (counted by an
 # LD_PRELOAD fork() counter: each NVRTC compile is one fork); a corrupted blob on the server
 # is detected and recompiled; a dead or silent server means local compiles and one warning;
-# read-only mode never PUTs.
+# read-only mode never PUTs; paths stay in the key where they reach the output (-lineinfo),
+# and FATBUILD_CACHE_BASEDIR lets include directories outside the source's own be shared.
 set -u
 : "${FATBUILD_BIN:?}" "${FB_SOURCE_DIR:?}"
 fb=$FATBUILD_BIN
@@ -39,7 +40,7 @@ compile() {
 	shift 3
 	rm -f "$t/forks"
 	(cd "$t/$m" && FATBUILD_CACHE_DIR=$t/$cache FORKCOUNT_FILE=$t/forks LD_PRELOAD=$t/forkcount.so \
-		"$fb" compile -v --arch-list "$arch" -o "$t/$out.fatbin" "$@" "$t/$m/k/reduce.cu" "$t/$m/k/softmax.cu") \
+		"$fb" compile -v --arch-list "$arch" -o "$t/$out.fatbin" "$@" ${files:-"$t/$m/k/reduce.cu" "$t/$m/k/softmax.cu"}) \
 		2>"$t/$out.log"
 	local rc=$?
 	forks=$( [ -f "$t/forks" ] && wc -l <"$t/forks" || echo 0)
@@ -110,6 +111,32 @@ FATBUILD_REMOTE_CACHE_TIMEOUT=1 FATBUILD_REMOTE_CACHE=http://127.0.0.1:$port com
 	{ cat "$t/outF.log" >&2; no "F (silent server) failed"; }
 [ "$(grep -c 'warning: remote cache' "$t/outF.log")" -eq 1 ] || { cat "$t/outF.log" >&2; no "silent server: want one warning"; }
 cmp -s "$t/outA.fatbin" "$t/outF.fatbin" || no "F's fatbinary differs"
+
+# 7. where the path reaches the output (-lineinfo records it), other paths do not share
+nginx_start "$t/srv2" || { no "nginx did not restart"; exit 1; }
+url=$NGINX_URL
+compile a G1 outG1 --remote-cache "$url" --lineinfo || no "G1 failed"
+compile b/deeper/other G2 outG2 --remote-cache "$url" --lineinfo || no "G2 failed"
+[ "$forks" -ge 4 ] || no "-lineinfo: another path was served A's images ($forks NVRTC runs)"
+grep -q 'cached (remote)' "$t/outG2.log" && no "-lineinfo: a remote hit across paths"
+
+# 8. a header outside the source's directory (-I ../inc): shared once FATBUILD_CACHE_BASEDIR
+#    names the checkout root, not before
+for m in a b/deeper/other; do
+	mkdir -p "$t/$m/inc"
+	printf '#pragma once\n#define SCALE 3.f\n' >"$t/$m/inc/scale.cuh"
+	printf '#include "scale.cuh"\nextern "C" __global__ void s(float *p) { p[threadIdx.x] *= SCALE; }\n' >"$t/$m/k/scale.cu"
+done
+files="$t/a/k/scale.cu" compile a H1 outH1 --remote-cache "$url" -I "$t/a/inc" || no "H1 failed"
+files="$t/b/deeper/other/k/scale.cu" compile b/deeper/other H2 outH2 --remote-cache "$url" -I "$t/b/deeper/other/inc" ||
+	no "H2 failed"
+[ "$forks" -ge 2 ] || no "without a base dir, another -I path was served A's images"
+FATBUILD_CACHE_BASEDIR=$t/a files="$t/a/k/scale.cu" compile a H3 outH3 --remote-cache "$url" -I "$t/a/inc" ||
+	no "H3 failed"
+FATBUILD_CACHE_BASEDIR=$t/b/deeper/other files="$t/b/deeper/other/k/scale.cu" compile b/deeper/other H4 outH4 \
+	--remote-cache "$url" -I "$t/b/deeper/other/inc" || no "H4 failed"
+[ "$forks" -eq 0 ] || { cat "$t/outH4.log" >&2; no "FATBUILD_CACHE_BASEDIR: B ran NVRTC $forks times"; }
+cmp -s "$t/outH3.fatbin" "$t/outH4.fatbin" || no "H4's fatbinary differs from H3's"
 
 [ $fail = 0 ] && echo "remote_cache: all checks passed"
 exit $fail
