@@ -179,8 +179,7 @@ fb_remote_close(struct fb_remote *r)
 		r->f.easy_cleanup(r->h);
 	if (r->headers)
 		r->f.slist_free_all(r->headers);
-	if (r->lib)
-		dlclose(r->lib);
+	/* libcurl stays mapped: its TLS library may have registered exit handlers. */
 	free(r->url);
 	free(r);
 }
