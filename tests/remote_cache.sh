@@ -72,6 +72,12 @@ compile b/deeper/other B outB2 --remote-cache "$url" || no "B warm failed"
 [ "$(wc -l <"$t/srv/logs/access.log")" -eq "$n0" ] || no "B warm asked the server"
 [ "$(stat_of B 'local hits')" = 4 ] || no "B: stats local hits $(stat_of B 'local hits')"
 
+# 2b. fatbuild build --remote-cache: its NVRTC edges (one per target) ask the server too
+FATBUILD_CACHE_DIR=$t/Bb "$fb" build --remote-cache "$url" --arch-list 7.5 --build-dir "$t/bb" -o "$t/libbb.so" \
+	"$t/b/deeper/other/k/reduce.cu" >"$t/bb.log" 2>&1 || { cat "$t/bb.log" >&2; no "build --remote-cache failed"; }
+[ "$(stat_of Bb 'remote hits')" = 1 ] || { cat "$t/bb.log" >&2; no "build --remote-cache: $(stat_of Bb 'remote hits') remote hits (want 1)"; }
+[ "$(stat_of Bb 'misses (compiled)')" = 0 ] || no "build --remote-cache compiled $(stat_of Bb 'misses (compiled)') jobs"
+
 # 3. a corrupted blob on the server: detected, recompiled, the same output, repaired by the upload
 blob=$(ls -S "$t/srv/store/cas" | head -1)
 printf 'XXXX' | dd of="$t/srv/store/cas/$blob" bs=1 seek=100 conv=notrunc 2>/dev/null

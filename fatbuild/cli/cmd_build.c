@@ -40,6 +40,9 @@ usage(FILE *f)
 	        "  --launcher CMD     put CMD before the host compiler and nvcc (ccache, sccache,\n"
 	        "                     distcc), as CMake's <LANG>_COMPILER_LAUNCHER; default\n"
 	        "                     $FATBUILD_LAUNCHER\n"
+	        "  --remote-cache URL, --remote-cache-mode read|readwrite\n"
+	        "                     the shared compile cache for the NVRTC edges (sets\n"
+	        "                     FATBUILD_REMOTE_CACHE / _MODE for them; see 'fatbuild compile -h')\n"
 	        "  -v                 show every command\n"
 	        "  --emit-ninja       write build.ninja and stop\n"
 	        "  --executable       link a program instead of a shared library\n"
@@ -121,6 +124,15 @@ cmd_build(int argc, char **argv)
 			o.ldflags = v;
 		} else if (OPT("--launcher")) {
 			o.launcher = v;
+		} else if (OPT("--remote-cache")) {
+			setenv("FATBUILD_REMOTE_CACHE", v, 1); /* the NVRTC edges run fatbuild compile */
+		} else if (OPT("--remote-cache-mode")) {
+			if (strcmp(v, "read") != 0 && strcmp(v, "readwrite") != 0) {
+				warn("build: invalid --remote-cache-mode '%s' (read or readwrite)", v);
+				usage(stderr);
+				goto out;
+			}
+			setenv("FATBUILD_REMOTE_CACHE_MODE", v, 1);
 		} else if (OPT("--backend")) {
 			if (strcmp(v, "nvrtc") == 0) {
 				o.backend = FB_BACKEND_NVRTC;
