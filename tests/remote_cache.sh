@@ -144,5 +144,12 @@ FATBUILD_CACHE_BASEDIR=$t/b/deeper/other files="$t/b/deeper/other/k/scale.cu" co
 [ "$forks" -eq 0 ] || { cat "$t/outH4.log" >&2; no "FATBUILD_CACHE_BASEDIR: B ran NVRTC $forks times"; }
 cmp -s "$t/outH3.fatbin" "$t/outH4.fatbin" || no "H4's fatbinary differs from H3's"
 
+# 9. a server that refuses uploads (405 and an error page): one warning, the build succeeds
+nginx_stop
+NGINX_NO_PUT=1 nginx_start "$t/srv3" || { no "nginx (no PUT) did not start"; exit 1; }
+compile a I outI --remote-cache "$NGINX_URL" || { cat "$t/outI.log" >&2; no "I (PUT refused) failed"; }
+[ "$(grep -c 'warning: remote cache.*PUT answered HTTP 405' "$t/outI.log")" -eq 1 ] ||
+	{ cat "$t/outI.log" >&2; no "PUT refused: want one warning naming HTTP 405"; }
+
 [ $fail = 0 ] && echo "remote_cache: all checks passed"
 exit $fail

@@ -209,8 +209,8 @@ broke(struct fb_remote *r, struct fb_error *err, const char *fmt, const char *a,
 	return fb_seterr(err, FB_EIO, "%s", r->why);
 }
 
-/* One request. put: upload data; else download into *b. Returns the HTTP status, or -1
- * after marking the remote broken. */
+/* One request: upload data when given, else GET; the answer's body goes into *b. Returns
+ * the HTTP status, or -1 after marking the remote broken. */
 static long
 request(struct fb_remote *r, const char *kind, const char *name, const unsigned char *data, size_t size,
         struct buf *b, struct fb_error *err)
@@ -376,7 +376,9 @@ digest_hex(const void *p, size_t n, char out[65])
 static int
 put_one(struct fb_remote *r, const char *kind, const char *name, const void *p, size_t n, struct fb_error *err)
 {
-	long st = request(r, kind, name, p ? p : "", n, NULL, err);
+	struct buf sink = {.max = 65536}; /* an error page, if the server sends one */
+	long st = request(r, kind, name, p ? p : "", n, &sink, err);
+	free(sink.p);
 	if (st < 0)
 		return FB_EIO;
 	if (st < 200 || st > 299) {

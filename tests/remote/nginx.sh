@@ -1,7 +1,8 @@
 # nginx.sh: sourced by the remote-cache tests. nginx_start DIR starts nginx with its WebDAV
 # module (PUT into DIR/store) on a free loopback port, in the foreground of a background job
 # with its own config, prefix and logs under DIR; sets NGINX_URL and NGINX_PID. nginx_stop
-# ends it. The caller traps nginx_stop.
+# ends it. The caller traps nginx_stop. NGINX_NO_PUT=1: a plain static server, which answers
+# PUT with 405 and an error page.
 NGINX_PID=
 nginx_free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -31,9 +32,7 @@ http {
 		listen 127.0.0.1:$port;
 		root $d/store;
 		location / {
-			dav_methods PUT;
-			create_full_put_path on;
-			dav_access user:rw group:r all:r;
+			$( [ -n "${NGINX_NO_PUT:-}" ] || echo 'dav_methods PUT; create_full_put_path on; dav_access user:rw group:r all:r;' )
 		}
 	}
 }
