@@ -288,7 +288,8 @@ FB_API long fb_select(const struct fb_image *images, size_t n, const struct ap_t
  * resolved arch list, in parallel (one process per NVRTC job: NVRTC serialises compiles that
  * share a process), and never twice: results live in a content-addressed cache whose key
  * covers the source, the path and content of every header it reads, every option, the NVRTC
- * version and the target. A PTX target whose SASS sibling (same sm and variant) is also in the
+ * version and the target (paths below a base count relative to it: docs/remote-cache.md §3).
+ * A PTX target whose SASS sibling (same sm and variant) is also in the
  * list rides on that job: NVRTC returns both, and the PTX is the same as a compute_X compile.
  * The jobs are fork()ed children of the caller that only call NVRTC and _exit; do not call
  * fb_compile while another thread of the process is inside NVRTC. */
