@@ -1,6 +1,7 @@
 /* remote_test.c: the pieces of the shared cache that need no server (remote_cache.sh has the
  * server): how paths enter the key (key.c), the NVRTC digest and its memo, the counters'
- * lock (stats.c) under concurrent updates, and remote.c's refusal of a bad URL. */
+ * lock (stats.c) under concurrent updates, the action record (docs/remote-cache.md §2), and
+ * remote.c's refusal of a bad URL and of a dead server. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,66 @@ test_counters(const char *dir)
 	CHECK(c.local_hits == 7 && c.misses == 3 && c.remote_hits == 0);
 }
 
+static int
+decode(const char *text, const char *want)
+{
+	struct fb_remote_record r;
+	struct fb_error e = {0};
+	int rc = fb_remote_record_decode(text, strlen(text), &r, &e);
+	if (rc == 0)
+		return want == NULL;
+	if (!want || !strstr(e.msg, want)) {
+		fprintf(stderr, "  record %s: got '%s', want '%s'\n", text, e.msg, want ? want : "(ok)");
+		return 0;
+	}
+	return rc == FB_EFORMAT;
+}
+
+static void
+test_record(void)
+{
+	struct fb_remote_record r = {0}, d;
+	for (int i = 0; i < 3; i++)
+		memset(r.hex[i], "abc"[i], 64);
+	r.size[0] = 9632;
+	r.size[1] = 0;
+	r.size[2] = 2147483648u;
+	char text[400];
+	size_t n = fb_remote_record_encode(&r, text, sizeof(text));
+	CHECK(n > 0 && n < sizeof(text));
+	CHECK(strncmp(text, "fatbuild-ac 1\ncubin aaaa", 24) == 0);
+	CHECK(fb_remote_record_decode(text, n, &d, NULL) == 0);
+	CHECK(memcmp(&r, &d, sizeof(r)) == 0);
+	/* every check has its own message */
+	const char *h = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	char ok[400], bad[800];
+	snprintf(ok, sizeof(ok), "fatbuild-ac 1\ncubin %s 1\nptx %s 0\nlog %s 0\n", h, h, h);
+	CHECK(decode(ok, NULL));
+	CHECK(decode("fatbuild-ac 2\n", "line 1"));
+	CHECK(decode("", "line 1"));
+	snprintf(bad, sizeof(bad), "fatbuild-ac 1\ncubin %s 1\nptx %s 0\n", h, h);
+	CHECK(decode(bad, "line 4 (log): missing"));
+	snprintf(bad, sizeof(bad), "fatbuild-ac 1\nptx %s 1\ncubin %s 0\nlog %s 0\n", h, h, h);
+	CHECK(decode(bad, "line 2: not 'cubin"));
+	snprintf(bad, sizeof(bad), "fatbuild-ac 1\ncubin %.63s 1\nptx %s 0\nlog %s 0\n", h, h, h);
+	CHECK(decode(bad, "line 2 (cubin): the digest"));
+	snprintf(bad, sizeof(bad), "fatbuild-ac 1\ncubin %s 1\nptx %s 0\nlog %.63sG 0\n", h, h, h);
+	CHECK(decode(bad, "line 4 (log): the digest"));
+	snprintf(bad, sizeof(bad), "fatbuild-ac 1\ncubin %s -1\nptx %s 0\nlog %s 0\n", h, h, h);
+	CHECK(decode(bad, "line 2 (cubin): the size is not"));
+	snprintf(bad, sizeof(bad), "fatbuild-ac 1\ncubin %s \nptx %s 0\nlog %s 0\n", h, h, h);
+	CHECK(decode(bad, "line 2 (cubin): no size"));
+	snprintf(bad, sizeof(bad), "fatbuild-ac 1\ncubin %s 12345678901\nptx %s 0\nlog %s 0\n", h, h, h);
+	CHECK(decode(bad, "more than 10 digits"));
+	snprintf(bad, sizeof(bad), "fatbuild-ac 1\ncubin %s 2147483649\nptx %s 0\nlog %s 0\n", h, h, h);
+	CHECK(decode(bad, "over 2 GiB"));
+	snprintf(bad, sizeof(bad), "fatbuild-ac 1\ncubin %s 01\nptx %s 0\nlog %s 0\n", h, h, h);
+	CHECK(decode(bad, "leading zero"));
+	snprintf(bad, sizeof(bad), "%sextra", ok);
+	CHECK(decode(bad, "5 bytes after line 4"));
+	CHECK(fb_remote_record_decode("fatbuild-ac 1\n\0", 15, &d, NULL) == FB_EFORMAT);
+}
+
 static void
 test_remote_open(void)
 {
@@ -174,6 +235,7 @@ main(void)
 		return 1;
 	test_key_path();
 	test_names_file();
+	test_record();
 	test_key_nvrtc(dir);
 	test_counters(dir);
 	test_remote_open();

@@ -131,6 +131,15 @@ void fb_remote_close(struct fb_remote *r);
 int fb_remote_get(struct fb_remote *r, const char *key, struct fb_cache_entry *out, struct fb_error *err);
 /* Uploads the blobs, then the action record; 0 without a PUT when not writable. */
 int fb_remote_put(struct fb_remote *r, const char *key, const struct fb_cache_entry *e, struct fb_error *err);
+/* The action record (docs/remote-cache.md §2): the digests (hex) and sizes of cubin, PTX, log. */
+struct fb_remote_record {
+	char hex[3][65];
+	uint64_t size[3];
+};
+/* Parses a record; 0, or FB_EFORMAT with err->msg naming the line and what is wrong. */
+int fb_remote_record_decode(const char *text, size_t n, struct fb_remote_record *out, struct fb_error *err);
+/* The record's text into buf (at least 400 bytes); returns its length. */
+size_t fb_remote_record_encode(const struct fb_remote_record *rec, char *buf, size_t size);
 /* 1 after the first transport failure; *why: its message. */
 int fb_remote_broken(const struct fb_remote *r, const char **why);
 const struct fb_remote_counts *fb_remote_counts(const struct fb_remote *r);

@@ -294,9 +294,68 @@ get_blob(struct fb_remote *r, const char *hex, uint64_t size, unsigned char **ou
 }
 
 static int
-is_hex64(const char *s)
+is_hex64(const char *s, size_t n)
 {
-	return strlen(s) == 64 && strspn(s, "0123456789abcdef") == 64;
+	return n == 64 && strspn(s, "0123456789abcdef") >= 64;
+}
+
+static const char *const rec_names[3] = {"cubin", "ptx", "log"};
+
+int
+fb_remote_record_decode(const char *text, size_t n, struct fb_remote_record *out, struct fb_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	if (n > 4096)
+		return fb_seterr(err, FB_EFORMAT, "%zu bytes, more than a record's 4096", n);
+	if (memchr(text, 0, n))
+		return fb_seterr(err, FB_EFORMAT, "a NUL byte in the text");
+	static const char head[] = "fatbuild-ac 1\n";
+	if (n < sizeof(head) - 1 || memcmp(text, head, sizeof(head) - 1) != 0)
+		return fb_seterr(err, FB_EFORMAT, "line 1 is not 'fatbuild-ac 1'");
+	const char *p = text + sizeof(head) - 1, *end = text + n;
+	for (int i = 0; i < 3; i++) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			return fb_seterr(err, FB_EFORMAT, "line %d (%s): missing or not ended by a newline", i + 2, rec_names[i]);
+		size_t k = strlen(rec_names[i]);
+		if ((size_t)(nl - p) < k + 1 || memcmp(p, rec_names[i], k) != 0 || p[k] != ' ')
+			return fb_seterr(err, FB_EFORMAT, "line %d: not '%s <sha256> <size>'", i + 2, rec_names[i]);
+		const char *h = p + k + 1, *sp = memchr(h, ' ', (size_t)(nl - h));
+		if (!sp || !is_hex64(h, (size_t)(sp - h)))
+			return fb_seterr(err, FB_EFORMAT, "line %d (%s): the digest is not 64 lowercase hex digits", i + 2,
+			                 rec_names[i]);
+		uint64_t v = 0;
+		const char *d = sp + 1;
+		if (d == nl || (size_t)(nl - d) > 10)
+			return fb_seterr(err, FB_EFORMAT, "line %d (%s): no size, or more than 10 digits", i + 2, rec_names[i]);
+		if (*d == '0' && nl - d > 1) /* one spelling per record: it is what the writer sends */
+			return fb_seterr(err, FB_EFORMAT, "line %d (%s): the size has a leading zero", i + 2, rec_names[i]);
+		for (; d < nl; d++) {
+			if (*d < '0' || *d > '9')
+				return fb_seterr(err, FB_EFORMAT, "line %d (%s): the size is not a decimal number", i + 2,
+				                 rec_names[i]);
+			v = v * 10 + (uint64_t)(*d - '0');
+		}
+		if (v > ((uint64_t)1 << 31))
+			return fb_seterr(err, FB_EFORMAT, "line %d (%s): size %llu is over 2 GiB", i + 2, rec_names[i],
+			                 (unsigned long long)v);
+		memcpy(out->hex[i], h, 64);
+		out->hex[i][64] = 0;
+		out->size[i] = v;
+		p = nl + 1;
+	}
+	if (p != end)
+		return fb_seterr(err, FB_EFORMAT, "%zu bytes after line 4", (size_t)(end - p));
+	return 0;
+}
+
+size_t
+fb_remote_record_encode(const struct fb_remote_record *rec, char *buf, size_t size)
+{
+	int k = snprintf(buf, size, "fatbuild-ac 1\ncubin %s %llu\nptx %s %llu\nlog %s %llu\n", rec->hex[0],
+	                 (unsigned long long)rec->size[0], rec->hex[1], (unsigned long long)rec->size[1], rec->hex[2],
+	                 (unsigned long long)rec->size[2]);
+	return k > 0 ? (size_t)k : 0;
 }
 
 int
@@ -317,31 +376,20 @@ fb_remote_get(struct fb_remote *r, const char *key, struct fb_cache_entry *out, 
 		return FB_ENOIMAGE;
 	}
 	r->n.bytes_down += b.n;
-	/* Parse: the header line, then exactly cubin, ptx, log in that order. */
-	static const char *const names[3] = {"cubin", "ptx", "log"};
-	char hex[3][65];
-	unsigned long long size[3];
-	const char *p = b.p ? (const char *)b.p : "";
-	int bad = b.over || strncmp(p, "fatbuild-ac 1\n", 14) != 0;
-	p += bad ? 0 : 14;
-	for (int i = 0; i < 3 && !bad; i++) {
-		char name[8];
-		int used = 0;
-		if (sscanf(p, "%7s %64s %llu\n%n", name, hex[i], &size[i], &used) != 3 || used == 0 ||
-		    strcmp(name, names[i]) != 0 || !is_hex64(hex[i]) || size[i] > ((uint64_t)1 << 31))
-			bad = 1;
-		p += used;
-	}
+	struct fb_remote_record rec;
+	struct fb_error pe = {0};
+	int bad = b.over ? fb_seterr(&pe, FB_EFORMAT, "more than a record's 4096 bytes")
+	                 : fb_remote_record_decode(b.p ? (const char *)b.p : "", b.n, &rec, &pe);
 	free(b.p);
 	if (bad) {
 		r->n.corrupt++;
-		return fb_seterr(err, FB_EFORMAT, "remote action record ac/%s: not a fatbuild-ac 1 record", key);
+		return fb_seterr(err, FB_EFORMAT, "remote action record ac/%s: %s", key, pe.msg);
 	}
 	unsigned char *blob[3] = {0};
 	int rc = 0;
 	for (int i = 0; i < 3 && !rc; i++)
-		if (size[i])
-			rc = get_blob(r, hex[i], size[i], &blob[i], err);
+		if (rec.size[i])
+			rc = get_blob(r, rec.hex[i], rec.size[i], &blob[i], err);
 	if (rc) {
 		for (int i = 0; i < 3; i++)
 			free(blob[i]);
@@ -350,9 +398,9 @@ fb_remote_get(struct fb_remote *r, const char *key, struct fb_cache_entry *out, 
 		return rc;
 	}
 	out->cubin = blob[0];
-	out->cubin_size = size[0];
+	out->cubin_size = rec.size[0];
 	out->ptx = blob[1];
-	out->ptx_size = size[1];
+	out->ptx_size = rec.size[1];
 	out->log = blob[2] ? (char *)blob[2] : calloc(1, 1);
 	if (!out->log) {
 		fb_cache_entry_clear(out);
@@ -399,21 +447,21 @@ fb_remote_put(struct fb_remote *r, const char *key, const struct fb_cache_entry 
 		return fb_seterr(err, FB_EIO, "%s", r->why);
 	const void *p[3] = {e->cubin, e->ptx, e->log};
 	size_t n[3] = {e->cubin_size, e->ptx_size, e->log ? strlen(e->log) : 0};
-	char hex[3][65];
+	struct fb_remote_record rec;
 	int rc = 0;
 	/* Blobs before the record, so that a reader never finds a record whose blobs were never
 	 * written. */
 	for (int i = 0; i < 3 && !rc; i++) {
-		digest_hex(p[i], n[i], hex[i]);
+		digest_hex(p[i], n[i], rec.hex[i]);
+		rec.size[i] = n[i];
 		if (n[i])
-			rc = put_one(r, "cas", hex[i], p[i], n[i], err);
+			rc = put_one(r, "cas", rec.hex[i], p[i], n[i], err);
 	}
 	if (rc)
 		return rc;
-	char rec[400];
-	int k = snprintf(rec, sizeof(rec), "fatbuild-ac 1\ncubin %s %zu\nptx %s %zu\nlog %s %zu\n", hex[0], n[0], hex[1],
-	                 n[1], hex[2], n[2]);
-	rc = put_one(r, "ac", key, rec, (size_t)k, err);
+	char text[400];
+	size_t k = fb_remote_record_encode(&rec, text, sizeof(text));
+	rc = put_one(r, "ac", key, text, k, err);
 	if (!rc)
 		r->n.uploads++;
 	return rc;
