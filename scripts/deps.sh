@@ -4,7 +4,7 @@ set -eu
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 for p in libelf-dev liblz4-dev libzstd-dev ninja-build cmake clang gcc g++ pkg-config valgrind make meson \
-	nginx libcurl4 python3 ccache; do
+	nginx libcurl4 python3 ccache sccache distcc; do
 	have_pkg "$p" || need+=("$p")
 done
 # libFuzzer and the sanitizer runtimes come with clang's runtime package.

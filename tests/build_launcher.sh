@@ -3,7 +3,8 @@
 # (a second build of the host files in a fresh build dir is all ccache hits, read from
 # `ccache --print-stats` with CCACHE_DIR here), FATBUILD_LAUNCHER does the same, and the NVRTC
 # edges sit in a ninja pool sized by the CPUs (MAX_JOBS) and -j: with -j 64 and MAX_JOBS=1 no
-# two NVRTC edges overlap in .ninja_log.
+# two NVRTC edges overlap in .ninja_log. sccache (second build all hits) and distcc
+# (DISTCC_HOSTS=localhost: both host files go through it) work the same way.
 set -u
 : "${FATBUILD_BIN:?}" "${FB_SOURCE_DIR:?}"
 command -v ccache >/dev/null || { echo "SKIP: ccache not installed (scripts/deps.sh)"; exit 77; }
@@ -52,6 +53,35 @@ FATBUILD_LAUNCHER=ccache "$FATBUILD_BIN" build -j 4 --arch-list "8.0 9.0" --buil
 	"${srcs[@]}" >"$w/log" 2>&1 || { cat "$w/log" >&2; no "warm build failed"; }
 [ "$(hits)" = 2 ] || { ccache -s >&2; no "warm: want 2 ccache hits (every host file), got $(hits)"; }
 [ "$(misses)" = 0 ] || no "warm: $(misses) ccache misses"
+
+# 3. sccache (its own server on a free port, stopped at the end): the second build hits
+if command -v sccache >/dev/null && command -v python3 >/dev/null; then
+	export SCCACHE_DIR=$w/sccache
+	SCCACHE_SERVER_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	export SCCACHE_SERVER_PORT
+	trap 'sccache --stop-server >/dev/null 2>&1; rm -rf "$w"' EXIT
+	for b in b4 b5; do
+		"$FATBUILD_BIN" build --launcher sccache -j 4 --arch-list "8.0" --build-dir "$w/$b" -o "$w/$b.so" "${srcs[@]}" \
+			>"$w/log" 2>&1 || { cat "$w/log" >&2; no "sccache build $b failed"; }
+	done
+	sc() { sccache --show-stats | awk -v k="$1" '$0 ~ "^" k " +[0-9]+$" { print $NF }'; }
+	[ "$(sc 'Cache misses')" = 2 ] && [ "$(sc 'Cache hits')" = 2 ] ||
+		{ sccache --show-stats >&2; no "sccache: want 2 misses then 2 hits, got $(sc 'Cache misses') / $(sc 'Cache hits')"; }
+else
+	echo "SKIP: sccache part (not installed; scripts/deps.sh installs it)"
+fi
+
+# 4. distcc with DISTCC_HOSTS=localhost (compiles here, through distcc): both host files
+if command -v distcc >/dev/null; then
+	DISTCC_HOSTS=localhost DISTCC_LOG=$w/distcc.log DISTCC_VERBOSE=1 "$FATBUILD_BIN" build --launcher distcc -j 4 \
+		--arch-list "8.0" --build-dir "$w/b6" -o "$w/b6.so" "${srcs[@]}" >"$w/log" 2>&1 ||
+		{ cat "$w/log" >&2; no "distcc build failed"; }
+	for f in saxpy_host.c extra.cpp; do
+		grep -q "compile from .*$f to" "$w/distcc.log" 2>/dev/null || no "distcc did not compile $f"
+	done
+else
+	echo "SKIP: distcc part (not installed; scripts/deps.sh installs it)"
+fi
 
 [ $fail = 0 ] && echo "build_launcher: all checks passed"
 exit $fail
