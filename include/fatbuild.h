@@ -290,7 +290,8 @@ FB_API long fb_select(const struct fb_image *images, size_t n, const struct ap_t
  * resolved arch list, in parallel (one process per NVRTC job: NVRTC serialises compiles that
  * share a process), and never twice: results live in a content-addressed cache whose key
  * covers the source, the path and content of every header it reads, every option, the NVRTC
- * version and the target. A PTX target whose SASS sibling (same sm and variant) is also in the
+ * version and the target (paths below a base count relative to it: docs/remote-cache.md §3).
+ * A PTX target whose SASS sibling (same sm and variant) is also in the
  * list rides on that job: NVRTC returns both, and the PTX is the same as a compute_X compile.
  * The jobs are fork()ed children of the caller that only call NVRTC and _exit; do not call
  * fb_compile while another thread of the process is inside NVRTC. Jobs that share an option set
@@ -307,6 +308,7 @@ struct fb_compile_progress {
 	/* With precompiled headers: "PCH made (40 MiB)", "PCH used", "PCH refused: why"; NULL
 	 * when the job ran without (a cache hit, PCH off, a worker with one job). */
 	const char *pch;
+	bool remote;                   /* the hit came from the remote cache (then cached too) */
 };
 
 struct fb_compile_opts {
@@ -350,6 +352,16 @@ struct fb_compile_opts {
 	 * removed after the run. */
 	bool no_pch;
 	const char *pch_parent;        /* NULL: the cache dir; no cache and NULL: no PCH */
+	/* The shared cache (docs/remote-cache.md): looked up after the local cache misses, hits
+	 * verified and copied into the local cache. NULL: none. A failing server means local
+	 * compiles and one line in cache_note, never an error. */
+	const char *remote_cache;      /* "http://host:port/prefix" */
+	const char *remote_header;     /* one request header ("Authorization: Bearer T") or NULL */
+	bool remote_read_only;         /* never upload */
+	long remote_timeout_ms;        /* per request; <= 0: 10 s */
+	/* Paths below this directory enter the cache key relative to it (default: each source's
+	 * own directory), so that checkouts in different places share entries. */
+	const char *cache_basedir;
 };
 
 struct fb_compile_image {
@@ -382,6 +394,7 @@ struct fb_compile_result {
 	 * the PCH was not tried at all ("" when it was, or when no_pch asked for that). */
 	size_t pch_made, pch_used, pch_refused;
 	char pch_off[512];
+	size_t nremote;                /* of ncached: hits served by the remote cache */
 };
 
 /* Compiles. Returns 0, or FB_ECOMPILE (err->msg: the first diagnostic; (*out)->log: the
@@ -487,6 +500,14 @@ FB_API int fb_cache_dir(char *buf, size_t size, struct fb_error *err);
 /* dir NULL: fb_cache_dir(). A missing directory is an empty cache. */
 FB_API int fb_cache_stats(const char *dir, struct fb_cache_stats *out, struct fb_error *err);
 FB_API int fb_cache_clear(const char *dir, uint64_t *removed, struct fb_error *err);
+/* What the cache served, summed over every fb_compile that used dir (kept in dir/stats). */
+struct fb_cache_counters {
+	uint64_t local_hits, remote_hits, misses;   /* misses: jobs NVRTC compiled */
+	uint64_t remote_misses, remote_errors, remote_corrupt, local_corrupt, uploads;
+	uint64_t bytes_down, bytes_up;              /* remote traffic */
+};
+/* dir NULL: fb_cache_dir(). No stats file yet: all zero. */
+FB_API int fb_cache_counters_read(const char *dir, struct fb_cache_counters *out, struct fb_error *err);
 
 /* END SECTION compile */
 
@@ -543,6 +564,8 @@ struct fb_ninja_edge {
 	const char *const *vars; size_t nvars;           /* name, value, name, value ... (2*nvars strings) */
 };
 FB_API int fb_ninja_edge(struct fb_ninja *n, const struct fb_ninja_edge *e, struct fb_error *err);
+/* "pool NAME / depth = DEPTH": at most DEPTH edges that name it (pool = NAME) run at once. */
+FB_API int fb_ninja_pool(struct fb_ninja *n, const char *name, int depth, struct fb_error *err);
 /* The text so far (owned by n). */
 FB_API const char *fb_ninja_text(const struct fb_ninja *n);
 /* Writes the file atomically, only when its content differs; *changed says whether it did. */
@@ -599,6 +622,9 @@ struct fb_build_opts {
 	const char *python;      /* whose torch; NULL: python3, else python, on PATH */
 	bool python_module;      /* output a directory: OUT/NAME<EXT_SUFFIX> (else OUT/NAME.so) */
 	int torch_cuda;          /* link c10_cuda, torch_cuda, cudart: 0 when there are .cu sources, 1 yes, -1 no */
+	/* Words put before the host compiler and nvcc on their edges ("ccache", "sccache",
+	 * "distcc"), as CMake's <LANG>_COMPILER_LAUNCHER; NULL: FATBUILD_LAUNCHER, else none. */
+	const char *launcher;
 };
 
 struct fb_build_result {

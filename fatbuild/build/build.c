@@ -427,6 +427,14 @@ edge(struct gen *g, const char *rule, const char *out, const char *const *in, si
 	return fb_ninja_edge(g->nj, &e, err);
 }
 
+/* The launcher words (ccache, sccache, distcc) that go before a host compiler or nvcc. */
+static int
+add_launcher(struct gen *g, struct str *c, struct fb_error *err)
+{
+	const char *l = g->o->launcher ? g->o->launcher : getenv("FATBUILD_LAUNCHER");
+	return l && *l ? swords(c, l, err) : 0;
+}
+
 /* -I and -D words for a compiler command. */
 static int
 add_includes_defines(struct gen *g, struct str *c, struct fb_error *err)
@@ -520,8 +528,11 @@ gen_kernel(struct gen *g, size_t idx, const char *src, struct fb_error *err)
 		bfmt(desc, sizeof(desc), "NVRTC %s %s", tname, strrchr(src, '/') ? strrchr(src, '/') + 1 : src);
 		if (!rc && c.oom)
 			rc = fail(err, FB_ENOMEM, "out of memory");
+		/* In the nvrtc pool: -j may be sized for host compiles a launcher farms out. */
+		const char *vars[8] = {"cmd", c.s, "desc", desc, "dep", dep, "pool", "nvrtc"};
+		struct fb_ninja_edge ke = {"kernel", (const char *const[]){out}, 1, &src, 1, NULL, 0, NULL, 0, vars, 4};
 		if (!rc)
-			rc = edge(g, "kernel", out, &src, 1, NULL, 0, c.s, desc, dep, err);
+			rc = fb_ninja_edge(g->nj, &ke, err);
 		free(c.s);
 		ladd(&parts, out);
 		if (g->reloc)
@@ -652,12 +663,14 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 		struct ap_error ae = {0};
 		if (ap_archlist_format(g->archs, AP_FMT_NVCC, &gencode, &ae) != 0)
 			return fail(err, FB_EARCH, "%s", ae.msg);
+		rc = add_launcher(g, &c, err);
 		/* $CXX's words: launchers (ccache) run nvcc itself, the compiler is -ccbin, the
 		 * options after it go to the host compiler ("ccache g++ -m64": ccache nvcc ... -ccbin
 		 * g++ -Xcompiler -m64). */
 		char **w = NULL;
 		size_t nw = 0, k = 0;
-		rc = fb_words_split(g->t.cxx, &w, &nw, err);
+		if (!rc)
+			rc = fb_words_split(g->t.cxx, &w, &nw, err);
 		while (!rc && k < nw && w[k][0] != '-')
 			k++;
 		for (size_t i = 0; !rc && i + 1 < k; i++)
@@ -704,7 +717,9 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 			rc = swords(&c, g->o->nvcc_flags, err);
 		g->any_nvcc = true;
 	} else {
-		rc = swords(&c, lang == L_C ? g->t.cc : g->t.cxx, err); /* each word of $CC on its own */
+		rc = add_launcher(g, &c, err);
+		if (!rc)
+			rc = swords(&c, lang == L_C ? g->t.cc : g->t.cxx, err); /* each word of $CC on its own */
 		if (!rc)
 			rc = swords(&c, "-c -O2 -fPIC", err);
 		if (!rc && g->torch && lang == L_CXX)
@@ -933,6 +948,12 @@ generate(struct gen *g, struct fb_error *err)
 		rc = fb_ninja_rule(g->nj, "link", "$cmd", "$desc", NULL, NULL, err);
 	if (!rc && g->reloc)
 		rc = fb_ninja_rule(g->nj, "dlink", "$cmd", "$desc", NULL, NULL, err);
+	/* NVRTC jobs run here whatever -j says: at most one per CPU (MAX_JOBS), and no more than -j. */
+	int depth = fb_compile_default_jobs();
+	if (g->o->jobs > 0 && g->o->jobs < depth)
+		depth = g->o->jobs;
+	if (!rc)
+		rc = fb_ninja_pool(g->nj, "nvrtc", depth, err);
 	for (size_t i = 0; !rc && i < g->o->nsources; i++) {
 		char src[PATHMAX];
 		enum lang lang = g->langs[i];

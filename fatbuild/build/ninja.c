@@ -331,3 +331,19 @@ fb_ninja_write(const struct fb_ninja *n, const char *path, bool *changed, struct
 		*changed = true;
 	return rc;
 }
+
+int
+fb_ninja_pool(struct fb_ninja *n, const char *name, int depth, struct fb_error *err)
+{
+	if (!n || !name || depth < 1)
+		return fail(err, FB_EINVAL, "%s: a pool needs a name and a depth of at least 1", "fb_ninja_pool");
+	size_t mark = n->len;
+	char d[32];
+	snprintf(d, sizeof(d), "%d", depth);
+	puts_(n, "pool ");
+	put_name(n, name);
+	puts_(n, "\n  depth = ");
+	puts_(n, d);
+	puts_(n, "\n\n");
+	return done(n, mark, 0, err);
+}

@@ -22,7 +22,9 @@ usage(FILE *f)
 	        "The build runs ninja on a generated build.ninja in the build dir, so a rebuild redoes only\n"
 	        "what changed: one kernel target, one host object, the link. OUT is replaced atomically:\n"
 	        "a failed build leaves the previous one in place.\n"
-	        "\n"
+	        "\n");
+	/* Two strings: ISO C bounds one literal to 4095 bytes. */
+	fprintf(f,
 	        "Options:\n"
 	        "  --arch-list LIST   targets, e.g. \"8.0 8.6+PTX\", \"native\", \"all-major\" (default:\n"
 	        "                     $TORCH_CUDA_ARCH_LIST, else auto: the visible GPUs)\n"
@@ -49,7 +51,15 @@ usage(FILE *f)
 	        "  --python-module    with -o DIR: DIR/NAME<EXT_SUFFIX>, importable as NAME (else DIR/NAME.so)\n"
 	        "  --with-cuda, --no-cuda   link torch's CUDA libraries (default: when there are .cu files)\n"
 	        "  -j N               parallel jobs (ninja -j; default: MAX_JOBS when it is a number, else the\n"
-	        "                     CPUs, capped by the cgroup CPU quota)\n"
+	        "                     CPUs, capped by the cgroup CPU quota); NVRTC jobs also stay within\n"
+	        "                     that CPU count, so a large -j for a launcher that farms out host\n"
+	        "                     compiles does not start that many NVRTC processes here\n"
+	        "  --launcher CMD     put CMD before the host compiler and nvcc (ccache, sccache,\n"
+	        "                     distcc), as CMake's <LANG>_COMPILER_LAUNCHER; default\n"
+	        "                     $FATBUILD_LAUNCHER\n"
+	        "  --remote-cache URL, --remote-cache-mode read|readwrite\n"
+	        "                     the shared compile cache for the NVRTC edges (sets\n"
+	        "                     FATBUILD_REMOTE_CACHE / _MODE for them; see 'fatbuild compile -h')\n"
 	        "  -v                 show every command\n"
 	        "  --emit-ninja       write build.ninja and stop\n"
 	        "  --executable       link a program instead of a shared library\n"
@@ -60,7 +70,8 @@ usage(FILE *f)
 	        "  --lto              device link-time optimisation: LTO-IR and an LTO device link (implies --rdc)\n"
 	        "\n"
 	        "Environment: CC, CXX (commands, split into words: CC=\"ccache gcc\"), CUDA_HOME,\n"
-	        "FATBUILD_BUILD_DIR, FATBUILD_NINJA, FATBUILD_RUNTIME, FATBUILD_INCLUDE, MAX_JOBS.\n"
+	        "FATBUILD_BUILD_DIR, FATBUILD_NINJA, FATBUILD_RUNTIME, FATBUILD_INCLUDE, MAX_JOBS,\n"
+	        "FATBUILD_LAUNCHER, FATBUILD_REMOTE_CACHE.\n"
 	        "'fatbuild env' shows what will be used.\n"
 	        "\n"
 	        "SIGINT, SIGTERM or SIGHUP stop everything the build started (ninja, compilers, NVRTC\n"
@@ -154,6 +165,17 @@ cmd_build(int argc, char **argv)
 			o.torch_cuda = 1;
 		} else if (strcmp(a, "--no-cuda") == 0) {
 			o.torch_cuda = -1;
+		} else if (OPT("--launcher")) {
+			o.launcher = v;
+		} else if (OPT("--remote-cache")) {
+			setenv("FATBUILD_REMOTE_CACHE", v, 1); /* the NVRTC edges run fatbuild compile */
+		} else if (OPT("--remote-cache-mode")) {
+			if (strcmp(v, "read") != 0 && strcmp(v, "readwrite") != 0) {
+				warn("build: invalid --remote-cache-mode '%s' (read or readwrite)", v);
+				usage(stderr);
+				goto out;
+			}
+			setenv("FATBUILD_REMOTE_CACHE_MODE", v, 1);
 		} else if (OPT("--backend")) {
 			if (strcmp(v, "nvrtc") == 0) {
 				o.backend = FB_BACKEND_NVRTC;

@@ -14,7 +14,8 @@ static const char usage_text[] =
 	"at any time is safe. It must be yours and writable by nobody else (else exit 7); a team\n"
 	"cache in a setgid group directory is opt-in: FATBUILD_CACHE_SHARED=1 (README: Security).\n"
 	"\n"
-	"  stats   print the directory, the number of entries and their size\n"
+	"  stats   print the directory, the number of entries and their size, and what the cache\n"
+	"          served: local and remote hits, misses, remote errors, corrupt entries, bytes\n"
 	"  clear   remove every entry\n"
 	"  dir     print the directory only\n"
 	"\n"
@@ -43,6 +44,19 @@ cmd_cache(int argc, char **argv)
 		printf("size: %llu bytes (%.1f MiB)\n", (unsigned long long)st.bytes, (double)st.bytes / 1048576.0);
 		if (st.temporaries)
 			printf("unfinished writes: %llu\n", (unsigned long long)st.temporaries);
+		struct fb_cache_counters n;
+		if (fb_cache_counters_read(st.dir, &n, &err))
+			return fail_fb(&err);
+		printf("local hits: %llu\n", (unsigned long long)n.local_hits);
+		printf("remote hits: %llu\n", (unsigned long long)n.remote_hits);
+		printf("misses (compiled): %llu\n", (unsigned long long)n.misses);
+		printf("remote misses: %llu\n", (unsigned long long)n.remote_misses);
+		printf("remote errors: %llu\n", (unsigned long long)n.remote_errors);
+		printf("corrupt entries: %llu local, %llu remote\n", (unsigned long long)n.local_corrupt,
+		       (unsigned long long)n.remote_corrupt);
+		printf("uploads: %llu\n", (unsigned long long)n.uploads);
+		printf("remote bytes: %llu down, %llu up\n", (unsigned long long)n.bytes_down,
+		       (unsigned long long)n.bytes_up);
 		return AP_EXIT_OK;
 	}
 	if (strcmp(argv[1], "clear") == 0) {

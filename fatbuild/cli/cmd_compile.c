@@ -43,9 +43,15 @@ static const char usage_text[] =
 	"  -Xnvrtc OPT        pass OPT to NVRTC unchanged (repeatable)\n"
 	"  -j N               parallel NVRTC jobs (default: MAX_JOBS when it is a number, else the CPUs,\n"
 	"                     capped by the cgroup CPU quota; 'fatbuild env' shows the figure)\n"
-	"  --no-cache         neither read nor write the cache\n"
+	"  --no-cache         neither read nor write the cache (local or remote)\n"
 	"  --no-pch           no precompiled headers (by default the jobs of one arch share a\n"
 	"                     worker process whose NVRTC parses the headers once; same output)\n"
+	"  --remote-cache URL a shared cache speaking Bazel's HTTP cache protocol (URL/ac/, URL/cas/:\n"
+	"                     nginx WebDAV, bazel-remote); default FATBUILD_REMOTE_CACHE. Asked after\n"
+	"                     the local cache misses; hits are verified and kept locally; a failing\n"
+	"                     server means local compiles and one warning\n"
+	"  --remote-cache-mode read|readwrite\n"
+	"                     read never uploads (default FATBUILD_REMOTE_CACHE_MODE, else readwrite)\n"
 	"  --compress MODE    default: zstd PTX, raw cubins (as nvcc); none; zstd or lz4 (everything)\n"
 	"  --depfile FILE     write a Makefile-style depfile for OUT (every source and header read),\n"
 	"                     for ninja 'deps = gcc' or make\n"
@@ -55,7 +61,10 @@ static const char usage_text[] =
 	"                     Not loadable until 'fatbuild dlink' links them\n"
 	"  --lto              LTO-IR (-dlto) for every target, for a link-time-optimised 'fatbuild dlink --lto'\n"
 	"  -v                 progress and a summary even when stderr is not a terminal\n"
-	"  -h, --help         this text\n"
+	"  -h, --help         this text\n";
+
+/* The rest of the help (ISO C bounds one string literal to 4095 bytes). */
+static const char usage_more[] =
 	"\n"
 	"One job per kernel file and SASS target, and per PTX target that has no SASS twin (a\n"
 	"'12.0+PTX' is one NVRTC run giving both). Progress on a terminal: [3/7] sm_90 kernels.cu 0.8s.\n"
@@ -63,7 +72,10 @@ static const char usage_text[] =
 	"[sm_90], the other jobs are cancelled and nothing is written.\n"
 	"\n"
 	"Cache: FATBUILD_CACHE_DIR, else $XDG_CACHE_HOME/fatbuild, else ~/.cache/fatbuild\n"
-	"('fatbuild cache stats|clear').\n"
+	"('fatbuild cache stats|clear'). FATBUILD_REMOTE_CACHE_HEADER: one header sent to the\n"
+	"remote cache ('Authorization: Bearer TOKEN'); FATBUILD_REMOTE_CACHE_TIMEOUT: seconds per\n"
+	"request (default 10); FATBUILD_CACHE_BASEDIR: paths below it enter the cache key relative\n"
+	"to it (default: each source's directory), so checkouts in other places share entries.\n"
 	"\n"
 	"Examples:\n"
 	"  fatbuild compile --arch-list \"8.0 9.0 12.0+PTX\" -o build/kernels/ softmax.cu gemm.cu\n"
@@ -73,7 +85,7 @@ static const char usage_text[] =
 	"when stopped by SIGINT, SIGTERM or SIGHUP (its NVRTC jobs are stopped, nothing is written).\n";
 
 enum { OPT_ARCH = 256, OPT_STD, OPT_FAST, OPT_LINEINFO, OPT_MAXRREG, OPT_DEPFILE, OPT_EMIT, OPT_NOCACHE,
-       OPT_COMPRESS, OPT_RDC, OPT_LTO, OPT_NOPCH };
+       OPT_COMPRESS, OPT_RDC, OPT_LTO, OPT_NOPCH, OPT_REMOTE, OPT_REMOTE_MODE };
 
 struct strv {
 	const char **v;
@@ -98,7 +110,8 @@ on_progress(void *ctx, const struct fb_compile_progress *p)
 	if (!pr->show)
 		return;
 	if (p->cached)
-		fprintf(stderr, "[%zu/%zu] %s %s cached\n", p->done, p->total, p->target, p->source);
+		fprintf(stderr, "[%zu/%zu] %s %s cached%s\n", p->done, p->total, p->target, p->source,
+		        p->remote ? " (remote)" : "");
 	else if (p->pch && pr->verbose)
 		fprintf(stderr, "[%zu/%zu] %s %s %.1fs (%s)\n", p->done, p->total, p->target, p->source, p->seconds, p->pch);
 	else
@@ -176,11 +189,14 @@ cmd_compile(int argc, char **argv)
 		{"compress", required_argument, NULL, OPT_COMPRESS},
 		{"rdc", no_argument, NULL, OPT_RDC},
 		{"lto", no_argument, NULL, OPT_LTO},
+		{"remote-cache", required_argument, NULL, OPT_REMOTE},
+		{"remote-cache-mode", required_argument, NULL, OPT_REMOTE_MODE},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct strv incs = {0}, defs = {0}, xopts = {0};
 	const char *list = NULL, *out = NULL, *depfile = NULL, *emit = NULL, *std = NULL, *compress = "default";
+	const char *remote = getenv("FATBUILD_REMOTE_CACHE"), *remote_mode = getenv("FATBUILD_REMOTE_CACHE_MODE");
 	int have_list = 0, verbose = 0, jobs = 0, maxrreg = 0, rc;
 	struct fb_compile_opts o = {0};
 
@@ -222,6 +238,8 @@ cmd_compile(int argc, char **argv)
 		case OPT_COMPRESS: compress = optarg; break;
 		case OPT_RDC: o.rdc = true; break;
 		case OPT_LTO: o.lto = true; break;
+		case OPT_REMOTE: remote = optarg; break;
+		case OPT_REMOTE_MODE: remote_mode = optarg; break;
 		case 'o': out = optarg; break;
 		case 'I': push(&incs, optarg); break;
 		case 'D': push(&defs, optarg); break;
@@ -233,6 +251,7 @@ cmd_compile(int argc, char **argv)
 		case 'v': verbose = 1; break;
 		case 'h':
 			fputs(usage_text, stdout);
+			fputs(usage_more, stdout);
 			free(args);
 			return AP_EXIT_OK;
 		case ':':
@@ -242,6 +261,10 @@ cmd_compile(int argc, char **argv)
 			warn("compile: unknown option '%s'", args[optind - 1]);
 			goto usage;
 		}
+	}
+	if (remote_mode && *remote_mode && strcmp(remote_mode, "read") && strcmp(remote_mode, "readwrite")) {
+		warn("compile: invalid --remote-cache-mode '%s' (read or readwrite)", remote_mode);
+		goto usage;
 	}
 	if (optind >= nargs) {
 		warn("compile: no kernel sources given");
@@ -342,6 +365,12 @@ cmd_compile(int argc, char **argv)
 	o.progress = on_progress;
 	o.progress_ctx = &pr;
 	o.cancel = cli_cancel_flag();
+	o.remote_cache = remote && *remote ? remote : NULL;
+	o.remote_header = getenv("FATBUILD_REMOTE_CACHE_HEADER");
+	o.remote_read_only = remote_mode && strcmp(remote_mode, "read") == 0;
+	const char *tmo = getenv("FATBUILD_REMOTE_CACHE_TIMEOUT");
+	o.remote_timeout_ms = tmo && *tmo ? (long)(strtod(tmo, NULL) * 1000) : 0;
+	o.cache_basedir = getenv("FATBUILD_CACHE_BASEDIR");
 
 	double t0 = now();
 	struct fb_compile_result *res = NULL;
@@ -451,6 +480,8 @@ cmd_compile(int argc, char **argv)
 		     res->nvrtc_version % 1000 / 10, jobs ? jobs : fb_compile_default_jobs(), now() - t0);
 	if (verbose && res->pch_made + res->pch_used + res->pch_refused)
 		warn("compile: PCH made %zu, used %zu, refused %zu", res->pch_made, res->pch_used, res->pch_refused);
+	if (verbose && o.remote_cache)
+		warn("compile: remote cache %s: %zu of %zu jobs served", o.remote_cache, res->nremote, res->njobs);
 	rc = AP_EXIT_OK;
 done:
 	fb_compile_result_free(res);

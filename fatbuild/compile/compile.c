@@ -80,6 +80,7 @@ fb_nvrtc_info(const char *cuda_home, struct fb_nvrtc_info *out, struct fb_error 
 struct digest {
 	char *path;
 	unsigned char d[32];
+	int names_file;             /* fb_key_names_file */
 };
 
 struct source {
@@ -90,6 +91,8 @@ struct source {
 	struct fb_strlist deps;     /* headers, in discovery order */
 	unsigned char key[32];      /* source + headers */
 	unsigned char content[32];  /* basename, source and headers by content only */
+	char base[PATH_MAX];        /* paths below it enter the key relative to it (key.c) */
+	int exact;                  /* the output may depend on paths: the key spells them exactly */
 };
 
 enum { J_PENDING, J_RUNNING, J_DONE };
@@ -105,7 +108,7 @@ struct job {
 	size_t unit;                /* the worker that runs it (NONE: not scheduled) */
 	double secs;
 	char pch_note[256];         /* the worker's PCH verdict, "" without PCH */
-	int cached;
+	int cached;                 /* 1: local cache, 2: remote cache */
 	int result;                 /* nvrtcResult */
 	struct fb_cache_entry e;
 };
@@ -140,6 +143,9 @@ struct run {
 	size_t ncommon;
 	char cache_dir[PATH_MAX];
 	int use_cache;
+	struct fb_remote *remote;
+	char basedir[PATH_MAX];
+	char nvrtc_key[128];        /* fb_key_nvrtc, or empty */
 	/* Kept here rather than in locals so that a forked child, which leaves with _exit, still
 	 * reaches every block through the run (memory checkers follow the fork). */
 	size_t *order, *wjob, *ujobs, *uorder, *uw;
@@ -226,11 +232,12 @@ build_options(struct run *r, const char *home, struct fb_error *err)
 
 /* Content digest of a header, computed once per run. */
 static int
-file_digest(struct run *r, const char *path, unsigned char d[32], struct fb_error *err)
+file_digest(struct run *r, const char *path, unsigned char d[32], int *names_file, struct fb_error *err)
 {
 	for (size_t i = 0; i < r->ndig; i++)
 		if (strcmp(r->dig[i].path, path) == 0) {
 			memcpy(d, r->dig[i].d, 32);
+			*names_file = r->dig[i].names_file;
 			return 0;
 		}
 	char *text;
@@ -242,6 +249,7 @@ file_digest(struct run *r, const char *path, unsigned char d[32], struct fb_erro
 	fb_sha256_init(&s);
 	fb_sha256_update(&s, text, size);
 	fb_sha256_final(&s, d);
+	*names_file = fb_key_names_file(text, size);
 	free(text);
 	if (r->ndig == r->capdig) {
 		size_t cap = r->capdig ? 2 * r->capdig : 64;
@@ -253,6 +261,7 @@ file_digest(struct run *r, const char *path, unsigned char d[32], struct fb_erro
 	}
 	if (!(r->dig[r->ndig].path = strdup(path)))
 		return seterr(err, FB_ENOMEM, "out of memory");
+	r->dig[r->ndig].names_file = *names_file;
 	memcpy(r->dig[r->ndig++].d, d, 32);
 	return 0;
 }
@@ -266,12 +275,13 @@ content_digest(struct run *r, struct source *s)
 {
 	struct fb_sha256 h;
 	unsigned char d[32];
+	int names;
 	const char *base = strrchr(s->path, '/');
 	fb_sha256_init(&h);
 	fb_sha256_str(&h, base ? base + 1 : s->path);
 	fb_sha256_update(&h, s->text, s->size);
 	for (size_t k = 0; k < s->deps.n; k++)
-		if (file_digest(r, s->deps.v[k], d, NULL) == 0)
+		if (file_digest(r, s->deps.v[k], d, &names, NULL) == 0)
 			fb_sha256_update(&h, d, 32);
 	fb_sha256_final(&h, s->content);
 }
@@ -284,6 +294,22 @@ user_seed(const struct run *r)
 		if (strncmp(r->common[k], "--frandom-seed", 14) == 0 || strncmp(r->common[k], "-frandom-seed", 13) == 0)
 			return 1;
 	return 0;
+}
+
+/* Hashes a path (or "-I<path>") as the key spells it: relative to the source's base unless the
+ * output may depend on it (key.c). */
+static void
+key_path(struct fb_sha256 *h, const struct source *s, const char *str)
+{
+	char buf[PATH_MAX + 8];
+	int inc = strncmp(str, "-I", 2) == 0;
+	if (s->exact || fb_key_path(s->base, str + (inc ? 2 : 0), buf + inc, sizeof(buf) - 2) != 0) {
+		fb_sha256_str(h, str);
+		return;
+	}
+	if (inc)
+		memcpy(buf, "-I", 2);
+	fb_sha256_str(h, buf);
 }
 
 static int
@@ -317,15 +343,27 @@ load_sources(struct run *r, struct fb_error *err)
 		free(dirs);
 		if (rc)
 			return rc;
+		snprintf(s->base, sizeof(s->base), "%s", r->basedir[0] ? r->basedir : s->dir);
+		char rel[PATH_MAX + 8];
+		s->exact = r->o->device_debug || r->o->lineinfo || fb_key_names_file(s->text, s->size);
+		for (size_t k = 0; k < s->deps.n && !s->exact; k++) {
+			unsigned char d[32];
+			int names = 0;
+			if ((rc = file_digest(r, s->deps.v[k], d, &names, err)))
+				return rc;
+			s->exact = names && fb_key_path(s->base, s->deps.v[k], rel, sizeof(rel)) == 0 && rel[0] == '@';
+		}
 		struct fb_sha256 h;
 		unsigned char d[32];
+		int names;
 		fb_sha256_init(&h);
-		fb_sha256_str(&h, s->path);
+		fb_sha256_str(&h, s->exact ? "paths exact" : "paths below base relative");
+		key_path(&h, s, s->path);
 		fb_sha256_update(&h, s->text, s->size);
 		for (size_t k = 0; k < s->deps.n; k++) {
-			if ((rc = file_digest(r, s->deps.v[k], d, err)))
+			if ((rc = file_digest(r, s->deps.v[k], d, &names, err)))
 				return rc;
-			fb_sha256_str(&h, s->deps.v[k]);
+			key_path(&h, s, s->deps.v[k]);
 			fb_sha256_update(&h, d, 32);
 		}
 		fb_sha256_final(&h, s->key);
@@ -380,15 +418,16 @@ make_jobs(struct run *r, struct fb_error *err)
 			fb_sha256_str(&h, "fatbuild-compile-v2"); /* v2: seeded */
 			snprintf(ver, sizeof(ver), "nvrtc %d", fb_nvrtc_version(r->nv));
 			fb_sha256_str(&h, ver);
-			fb_sha256_str(&h, fb_nvrtc_ident(r->nv)); /* the library file: patch releases */
+			/* the library itself (patch releases), by content so that machines share keys */
+			fb_sha256_str(&h, r->nvrtc_key[0] ? r->nvrtc_key : fb_nvrtc_ident(r->nv));
 			fb_sha256_str(&h, j->arch);
 			fb_sha256_str(&h, j->ptx != NONE ? "ptx" : "-");
 			fb_sha256_str(&h, j->sass != NONE ? "cubin" : "-");
 			if (j->lto)
 				fb_sha256_str(&h, "ltoir");
-			fb_sha256_str(&h, r->src[s].dir);
+			key_path(&h, &r->src[s], r->src[s].dir);
 			for (size_t k = 0; k < r->ncommon; k++)
-				fb_sha256_str(&h, r->common[k]);
+				key_path(&h, &r->src[s], r->common[k]);
 			fb_sha256_update(&h, r->src[s].key, 32);
 			fb_sha256_final(&h, d);
 			fb_sha256_hex(d, j->key);
@@ -422,7 +461,8 @@ report(struct run *r, struct job *j)
 		return;
 	struct fb_compile_progress p = {
 		.done = r->done, .total = r->njobs, .source = r->src[j->src].path, .target = j->arch,
-		.seconds = j->cached ? 0 : j->secs, .cached = j->cached != 0, .pch = j->pch_note[0] ? j->pch_note : NULL,
+		.seconds = j->cached ? 0 : j->secs, .cached = j->cached != 0, .remote = j->cached == 2,
+		.pch = j->pch_note[0] ? j->pch_note : NULL,
 	};
 	r->o->progress(r->o->progress_ctx, &p);
 }
@@ -1048,6 +1088,89 @@ run_free(struct run *r)
 		free(r->common[i]);
 	free(r->common);
 	fb_nvrtc_close(r->nv);
+	fb_remote_close(r->remote);
+}
+
+/* The remote cache for this run, when one is asked for; trouble only leaves a note. */
+static void
+remote_start(struct run *r, struct fb_compile_result *res)
+{
+	const struct fb_compile_opts *o = r->o;
+	if (!r->use_cache || !o->remote_cache || !*o->remote_cache)
+		return;
+	struct fb_remote_opts ro = {o->remote_cache, o->remote_header, !o->remote_read_only, o->remote_timeout_ms};
+	struct fb_error e = {0};
+	if (fb_remote_open(&ro, &r->remote, &e) != 0) {
+		char line[sizeof(e.msg) + 64];
+		snprintf(line, sizeof(line), "%s; compiling locally", e.msg);
+		log_append(&res->cache_note, line);
+	}
+}
+
+/* A remote hit for j: verified by fb_remote_get, then kept in the local cache. */
+static int
+remote_get(struct run *r, struct job *j, struct fb_compile_result *res)
+{
+	if (!r->remote || fb_remote_broken(r->remote, NULL))
+		return 0;
+	struct fb_error e = {0};
+	int got = fb_remote_get(r->remote, j->key, &j->e, &e);
+	if (got == FB_EFORMAT) {
+		char line[sizeof(e.msg) + 512];
+		snprintf(line, sizeof(line), "corrupt remote cache entry for %s (%s) ignored and recompiled: %s",
+		         r->src[j->src].path, j->arch, e.msg);
+		log_append(&res->cache_note, line);
+		res->ncorrupt++;
+	} else if (got == FB_EIO) {
+		char line[sizeof(e.msg) + 64];
+		snprintf(line, sizeof(line), "%s; remote cache off for this run, compiling locally", e.msg);
+		log_append(&res->cache_note, line);
+	}
+	if (got != 0)
+		return 0;
+	if ((j->sass != NONE && !j->e.cubin_size) || (j->ptx != NONE && !j->e.ptx_size)) {
+		fb_cache_entry_clear(&j->e);
+		return 0;
+	}
+	fb_cache_put(r->cache_dir, j->key, &j->e, NULL); /* best effort */
+	return 1;
+}
+
+static void
+remote_put(struct run *r, struct job *j, struct fb_compile_result *res)
+{
+	if (!r->remote || fb_remote_broken(r->remote, NULL))
+		return;
+	struct fb_error e = {0};
+	if (fb_remote_put(r->remote, j->key, &j->e, &e) == FB_EIO) {
+		char line[sizeof(e.msg) + 64];
+		snprintf(line, sizeof(line), "%s; results not uploaded", e.msg);
+		log_append(&res->cache_note, line);
+	}
+}
+
+/* Adds this run's numbers to the cache directory's counters (stats.c); best effort. */
+static void
+count_run(struct run *r, const struct fb_compile_result *res)
+{
+	if (!r->use_cache)
+		return;
+	struct fb_cache_counters c = {0};
+	c.local_hits = res->ncached - res->nremote;
+	c.remote_hits = res->nremote;
+	c.misses = res->ncompiled;
+	c.local_corrupt = res->ncorrupt;
+	if (r->remote) {
+		const struct fb_remote_counts *n = fb_remote_counts(r->remote);
+		c.remote_misses = n->misses;
+		c.remote_errors = n->errors;
+		c.remote_corrupt = n->corrupt;
+		c.local_corrupt -= n->corrupt < c.local_corrupt ? n->corrupt : c.local_corrupt;
+		c.uploads = n->uploads;
+		c.bytes_down = n->bytes_down;
+		c.bytes_up = n->bytes_up;
+	}
+	fb_cache_count(r->cache_dir, &c, NULL);
 }
 
 /* Turns the PCH on when two pending jobs share an option set, NVRTC has the PCH API and a
@@ -1126,6 +1249,10 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 		if (cc)
 			r.use_cache = 0;
 	}
+	if (r.use_cache && fb_key_nvrtc(r.cache_dir, fb_nvrtc_ident(r.nv), r.nvrtc_key, sizeof(r.nvrtc_key)) != 0)
+		r.nvrtc_key[0] = 0;
+	if (opts->cache_basedir && *opts->cache_basedir && !realpath(opts->cache_basedir, r.basedir))
+		snprintf(r.basedir, sizeof(r.basedir), "%s", opts->cache_basedir);
 	if (!(r.src = calloc(nsources, sizeof(*r.src)))) {
 		rc = seterr(err, FB_ENOMEM, "out of memory");
 		goto out;
@@ -1140,7 +1267,8 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 	res->njobs = r.njobs;
 	if ((rc = add_deps(&r, res, err)))
 		goto out;
-	/* Cache hits first. */
+	remote_start(&r, res);
+	/* Cache hits first: local, then remote. */
 	for (size_t i = 0; r.use_cache && i < r.njobs; i++) {
 		struct job *j = &r.jobs[i];
 		struct fb_error ce = {0};
@@ -1152,15 +1280,17 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 			log_append(&res->cache_note, line);
 			res->ncorrupt++;
 		}
-		if (got != 0)
-			continue;
-		if (j->lto ? !j->e.cubin_size : (j->sass != NONE && !j->e.cubin_size) || (j->ptx != NONE && !j->e.ptx_size)) {
+		if (got == 0 &&
+		    (j->lto ? !j->e.cubin_size : (j->sass != NONE && !j->e.cubin_size) || (j->ptx != NONE && !j->e.ptx_size))) {
 			fb_cache_entry_clear(&j->e);
-			continue;
+			got = FB_ENOIMAGE;
 		}
+		if (got != 0 && !remote_get(&r, j, res))
+			continue;
 		j->state = J_DONE;
-		j->cached = 1;
+		j->cached = got == 0 ? 1 : 2;
 		res->ncached++;
+		res->nremote += j->cached == 2;
 		report(&r, j);
 	}
 	int maxjobs = opts->jobs > 0 ? opts->jobs : fb_compile_default_jobs();
@@ -1201,8 +1331,11 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 		res->ncompiled++;
 		if (r.use_cache)
 			fb_cache_put(r.cache_dir, j->key, &j->e, NULL); /* best effort */
+		remote_put(&r, j, res);
 	}
 	rc = assemble(&r, res, err);
+	if (!rc)
+		count_run(&r, res);
 out:
 	if (rc && rc != FB_ECOMPILE) {
 		fb_compile_result_free(res);

@@ -121,6 +121,62 @@ void fb_cache_entry_clear(struct fb_cache_entry *e);
 int fb_cache_decode(const unsigned char *data, size_t n, struct fb_cache_entry *out);
 int fb_cache_encode(const struct fb_cache_entry *e, unsigned char **out, size_t *size);
 
+/* ---- remote.c: the shared cache over Bazel's HTTP cache protocol (docs/remote-cache.md) ---- */
+
+struct fb_remote;
+
+struct fb_remote_opts {
+	const char *url;         /* http:// or https://, the root that holds ac/ and cas/ */
+	const char *header;      /* one extra request header ("Authorization: Bearer T"), or NULL */
+	int writable;            /* 0: never PUT */
+	long timeout_ms;         /* per request; <= 0: 10 s */
+};
+
+struct fb_remote_counts {
+	uint64_t hits, misses, uploads, errors, corrupt, bytes_down, bytes_up;
+};
+
+/* FB_ENOTOOL when libcurl does not load (err->msg says so), FB_EINVAL for a bad URL. */
+int fb_remote_open(const struct fb_remote_opts *o, struct fb_remote **out, struct fb_error *err);
+void fb_remote_close(struct fb_remote *r);
+/* 0 and *out filled on a verified hit (every blob's size and SHA-256 checked); FB_ENOIMAGE on
+ * a miss; FB_EFORMAT for a damaged record or blob; FB_EIO once the server failed (then for
+ * every later call: see fb_remote_broken). */
+int fb_remote_get(struct fb_remote *r, const char *key, struct fb_cache_entry *out, struct fb_error *err);
+/* Uploads the blobs, then the action record; 0 without a PUT when not writable. */
+int fb_remote_put(struct fb_remote *r, const char *key, const struct fb_cache_entry *e, struct fb_error *err);
+/* The action record (docs/remote-cache.md §2): the digests (hex) and sizes of cubin, PTX, log. */
+struct fb_remote_record {
+	char hex[3][65];
+	uint64_t size[3];
+};
+/* Parses a record; 0, or FB_EFORMAT with err->msg naming the line and what is wrong. */
+int fb_remote_record_decode(const char *text, size_t n, struct fb_remote_record *out, struct fb_error *err);
+/* The record's text into buf (at least 400 bytes); returns its length. */
+size_t fb_remote_record_encode(const struct fb_remote_record *rec, char *buf, size_t size);
+/* 1 after the first transport failure; *why: its message. */
+int fb_remote_broken(const struct fb_remote *r, const char **why);
+const struct fb_remote_counts *fb_remote_counts(const struct fb_remote *r);
+
+/* ---- stats.c: hit and miss counters kept in the cache directory ---- */
+
+/* Adds d to the counters in dir/stats under a lock (dir/stats.lock), written atomically. */
+int fb_cache_count(const char *dir, const struct fb_cache_counters *d, struct fb_error *err);
+
+/* ---- key.c: how paths enter the compile key ---- */
+
+/* The spelling of path in the key: "@/rest" when path lies under base (a directory, textual
+ * prefix at a '/' boundary), else path itself. Into out; 0, or -1 when it does not fit. */
+int fb_key_path(const char *base, const char *path, char *out, size_t size);
+/* 1 when text spells __FILE__, __builtin_FILE or assert (which expands __FILE__ where it is
+ * used) as a whole word: the output may then depend on the path. */
+int fb_key_names_file(const char *text, size_t size);
+
+/* What identifies the NVRTC build in the key: "nvrtc 13000 sha256 <digest of the library>",
+ * the digest remembered in cache_dir/nvrtc/ per (file, inode, size, mtime). ident is
+ * fb_nvrtc_ident's. 0, or -1 (then the caller keys by ident). */
+int fb_key_nvrtc(const char *cache_dir, const char *ident, char *out, size_t size);
+
 /* Reads a whole file (NUL-terminated for convenience; *size excludes it). */
 int fb_read_file(const char *path, char **data, size_t *size, struct fb_error *err);
 /* mkdir -p through fb_dir_make (0700, checked). */

@@ -8,8 +8,9 @@
  * search path): one list for the arch checks and the compiler. NVRTC serialises much of a compile inside one
  * process (a global lock in the front end: two CUB compiles on two threads take as long as
  * one after the other), so compile.c runs each job in its own forked process. */
-#define _GNU_SOURCE /* dladdr */
+#define _GNU_SOURCE /* dlinfo */
 #include <dlfcn.h>
+#include <link.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,13 +132,15 @@ preload_builtins(const struct fb_nvrtc *n)
 		(void)dlopen(b, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE); /* kept loaded, as NVRTC is */
 }
 
-/* An address inside the library, for dladdr. */
-static void *
-p_of(const struct fb_nvrtc *n)
+/* The file the handle loaded (the link map's name, so that a preloaded library wrapping a
+ * symbol, such as a test's call counter, cannot stand in for NVRTC); NULL if unknown. */
+static const char *
+loaded_file(const struct fb_nvrtc *n)
 {
-	void *p;
-	memcpy(&p, &n->compile, sizeof(p));
-	return p;
+	struct link_map *lm = NULL;
+	if (dlinfo(n->dl, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && lm->l_name[0])
+		return lm->l_name;
+	return NULL;
 }
 
 int
@@ -175,9 +178,10 @@ fb_nvrtc_open(const char *cuda_home, struct fb_nvrtc **out, struct fb_error *err
 		}
 		if (bind(n, why, sizeof(why))) {
 			preload_builtins(n);
-			Dl_info dli;
 			struct stat st;
-			const char *file = dladdr(p_of(n), &dli) && dli.dli_fname ? dli.dli_fname : n->path;
+			const char *file = loaded_file(n);
+			if (!file)
+				file = n->path;
 			if (stat(file, &st) != 0)
 				memset(&st, 0, sizeof(st));
 			snprintf(n->ident, sizeof(n->ident), "nvrtc %d %s %lld %lld", n->version, file,

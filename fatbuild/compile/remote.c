@@ -1,0 +1,468 @@
+/* remote.c: the shared compile cache over the HTTP cache protocol of Bazel (docs/remote-cache.md).
+ *
+ *   GET/PUT URL/cas/<sha256>   a blob: one cubin, PTX text or log, named by its SHA-256
+ *   GET/PUT URL/ac/<key>       the action record that maps a compile key to its blobs
+ *
+ * The action record (docs/remote-cache.md §2) is a few lines of text:
+ *
+ *   fatbuild-ac 1
+ *   cubin <sha256> <size>
+ *   ptx <sha256> <size>
+ *   log <sha256> <size>
+ *
+ * libcurl is dlopen'ed (libcurl.so.4): without it the remote cache is off and the caller says
+ * so once; nothing else changes. One easy handle per fb_remote, so that every request of a
+ * compile run reuses one kept-alive connection. The first transport failure (no connection, a
+ * timeout, a 5xx) marks the remote broken: every later call answers FB_EIO at once, so a dead
+ * or slow server costs one timeout per run, never a failed build. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+#include "common/error_priv.h"
+
+/* The few libcurl constants used (curl/curl.h: CURLOPTTYPE_* bases plus the option number). */
+enum {
+	OPT_WRITEDATA = 10001,
+	OPT_URL = 10002,
+	OPT_READDATA = 10009,
+	OPT_ERRORBUFFER = 10010,
+	OPT_HTTPHEADER = 10023,
+	OPT_WRITEFUNCTION = 20011,
+	OPT_READFUNCTION = 20012,
+	OPT_UPLOAD = 46,
+	OPT_HTTPGET = 80,
+	OPT_NOSIGNAL = 99,
+	OPT_TIMEOUT_MS = 155,
+	OPT_CONNECTTIMEOUT_MS = 156,
+	OPT_INFILESIZE_LARGE = 30115,
+	INFO_RESPONSE_CODE = 0x200002,
+	CURL_ERROR_SIZE = 256,
+};
+
+struct slist; /* struct curl_slist */
+
+struct curlfn {
+	void *(*easy_init)(void);
+	int (*easy_setopt)(void *, int, ...);
+	int (*easy_perform)(void *);
+	int (*easy_getinfo)(void *, int, ...);
+	void (*easy_cleanup)(void *);
+	const char *(*easy_strerror)(int);
+	struct slist *(*slist_append)(struct slist *, const char *);
+	void (*slist_free_all)(struct slist *);
+};
+
+struct fb_remote {
+	void *lib;
+	struct curlfn f;
+	void *h;
+	struct slist *headers;
+	char *url;               /* without a trailing '/' */
+	int writable;
+	long timeout_ms;
+	int broken;
+	char why[1024];          /* the first failure */
+	char ebuf[CURL_ERROR_SIZE];
+	struct fb_remote_counts n;
+};
+
+struct buf {
+	unsigned char *p;
+	size_t n, cap, max;
+	int over;
+};
+
+struct rd {
+	const unsigned char *p;
+	size_t n, off;
+};
+
+static size_t
+on_write(char *data, size_t size, size_t nmemb, void *ctx)
+{
+	struct buf *b = ctx;
+	size_t k = size * nmemb;
+	if (b->n + k > b->max) {
+		b->over = 1;
+		return 0; /* libcurl aborts the transfer */
+	}
+	if (b->n + k + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 65536;
+		while (cap < b->n + k + 1)
+			cap *= 2;
+		unsigned char *np = realloc(b->p, cap);
+		if (!np)
+			return 0;
+		b->p = np;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, data, k);
+	b->n += k;
+	b->p[b->n] = 0;
+	return k;
+}
+
+static size_t
+on_read(char *data, size_t size, size_t nmemb, void *ctx)
+{
+	struct rd *r = ctx;
+	size_t k = size * nmemb;
+	if (k > r->n - r->off)
+		k = r->n - r->off;
+	memcpy(data, r->p + r->off, k);
+	r->off += k;
+	return k;
+}
+
+int
+fb_remote_open(const struct fb_remote_opts *o, struct fb_remote **out, struct fb_error *err)
+{
+	*out = NULL;
+	if (!o->url || (strncmp(o->url, "http://", 7) != 0 && strncmp(o->url, "https://", 8) != 0))
+		return fb_seterr(err, FB_EINVAL, "remote cache URL '%s': must start with http:// or https://",
+		                 o->url ? o->url : "");
+	struct fb_remote *r = calloc(1, sizeof(*r));
+	if (!r || !(r->url = strdup(o->url))) {
+		free(r);
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	}
+	for (size_t k = strlen(r->url); k > 0 && r->url[k - 1] == '/'; k--)
+		r->url[k - 1] = 0;
+	r->writable = o->writable;
+	r->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 10000;
+	const char *names[] = {"libcurl.so.4", "libcurl-gnutls.so.4", "libcurl.so"};
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names) && !r->lib; i++)
+		r->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+	if (!r->lib) {
+		const char *why = dlerror();
+		fb_remote_close(r);
+		return fb_seterr(err, FB_ENOTOOL, "remote cache off: cannot load libcurl.so.4: %s", why ? why : "not found");
+	}
+	struct {
+		const char *name;
+		void **slot;
+	} syms[] = {
+		{"curl_easy_init", (void **)&r->f.easy_init},       {"curl_easy_setopt", (void **)&r->f.easy_setopt},
+		{"curl_easy_perform", (void **)&r->f.easy_perform}, {"curl_easy_getinfo", (void **)&r->f.easy_getinfo},
+		{"curl_easy_cleanup", (void **)&r->f.easy_cleanup}, {"curl_easy_strerror", (void **)&r->f.easy_strerror},
+		{"curl_slist_append", (void **)&r->f.slist_append}, {"curl_slist_free_all", (void **)&r->f.slist_free_all},
+	};
+	for (size_t i = 0; i < sizeof(syms) / sizeof(*syms); i++) {
+		void *p = dlsym(r->lib, syms[i].name);
+		if (!p) {
+			fb_remote_close(r);
+			return fb_seterr(err, FB_ENOTOOL, "remote cache off: libcurl lacks %s", syms[i].name);
+		}
+		memcpy(syms[i].slot, &p, sizeof(p));
+	}
+	/* "Expect:" turns off the 100-continue round trip libcurl would make before each PUT. */
+	r->headers = r->f.slist_append(NULL, "Expect:");
+	if (r->headers && o->header && *o->header)
+		r->headers = r->f.slist_append(r->headers, o->header);
+	if (!r->headers || !(r->h = r->f.easy_init())) {
+		fb_remote_close(r);
+		return fb_seterr(err, FB_ENOMEM, "remote cache off: libcurl could not start");
+	}
+	*out = r;
+	return 0;
+}
+
+void
+fb_remote_close(struct fb_remote *r)
+{
+	if (!r)
+		return;
+	if (r->h)
+		r->f.easy_cleanup(r->h);
+	if (r->headers)
+		r->f.slist_free_all(r->headers);
+	/* libcurl stays mapped: its TLS library may have registered exit handlers. */
+	free(r->url);
+	free(r);
+}
+
+int
+fb_remote_broken(const struct fb_remote *r, const char **why)
+{
+	if (why)
+		*why = r->why;
+	return r->broken;
+}
+
+const struct fb_remote_counts *
+fb_remote_counts(const struct fb_remote *r)
+{
+	return &r->n;
+}
+
+static int
+broke(struct fb_remote *r, struct fb_error *err, const char *fmt, const char *a, const char *b)
+{
+	if (!r->broken) {
+		r->broken = 1;
+		snprintf(r->why, sizeof(r->why), fmt, a, b);
+		r->n.errors++;
+	}
+	return fb_seterr(err, FB_EIO, "%s", r->why);
+}
+
+/* One request: upload data when given, else GET; the answer's body goes into *b. Returns
+ * the HTTP status, or -1 after marking the remote broken. */
+static long
+request(struct fb_remote *r, const char *kind, const char *name, const unsigned char *data, size_t size,
+        struct buf *b, struct fb_error *err)
+{
+	char url[4096 + 80];
+	if (snprintf(url, sizeof(url), "%s/%s/%s", r->url, kind, name) >= (int)sizeof(url)) {
+		broke(r, err, "remote cache URL too long: %.200s%s", r->url, "");
+		return -1;
+	}
+	struct rd rd = {data, size, 0};
+	void *h = r->h;
+	r->ebuf[0] = 0;
+	r->f.easy_setopt(h, OPT_URL, url);
+	r->f.easy_setopt(h, OPT_HTTPHEADER, r->headers);
+	r->f.easy_setopt(h, OPT_NOSIGNAL, 1L);
+	r->f.easy_setopt(h, OPT_CONNECTTIMEOUT_MS, r->timeout_ms < 3000 ? r->timeout_ms : 3000L);
+	r->f.easy_setopt(h, OPT_TIMEOUT_MS, r->timeout_ms);
+	r->f.easy_setopt(h, OPT_ERRORBUFFER, r->ebuf);
+	r->f.easy_setopt(h, OPT_WRITEFUNCTION, on_write);
+	r->f.easy_setopt(h, OPT_WRITEDATA, b);
+	if (data) {
+		r->f.easy_setopt(h, OPT_UPLOAD, 1L);
+		r->f.easy_setopt(h, OPT_READFUNCTION, on_read);
+		r->f.easy_setopt(h, OPT_READDATA, &rd);
+		r->f.easy_setopt(h, OPT_INFILESIZE_LARGE, (long long)size);
+	} else {
+		r->f.easy_setopt(h, OPT_HTTPGET, 1L);
+	}
+	int rc = r->f.easy_perform(h);
+	long status = 0;
+	r->f.easy_getinfo(h, INFO_RESPONSE_CODE, &status);
+	if (rc != 0 && !(b && b->over)) {
+		broke(r, err, "remote cache %.300s: %.200s", r->url, r->ebuf[0] ? r->ebuf : r->f.easy_strerror(rc));
+		return -1;
+	}
+	if (status >= 500 || status == 401 || status == 403) {
+		char st[32];
+		snprintf(st, sizeof(st), "HTTP %ld", status);
+		broke(r, err, "remote cache %.300s: %s", r->url, st);
+		return -1;
+	}
+	return status;
+}
+
+/* Fetches one blob and checks its size and digest. */
+static int
+get_blob(struct fb_remote *r, const char *hex, uint64_t size, unsigned char **out, struct fb_error *err)
+{
+	*out = NULL;
+	struct buf b = {.max = (size_t)size};
+	long st = request(r, "cas", hex, NULL, 0, &b, err);
+	if (st < 0) {
+		free(b.p);
+		return FB_EIO;
+	}
+	if (st != 200 || b.over || b.n != size) {
+		free(b.p);
+		r->n.corrupt += st == 200;
+		if (st == 200)
+			return fb_seterr(err, FB_EFORMAT, "remote blob cas/%s: %s", hex,
+			                 "size differs from its action record");
+		return fb_seterr(err, FB_ENOIMAGE, "remote blob cas/%s: HTTP %ld", hex, st);
+	}
+	r->n.bytes_down += b.n;
+	struct fb_sha256 s;
+	unsigned char d[32];
+	char got[65];
+	fb_sha256_init(&s);
+	fb_sha256_update(&s, b.p ? b.p : (unsigned char *)"", b.n);
+	fb_sha256_final(&s, d);
+	fb_sha256_hex(d, got);
+	if (strcmp(got, hex) != 0) {
+		free(b.p);
+		r->n.corrupt++;
+		return fb_seterr(err, FB_EFORMAT, "remote blob cas/%s: content hashes to %s", hex, got);
+	}
+	if (!b.p && !(b.p = calloc(1, 1)))
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	*out = b.p;
+	return 0;
+}
+
+static int
+is_hex64(const char *s, size_t n)
+{
+	return n == 64 && strspn(s, "0123456789abcdef") >= 64;
+}
+
+static const char *const rec_names[3] = {"cubin", "ptx", "log"};
+
+int
+fb_remote_record_decode(const char *text, size_t n, struct fb_remote_record *out, struct fb_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	if (n > 4096)
+		return fb_seterr(err, FB_EFORMAT, "%zu bytes, more than a record's 4096", n);
+	if (memchr(text, 0, n))
+		return fb_seterr(err, FB_EFORMAT, "a NUL byte in the text");
+	static const char head[] = "fatbuild-ac 1\n";
+	if (n < sizeof(head) - 1 || memcmp(text, head, sizeof(head) - 1) != 0)
+		return fb_seterr(err, FB_EFORMAT, "line 1 is not 'fatbuild-ac 1'");
+	const char *p = text + sizeof(head) - 1, *end = text + n;
+	for (int i = 0; i < 3; i++) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			return fb_seterr(err, FB_EFORMAT, "line %d (%s): missing or not ended by a newline", i + 2, rec_names[i]);
+		size_t k = strlen(rec_names[i]);
+		if ((size_t)(nl - p) < k + 1 || memcmp(p, rec_names[i], k) != 0 || p[k] != ' ')
+			return fb_seterr(err, FB_EFORMAT, "line %d: not '%s <sha256> <size>'", i + 2, rec_names[i]);
+		const char *h = p + k + 1, *sp = memchr(h, ' ', (size_t)(nl - h));
+		if (!sp || !is_hex64(h, (size_t)(sp - h)))
+			return fb_seterr(err, FB_EFORMAT, "line %d (%s): the digest is not 64 lowercase hex digits", i + 2,
+			                 rec_names[i]);
+		uint64_t v = 0;
+		const char *d = sp + 1;
+		if (d == nl || (size_t)(nl - d) > 10)
+			return fb_seterr(err, FB_EFORMAT, "line %d (%s): no size, or more than 10 digits", i + 2, rec_names[i]);
+		if (*d == '0' && nl - d > 1) /* one spelling per record: it is what the writer sends */
+			return fb_seterr(err, FB_EFORMAT, "line %d (%s): the size has a leading zero", i + 2, rec_names[i]);
+		for (; d < nl; d++) {
+			if (*d < '0' || *d > '9')
+				return fb_seterr(err, FB_EFORMAT, "line %d (%s): the size is not a decimal number", i + 2,
+				                 rec_names[i]);
+			v = v * 10 + (uint64_t)(*d - '0');
+		}
+		if (v > ((uint64_t)1 << 31))
+			return fb_seterr(err, FB_EFORMAT, "line %d (%s): size %llu is over 2 GiB", i + 2, rec_names[i],
+			                 (unsigned long long)v);
+		memcpy(out->hex[i], h, 64);
+		out->hex[i][64] = 0;
+		out->size[i] = v;
+		p = nl + 1;
+	}
+	if (p != end)
+		return fb_seterr(err, FB_EFORMAT, "%zu bytes after line 4", (size_t)(end - p));
+	return 0;
+}
+
+size_t
+fb_remote_record_encode(const struct fb_remote_record *rec, char *buf, size_t size)
+{
+	int k = snprintf(buf, size, "fatbuild-ac 1\ncubin %s %llu\nptx %s %llu\nlog %s %llu\n", rec->hex[0],
+	                 (unsigned long long)rec->size[0], rec->hex[1], (unsigned long long)rec->size[1], rec->hex[2],
+	                 (unsigned long long)rec->size[2]);
+	return k > 0 ? (size_t)k : 0;
+}
+
+int
+fb_remote_get(struct fb_remote *r, const char *key, struct fb_cache_entry *out, struct fb_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	if (r->broken)
+		return fb_seterr(err, FB_EIO, "%s", r->why);
+	struct buf b = {.max = 4096};
+	long st = request(r, "ac", key, NULL, 0, &b, err);
+	if (st < 0) {
+		free(b.p);
+		return FB_EIO;
+	}
+	if (st != 200) {
+		free(b.p);
+		r->n.misses++;
+		return FB_ENOIMAGE;
+	}
+	r->n.bytes_down += b.n;
+	struct fb_remote_record rec;
+	struct fb_error pe = {0};
+	int bad = b.over ? fb_seterr(&pe, FB_EFORMAT, "more than a record's 4096 bytes")
+	                 : fb_remote_record_decode(b.p ? (const char *)b.p : "", b.n, &rec, &pe);
+	free(b.p);
+	if (bad) {
+		r->n.corrupt++;
+		return fb_seterr(err, FB_EFORMAT, "remote action record ac/%s: %s", key, pe.msg);
+	}
+	unsigned char *blob[3] = {0};
+	int rc = 0;
+	for (int i = 0; i < 3 && !rc; i++)
+		if (rec.size[i])
+			rc = get_blob(r, rec.hex[i], rec.size[i], &blob[i], err);
+	if (rc) {
+		for (int i = 0; i < 3; i++)
+			free(blob[i]);
+		if (rc == FB_ENOIMAGE)
+			r->n.misses++; /* a blob evicted under its record */
+		return rc;
+	}
+	out->cubin = blob[0];
+	out->cubin_size = rec.size[0];
+	out->ptx = blob[1];
+	out->ptx_size = rec.size[1];
+	out->log = blob[2] ? (char *)blob[2] : calloc(1, 1);
+	if (!out->log) {
+		fb_cache_entry_clear(out);
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	}
+	r->n.hits++;
+	return 0;
+}
+
+static void
+digest_hex(const void *p, size_t n, char out[65])
+{
+	struct fb_sha256 s;
+	unsigned char d[32];
+	fb_sha256_init(&s);
+	fb_sha256_update(&s, p ? p : "", n);
+	fb_sha256_final(&s, d);
+	fb_sha256_hex(d, out);
+}
+
+static int
+put_one(struct fb_remote *r, const char *kind, const char *name, const void *p, size_t n, struct fb_error *err)
+{
+	struct buf sink = {.max = 65536}; /* an error page, if the server sends one */
+	long st = request(r, kind, name, p ? p : "", n, &sink, err);
+	free(sink.p);
+	if (st < 0)
+		return FB_EIO;
+	if (st < 200 || st > 299) {
+		char s[32];
+		snprintf(s, sizeof(s), "HTTP %ld", st);
+		return broke(r, err, "remote cache %.300s: PUT answered %s", r->url, s);
+	}
+	r->n.bytes_up += n;
+	return 0;
+}
+
+int
+fb_remote_put(struct fb_remote *r, const char *key, const struct fb_cache_entry *e, struct fb_error *err)
+{
+	if (!r->writable)
+		return 0;
+	if (r->broken)
+		return fb_seterr(err, FB_EIO, "%s", r->why);
+	const void *p[3] = {e->cubin, e->ptx, e->log};
+	size_t n[3] = {e->cubin_size, e->ptx_size, e->log ? strlen(e->log) : 0};
+	struct fb_remote_record rec;
+	int rc = 0;
+	/* Blobs before the record, so that a reader never finds a record whose blobs were never
+	 * written. */
+	for (int i = 0; i < 3 && !rc; i++) {
+		digest_hex(p[i], n[i], rec.hex[i]);
+		rec.size[i] = n[i];
+		if (n[i])
+			rc = put_one(r, "cas", rec.hex[i], p[i], n[i], err);
+	}
+	if (rc)
+		return rc;
+	char text[400];
+	size_t k = fb_remote_record_encode(&rec, text, sizeof(text));
+	rc = put_one(r, "ac", key, text, k, err);
+	if (!rc)
+		r->n.uploads++;
+	return rc;
+}

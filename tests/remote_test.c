@@ -1,0 +1,247 @@
+/* remote_test.c: the pieces of the shared cache that need no server (remote_cache.sh has the
+ * server): how paths enter the key (key.c), the NVRTC digest and its memo, the counters'
+ * lock (stats.c) under concurrent updates, the action record (docs/remote-cache.md §2), and
+ * remote.c's refusal of a bad URL and of a dead server. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "compile/compile.h"
+
+static void
+test_key_path(void)
+{
+	char b[256];
+	CHECK(fb_key_path("/a/src", "/a/src/k.cu", b, sizeof(b)) == 0);
+	CHECK_STR(b, "@/k.cu");
+	CHECK(fb_key_path("/a/src/", "/a/src/inc/h.cuh", b, sizeof(b)) == 0);
+	CHECK_STR(b, "@/inc/h.cuh");
+	CHECK(fb_key_path("/a/src", "/a/src", b, sizeof(b)) == 0);
+	CHECK_STR(b, "@");
+	/* a sibling that shares the prefix is not below the base */
+	CHECK(fb_key_path("/a/src", "/a/srcx/k.cu", b, sizeof(b)) == 0);
+	CHECK_STR(b, "/a/srcx/k.cu");
+	CHECK(fb_key_path("/a/src", "/usr/local/cuda/include/cuda_fp16.h", b, sizeof(b)) == 0);
+	CHECK_STR(b, "/usr/local/cuda/include/cuda_fp16.h");
+	CHECK(fb_key_path("k", "k/reduce.cu", b, sizeof(b)) == 0);
+	CHECK_STR(b, "@/reduce.cu");
+	CHECK(fb_key_path(NULL, "/x", b, sizeof(b)) == 0);
+	CHECK_STR(b, "/x");
+	CHECK(fb_key_path("/a", "/a/long/name", b, 5) == -1);
+}
+
+static int
+names(const char *s)
+{
+	return fb_key_names_file(s, strlen(s));
+}
+
+static void
+test_names_file(void)
+{
+	CHECK(names("printf(\"%s\", __FILE__);") == 1);
+	CHECK(names("const char *f = __builtin_FILE();") == 1);
+	CHECK(names("assert(x > 0);") == 1);
+	CHECK(names("#include <cassert>\n  assert (p);") == 1);
+	CHECK(names("__FILE__") == 1);
+	CHECK(names("static_assert(sizeof(int) == 4, \"\");") == 0);
+	CHECK(names("my_assert(x); assertion(y); MY__FILE__X") == 0);
+	CHECK(names("__global__ void k(float *p) { p[0] = 1; }") == 0);
+	CHECK(names("") == 0);
+	/* not NUL-terminated: the scan stays within size */
+	char buf[8] = {'a', 's', 's', 'e', 'r', 't', 'x', 'y'};
+	CHECK(fb_key_names_file(buf, 6) == 1);
+	CHECK(fb_key_names_file(buf, 7) == 0);
+}
+
+static void
+test_key_nvrtc(const char *dir)
+{
+	char lib[512], cache[512], ident[1400], a[128], b[128];
+	snprintf(lib, sizeof(lib), "%s/lib dir/libnvrtc.so.13", dir);
+	snprintf(cache, sizeof(cache), "%s/cache", dir);
+	CHECK(fb_mkdirs(cache, NULL) == 0);
+	char libdir[512];
+	snprintf(libdir, sizeof(libdir), "%s/lib dir", dir);
+	CHECK(fb_mkdirs(libdir, NULL) == 0);
+	CHECK(fb_write_file_atomic(lib, "abc", 3, 0644, NULL) == 0);
+	struct stat st;
+	CHECK(stat(lib, &st) == 0);
+	snprintf(ident, sizeof(ident), "nvrtc 13000 %s %lld %lld", lib, (long long)st.st_size, (long long)st.st_mtime);
+	CHECK(fb_key_nvrtc(cache, ident, a, sizeof(a)) == 0);
+	/* SHA-256("abc"), FIPS 180-4's example */
+	CHECK_STR(a, "nvrtc 13000 sha256 ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	/* the memo answers the second time, so a damaged memo shows through */
+	char memodir[600];
+	snprintf(memodir, sizeof(memodir), "%s/nvrtc", cache);
+	CHECK(access(memodir, F_OK) == 0);
+	CHECK(fb_key_nvrtc(cache, ident, b, sizeof(b)) == 0);
+	CHECK_STR(b, a);
+	/* a library elsewhere with the same bytes and another mtime gets the same key */
+	char lib2[512];
+	snprintf(lib2, sizeof(lib2), "%s/libnvrtc.so.13", dir);
+	CHECK(fb_write_file_atomic(lib2, "abc", 3, 0644, NULL) == 0);
+	snprintf(ident, sizeof(ident), "nvrtc 13000 %s 3 12345", lib2);
+	CHECK(fb_key_nvrtc(cache, ident, b, sizeof(b)) == 0);
+	CHECK_STR(b, a);
+	CHECK(fb_key_nvrtc(cache, "nvrtc 13000 /no/such/lib 3 4", b, sizeof(b)) == -1);
+	CHECK(fb_key_nvrtc(cache, "garbage", b, sizeof(b)) == -1);
+	CHECK(fb_key_nvrtc(NULL, ident, b, sizeof(b)) == -1);
+}
+
+static void
+test_counters(const char *dir)
+{
+	char cache[512];
+	snprintf(cache, sizeof(cache), "%s/stats", dir);
+	struct fb_cache_counters c;
+	CHECK(fb_cache_counters_read(cache, &c, NULL) == 0);
+	CHECK(c.local_hits == 0 && c.remote_hits == 0 && c.bytes_up == 0);
+	/* 8 processes x 25 updates: the lock loses none */
+	enum { PROCS = 8, ROUNDS = 25 };
+	for (int p = 0; p < PROCS; p++) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			struct fb_cache_counters d = {.local_hits = 1, .remote_hits = 2, .bytes_down = 1000};
+			int bad = 0;
+			for (int i = 0; i < ROUNDS; i++)
+				bad |= fb_cache_count(cache, &d, NULL) != 0;
+			_exit(bad);
+		}
+	}
+	int ok = 1, status;
+	while (wait(&status) > 0)
+		ok &= WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	CHECK(ok);
+	CHECK(fb_cache_counters_read(cache, &c, NULL) == 0);
+	CHECK(c.local_hits == PROCS * ROUNDS);
+	CHECK(c.remote_hits == 2 * PROCS * ROUNDS);
+	CHECK(c.bytes_down == 1000ull * PROCS * ROUNDS);
+	CHECK(c.misses == 0);
+	/* unknown counters from a newer fatbuild and junk lines are skipped */
+	char path[600];
+	snprintf(path, sizeof(path), "%s/stats", cache);
+	const char *text = "local_hits 7\nfuture_counter 9\n\ngarbage\nmisses 3\n";
+	CHECK(fb_write_file_atomic(path, text, strlen(text), 0644, NULL) == 0);
+	CHECK(fb_cache_counters_read(cache, &c, NULL) == 0);
+	CHECK(c.local_hits == 7 && c.misses == 3 && c.remote_hits == 0);
+}
+
+static int
+decode(const char *text, const char *want)
+{
+	struct fb_remote_record r;
+	struct fb_error e = {0};
+	int rc = fb_remote_record_decode(text, strlen(text), &r, &e);
+	if (rc == 0)
+		return want == NULL;
+	if (!want || !strstr(e.msg, want)) {
+		fprintf(stderr, "  record %s: got '%s', want '%s'\n", text, e.msg, want ? want : "(ok)");
+		return 0;
+	}
+	return rc == FB_EFORMAT;
+}
+
+static void
+test_record(void)
+{
+	struct fb_remote_record r = {0}, d;
+	for (int i = 0; i < 3; i++)
+		memset(r.hex[i], "abc"[i], 64);
+	r.size[0] = 9632;
+	r.size[1] = 0;
+	r.size[2] = 2147483648u;
+	char text[400];
+	size_t n = fb_remote_record_encode(&r, text, sizeof(text));
+	CHECK(n > 0 && n < sizeof(text));
+	CHECK(strncmp(text, "fatbuild-ac 1\ncubin aaaa", 24) == 0);
+	CHECK(fb_remote_record_decode(text, n, &d, NULL) == 0);
+	CHECK(memcmp(&r, &d, sizeof(r)) == 0);
+	/* every check has its own message */
+	const char *h = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	char ok[400], bad[800];
+	snprintf(ok, sizeof(ok), "fatbuild-ac 1\ncubin %s 1\nptx %s 0\nlog %s 0\n", h, h, h);
+	CHECK(decode(ok, NULL));
+	CHECK(decode("fatbuild-ac 2\n", "line 1"));
+	CHECK(decode("", "line 1"));
+	snprintf(bad, sizeof(bad), "fatbuild-ac 1\ncubin %s 1\nptx %s 0\n", h, h);
+	CHECK(decode(bad, "line 4 (log): missing"));
+	snprintf(bad, sizeof(bad), "fatbuild-ac 1\nptx %s 1\ncubin %s 0\nlog %s 0\n", h, h, h);
+	CHECK(decode(bad, "line 2: not 'cubin"));
+	snprintf(bad, sizeof(bad), "fatbuild-ac 1\ncubin %.63s 1\nptx %s 0\nlog %s 0\n", h, h, h);
+	CHECK(decode(bad, "line 2 (cubin): the digest"));
+	snprintf(bad, sizeof(bad), "fatbuild-ac 1\ncubin %s 1\nptx %s 0\nlog %.63sG 0\n", h, h, h);
+	CHECK(decode(bad, "line 4 (log): the digest"));
+	snprintf(bad, sizeof(bad), "fatbuild-ac 1\ncubin %s -1\nptx %s 0\nlog %s 0\n", h, h, h);
+	CHECK(decode(bad, "line 2 (cubin): the size is not"));
+	snprintf(bad, sizeof(bad), "fatbuild-ac 1\ncubin %s \nptx %s 0\nlog %s 0\n", h, h, h);
+	CHECK(decode(bad, "line 2 (cubin): no size"));
+	snprintf(bad, sizeof(bad), "fatbuild-ac 1\ncubin %s 12345678901\nptx %s 0\nlog %s 0\n", h, h, h);
+	CHECK(decode(bad, "more than 10 digits"));
+	snprintf(bad, sizeof(bad), "fatbuild-ac 1\ncubin %s 2147483649\nptx %s 0\nlog %s 0\n", h, h, h);
+	CHECK(decode(bad, "over 2 GiB"));
+	snprintf(bad, sizeof(bad), "fatbuild-ac 1\ncubin %s 01\nptx %s 0\nlog %s 0\n", h, h, h);
+	CHECK(decode(bad, "leading zero"));
+	snprintf(bad, sizeof(bad), "%sextra", ok);
+	CHECK(decode(bad, "5 bytes after line 4"));
+	CHECK(fb_remote_record_decode("fatbuild-ac 1\n\0", 15, &d, NULL) == FB_EFORMAT);
+}
+
+static void
+test_remote_open(void)
+{
+	struct fb_remote *r = NULL;
+	struct fb_error e = {0};
+	struct fb_remote_opts o = {.url = "ftp://example/cache"};
+	CHECK(fb_remote_open(&o, &r, &e) == FB_EINVAL);
+	CHECK(r == NULL);
+	CHECK(strstr(e.msg, "http://") != NULL);
+	o.url = NULL;
+	CHECK(fb_remote_open(&o, &r, &e) == FB_EINVAL);
+	/* a server nobody listens on: opening is lazy, the first request fails and marks it broken */
+	o.url = "http://127.0.0.1:1/";
+	o.timeout_ms = 2000;
+	o.writable = 1;
+	int rc = fb_remote_open(&o, &r, &e);
+	CHECK(rc == 0 || rc == FB_ENOTOOL); /* FB_ENOTOOL: no libcurl on this machine */
+	if (rc == 0) {
+		struct fb_cache_entry ent;
+		CHECK(fb_remote_get(r, "0000000000000000000000000000000000000000000000000000000000000000", &ent, &e) ==
+		      FB_EIO);
+		const char *why = NULL;
+		CHECK(fb_remote_broken(r, &why) == 1);
+		CHECK(why && strstr(why, "127.0.0.1:1") != NULL);
+		CHECK(fb_remote_counts(r)->errors == 1);
+		/* broken: the second call does not try again */
+		CHECK(fb_remote_get(r, "0000000000000000000000000000000000000000000000000000000000000000", &ent, &e) ==
+		      FB_EIO);
+		CHECK(fb_remote_counts(r)->errors == 1);
+		struct fb_cache_entry put = {.log = (char *)""};
+		CHECK(fb_remote_put(r, "00", &put, &e) == FB_EIO);
+		fb_remote_close(r);
+	}
+	fb_remote_close(NULL);
+}
+
+int
+main(void)
+{
+	char dir[] = "/tmp/fbremote_test.XXXXXX";
+	if (!mkdtemp(dir))
+		return 1;
+	test_key_path();
+	test_names_file();
+	test_record();
+	test_key_nvrtc(dir);
+	test_counters(dir);
+	test_remote_open();
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+	return check_done();
+}
