@@ -91,7 +91,7 @@ one_case() {
 			[ ! -e "$out" ] && echo "ok   $mode-$sig OUT absent" || echo "FAIL $mode-$sig OUT written after the stop"
 		fi
 		local tmps
-		tmps=$(find "$d/out" -name '*.tmp*')
+		tmps=$(find "$d/out" -name '*.tmp*'; [ -d "$d/bd/out" ] && find "$d/bd/out" -name '*.tmp*')
 		[ -z "$tmps" ] && echo "ok   $mode-$sig no temporaries" || echo "FAIL $mode-$sig temporaries: $tmps"
 		if [ "$sig" != KILL ]; then
 			grep -qx "fatbuild: $mode: interrupted by SIG$sig; stopped everything it had started, nothing written" "$d/log" &&

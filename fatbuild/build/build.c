@@ -1118,12 +1118,13 @@ spawn_ninja(struct gen *g, const char **argv, int lock, const char *runpath, pid
 	return 0;
 }
 
-/* The link writes OUT.tmp.fb and renames it; a link stopped in between leaves it. */
+/* The link writes BUILD_DIR/out/NAME.tmp.fb and renames it; a link stopped in between leaves it. */
 static void
 remove_link_temp(struct gen *g)
 {
-	char tmp[PATHMAX + 16];
-	bfmt(tmp, sizeof(tmp), "%s.tmp.fb", g->out);
+	char staged[PATHMAX + 16], tmp[PATHMAX + 32];
+	staged_path(g, staged, sizeof(staged));
+	bfmt(tmp, sizeof(tmp), "%s.tmp.fb", staged);
 	unlink(tmp);
 }
 
