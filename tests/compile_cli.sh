@@ -115,7 +115,16 @@ done
 sleep 0.1 # the worker is inside NVRTC now (a CUB compile takes a second or more)
 kill -9 $parent
 wait $parent 2>/dev/null
-sleep 0.3
+# The worker gets SIGTERM from the kernel (PR_SET_PDEATHSIG), stops its NVRTC jobs and exits:
+# give it 5 s (a sanitizer build runs its exit-time leak scan first).
+for i in $(seq 1 50); do
+	alive=
+	for k in $kids; do
+		[ -d /proc/$k ] && grep -q '^State:.*[RSD]' /proc/$k/status 2>/dev/null && alive=1
+	done
+	[ -z "$alive" ] && break
+	sleep 0.1
+done
 for k in $kids; do
 	[ -d /proc/$k ] && grep -q '^State:.*[RSD]' /proc/$k/status 2>/dev/null && { no "worker $k outlived its killed parent"; kill -9 $k; }
 done
