@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/error_priv.h"
 #include "torch.h"
 
 extern char **environ;
@@ -40,23 +41,6 @@ static const char query_py[] =
 	"p('std', 'c++%d' % (max(s) if s else 17))\n"
 	"for f in (torch.__file__, os.path.join(os.path.dirname(torch.__file__), 'version.py')):\n"
 	"    st = os.stat(f); p('stamp', '%d %d %s' % (st.st_mtime_ns, st.st_size, f))\n";
-
-static int
-fail(struct fb_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int
-fail(struct fb_error *err, int code, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-		va_start(ap, fmt);
-		err->code = code;
-		err->ap_code = 0;
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
 
 /* The interpreter's absolute path, symbolic links kept: a venv's bin/python links to the base
  * interpreter, and resolving it would lose the venv (its site-packages, its torch). */
@@ -185,7 +169,7 @@ fb_torch_query(const char *python, const char *cache_dir, struct fb_torch *t, st
 {
 	memset(t, 0, sizeof(*t));
 	if (find_python(python, t->python, sizeof(t->python)) != 0)
-		return fail(err, FB_ENOTOOL, "--torch: %s not found%s", python && python[0] ? python : "python3",
+		return fb_seterr(err, FB_ENOTOOL, "--torch: %s not found%s", python && python[0] ? python : "python3",
 		            python && python[0] ? "" : " on PATH (choose the interpreter with --python PY)");
 	char key[3 * FB_TORCH_PATH], cache[FB_TORCH_PATH + 32];
 	make_key(t->python, key, sizeof(key));
@@ -206,7 +190,7 @@ fb_torch_query(const char *python, const char *cache_dir, struct fb_torch *t, st
 		nenv++;
 	char **envp = calloc(nenv + 2, sizeof(*envp));
 	if (!envp)
-		return fail(err, FB_ENOMEM, "out of memory");
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	size_t e = 0;
 	for (size_t i = 0; i < nenv; i++)
 		if (strncmp(environ[i], "PYTHONSAFEPATH=", 15) != 0)
@@ -216,7 +200,7 @@ fb_torch_query(const char *python, const char *cache_dir, struct fb_torch *t, st
 	int fds[2];
 	if (pipe(fds) != 0) {
 		free(envp);
-		return fail(err, FB_EIO, "--torch: pipe: %s", strerror(errno));
+		return fb_seterr(err, FB_EIO, "--torch: pipe: %s", strerror(errno));
 	}
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
@@ -233,7 +217,7 @@ fb_torch_query(const char *python, const char *cache_dir, struct fb_torch *t, st
 	close(fds[1]);
 	if (src != 0) {
 		close(fds[0]);
-		return fail(err, FB_ENOTOOL, "--torch: cannot run %s: %s", t->python, strerror(src));
+		return fb_seterr(err, FB_ENOTOOL, "--torch: cannot run %s: %s", t->python, strerror(src));
 	}
 	FILE *f = fdopen(fds[0], "r");
 	char line[FB_TORCH_PATH + 64], errline[512] = "", last[512] = "";
@@ -271,16 +255,16 @@ fb_torch_query(const char *python, const char *cache_dir, struct fb_torch *t, st
 		;
 	if (oom) {
 		free(ans.s);
-		return fail(err, FB_ENOMEM, "out of memory");
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	}
 	if (errline[0] || !complete(t)) {
 		free(ans.s);
 		if (errline[0])
-			return fail(err, FB_ENOTOOL,
+			return fb_seterr(err, FB_ENOTOOL,
 			            "--torch: %s cannot import torch (%s); install it (%s -m pip install torch) or choose "
 			            "the interpreter with --python PY",
 			            t->python, errline, t->python);
-		return fail(err, FB_ENOTOOL, "--torch: asking %s for torch's paths failed (%s%s)", t->python,
+		return fb_seterr(err, FB_ENOTOOL, "--torch: asking %s for torch's paths failed (%s%s)", t->python,
 		            WIFSIGNALED(status) ? "killed by a signal" : "exit status ",
 		            WIFSIGNALED(status) ? "" : last[0] ? last : "no answer");
 	}
