@@ -47,7 +47,7 @@ test_commands(void)
 	struct fb_dlink_edge e = {in, 2, "/b d/obj/dlink.sm_86.fatbin", false, true};
 	char *cmd = NULL;
 	CHECK(fb_dlink_nvrtc_cmd("/opt/fb/bin/fatbuild", "sm_86", &e, &cmd, NULL) == 0);
-	CHECK_STR(cmd, "/opt/fb/bin/fatbuild dlink --target sm_86 --devrt -o '/b d/obj/dlink.sm_86.fatbin' "
+	CHECK_STR(cmd, "exec /opt/fb/bin/fatbuild dlink --target sm_86 --devrt -o '/b d/obj/dlink.sm_86.fatbin' "
 	               "'/b d/obj/0_a.cu.sm_86.fatbin' '/b d/obj/1_b.cu.sm_86.fatbin'");
 	free(cmd);
 	e.lto = true;

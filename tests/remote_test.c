@@ -2,6 +2,7 @@
  * server): how paths enter the key (key.c), the NVRTC digest and its memo, the counters'
  * lock (stats.c) under concurrent updates, the action record (docs/remote-cache.md §2), and
  * remote.c's refusal of a bad URL and of a dead server. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,25 +73,30 @@ test_key_nvrtc(const char *dir)
 	struct stat st;
 	CHECK(stat(lib, &st) == 0);
 	snprintf(ident, sizeof(ident), "nvrtc 13000 %s %lld %lld", lib, (long long)st.st_size, (long long)st.st_mtime);
-	CHECK(fb_key_nvrtc(cache, ident, a, sizeof(a)) == 0);
+	/* a stopped build does not wait for the hash, and remembers nothing of it */
+	volatile sig_atomic_t stop = SIGTERM;
+	char memodir[600];
+	snprintf(memodir, sizeof(memodir), "%s/nvrtc", cache);
+	CHECK(fb_key_nvrtc(cache, ident, &stop, a, sizeof(a)) == -1);
+	CHECK(access(memodir, F_OK) != 0);
+	stop = 0;
+	CHECK(fb_key_nvrtc(cache, ident, &stop, a, sizeof(a)) == 0);
 	/* SHA-256("abc"), FIPS 180-4's example */
 	CHECK_STR(a, "nvrtc 13000 sha256 ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 	/* the memo answers the second time, so a damaged memo shows through */
-	char memodir[600];
-	snprintf(memodir, sizeof(memodir), "%s/nvrtc", cache);
 	CHECK(access(memodir, F_OK) == 0);
-	CHECK(fb_key_nvrtc(cache, ident, b, sizeof(b)) == 0);
+	CHECK(fb_key_nvrtc(cache, ident, NULL, b, sizeof(b)) == 0);
 	CHECK_STR(b, a);
 	/* a library elsewhere with the same bytes and another mtime gets the same key */
 	char lib2[512];
 	snprintf(lib2, sizeof(lib2), "%s/libnvrtc.so.13", dir);
 	CHECK(fb_write_file_atomic(lib2, "abc", 3, 0644, NULL) == 0);
 	snprintf(ident, sizeof(ident), "nvrtc 13000 %s 3 12345", lib2);
-	CHECK(fb_key_nvrtc(cache, ident, b, sizeof(b)) == 0);
+	CHECK(fb_key_nvrtc(cache, ident, NULL, b, sizeof(b)) == 0);
 	CHECK_STR(b, a);
-	CHECK(fb_key_nvrtc(cache, "nvrtc 13000 /no/such/lib 3 4", b, sizeof(b)) == -1);
-	CHECK(fb_key_nvrtc(cache, "garbage", b, sizeof(b)) == -1);
-	CHECK(fb_key_nvrtc(NULL, ident, b, sizeof(b)) == -1);
+	CHECK(fb_key_nvrtc(cache, "nvrtc 13000 /no/such/lib 3 4", NULL, b, sizeof(b)) == -1);
+	CHECK(fb_key_nvrtc(cache, "garbage", NULL, b, sizeof(b)) == -1);
+	CHECK(fb_key_nvrtc(NULL, ident, NULL, b, sizeof(b)) == -1);
 }
 
 static void

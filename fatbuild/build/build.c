@@ -501,7 +501,10 @@ gen_kernel(struct gen *g, size_t idx, const char *src, struct fb_error *err)
 		ap_target_name(ap_archlist_get(g->archs, i), tname, sizeof(tname));
 		bfmt(out, sizeof(out), "%s/obj/%s.%s.fatbin", g->dir, st, tname);
 		bfmt(dep, sizeof(dep), "%s.d", out);
+		/* exec: ninja then waits for fatbuild itself, not for a shell that a stopping signal
+		 * kills at once while the compile is still cleaning up */
 		struct str c = {0};
+		sput(&c, "exec ");
 		rc = sarg(&c, g->t.fatbuild, err);
 		if (!rc)
 			rc = sarg(&c, "compile", err);

@@ -66,6 +66,8 @@ fb_dlink_nvrtc_cmd(const char *fatbuild, const char *target, const struct fb_dli
                    struct fb_error *err)
 {
 	struct cmd c = {0};
+	/* exec: ninja waits for fatbuild dlink itself when it stops the build, not for a shell */
+	put(&c, "exec", false, err);
 	put(&c, fatbuild, true, err);
 	put(&c, "dlink --target", false, err);
 	put(&c, target, true, err);

@@ -1249,7 +1249,7 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 		if (cc)
 			r.use_cache = 0;
 	}
-	if (r.use_cache && fb_key_nvrtc(r.cache_dir, fb_nvrtc_ident(r.nv), r.nvrtc_key, sizeof(r.nvrtc_key)) != 0)
+	if (r.use_cache && fb_key_nvrtc(r.cache_dir, fb_nvrtc_ident(r.nv), opts->cancel, r.nvrtc_key, sizeof(r.nvrtc_key)) != 0)
 		r.nvrtc_key[0] = 0;
 	if (opts->cache_basedir && *opts->cache_basedir && !realpath(opts->cache_basedir, r.basedir))
 		snprintf(r.basedir, sizeof(r.basedir), "%s", opts->cache_basedir);

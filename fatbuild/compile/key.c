@@ -59,9 +59,10 @@ fb_key_names_file(const char *text, size_t size)
 	return 0;
 }
 
-/* SHA-256 of a whole file, streamed. */
+/* SHA-256 of a whole file, streamed; -1 also when *cancel is set between chunks (hashing
+ * 100 MB of NVRTC takes long enough, in a slow build, to keep a stopped build waiting). */
 static int
-hash_file(const char *path, char hex[65])
+hash_file(const char *path, const volatile sig_atomic_t *cancel, char hex[65])
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -70,8 +71,10 @@ hash_file(const char *path, char hex[65])
 	struct fb_sha256 s;
 	ssize_t k = -1;
 	fb_sha256_init(&s);
-	while (buf && (k = read(fd, buf, 1 << 20)) > 0)
+	while (buf && !(cancel && *cancel) && (k = read(fd, buf, 1 << 20)) > 0)
 		fb_sha256_update(&s, buf, (size_t)k);
+	if (cancel && *cancel)
+		k = -1;
 	close(fd);
 	free(buf);
 	if (k != 0)
@@ -83,7 +86,7 @@ hash_file(const char *path, char hex[65])
 }
 
 int
-fb_key_nvrtc(const char *cache_dir, const char *ident, char *out, size_t size)
+fb_key_nvrtc(const char *cache_dir, const char *ident, const volatile sig_atomic_t *cancel, char *out, size_t size)
 {
 	/* ident: "nvrtc VERSION FILE SIZE MTIME"; FILE may hold blanks, so split from the right. */
 	int version = 0, used = 0;
@@ -125,7 +128,7 @@ fb_key_nvrtc(const char *cache_dir, const char *ident, char *out, size_t size)
 		memcpy(digest, text, 65);
 	free(text);
 	if (!digest[0]) {
-		if (hash_file(file, digest) != 0)
+		if (hash_file(file, cancel, digest) != 0)
 			return -1;
 		/* Best effort, and only into a cache that exists: a failed compile creates nothing. */
 		struct stat cd;
