@@ -45,28 +45,41 @@ container_size(const unsigned char *p, size_t left)
 	return CONTAINER_HDR + (size_t)fat;
 }
 
+/* The walk of fb_container_merge and fb_embed over one input: steps over zero padding 8 bytes
+ * at a time from *off, then validates the container header there (container_size; entries are
+ * not looked at). Returns 1 with the container's start in *at, its total size in *csize and
+ * *off past it; 0 at the end of buf; -1 if malformed. */
+static int
+next_container(const unsigned char *buf, size_t size, size_t *off, size_t *at, size_t *csize)
+{
+	while (*off < size && buf[*off] == 0)
+		*off += 8;
+	if (*off >= size)
+		return 0;
+	size_t c = container_size(buf + *off, size - *off);
+	if (!c)
+		return -1;
+	*at = *off;
+	*csize = c;
+	*off += c;
+	return 1;
+}
+
 /* Counts the containers in buf; 8 zero bytes between them are padding. -1 if malformed. */
 static long
 count_containers(const unsigned char *buf, size_t size, size_t *payload)
 {
 	long n = 0;
-	size_t off = 0;
+	size_t off = 0, at, c;
+	int r;
 	if (payload)
 		*payload = 0;
-	while (off < size) {
-		if (buf[off] == 0) {
-			off += 8;
-			continue;
-		}
-		size_t c = container_size(buf + off, size - off);
-		if (!c)
-			return -1;
+	while ((r = next_container(buf, size, &off, &at, &c)) > 0) {
 		if (payload)
 			*payload += c - CONTAINER_HDR;
-		off += c;
 		n++;
 	}
-	return n;
+	return r < 0 ? -1 : n;
 }
 
 int
@@ -96,16 +109,10 @@ fb_container_merge(const void *const *bufs, const size_t *sizes, size_t n, unsig
 	size_t w = CONTAINER_HDR;
 	for (size_t i = 0; i < n; i++) {
 		const unsigned char *b = bufs[i];
-		size_t off = 0;
-		while (off < sizes[i]) {
-			if (b[off] == 0) {
-				off += 8;
-				continue;
-			}
-			size_t c = container_size(b + off, sizes[i] - off);
-			memcpy(o + w, b + off + CONTAINER_HDR, c - CONTAINER_HDR);
+		size_t off = 0, at, c;
+		while (next_container(b, sizes[i], &off, &at, &c) > 0) {
+			memcpy(o + w, b + at + CONTAINER_HDR, c - CONTAINER_HDR);
 			w += c - CONTAINER_HDR;
-			off += c;
 		}
 	}
 	*out = o;
@@ -233,15 +240,9 @@ fb_embed(const void *const *fatbins, const size_t *sizes, size_t n, const char *
 	for (size_t i = 0; i < n; i++) {
 		const unsigned char *b = fatbins[i];
 		memcpy(data + off, b, sizes[i]);
-		size_t o = 0;
-		while (o < sizes[i]) {
-			if (b[o] == 0) {
-				o += 8;
-				continue;
-			}
-			starts[k++] = off + o;
-			o += container_size(b + o, sizes[i] - o);
-		}
+		size_t o = 0, at, c;
+		while (next_container(b, sizes[i], &o, &at, &c) > 0)
+			starts[k++] = off + at;
 		off += (sizes[i] + 7) & ~(size_t)7;
 	}
 	*sizebuf = total;
