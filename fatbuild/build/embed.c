@@ -10,33 +10,13 @@
 #include <unistd.h>
 
 #include "fatbuild.h"
+#include "common/bytes.h"
+#include "common/error_priv.h"
 #include "common/safefs.h"
 
 #define FATBIN_MAGIC 0xBA55ED50u
 #define WRAPPER_MAGIC 0x466243B1u
 #define CONTAINER_HDR 16u
-
-static int
-fail(struct fb_error *err, int code, const char *fmt, const char *a, const char *b)
-{
-	if (err) {
-		err->code = code;
-		snprintf(err->msg, sizeof(err->msg), fmt, a ? a : "", b ? b : "");
-	}
-	return code;
-}
-
-static uint32_t
-rd32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t
-rd64(const unsigned char *p)
-{
-	return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
-}
 
 static void
 wr32(unsigned char *p, uint32_t v)
@@ -56,13 +36,33 @@ wr64(unsigned char *p, uint64_t v)
 static size_t
 container_size(const unsigned char *p, size_t left)
 {
-	if (left < CONTAINER_HDR || rd32(p) != FATBIN_MAGIC)
+	if (left < CONTAINER_HDR || fb_rd32(p) != FATBIN_MAGIC)
 		return 0;
-	uint32_t hsz = (uint32_t)p[6] | (uint32_t)p[7] << 8;
-	uint64_t fat = rd64(p + 8);
+	uint32_t hsz = fb_rd16(p + 6);
+	uint64_t fat = fb_rd64(p + 8);
 	if (hsz != CONTAINER_HDR || fat % 8 != 0 || fat > left - CONTAINER_HDR)
 		return 0;
 	return CONTAINER_HDR + (size_t)fat;
+}
+
+/* The walk of fb_container_merge and fb_embed over one input: steps over zero padding 8 bytes
+ * at a time from *off, then validates the container header there (container_size; entries are
+ * not looked at). Returns 1 with the container's start in *at, its total size in *csize and
+ * *off past it; 0 at the end of buf; -1 if malformed. */
+static int
+next_container(const unsigned char *buf, size_t size, size_t *off, size_t *at, size_t *csize)
+{
+	while (*off < size && buf[*off] == 0)
+		*off += 8;
+	if (*off >= size)
+		return 0;
+	size_t c = container_size(buf + *off, size - *off);
+	if (!c)
+		return -1;
+	*at = *off;
+	*csize = c;
+	*off += c;
+	return 1;
 }
 
 /* Counts the containers in buf; 8 zero bytes between them are padding. -1 if malformed. */
@@ -70,23 +70,16 @@ static long
 count_containers(const unsigned char *buf, size_t size, size_t *payload)
 {
 	long n = 0;
-	size_t off = 0;
+	size_t off = 0, at, c;
+	int r;
 	if (payload)
 		*payload = 0;
-	while (off < size) {
-		if (buf[off] == 0) {
-			off += 8;
-			continue;
-		}
-		size_t c = container_size(buf + off, size - off);
-		if (!c)
-			return -1;
+	while ((r = next_container(buf, size, &off, &at, &c)) > 0) {
 		if (payload)
 			*payload += c - CONTAINER_HDR;
-		off += c;
 		n++;
 	}
-	return n;
+	return r < 0 ? -1 : n;
 }
 
 int
@@ -95,23 +88,20 @@ fb_container_merge(const void *const *bufs, const size_t *sizes, size_t n, unsig
 {
 	size_t total = CONTAINER_HDR;
 	if (!out || !outsize || (n && (!bufs || !sizes)))
-		return fail(err, FB_EINVAL, "fb_container_merge: NULL argument%s%s", NULL, NULL);
+		return fb_seterr(err, FB_EINVAL, "fb_container_merge: NULL argument");
 	*out = NULL;
 	*outsize = 0;
 	for (size_t i = 0; i < n; i++) {
 		size_t payload;
-		char what[32];
-		snprintf(what, sizeof(what), "%zu", i + 1);
 		if (count_containers(bufs[i], sizes[i], &payload) <= 0)
-			return fail(err, FB_EFORMAT, "merge input %s: not a fatbinary (bad magic, header or size)%s", what,
-			            NULL);
+			return fb_seterr(err, FB_EFORMAT, "merge input %zu: not a fatbinary (bad magic, header or size)", i + 1);
 		if (payload > SIZE_MAX - total)
-			return fail(err, FB_ETOOBIG, "merge: inputs too large%s%s", NULL, NULL);
+			return fb_seterr(err, FB_ETOOBIG, "merge: inputs too large");
 		total += payload;
 	}
 	unsigned char *o = calloc(1, total);
 	if (!o)
-		return fail(err, FB_ENOMEM, "merge: out of memory%s%s", NULL, NULL);
+		return fb_seterr(err, FB_ENOMEM, "merge: out of memory");
 	wr32(o, FATBIN_MAGIC);
 	o[4] = 1;
 	o[6] = CONTAINER_HDR;
@@ -119,16 +109,10 @@ fb_container_merge(const void *const *bufs, const size_t *sizes, size_t n, unsig
 	size_t w = CONTAINER_HDR;
 	for (size_t i = 0; i < n; i++) {
 		const unsigned char *b = bufs[i];
-		size_t off = 0;
-		while (off < sizes[i]) {
-			if (b[off] == 0) {
-				off += 8;
-				continue;
-			}
-			size_t c = container_size(b + off, sizes[i] - off);
-			memcpy(o + w, b + off + CONTAINER_HDR, c - CONTAINER_HDR);
+		size_t off = 0, at, c;
+		while (next_container(b, sizes[i], &off, &at, &c) > 0) {
+			memcpy(o + w, b + at + CONTAINER_HDR, c - CONTAINER_HDR);
 			w += c - CONTAINER_HDR;
-			off += c;
 		}
 	}
 	*out = o;
@@ -165,7 +149,7 @@ str_add(struct strtab *t, const char *s)
 static int
 elf_fail(struct fb_error *err, const char *call)
 {
-	return fail(err, FB_EIO, "%s failed: %s", call, elf_errmsg(-1));
+	return fb_seterr(err, FB_EIO, "%s failed: %s", call, elf_errmsg(-1));
 }
 
 static Elf_Scn *
@@ -217,26 +201,22 @@ fb_embed(const void *const *fatbins, const size_t *sizes, size_t n, const char *
 {
 	const char *symbol = opts && opts->symbol ? opts->symbol : "fatbin";
 	if (!out_path || (n && (!fatbins || !sizes)))
-		return fail(err, FB_EINVAL, "embed: NULL argument%s%s", NULL, NULL);
+		return fb_seterr(err, FB_EINVAL, "embed: NULL argument");
 	if (n == 0)
-		return fail(err, FB_EINVAL, "embed: no fatbin given%s%s", NULL, NULL);
+		return fb_seterr(err, FB_EINVAL, "embed: no fatbin given");
 	if (!valid_symbol(symbol))
-		return fail(err, FB_EINVAL, "embed: '%s' is not a valid symbol name (use [A-Za-z_][A-Za-z0-9_.$]*)%s",
-		            symbol, NULL);
+		return fb_seterr(err, FB_EINVAL, "embed: '%s' is not a valid symbol name (use [A-Za-z_][A-Za-z0-9_.$]*)",
+		            symbol);
 
 	/* Lay out the data: every input 8-aligned, and where each container starts. */
 	size_t total = 0, ncont = 0;
 	for (size_t i = 0; i < n; i++) {
 		long c = count_containers(fatbins[i], sizes[i], NULL);
-		if (c <= 0 || container_size(fatbins[i], sizes[i]) == 0) {
-			char what[32];
-			snprintf(what, sizeof(what), "%zu", i + 1);
-			return fail(err, FB_EFORMAT, "embed: input %s is not a fatbinary (bad magic, header or size)%s",
-			            what, NULL);
-		}
+		if (c <= 0 || container_size(fatbins[i], sizes[i]) == 0)
+			return fb_seterr(err, FB_EFORMAT, "embed: input %zu is not a fatbinary (bad magic, header or size)", i + 1);
 		ncont += (size_t)c;
 		if (sizes[i] > SIZE_MAX / 2 - total)
-			return fail(err, FB_ETOOBIG, "embed: inputs too large%s%s", NULL, NULL);
+			return fb_seterr(err, FB_ETOOBIG, "embed: inputs too large");
 		total += (sizes[i] + 7) & ~(size_t)7;
 	}
 	int rc = FB_ENOMEM;
@@ -253,22 +233,16 @@ fb_embed(const void *const *fatbins, const size_t *sizes, size_t n, const char *
 	char tmp[4096];
 	tmp[0] = 0;
 	if (!data || !starts || !seg || !rela || !syms || !sizebuf || !namebuf) {
-		fail(err, rc, "embed: out of memory%s%s", NULL, NULL);
+		fb_seterr(err, rc, "embed: out of memory");
 		goto out;
 	}
 	size_t off = 0, k = 0;
 	for (size_t i = 0; i < n; i++) {
 		const unsigned char *b = fatbins[i];
 		memcpy(data + off, b, sizes[i]);
-		size_t o = 0;
-		while (o < sizes[i]) {
-			if (b[o] == 0) {
-				o += 8;
-				continue;
-			}
-			starts[k++] = off + o;
-			o += container_size(b + o, sizes[i] - o);
-		}
+		size_t o = 0, at, c;
+		while (next_container(b, sizes[i], &o, &at, &c) > 0)
+			starts[k++] = off + at;
 		off += (sizes[i] + 7) & ~(size_t)7;
 	}
 	*sizebuf = total;
@@ -303,7 +277,7 @@ fb_embed(const void *const *fatbins, const size_t *sizes, size_t n, const char *
 		goto out;
 	}
 	if (str_add(&shstr, "") == (size_t)-1 || str_add(&str, "") == (size_t)-1) {
-		rc = fail(err, FB_ENOMEM, "embed: out of memory%s%s", NULL, NULL);
+		rc = fb_seterr(err, FB_ENOMEM, "embed: out of memory");
 		goto out;
 	}
 
@@ -346,7 +320,7 @@ fb_embed(const void *const *fatbins, const size_t *sizes, size_t n, const char *
 	snprintf(namebuf, strlen(symbol) + 8, "%s_size", symbol);
 	size_t nm2 = str_add(&str, namebuf);
 	if (nm == (size_t)-1 || nm2 == (size_t)-1) {
-		rc = fail(err, FB_ENOMEM, "embed: out of memory%s%s", NULL, NULL);
+		rc = fb_seterr(err, FB_ENOMEM, "embed: out of memory");
 		goto out;
 	}
 	syms[2].st_name = (Elf64_Word)nm;
@@ -373,7 +347,7 @@ fb_embed(const void *const *fatbins, const size_t *sizes, size_t n, const char *
 		rd->d_size = ncont * sizeof(Elf64_Rela);
 		rd->d_buf = calloc(ncont, sizeof(Elf64_Rela));
 		if (!rd->d_buf) {
-			rc = fail(err, FB_ENOMEM, "embed: out of memory%s%s", NULL, NULL);
+			rc = fb_seterr(err, FB_ENOMEM, "embed: out of memory");
 			goto out;
 		}
 		for (size_t i = 0; i < ncont; i++) {
@@ -412,12 +386,12 @@ fb_embed(const void *const *fatbins, const size_t *sizes, size_t n, const char *
 	e = NULL;
 	if (close(fd) != 0) {
 		fd = -1;
-		rc = fail(err, FB_EIO, "cannot write %s: %s", out_path, strerror(errno));
+		rc = fb_seterr(err, FB_EIO, "cannot write %s: %s", out_path, strerror(errno));
 		goto out;
 	}
 	fd = -1;
 	if (rename(tmp, out_path) != 0) {
-		rc = fail(err, FB_EIO, "cannot write %s: %s", out_path, strerror(errno));
+		rc = fb_seterr(err, FB_EIO, "cannot write %s: %s", out_path, strerror(errno));
 		goto out;
 	}
 	tmp[0] = 0;
