@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "jitlink.h"
+#include "dlload.h"
 #include "common/error_priv.h"
 
 typedef void *jl_handle;
@@ -91,13 +92,7 @@ fb_jitlink_open(const char *cuda_home, struct fb_jitlink **out, struct fb_error 
 	char home[1024] = "", tried[768] = "", why[256] = "";
 	size_t used = 0;
 	*out = NULL;
-	if (cuda_home && *cuda_home) {
-		snprintf(home, sizeof(home), "%s", cuda_home);
-	} else {
-		struct ap_error aerr = {0};
-		if (ap_cuda_home(home, sizeof(home), &aerr) != 0)
-			home[0] = 0;
-	}
+	fb_dl_home(cuda_home, home, sizeof(home));
 	struct fb_jitlink *j = calloc(1, sizeof(*j));
 	if (!j)
 		return fb_seterr(err, FB_ENOMEM, "out of memory");
@@ -116,9 +111,7 @@ fb_jitlink_open(const char *cuda_home, struct fb_jitlink **out, struct fb_error 
 			j->dl = dlopen(j->path, RTLD_NOW | RTLD_LOCAL);
 			if (!j->dl) {
 				if (d == 0 || d == ndirs) {
-					int k = snprintf(tried + used, sizeof(tried) - used, "%s%s", used ? ", " : "", j->path);
-					if (k > 0 && (size_t)k < sizeof(tried) - used)
-						used += (size_t)k;
+					fb_dl_tried(tried, sizeof(tried), &used, j->path);
 				}
 				continue;
 			}

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "compile.h"
+#include "dlload.h"
 #include "common/error_priv.h"
 
 typedef void *nvrtc_program;
@@ -149,13 +150,7 @@ fb_nvrtc_open(const char *cuda_home, struct fb_nvrtc **out, struct fb_error *err
 	char home[1024] = "", tried[768] = "", why[256] = "";
 	size_t used = 0;
 	*out = NULL;
-	if (cuda_home && *cuda_home) {
-		snprintf(home, sizeof(home), "%s", cuda_home);
-	} else {
-		struct ap_error aerr = {0};
-		if (ap_cuda_home(home, sizeof(home), &aerr) != 0)
-			home[0] = 0;
-	}
+	fb_dl_home(cuda_home, home, sizeof(home));
 	struct fb_nvrtc *n = calloc(1, sizeof(*n));
 	char (*cand)[AP_PATH_MAX] = malloc(AP_MAX_NVRTC_CANDIDATES * sizeof(*cand));
 	if (!n || !cand) {
@@ -170,9 +165,7 @@ fb_nvrtc_open(const char *cuda_home, struct fb_nvrtc **out, struct fb_error *err
 		if (!n->dl) {
 			/* name the main places, not every variant */
 			if (c == 0 || !strchr(n->path, '/') || strstr(n->path, "/lib64/libnvrtc.so.1")) {
-				int k = snprintf(tried + used, sizeof(tried) - used, "%s%s", used ? ", " : "", n->path);
-				if (k > 0 && (size_t)k < sizeof(tried) - used)
-					used += (size_t)k;
+				fb_dl_tried(tried, sizeof(tried), &used, n->path);
 			}
 			continue;
 		}
