@@ -1,8 +1,11 @@
-/* probe_int.h: private to libarchprobe: the in-process driver query (cuda.c) used by probe.c. */
+/* probe_int.h: private to libarchprobe: the probe's modules (probe.c, the entry point; cuda.c,
+ * the in-process driver query; probe_proto.c, probe_spawn.c, probe_advice.c, probe_cache.c). */
 #ifndef AP_PROBE_INT_H
 #define AP_PROBE_INT_H
 
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
 
 #include "archprobe.h"
 
@@ -33,5 +36,30 @@ bool ap_probe_parse_reply(char *buf, struct ap_probe_result *r);
  * become 9.2); when no device is left it makes the result a driver error. Keeps ndevices in
  * 0..AP_MAX_DEVICES. */
 void ap_probe_check_devices(struct ap_probe_result *r);
+
+/* The most a child's reply or a cache file may hold. */
+#define AP_PROBE_MAX_REPLY (1 << 20)
+
+/* CLOCK_MONOTONIC seconds. */
+double ap_probe_now(void);
+/* Writes "key value\n" to fd, newlines in value blanked; a write error drops the line. */
+void ap_probe_put(int fd, const char *key, const char *value);
+/* Sets r->reason (truncating: the line is advice, not data). */
+void ap_probe_say(struct ap_probe_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Runs the probe in a child (opts->helper, else a found archprobe, else fork() of a
+ * single-threaded caller) and fills r from its reply, or with a timeout/crash status and a raw
+ * detail in reason. Returns 0, or AP_EIO (err filled) when no child could be started. */
+int ap_probe_run_child(const struct ap_probe_opts *opts, const char *libcuda, double timeout,
+                       struct ap_probe_result *r, struct ap_error *err);
+
+/* The opt-in cache. cache_path: the cache file from opts->cache or ARCHPROBE_CACHE ("1": under
+ * XDG_CACHE_HOME or ~/.cache), false when off or too long. cache_key: what the answer depends
+ * on, known before probing. lookup fills r (keeping its CUDA_* fields) from a matching record of
+ * an unchanged library; store writes an AP_PROBE_OK r atomically, and nothing otherwise. */
+bool ap_probe_cache_path(const struct ap_probe_opts *opts, char *buf, size_t size);
+void ap_probe_cache_key(const char *libcuda, char *buf, size_t size);
+bool ap_probe_cache_lookup(const char *path, const char *key, struct ap_probe_result *r);
+void ap_probe_cache_store(const char *path, const char *key, const struct ap_probe_result *r);
 
 #endif
