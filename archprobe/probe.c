@@ -73,7 +73,7 @@ probe_timeout(const struct ap_probe_opts *opts, double *out, struct ap_error *er
 }
 
 void
-ap_probe_check_devices(struct ap_probe_result *r)
+ap_probe_check_devices(struct ap_probe_result *r, struct ap_probe_detail *det)
 {
 	if (r->ndevices < 0 || r->ndevices > AP_MAX_DEVICES)
 		r->ndevices = 0;
@@ -91,8 +91,8 @@ ap_probe_check_devices(struct ap_probe_result *r)
 	if (r->status == AP_PROBE_OK && !usable && bad >= 0) {
 		r->status = AP_PROBE_DRIVER_ERROR;
 		r->cuda_error = 0;
-		snprintf(r->reason, sizeof(r->reason), "device %d reports compute capability %d.%d, which no GPU has",
-		         r->devices[bad].ordinal, r->devices[bad].major, r->devices[bad].minor);
+		ap_probe_detail_set(det, AP_DETAIL_BAD_CC, "device %d reports compute capability %d.%d, which no GPU has",
+		                    r->devices[bad].ordinal, r->devices[bad].major, r->devices[bad].minor);
 	}
 }
 
@@ -102,6 +102,7 @@ ap_probe(const struct ap_probe_opts *opts, struct ap_probe_result *out, struct a
 	const char *libcuda = opts ? opts->libcuda : NULL, *v;
 	double timeout, t0 = ap_probe_now();
 	char cache[PATH_MAX], key[PATH_MAX + 1024];
+	struct ap_probe_detail detail = {AP_DETAIL_NONE, ""};
 	bool cached;
 	int rc;
 
@@ -131,8 +132,8 @@ ap_probe(const struct ap_probe_opts *opts, struct ap_probe_result *out, struct a
 		ap_probe_cache_key(libcuda, key, sizeof(key));
 		if (ap_probe_cache_lookup(cache, key, out)) {
 			ap_probe_trace(out, "cache hit: %s", cache);
-			ap_probe_check_devices(out);
-			ap_probe_explain(out, libcuda, SYSFS_PCI);
+			ap_probe_check_devices(out, &detail);
+			ap_probe_explain(out, &detail, libcuda, SYSFS_PCI);
 			out->seconds = ap_probe_now() - t0;
 			return 0;
 		}
@@ -140,12 +141,12 @@ ap_probe(const struct ap_probe_opts *opts, struct ap_probe_result *out, struct a
 	}
 	if (opts && opts->no_subprocess) {
 		ap_probe_trace(out, "probing in this process");
-		ap_cuda_query(libcuda, out, -1);
-	} else if ((rc = ap_probe_run_child(opts, libcuda, timeout, out, err)) != 0) {
+		ap_cuda_query(libcuda, out, &detail, -1);
+	} else if ((rc = ap_probe_run_child(opts, libcuda, timeout, out, &detail, err)) != 0) {
 		return rc;
 	}
-	ap_probe_check_devices(out);
-	ap_probe_explain(out, libcuda, SYSFS_PCI);
+	ap_probe_check_devices(out, &detail);
+	ap_probe_explain(out, &detail, libcuda, SYSFS_PCI);
 	if (cached) {
 		ap_probe_cache_store(cache, key, out);
 		if (out->status == AP_PROBE_OK)

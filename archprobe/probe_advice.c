@@ -7,6 +7,16 @@
 
 #include "probe_int.h"
 
+/* The CUresults that get their own advice (values of cuda.h, which is not included). */
+enum {
+	CUDA_ERROR_NOT_INITIALIZED = 3,
+	CUDA_ERROR_DEVICE_UNAVAILABLE = 46,
+	CUDA_ERROR_SYSTEM_NOT_READY = 802,
+	CUDA_ERROR_SYSTEM_DRIVER_MISMATCH = 803,
+	CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE = 804,
+	CUDA_ERROR_UNKNOWN = 999,
+};
+
 bool
 ap_pci_has_nvidia(const char *devices_dir)
 {
@@ -43,8 +53,12 @@ dirname_of(const char *path, char *buf, size_t size)
 		snprintf(buf, size, ".");
 }
 
-void
-ap_probe_say(struct ap_probe_result *r, const char *fmt, ...)
+/* Sets r->reason (truncating: the line is advice, not data). */
+static void
+say(struct ap_probe_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+say(struct ap_probe_result *r, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -54,13 +68,25 @@ ap_probe_say(struct ap_probe_result *r, const char *fmt, ...)
 }
 
 void
-ap_probe_explain(struct ap_probe_result *r, const char *libcuda, const char *pci_devices_dir)
+ap_probe_detail_set(struct ap_probe_detail *d, enum ap_probe_detail_kind kind, const char *fmt, ...)
 {
-	char detail[sizeof(r->reason)], dir[512], err[96];
+	va_list ap;
+
+	d->kind = kind;
+	va_start(ap, fmt);
+	vsnprintf(d->text, sizeof(d->text), fmt, ap);
+	va_end(ap);
+}
+
+void
+ap_probe_explain(struct ap_probe_result *r, const struct ap_probe_detail *d, const char *libcuda,
+                 const char *pci_devices_dir)
+{
+	const char *detail = d->text;
+	char dir[512], err[96];
 	const char *name = ap_cuda_error_name(r->cuda_error);
 	const char *lib = *r->library ? r->library : "libcuda.so.1";
 
-	snprintf(detail, sizeof(detail), "%s", r->reason);
 	if (r->cuda_error)
 		snprintf(err, sizeof(err), "%s = %d", name ? name : "unknown CUresult", r->cuda_error);
 	else
@@ -71,13 +97,13 @@ ap_probe_explain(struct ap_probe_result *r, const char *libcuda, const char *pci
 		r->reason[0] = 0;
 		for (int i = 0; i < r->ndevices; i++) {
 			if (r->devices[i].error == AP_DEVICE_BAD_CC) {
-				ap_probe_say(r, "device %d reports compute capability %d.%d, which no GPU has: it is left out of the "
+				say(r, "device %d reports compute capability %d.%d, which no GPU has: it is left out of the "
 				    "arch list", r->devices[i].ordinal, r->devices[i].major, r->devices[i].minor);
 				break;
 			}
 			if (r->devices[i].error) {
 				const char *n = ap_cuda_error_name(r->devices[i].error);
-				ap_probe_say(r,
+				say(r,
 				         "device %d could not be queried (%s): it is left out of the arch list",
 				         r->devices[i].ordinal, n ? n : "unknown CUresult");
 				break;
@@ -86,70 +112,70 @@ ap_probe_explain(struct ap_probe_result *r, const char *libcuda, const char *pci
 		break;
 	case AP_PROBE_NO_DRIVER:
 		/* dlerror() starts with the file name: do not say it twice */
-		if (libcuda && !strncmp(detail, libcuda, strlen(libcuda)) && !strncmp(detail + strlen(libcuda), ": ", 2))
-			ap_probe_say(r, "cannot load %s", detail);
+		if (libcuda && d->kind == AP_DETAIL_LOAD_NAMED)
+			say(r, "cannot load %s", detail);
 		else if (libcuda)
-			ap_probe_say(r, "cannot load %s: %s", libcuda, detail);
+			say(r, "cannot load %s: %s", libcuda, detail);
 		else if (ap_pci_has_nvidia(pci_devices_dir))
-			ap_probe_say(r,
+			say(r,
 			         "an NVIDIA GPU is on the PCI bus but libcuda.so.1 cannot be loaded (%s): install the "
 			         "NVIDIA driver; in a container, set NVIDIA_DRIVER_CAPABILITIES to include compute", detail);
 		else
-			ap_probe_say(r, "no CUDA driver: libcuda.so.1 cannot be loaded (%s)", detail);
+			say(r, "no CUDA driver: libcuda.so.1 cannot be loaded (%s)", detail);
 		break;
 	case AP_PROBE_STUB:
 		dirname_of(lib, dir, sizeof(dir));
 		if (libcuda)
-			ap_probe_say(r, "%s is the CUDA toolkit's stub library (%s), which only serves linking: point "
+			say(r, "%s is the CUDA toolkit's stub library (%s), which only serves linking: point "
 			    "ARCHPROBE_LIBCUDA (archprobe --libcuda) at the driver's libcuda.so.1", lib,
 			    *err ? err : "CUDA_ERROR_STUB_LIBRARY");
 		else
-			ap_probe_say(r, "the loaded %s is the CUDA toolkit's stub library (%s): remove %s from "
+			say(r, "the loaded %s is the CUDA toolkit's stub library (%s): remove %s from "
 			    "LD_LIBRARY_PATH so that the driver's libcuda.so.1 is found", lib,
 			    *err ? err : "CUDA_ERROR_STUB_LIBRARY", dir);
 		break;
 	case AP_PROBE_NO_DEVICE:
 		if (r->cuda_visible_devices_set)
-			ap_probe_say(r, "no CUDA device is visible (%s) with CUDA_VISIBLE_DEVICES='%s': unset it or list valid "
+			say(r, "no CUDA device is visible (%s) with CUDA_VISIBLE_DEVICES='%s': unset it or list valid "
 			    "indices or GPU- UUIDs (nvidia-smi -L)", *err ? err : "device count 0",
 			    r->cuda_visible_devices);
 		else
-			ap_probe_say(r, "the CUDA driver reports no device (%s): check nvidia-smi", *err ? err : "device count 0");
+			say(r, "the CUDA driver reports no device (%s): check nvidia-smi", *err ? err : "device count 0");
 		break;
 	case AP_PROBE_DRIVER_ERROR:
-		if (strstr(detail, ", which no GPU has")) {
-			ap_probe_say(r, "%s (driver %s): the driver or its answer is broken; check nvidia-smi", detail, lib);
+		if (d->kind == AP_DETAIL_BAD_CC) {
+			say(r, "%s (driver %s): the driver or its answer is broken; check nvidia-smi", detail, lib);
 			break;
 		}
-		if (!strncmp(detail, "missing symbol ", 15)) {
-			ap_probe_say(r, "%s is not a CUDA driver (no %s): point ARCHPROBE_LIBCUDA (archprobe --libcuda) at "
-			    "libcuda.so.1", lib, detail + 15);
+		if (d->kind == AP_DETAIL_SYMBOL) {
+			say(r, "%s is not a CUDA driver (no %s): point ARCHPROBE_LIBCUDA (archprobe --libcuda) at "
+			    "libcuda.so.1", lib, detail);
 			break;
 		}
 		{
 			const char *hint;
 			switch (r->cuda_error) {
-			case 3: hint = "the driver failed to initialize: check nvidia-smi and dmesg"; break;
-			case 46: hint = "the devices are busy or unavailable (exclusive-process compute mode?)"; break;
-			case 802: hint = "the system is not ready: start nvidia-fabricmanager / nvidia-persistenced"; break;
-			case 803: hint = "libcuda does not match the loaded kernel module: reboot after a driver update, "
+			case CUDA_ERROR_NOT_INITIALIZED: hint = "the driver failed to initialize: check nvidia-smi and dmesg"; break;
+			case CUDA_ERROR_DEVICE_UNAVAILABLE: hint = "the devices are busy or unavailable (exclusive-process compute mode?)"; break;
+			case CUDA_ERROR_SYSTEM_NOT_READY: hint = "the system is not ready: start nvidia-fabricmanager / nvidia-persistenced"; break;
+			case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: hint = "libcuda does not match the loaded kernel module: reboot after a driver update, "
 			                 "or remove a cuda-compat libcuda from the library path"; break;
-			case 804: hint = "a forward-compatibility libcuda (cuda-compat) is loaded on a GPU that does not "
+			case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: hint = "a forward-compatibility libcuda (cuda-compat) is loaded on a GPU that does not "
 			                 "support it: remove cuda-compat from the library path"; break;
-			case 999: hint = "unknown driver error: check nvidia-smi and dmesg"; break;
+			case CUDA_ERROR_UNKNOWN: hint = "unknown driver error: check nvidia-smi and dmesg"; break;
 			default: hint = "check nvidia-smi and dmesg"; break;
 			}
-			ap_probe_say(r, "%s failed with %s in %s: %s",
-			         !strcmp(detail, "device") ? "every device query" : detail, *err ? err : "an error", lib, hint);
+			say(r, "%s failed with %s in %s: %s",
+			         d->kind == AP_DETAIL_DEVICES ? "every device query" : detail, *err ? err : "an error", lib, hint);
 		}
 		break;
 	case AP_PROBE_TIMEOUT:
-		ap_probe_say(r,
+		say(r,
 		         "the device probe did not finish within %s s (the driver %s hung): check nvidia-smi, enable "
 		         "persistence mode, or raise ARCHPROBE_TIMEOUT (archprobe --timeout)", detail, lib);
 		break;
 	case AP_PROBE_CRASHED:
-		ap_probe_say(r, "the device probe crashed (%s) while using %s: check nvidia-smi "
+		say(r, "the device probe crashed (%s) while using %s: check nvidia-smi "
 		         "and dmesg", detail, lib);
 		break;
 	}

@@ -119,7 +119,7 @@ ap_probe_cache_lookup(const char *path, const char *key, struct ap_probe_result 
 			    library_stamp(line + off, stamp, sizeof(stamp)) && !strncmp(stamp, line, strlen(line)) &&
 			    stamp[strlen(line)] == '\n') {
 				struct ap_probe_result *t = calloc(1, sizeof(*t));
-				if (t && ap_probe_parse_reply(rest, t) && t->status == AP_PROBE_OK) {
+				if (t && ap_probe_parse_reply(rest, t, NULL) && t->status == AP_PROBE_OK) {
 					snprintf(t->cuda_visible_devices, sizeof(t->cuda_visible_devices), "%s",
 					         r->cuda_visible_devices);
 					t->cuda_visible_devices_set = r->cuda_visible_devices_set;
@@ -157,7 +157,7 @@ ap_probe_cache_store(const char *path, const char *key, const struct ap_probe_re
 		if (t) {
 			*t = *r;
 			t->trace[0] = 0; /* the trace of a past run would only confuse */
-			ap_probe_serialize(fd, t);
+			ap_probe_serialize(fd, t, NULL);
 			free(t);
 		}
 	}

@@ -4,6 +4,7 @@
  *     archprobe-probe 1
  *     library PATH                        (also sent early, before cuInit)
  *     status N | cuda_error N | driver_version N | reason TEXT | trace TEXT (repeated)
+ *     detail KIND TEXT                    (a failure's raw detail, enum ap_probe_detail_kind)
  *     device ORDINAL MAJOR MINOR SMS MEMORY INTEGRATED MODE ERROR MIG
  *     name TEXT | uuid TEXT | pci TEXT    (apply to the last device)
  *     end */
@@ -49,7 +50,7 @@ put_int(int fd, const char *key, long long v)
 }
 
 void
-ap_probe_serialize(int fd, const struct ap_probe_result *r)
+ap_probe_serialize(int fd, const struct ap_probe_result *r, const struct ap_probe_detail *det)
 {
 	char buf[256];
 	const char *t = r->trace;
@@ -60,6 +61,11 @@ ap_probe_serialize(int fd, const struct ap_probe_result *r)
 	put_int(fd, "driver_version", r->driver_version);
 	ap_probe_put(fd, "library", r->library);
 	ap_probe_put(fd, "reason", r->reason);
+	if (det && det->kind != AP_DETAIL_NONE) {
+		char line[sizeof(det->text) + 16];
+		snprintf(line, sizeof(line), "%d %s", (int)det->kind, det->text);
+		ap_probe_put(fd, "detail", line);
+	}
 	while (*t) {
 		size_t n = strcspn(t, "\n");
 		char line[sizeof(r->trace)];
@@ -82,7 +88,7 @@ ap_probe_serialize(int fd, const struct ap_probe_result *r)
 }
 
 bool
-ap_probe_parse_reply(char *buf, struct ap_probe_result *r)
+ap_probe_parse_reply(char *buf, struct ap_probe_result *r, struct ap_probe_detail *det)
 {
 	struct ap_device *dev = NULL;
 	bool header = false, complete = false;
@@ -112,6 +118,13 @@ ap_probe_parse_reply(char *buf, struct ap_probe_result *r)
 			snprintf(r->library, sizeof(r->library), "%s", val);
 		} else if (!strcmp(key, "reason")) {
 			snprintf(r->reason, sizeof(r->reason), "%s", val);
+		} else if (!strcmp(key, "detail")) {
+			char *end;
+			long k = strtol(val, &end, 10);
+			if (det && end != val && (*end == ' ' || !*end) && k > AP_DETAIL_NONE && k <= AP_DETAIL_LAST) {
+				det->kind = (enum ap_probe_detail_kind)k;
+				snprintf(det->text, sizeof(det->text), "%s", *end ? end + 1 : end);
+			}
 		} else if (!strcmp(key, "trace")) {
 			ap_probe_trace(r, "  child: %s", val);
 		} else if (!strcmp(key, "device")) {

@@ -33,6 +33,7 @@ extern char **environ;
 int
 ap_probe_child_main(int argc, char **argv)
 {
+	struct ap_probe_detail detail = {AP_DETAIL_NONE, ""};
 	struct ap_probe_result *r;
 	const char *libcuda = NULL;
 
@@ -54,8 +55,8 @@ ap_probe_child_main(int argc, char **argv)
 		return AP_EXIT_FAIL;
 	if (!(r = calloc(1, sizeof(*r))))
 		return AP_EXIT_FAIL;
-	ap_cuda_query(libcuda, r, RESULT_FD);
-	ap_probe_serialize(RESULT_FD, r);
+	ap_cuda_query(libcuda, r, &detail, RESULT_FD);
+	ap_probe_serialize(RESULT_FD, r, &detail);
 	free(r);
 	return AP_EXIT_OK;
 }
@@ -184,9 +185,9 @@ signal_name(int sig, char *buf, size_t size)
 }
 
 /* Reads the child's reply until EOF or the deadline, reaps it (killing it at the deadline) and
- * turns the outcome into r. */
+ * turns the outcome into r and d. */
 static void
-collect(pid_t pid, int rfd, double timeout, const char *what, struct ap_probe_result *r)
+collect(pid_t pid, int rfd, double timeout, const char *what, struct ap_probe_result *r, struct ap_probe_detail *d)
 {
 	double deadline = ap_probe_now() + timeout;
 	size_t len = 0, cap = 4096;
@@ -239,7 +240,7 @@ collect(pid_t pid, int rfd, double timeout, const char *what, struct ap_probe_re
 	}
 	if (buf)
 		buf[len] = 0;
-	complete = buf && ap_probe_parse_reply(buf, r);
+	complete = buf && ap_probe_parse_reply(buf, r, d);
 	free(buf);
 	if (complete) {
 		if (killed)
@@ -251,24 +252,25 @@ collect(pid_t pid, int rfd, double timeout, const char *what, struct ap_probe_re
 	r->cuda_error_name[0] = 0;
 	if (killed) {
 		r->status = AP_PROBE_TIMEOUT;
-		ap_probe_say(r, "%g", timeout);
+		ap_probe_detail_set(d, AP_DETAIL_CHILD, "%g", timeout);
 	} else if (reaped && WIFSIGNALED(wstatus)) {
 		r->status = AP_PROBE_CRASHED;
-		ap_probe_say(r, "died by %s", signal_name(WTERMSIG(wstatus), sig, sizeof(sig)));
+		ap_probe_detail_set(d, AP_DETAIL_CHILD, "died by %s", signal_name(WTERMSIG(wstatus), sig, sizeof(sig)));
 	} else if (reaped && WIFEXITED(wstatus)) {
 		r->status = AP_PROBE_CRASHED;
-		ap_probe_say(r, "%s exited with status %d without a result%s", what, WEXITSTATUS(wstatus),
-		    WEXITSTATUS(wstatus) == AP_EXIT_USAGE ? " (not an archprobe of this version?)"
-		    : WEXITSTATUS(wstatus) == 127 ? " (it could not be executed)" : "");
+		ap_probe_detail_set(d, AP_DETAIL_CHILD, "%s exited with status %d without a result%s", what,
+		                    WEXITSTATUS(wstatus), WEXITSTATUS(wstatus) == AP_EXIT_USAGE
+		                    ? " (not an archprobe of this version?)"
+		                    : WEXITSTATUS(wstatus) == 127 ? " (it could not be executed)" : "");
 	} else {
 		r->status = AP_PROBE_CRASHED;
-		ap_probe_say(r, "%s ended without a result", what);
+		ap_probe_detail_set(d, AP_DETAIL_CHILD, "%s ended without a result", what);
 	}
 }
 
 int
 ap_probe_run_child(const struct ap_probe_opts *opts, const char *libcuda, double timeout, struct ap_probe_result *r,
-                   struct ap_error *err)
+                   struct ap_probe_detail *d, struct ap_error *err)
 {
 	char helper[PATH_MAX], what[PATH_MAX + 32];
 	int fds[2], rc;
@@ -340,16 +342,17 @@ ap_probe_run_child(const struct ap_probe_opts *opts, const char *libcuda, double
 			signal(SIGTERM, SIG_DFL);
 			signal(SIGHUP, SIG_DFL);
 			struct ap_probe_result *c = calloc(1, sizeof(*c));
+			struct ap_probe_detail cd = {AP_DETAIL_NONE, ""};
 			close(fds[0]);
 			if (c) {
-				ap_cuda_query(libcuda, c, fds[1]);
-				ap_probe_serialize(fds[1], c);
+				ap_cuda_query(libcuda, c, &cd, fds[1]);
+				ap_probe_serialize(fds[1], c, &cd);
 			}
 			_exit(c ? 0 : 1);
 		}
 	}
 	close(fds[1]);
-	collect(pid, fds[0], timeout, what, r);
+	collect(pid, fds[0], timeout, what, r, d);
 	close(fds[0]);
 	return 0;
 }
