@@ -199,21 +199,15 @@ static const struct {
 };
 
 static void
-set_error(struct ap_probe_result *r, enum ap_probe_status st, int code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void
-set_error(struct ap_probe_result *r, enum ap_probe_status st, int code, const char *fmt, ...)
+set_error(struct ap_probe_result *r, enum ap_probe_status st, int code, struct ap_probe_detail *d,
+          enum ap_probe_detail_kind kind, const char *text)
 {
 	const char *name = ap_cuda_error_name(code);
-	va_list ap;
 
 	r->status = st;
 	r->cuda_error = code;
 	snprintf(r->cuda_error_name, sizeof(r->cuda_error_name), "%s", code && name ? name : "");
-	va_start(ap, fmt);
-	vsnprintf(r->reason, sizeof(r->reason), fmt, ap);
-	va_end(ap);
+	ap_probe_detail_set(d, kind, "%s", text);
 }
 
 static void
@@ -307,8 +301,9 @@ query_device(const struct driver *d, int ordinal, struct ap_device *dev, struct 
 	return 0;
 }
 
+/* Fills d (AP_DETAIL_LOAD or _LOAD_NAMED) when libcuda cannot be loaded. */
 static void *
-load(const char *libcuda, struct ap_probe_result *r)
+load(const char *libcuda, struct ap_probe_result *r, struct ap_probe_detail *d)
 {
 	char first[400] = "";
 	void *h;
@@ -319,7 +314,10 @@ load(const char *libcuda, struct ap_probe_result *r)
 			snprintf(first, sizeof(first), "%s", dlerror());
 		ap_probe_trace(r, "dlopen(\"%s\"): %s", libcuda, h ? "ok" : first);
 		if (!h) {
-			snprintf(r->reason, sizeof(r->reason), "%s", first);
+			size_t n = strlen(libcuda);
+			/* dlerror() usually starts with the file name; the advice then does not repeat it */
+			ap_probe_detail_set(d, !strncmp(first, libcuda, n) && !strncmp(first + n, ": ", 2)
+			                    ? AP_DETAIL_LOAD_NAMED : AP_DETAIL_LOAD, "%s", first);
 			snprintf(r->library, sizeof(r->library), "%s", libcuda);
 		}
 		return h;
@@ -338,13 +336,13 @@ load(const char *libcuda, struct ap_probe_result *r)
 	} else {
 		ap_probe_trace(r, "%s: not present (not WSL)", WSL_LIBCUDA);
 	}
-	snprintf(r->reason, sizeof(r->reason), "%s", first);
+	ap_probe_detail_set(d, AP_DETAIL_LOAD, "%s", first);
 	snprintf(r->library, sizeof(r->library), "libcuda.so.1");
 	return NULL;
 }
 
 void
-ap_cuda_query(const char *libcuda, struct ap_probe_result *r, int progress_fd)
+ap_cuda_query(const char *libcuda, struct ap_probe_result *r, struct ap_probe_detail *det, int progress_fd)
 {
 	struct driver d;
 	Dl_info info;
@@ -353,10 +351,10 @@ ap_cuda_query(const char *libcuda, struct ap_probe_result *r, int progress_fd)
 	int rc, count = 0, usable = 0, first_err = 0;
 
 	memset(&d, 0, sizeof(d));
-	if (!(h = load(libcuda, r))) {
-		char detail[sizeof(r->reason)];
-		snprintf(detail, sizeof(detail), "%s", r->reason);
-		set_error(r, AP_PROBE_NO_DRIVER, 0, "%s", detail);
+	if (!(h = load(libcuda, r, det))) {
+		r->status = AP_PROBE_NO_DRIVER;
+		r->cuda_error = 0;
+		r->cuda_error_name[0] = 0;
 		return;
 	}
 	for (size_t i = 0; i < sizeof(symbols) / sizeof(symbols[0]); i++) {
@@ -365,7 +363,7 @@ ap_cuda_query(const char *libcuda, struct ap_probe_result *r, int progress_fd)
 		if (!p && symbols[i].mandatory) {
 			snprintf(r->library, sizeof(r->library), "%s", libcuda ? libcuda : "libcuda.so.1");
 			ap_probe_trace(r, "dlsym(\"%s\"): missing", symbols[i].name);
-			set_error(r, AP_PROBE_DRIVER_ERROR, 0, "missing symbol %s", symbols[i].name);
+			set_error(r, AP_PROBE_DRIVER_ERROR, 0, det, AP_DETAIL_SYMBOL, symbols[i].name);
 			dlclose(h);
 			return;
 		}
@@ -390,11 +388,11 @@ ap_cuda_query(const char *libcuda, struct ap_probe_result *r, int progress_fd)
 	ap_probe_trace(r, "cuInit(0): %s", curesult_text(rc, txt, sizeof(txt)));
 	if (rc != CUDA_SUCCESS) {
 		if (rc == CUDA_ERROR_STUB_LIBRARY || strstr(r->library, "/stubs/"))
-			set_error(r, AP_PROBE_STUB, rc, "cuInit");
+			set_error(r, AP_PROBE_STUB, rc, det, AP_DETAIL_CALL, "cuInit");
 		else if (rc == CUDA_ERROR_NO_DEVICE)
-			set_error(r, AP_PROBE_NO_DEVICE, rc, "cuInit");
+			set_error(r, AP_PROBE_NO_DEVICE, rc, det, AP_DETAIL_CALL, "cuInit");
 		else
-			set_error(r, AP_PROBE_DRIVER_ERROR, rc, "cuInit");
+			set_error(r, AP_PROBE_DRIVER_ERROR, rc, det, AP_DETAIL_CALL, "cuInit");
 		dlclose(h);
 		return;
 	}
@@ -403,12 +401,12 @@ ap_cuda_query(const char *libcuda, struct ap_probe_result *r, int progress_fd)
 	if (!r->driver_version && d.driver_version && d.driver_version(&r->driver_version) != CUDA_SUCCESS)
 		r->driver_version = 0;
 	if ((rc = d.get_count(&count)) != CUDA_SUCCESS) {
-		set_error(r, AP_PROBE_DRIVER_ERROR, rc, "cuDeviceGetCount");
+		set_error(r, AP_PROBE_DRIVER_ERROR, rc, det, AP_DETAIL_CALL, "cuDeviceGetCount");
 		return;
 	}
 	ap_probe_trace(r, "cuDeviceGetCount: %d", count);
 	if (count <= 0) {
-		set_error(r, AP_PROBE_NO_DEVICE, 0, "count");
+		set_error(r, AP_PROBE_NO_DEVICE, 0, det, AP_DETAIL_CALL, "count");
 		return;
 	}
 	if (count > AP_MAX_DEVICES) {
@@ -423,7 +421,7 @@ ap_cuda_query(const char *libcuda, struct ap_probe_result *r, int progress_fd)
 			first_err = dev->error;
 	}
 	if (!usable) {
-		set_error(r, AP_PROBE_DRIVER_ERROR, first_err, "device");
+		set_error(r, AP_PROBE_DRIVER_ERROR, first_err, det, AP_DETAIL_DEVICES, "");
 		return;
 	}
 	r->status = AP_PROBE_OK;

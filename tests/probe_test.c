@@ -302,6 +302,7 @@ test_pci_hint(void)
 {
 	char dir[1024], sub[1100], path[1200];
 	struct ap_probe_result r;
+	struct ap_probe_detail d;
 
 	snprintf(dir, sizeof(dir), "%s/probe_test.pci.%d", getenv("FB_BINARY_DIR"), (int)getpid());
 	mkdir(dir, 0700);
@@ -312,8 +313,8 @@ test_pci_hint(void)
 	CHECK(!ap_pci_has_nvidia(dir));
 	memset(&r, 0, sizeof(r));
 	r.status = AP_PROBE_NO_DRIVER;
-	snprintf(r.reason, sizeof(r.reason), "libcuda.so.1: cannot open shared object file");
-	ap_probe_explain(&r, NULL, dir);
+	ap_probe_detail_set(&d, AP_DETAIL_LOAD, "libcuda.so.1: cannot open shared object file");
+	ap_probe_explain(&r, &d, NULL, dir);
 	CHECK(strstr(r.reason, "no CUDA driver") != NULL);
 	CHECK(strstr(r.reason, "NVIDIA_DRIVER_CAPABILITIES") == NULL);
 	snprintf(sub, sizeof(sub), "%s/0000:3b:00.0", dir);
@@ -323,8 +324,8 @@ test_pci_hint(void)
 	CHECK(ap_pci_has_nvidia(dir));
 	memset(&r, 0, sizeof(r));
 	r.status = AP_PROBE_NO_DRIVER;
-	snprintf(r.reason, sizeof(r.reason), "libcuda.so.1: cannot open shared object file");
-	ap_probe_explain(&r, NULL, dir);
+	ap_probe_detail_set(&d, AP_DETAIL_LOAD, "libcuda.so.1: cannot open shared object file");
+	ap_probe_explain(&r, &d, NULL, dir);
 	CHECK(strstr(r.reason, "NVIDIA GPU is on the PCI bus") != NULL);
 	CHECK(strstr(r.reason, "NVIDIA_DRIVER_CAPABILITIES to include compute") != NULL);
 	CHECK(strstr(r.reason, "cannot open shared object file") != NULL);

@@ -42,19 +42,22 @@ same_devices_or_die(const struct ap_probe_result *a, const struct ap_probe_resul
 /* Serialises r through a temporary file (the child writes to a pipe; a file has no size limit
  * here) and parses it back into out. */
 static void
-round_trip(const struct ap_probe_result *r, struct ap_probe_result *out)
+round_trip(const struct ap_probe_result *r, const struct ap_probe_detail *d, struct ap_probe_result *out)
 {
 	FILE *f = tmpfile();
 	if (!f)
 		return;
-	ap_probe_serialize(fileno(f), r);
+	ap_probe_serialize(fileno(f), r, d);
 	long n = lseek(fileno(f), 0, SEEK_END);
 	char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
 	if (buf && pread(fileno(f), buf, (size_t)n, 0) == n) {
 		buf[n] = 0;
 		memset(out, 0, sizeof(*out));
-		if (!ap_probe_parse_reply(buf, out))
+		struct ap_probe_detail back = {AP_DETAIL_NONE, ""};
+		if (!ap_probe_parse_reply(buf, out, &back))
 			abort(); /* our own record must be complete */
+		if (back.kind != d->kind)
+			abort();
 		same_devices_or_die(r, out);
 	}
 	free(buf);
@@ -74,12 +77,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[size] = 0;
 	uint8_t last = size ? data[size - 1] : 0;
 
-	bool complete = ap_probe_parse_reply(text, r);
+	struct ap_probe_detail detail = {AP_DETAIL_NONE, ""};
+	bool complete = ap_probe_parse_reply(text, r, &detail);
 	if (r->ndevices < 0 || r->ndevices > AP_MAX_DEVICES)
 		abort();
 	if (!complete) /* what ap_probe does with an incomplete reply */
 		r->ndevices = 0;
-	ap_probe_check_devices(r);
+	ap_probe_check_devices(r, &detail);
 	int newest = 0;
 	for (int i = 0; i < r->ndevices; i++) {
 		const struct ap_device *d = &r->devices[i];
@@ -90,11 +94,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (d->major * 10 + d->minor > newest)
 			newest = d->major * 10 + d->minor;
 	}
-	ap_probe_explain(r, (last & 1) ? "/nonexistent/libcuda.so.1" : NULL, "/nonexistent");
+	ap_probe_explain(r, &detail, (last & 1) ? "/nonexistent/libcuda.so.1" : NULL, "/nonexistent");
 	if (!memchr(r->reason, 0, sizeof(r->reason)) || strchr(r->reason, '\n'))
 		abort();
 
-	round_trip(r, back);
+	round_trip(r, &detail, back);
 
 	/* the resolver on these devices, as archprobe --arch-list / fatbuild flags use them */
 	struct ap_toolkit tk;

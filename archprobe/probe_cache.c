@@ -1,0 +1,166 @@
+/* probe_cache.c: the opt-in probe cache (ARCHPROBE_CACHE): a successful answer stored under a
+ * key of what it depends on, valid while the library it came from is unchanged. */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "probe_int.h"
+#include "safefile_int.h"
+
+/* Formats a path into buf; false when it does not fit. */
+static bool
+path_printf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static bool
+path_printf(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	return n >= 0 && (size_t)n < size;
+}
+
+bool
+ap_probe_cache_path(const struct ap_probe_opts *opts, char *buf, size_t size)
+{
+	const char *c = opts && opts->cache ? opts->cache : getenv("ARCHPROBE_CACHE"), *base;
+	char dir[PATH_MAX];
+
+	if (!c || !*c)
+		return false;
+	if (strcmp(c, "1") != 0)
+		return path_printf(buf, size, "%s", c);
+	if ((base = getenv("XDG_CACHE_HOME")) && *base) {
+		if (!path_printf(dir, sizeof(dir), "%s", base))
+			return false;
+	} else if (!(base = getenv("HOME")) || !*base || !path_printf(dir, sizeof(dir), "%s/.cache", base)) {
+		return false;
+	}
+	mkdir(dir, 0700);
+	if (!path_printf(buf, size, "%s/archprobe", dir))
+		return false;
+	mkdir(buf, 0700);
+	return path_printf(buf, size, "%s/archprobe/probe", dir);
+}
+
+/* What the answer depends on, known before probing. */
+void
+ap_probe_cache_key(const char *libcuda, char *buf, size_t size)
+{
+	const char *ld = getenv("LD_LIBRARY_PATH"), *cvd = getenv("CUDA_VISIBLE_DEVICES");
+	const char *cdo = getenv("CUDA_DEVICE_ORDER");
+	char boot[64] = "-";
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+
+	if (f) {
+		if (!fgets(boot, sizeof(boot), f))
+			snprintf(boot, sizeof(boot), "-");
+		boot[strcspn(boot, "\n")] = 0;
+		fclose(f);
+	}
+	snprintf(buf, size, "archprobe-cache 1\nwant %s\nld %s\ncvd %s%s\ncdo %s\nboot %s\n", libcuda ? libcuda : "-",
+	         ld ? ld : "-", cvd ? "=" : "-", cvd ? cvd : "", cdo ? cdo : "-", boot);
+	for (char *p = buf; *p; p++)
+		if ((unsigned char)*p < 0x20 && *p != '\n')
+			*p = ' ';
+}
+
+static bool
+library_stamp(const char *library, char *buf, size_t size)
+{
+	char real[PATH_MAX];
+	struct stat st;
+
+	if (!realpath(library, real) || stat(real, &st) != 0)
+		return false;
+	snprintf(buf, size, "lib %lld %ld %lld %s\n", (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec,
+	         (long long)st.st_size, real);
+	return true;
+}
+
+bool
+ap_probe_cache_lookup(const char *path, const char *key, struct ap_probe_result *r)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
+	char *buf, stamp[PATH_MAX + 96], *line, *rest;
+	size_t n, klen = strlen(key);
+	bool hit = false;
+
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	buf = malloc(AP_PROBE_MAX_REPLY + 1);
+	n = buf ? fread(buf, 1, AP_PROBE_MAX_REPLY, f) : 0;
+	fclose(f);
+	if (!buf)
+		return false;
+	buf[n] = 0;
+	if (n > klen && !strncmp(buf, key, klen) && !strncmp(buf + klen, "lib ", 4)) {
+		line = buf + klen;
+		rest = strchr(line, '\n');
+		if (rest) {
+			*rest++ = 0;
+			long long sec = 0, size = 0;
+			long nsec = 0;
+			int off = 0;
+			/* the library the cached answer came from must be unchanged */
+			if (sscanf(line, "lib %lld %ld %lld %n", &sec, &nsec, &size, &off) == 3 && off > 0 &&
+			    library_stamp(line + off, stamp, sizeof(stamp)) && !strncmp(stamp, line, strlen(line)) &&
+			    stamp[strlen(line)] == '\n') {
+				struct ap_probe_result *t = calloc(1, sizeof(*t));
+				if (t && ap_probe_parse_reply(rest, t, NULL) && t->status == AP_PROBE_OK) {
+					snprintf(t->cuda_visible_devices, sizeof(t->cuda_visible_devices), "%s",
+					         r->cuda_visible_devices);
+					t->cuda_visible_devices_set = r->cuda_visible_devices_set;
+					snprintf(t->cuda_device_order, sizeof(t->cuda_device_order), "%s", r->cuda_device_order);
+					*r = *t;
+					hit = true;
+				}
+				free(t);
+			}
+		}
+	}
+	free(buf);
+	return hit;
+}
+
+void
+ap_probe_cache_store(const char *path, const char *key, const struct ap_probe_result *r)
+{
+	char stamp[PATH_MAX + 96], tmp[PATH_MAX + 32];
+	int fd;
+
+	if (r->status != AP_PROBE_OK || !library_stamp(r->library, stamp, sizeof(stamp)))
+		return;
+	if ((fd = ap_tmpfile_open(path, tmp, sizeof(tmp))) < 0)
+		return;
+	ap_probe_put(fd, "archprobe-cache", "1");
+	if (write(fd, key + strlen("archprobe-cache 1\n"), strlen(key) - strlen("archprobe-cache 1\n")) < 0 ||
+	    write(fd, stamp, strlen(stamp)) < 0) {
+		close(fd);
+		unlink(tmp);
+		return;
+	}
+	{
+		struct ap_probe_result *t = malloc(sizeof(*t));
+		if (t) {
+			*t = *r;
+			t->trace[0] = 0; /* the trace of a past run would only confuse */
+			ap_probe_serialize(fd, t, NULL);
+			free(t);
+		}
+	}
+	if (fsync(fd) != 0 || close(fd) != 0 || rename(tmp, path) != 0)
+		unlink(tmp);
+}
