@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "fatbuild.h"
+#include "common/error_priv.h"
 #include "builddir.h"
 #include "dlink.h"
 #include "repro.h"
@@ -41,23 +42,6 @@
 extern char **environ;
 
 #define PATHMAX 4096
-
-static int
-fail(struct fb_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int
-fail(struct fb_error *err, int code, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-		va_start(ap, fmt);
-		err->code = code;
-		err->ap_code = 0;
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
 
 /* snprintf that reports truncation (-1) instead of warning about it. */
 static int
@@ -126,7 +110,7 @@ swords(struct str *b, const char *s, struct fb_error *err)
 		return 0;
 	char *copy = strdup(s);
 	if (!copy)
-		return fail(err, FB_ENOMEM, "out of memory");
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	int rc = 0;
 	for (char *save = NULL, *w = strtok_r(copy, " \t\n", &save); w && !rc; w = strtok_r(NULL, " \t\n", &save))
 		rc = sarg(b, w, err);
@@ -180,7 +164,7 @@ static int
 abs_existing(const char *path, char *out, struct fb_error *err)
 {
 	if (!realpath(path, out))
-		return fail(err, errno == ENOENT ? FB_EIO : FB_EIO, "%s: %s", path, strerror(errno));
+		return fb_seterr(err, FB_EIO, "%s: %s", path, strerror(errno));
 	return 0;
 }
 
@@ -192,11 +176,11 @@ abs_output(const char *path, char *out, struct fb_error *err)
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
 	if (!base[0])
-		return fail(err, FB_EINVAL, "output '%s' names a directory", path);
+		return fb_seterr(err, FB_EINVAL, "output '%s' names a directory", path);
 	if (slash) {
 		size_t n = (size_t)(slash - path);
 		if (n >= sizeof(dir))
-			return fail(err, FB_EINVAL, "%s: path too long", path);
+			return fb_seterr(err, FB_EINVAL, "%s: path too long", path);
 		memcpy(dir, path, n);
 		dir[n] = 0;
 		if (n == 0)
@@ -205,9 +189,9 @@ abs_output(const char *path, char *out, struct fb_error *err)
 		strcpy(dir, ".");
 	}
 	if (!realpath(dir, real))
-		return fail(err, FB_EIO, "output directory %s: %s", dir, strerror(errno));
+		return fb_seterr(err, FB_EIO, "output directory %s: %s", dir, strerror(errno));
 	if (bfmt(out, PATHMAX, "%s/%s", strcmp(real, "/") == 0 ? "" : real, base) < 0)
-		return fail(err, FB_EINVAL, "%s: path too long", path);
+		return fb_seterr(err, FB_EINVAL, "%s: path too long", path);
 	return 0;
 }
 
@@ -318,7 +302,7 @@ find_tools(const struct fb_build_opts *o, bool need_nvcc, struct tools *t, struc
 	if (!fb || !fb[0])
 		fb = "fatbuild";
 	if (which(fb, t->fatbuild) != 0)
-		return fail(err, FB_ENOTOOL, "cannot find the fatbuild program '%s' (set FATBUILD_PROGRAM or put it on PATH)", fb);
+		return fb_seterr(err, FB_ENOTOOL, "cannot find the fatbuild program '%s' (set FATBUILD_PROGRAM or put it on PATH)", fb);
 	char dir[PATHMAX];
 	bfmt(dir, sizeof(dir), "%s", t->fatbuild);
 	char *slash = strrchr(dir, '/');
@@ -336,7 +320,7 @@ find_tools(const struct fb_build_opts *o, bool need_nvcc, struct tools *t, struc
 #endif
 	}
 	if (!realpath(cand, t->runtime))
-		return fail(err, FB_ENOTOOL, "cannot find libfatbuild_runtime.a (tried %s; set FATBUILD_RUNTIME)", cand);
+		return fb_seterr(err, FB_ENOTOOL, "cannot find libfatbuild_runtime.a (tried %s; set FATBUILD_RUNTIME)", cand);
 	const char *inc = o->include_dir ? o->include_dir : getenv("FATBUILD_INCLUDE");
 	if (inc && inc[0]) {
 		bfmt(cand, sizeof(cand), "%s", inc);
@@ -350,13 +334,13 @@ find_tools(const struct fb_build_opts *o, bool need_nvcc, struct tools *t, struc
 #endif
 	}
 	if (!realpath(cand, t->include))
-		return fail(err, FB_ENOTOOL, "cannot find the directory of fatbuild_runtime.h (tried %s; set FATBUILD_INCLUDE)",
+		return fb_seterr(err, FB_ENOTOOL, "cannot find the directory of fatbuild_runtime.h (tried %s; set FATBUILD_INCLUDE)",
 		            cand);
 	const char *nj = o->ninja ? o->ninja : getenv("FATBUILD_NINJA");
 	if (!nj || !nj[0])
 		nj = "ninja";
 	if (which(nj, t->ninja) != 0)
-		return fail(err, FB_ENOTOOL,
+		return fb_seterr(err, FB_ENOTOOL,
 		            "ninja not found ('%s'): install it (apt-get install ninja-build, pip install ninja) or set "
 		            "FATBUILD_NINJA",
 		            nj);
@@ -367,11 +351,11 @@ find_tools(const struct fb_build_opts *o, bool need_nvcc, struct tools *t, struc
 	if (need_nvcc) {
 		struct ap_error ae = {0};
 		if (ap_cuda_home(t->cuda_home, sizeof(t->cuda_home), &ae) != 0)
-			return fail(err, FB_ENOTOOL, "--backend nvcc: %s", ae.msg);
+			return fb_seterr(err, FB_ENOTOOL, "--backend nvcc: %s", ae.msg);
 		char nv[PATHMAX + 16];
 		bfmt(nv, sizeof(nv), "%s/bin/nvcc", t->cuda_home);
 		if (access(nv, X_OK) != 0)
-			return fail(err, FB_ENOTOOL, "--backend nvcc: %s not found (set CUDA_HOME)", nv);
+			return fb_seterr(err, FB_ENOTOOL, "--backend nvcc: %s not found (set CUDA_HOME)", nv);
 	}
 	return 0;
 }
@@ -388,10 +372,10 @@ check_compiler(const char *var, const char *value, struct fb_error *err)
 	if (rc)
 		return rc;
 	if (n == 0)
-		rc = fail(err, FB_ENOTOOL, "%s is blank: set it to a compiler command, e.g. %s=%s", var, var,
+		rc = fb_seterr(err, FB_ENOTOOL, "%s is blank: set it to a compiler command, e.g. %s=%s", var, var,
 		          strcmp(var, "CC") == 0 ? "cc" : "c++");
 	else if (which(w[0], found) != 0)
-		rc = fail(err, FB_ENOTOOL, "%s='%.300s': '%.300s' %s", var, value, w[0],
+		rc = fb_seterr(err, FB_ENOTOOL, "%s='%.300s': '%.300s' %s", var, value, w[0],
 		          strchr(w[0], '/') ? "is not an executable file" : "is not on PATH");
 	fb_words_free(w);
 	return rc;
@@ -463,7 +447,7 @@ add_xnvrtc(struct str *b, const char *s, struct fb_error *err)
 		return 0;
 	char *copy = strdup(s);
 	if (!copy)
-		return fail(err, FB_ENOMEM, "out of memory");
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	int rc = 0;
 	for (char *save = NULL, *w = strtok_r(copy, " \t\n", &save); w && !rc; w = strtok_r(NULL, " \t\n", &save)) {
 		rc = sarg(b, "-Xnvrtc", err);
@@ -479,7 +463,7 @@ static int
 svec(struct str *b, char **v, struct fb_error *err)
 {
 	if (!v)
-		return fail(err, FB_ENOMEM, "out of memory");
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	int rc = 0;
 	for (size_t i = 0; !rc && v[i]; i++)
 		rc = sarg(b, v[i], err);
@@ -527,7 +511,7 @@ gen_kernel(struct gen *g, size_t idx, const char *src, struct fb_error *err)
 			rc = sarg(&c, src, err);
 		bfmt(desc, sizeof(desc), "NVRTC %s %s", tname, strrchr(src, '/') ? strrchr(src, '/') + 1 : src);
 		if (!rc && c.oom)
-			rc = fail(err, FB_ENOMEM, "out of memory");
+			rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 		/* In the nvrtc pool: -j may be sized for host compiles a launcher farms out. */
 		const char *vars[8] = {"cmd", c.s, "desc", desc, "dep", dep, "pool", "nvrtc"};
 		struct fb_ninja_edge ke = {"kernel", (const char *const[]){out}, 1, &src, 1, NULL, 0, NULL, 0, vars, 4};
@@ -556,7 +540,7 @@ gen_kernel(struct gen *g, size_t idx, const char *src, struct fb_error *err)
 	for (size_t i = 0; !rc && i < parts.n; i++)
 		rc = sarg(&c, parts.v[i], err);
 	if (!rc && (c.oom || parts.oom))
-		rc = fail(err, FB_ENOMEM, "out of memory");
+		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 	char desc[512];
 	bfmt(desc, sizeof(desc), "MERGE %s", strrchr(merged, '/') + 1);
 	if (!rc)
@@ -619,7 +603,7 @@ nvcc_seed(struct gen *g, const char *src, const char *gencode, struct str *c, st
 	}
 	if (flags.oom) {
 		free(flags.s);
-		return fail(err, FB_ENOMEM, "out of memory");
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	}
 	int rc = fb_repro_seed(src, dirs, nd, flags.s, seed, err);
 	free(flags.s);
@@ -662,7 +646,7 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 		char *gencode = NULL;
 		struct ap_error ae = {0};
 		if (ap_archlist_format(g->archs, AP_FMT_NVCC, &gencode, &ae) != 0)
-			return fail(err, FB_EARCH, "%s", ae.msg);
+			return fb_seterr(err, FB_EARCH, "%s", ae.msg);
 		rc = add_launcher(g, &c, err);
 		/* $CXX's words: launchers (ccache) run nvcc itself, the compiler is -ccbin, the
 		 * options after it go to the host compiler ("ccache g++ -m64": ccache nvcc ... -ccbin
@@ -707,7 +691,7 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 		/* Host-compiler flags through -Xcompiler; nvcc's own and the shared CUDA flags raw. */
 		char *host = rc ? NULL : fb_nvcc_host_words(g->o->cxxflags);
 		if (!rc && !host)
-			rc = fail(err, FB_ENOMEM, "out of memory");
+			rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 		if (!rc)
 			rc = swords(&c, host, err);
 		free(host);
@@ -757,7 +741,7 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 		free(q.s);
 	}
 	if (!rc && c.oom)
-		rc = fail(err, FB_ENOMEM, "out of memory");
+		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 	bfmt(desc, sizeof(desc), "%s %s", lang == L_NVCC ? "NVCC" : lang == L_C ? "CC" : "CXX",
 	         strrchr(src, '/') ? strrchr(src, '/') + 1 : src);
 	if (!rc)
@@ -806,7 +790,7 @@ gen_dlink(struct gen *g, struct fb_error *err)
 		for (size_t i = 0; !rc && i < linked.n; i++)
 			rc = sarg(&c, linked.v[i], err);
 		if (!rc && (c.oom || linked.oom))
-			rc = fail(err, FB_ENOMEM, "out of memory");
+			rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 		if (!rc)
 			rc = edge(g, "merge", merged, (const char *const *)linked.v, linked.n, NULL, 0, c.s, "MERGE dlink.fatbin",
 			          NULL, err);
@@ -822,7 +806,7 @@ gen_dlink(struct gen *g, struct fb_error *err)
 		char *gencode = NULL, *cmd = NULL;
 		struct ap_error ae = {0};
 		if (ap_archlist_format(g->archs, AP_FMT_NVCC, &gencode, &ae) != 0)
-			return fail(err, FB_EARCH, "%s", ae.msg);
+			return fb_seterr(err, FB_EARCH, "%s", ae.msg);
 		struct fb_dlink_edge e = {(const char *const *)g->nvcc_objs.v, g->nvcc_objs.n, out, g->o->lto, true};
 		rc = fb_dlink_nvcc_cmd(g->t.cuda_home, gencode, g->t.cxx, &e, &cmd, err);
 		free(gencode);
@@ -832,7 +816,7 @@ gen_dlink(struct gen *g, struct fb_error *err)
 		ladd(&g->objects, out);
 	}
 	if (!rc && g->nvcc_objs.oom)
-		rc = fail(err, FB_ENOMEM, "out of memory");
+		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 	return rc;
 }
 
@@ -859,7 +843,7 @@ gen_link(struct gen *g, struct fb_error *err)
 		for (size_t i = 0; !rc && i < g->fatbins.n; i++)
 			rc = sarg(&c, g->fatbins.v[i], err);
 		if (!rc && c.oom)
-			rc = fail(err, FB_ENOMEM, "out of memory");
+			rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 		if (!rc)
 			rc = edge(g, "embed", obj, (const char *const *)g->fatbins.v, g->fatbins.n, NULL, 0, c.s, "EMBED fatbin.o",
 			          NULL, err);
@@ -921,7 +905,7 @@ gen_link(struct gen *g, struct fb_error *err)
 		free(q.s);
 	}
 	if (!rc && (c.oom || g->objects.oom))
-		rc = fail(err, FB_ENOMEM, "out of memory");
+		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 	const char *implicit[1] = {g->t.runtime};
 	char desc[PATHMAX + 8];
 	bfmt(desc, sizeof(desc), "LINK %s", strrchr(g->out, '/') + 1);
@@ -962,7 +946,7 @@ generate(struct gen *g, struct fb_error *err)
 			rc = lang == L_KERNEL ? gen_kernel(g, i, src, err) : gen_host(g, i, src, lang, err);
 	}
 	if (!rc && g->fatbins.oom)
-		rc = fail(err, FB_ENOMEM, "out of memory");
+		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 	if (!rc && g->reloc)
 		rc = gen_dlink(g, err);
 	if (!rc)
@@ -1048,9 +1032,9 @@ lock_wait(struct gen *g, int fd, const char *path, bool record, struct fb_error 
 		if (r == 0)
 			return 0;
 		if (errno != EWOULDBLOCK && errno != EAGAIN && errno != EACCES && errno != EINTR)
-			return fail(err, FB_EIO, "cannot lock %s: %s", path, strerror(errno));
+			return fb_seterr(err, FB_EIO, "cannot lock %s: %s", path, strerror(errno));
 		if (cancelled(g->o))
-			return fail(err, FB_ECANCELED, "build stopped while waiting for %s", path);
+			return fb_seterr(err, FB_ECANCELED, "build stopped while waiting for %s", path);
 		struct timespec ts = {0, 20 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 	}
@@ -1152,17 +1136,17 @@ run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	bfmt(runpath, sizeof(runpath), "%s/.fatbuild.running", g->dir);
 	int lock = open(lockpath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (lock < 0)
-		return fail(err, FB_EIO, "cannot create the build lock %s: %s", lockpath, strerror(errno));
+		return fb_seterr(err, FB_EIO, "cannot create the build lock %s: %s", lockpath, strerror(errno));
 	rc = lock_wait(g, lock, lockpath, false, err);
 	int run = -1;
 	if (!rc && (run = open(runpath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
-		rc = fail(err, FB_EIO, "cannot create %s: %s", runpath, strerror(errno));
+		rc = fb_seterr(err, FB_EIO, "cannot create %s: %s", runpath, strerror(errno));
 	if (!rc)
 		rc = lock_wait(g, run, runpath, true, err); /* an earlier build's ninja still stopping */
 	if (run >= 0)
 		close(run);
 	if (!rc && cancelled(g->o))
-		rc = fail(err, FB_ECANCELED, "build stopped before ninja started");
+		rc = fb_seterr(err, FB_ECANCELED, "build stopped before ninja started");
 	if (rc) {
 		close(lock);
 		return rc;
@@ -1173,14 +1157,14 @@ run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	rc = spawn_ninja(g, argv, lock, runpath, &pid);
 	if (rc != 0) {
 		close(lock);
-		return fail(err, FB_ENOTOOL, "cannot run %s: %s", g->t.ninja, strerror(rc));
+		return fb_seterr(err, FB_ENOTOOL, "cannot run %s: %s", g->t.ninja, strerror(rc));
 	}
 	int status;
 	bool forwarded = false;
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			close(lock);
-			return fail(err, FB_EIO, "waitpid(ninja): %s", strerror(errno));
+			return fb_seterr(err, FB_EIO, "waitpid(ninja): %s", strerror(errno));
 		}
 		if (cancelled(g->o) && !forwarded) {
 			/* ninja stops its edges, waits for them and deletes what they had begun */
@@ -1192,14 +1176,14 @@ run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 		remove_link_temp(g); /* a link stopped between writing and renaming */
 	if (cancelled(g->o)) {
 		close(lock);
-		return fail(err, FB_ECANCELED, "build stopped (build dir %s)", g->dir);
+		return fb_seterr(err, FB_ECANCELED, "build stopped (build dir %s)", g->dir);
 	}
 	close(lock);
 	if (WIFSIGNALED(status))
-		return fail(err, FB_ECOMPILE, "ninja was killed by signal %d (build dir %s)", WTERMSIG(status), g->dir);
+		return fb_seterr(err, FB_ECOMPILE, "ninja was killed by signal %d (build dir %s)", WTERMSIG(status), g->dir);
 	if (WEXITSTATUS(status) != 0) {
 		if (!(g->o->log && g->o->log[0]))
-			return fail(err, FB_ECOMPILE,
+			return fb_seterr(err, FB_ECOMPILE,
 			            "build failed (ninja exited with status %d; the messages above say why; build dir %s)",
 			            WEXITSTATUS(status), g->dir);
 		/* The output of the first failed command in the log, as far as the message holds. */
@@ -1224,7 +1208,7 @@ run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 			}
 			fclose(f);
 		}
-		return fail(err, FB_ECOMPILE, "build failed (log %s): %s", g->o->log, tail[0] ? tail : "see the log");
+		return fb_seterr(err, FB_ECOMPILE, "build failed (log %s): %s", g->o->log, tail[0] ? tail : "see the log");
 	}
 	bool has = log_stamp(g->dir, &after);
 	*no_work = had && has && before.st_size == after.st_size && before.st_mtim.tv_sec == after.st_mtim.tv_sec &&
@@ -1258,13 +1242,13 @@ make_output_dir(const char *path, struct fb_error *err)
 {
 	char p[PATHMAX];
 	if (bfmt(p, sizeof(p), "%s", path) < 0)
-		return fail(err, FB_EINVAL, "%s: path too long", path);
+		return fb_seterr(err, FB_EINVAL, "%s: path too long", path);
 	for (char *c = p + 1;; c++) {
 		if (*c == '/' || !*c) {
 			char keep = *c;
 			*c = 0;
 			if (mkdir(p, 0777) != 0 && errno != EEXIST)
-				return fail(err, FB_EIO, "cannot create %s: %s", p, strerror(errno));
+				return fb_seterr(err, FB_EIO, "cannot create %s: %s", p, strerror(errno));
 			*c = keep;
 			if (!keep)
 				break;
@@ -1288,28 +1272,28 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 	if (result)
 		memset(result, 0, sizeof(*result));
 	if (!o || !o->output || !o->output[0])
-		return fail(err, FB_EINVAL, "build: -o OUTPUT is required");
+		return fb_seterr(err, FB_EINVAL, "build: -o OUTPUT is required");
 	if (o->nsources == 0)
-		return fail(err, FB_EINVAL, "build: no source files given (kernels .cu, host .c .cc .cpp .cxx)");
+		return fb_seterr(err, FB_EINVAL, "build: no source files given (kernels .cu, host .c .cc .cpp .cxx)");
 	bool out_dir = o->torch && output_is_dir(o->output);
 	if (out_dir && !(o->name && o->name[0]))
-		return fail(err, FB_EINVAL, "build: -o %s is a directory: --name NAME says what to call the module in it",
+		return fb_seterr(err, FB_EINVAL, "build: -o %s is a directory: --name NAME says what to call the module in it",
 		            o->output);
 	enum lang *langs = calloc(o->nsources, sizeof(*langs));
 	if (!langs)
-		return fail(err, FB_ENOMEM, "out of memory");
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	bool need_nvcc = false, any_kernel = false, any_c = false, any_cxx = false;
 	for (size_t i = 0; i < o->nsources; i++) {
 		enum lang l;
 		if (!o->sources[i] || classify(o->sources[i], o->backend, &l) != 0) {
 			free(langs);
-			return fail(err, FB_EINVAL,
+			return fb_seterr(err, FB_EINVAL,
 			            "build: %s: unknown source type (kernels: .cu; host code: .c .cc .cpp .cxx .C)",
 			            o->sources[i] ? o->sources[i] : "(null)");
 		}
 		if (access(o->sources[i], R_OK) != 0) {
 			free(langs);
-			return fail(err, FB_EIO, "build: %s: %s", o->sources[i], strerror(errno));
+			return fb_seterr(err, FB_EIO, "build: %s: %s", o->sources[i], strerror(errno));
 		}
 		if (l == L_KERNEL && o->backend == FB_BACKEND_AUTO) {
 			char why[700];
@@ -1359,14 +1343,14 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 	}
 	if (!realpath(dir, g.dir)) {
 		free(langs);
-		return fail(err, FB_EIO, "build dir %s: %s", dir, strerror(errno));
+		return fb_seterr(err, FB_EIO, "build dir %s: %s", dir, strerror(errno));
 	}
 	note_depfile_paths(o, g.dir, result);
 
 	if (o->torch) {
 		g.torch = calloc(1, sizeof(*g.torch));
 		if (!g.torch)
-			rc = fail(err, FB_ENOMEM, "out of memory");
+			rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 		else
 			rc = fb_torch_query(o->python, g.dir, g.torch, err);
 		if (!rc && result)
@@ -1382,7 +1366,7 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 			char file[PATHMAX];
 			if (bfmt(file, sizeof(file), "%s/%s%s", o->output, name,
 			         o->python_module ? g.torch->ext_suffix : ".so") < 0)
-				rc = fail(err, FB_EINVAL, "%s: path too long", o->output);
+				rc = fb_seterr(err, FB_EINVAL, "%s: path too long", o->output);
 			else
 				rc = abs_output(file, g.out, err);
 		}
@@ -1403,7 +1387,7 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 		ro.toolkit = o->toolkit;
 		struct ap_error ae = {0};
 		if (ap_archlist_resolve(text, &ro, &g.archs, &ae) != 0) {
-			fail(err, FB_EARCH, "%s", ae.msg[0] ? ae.msg : ap_strerror(ae.code));
+			fb_seterr(err, FB_EARCH, "%s", ae.msg[0] ? ae.msg : ap_strerror(ae.code));
 			if (err)
 				err->ap_code = ae.code;
 			free(g.torch);
@@ -1418,7 +1402,7 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 			ap_archlist_free(g.archs);
 			free(g.torch);
 			free(langs);
-			return fail(err, FB_EARCH, "the arch list '%s' resolves to no target", text ? text : "auto");
+			return fb_seterr(err, FB_EARCH, "the arch list '%s' resolves to no target", text ? text : "auto");
 		}
 		if (g.torch && result) {
 			const struct ap_toolkit *tk = ap_archlist_toolkit(g.archs);
@@ -1435,7 +1419,7 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 			ap_archlist_free(g.archs);
 			free(g.torch);
 			free(langs);
-			return fail(err, FB_ENOMEM, "out of memory");
+			return fb_seterr(err, FB_ENOMEM, "out of memory");
 		}
 	}
 	g.nj = fb_ninja_new();
@@ -1444,7 +1428,7 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 		ap_archlist_free(g.archs);
 		free(g.torch);
 		free(langs);
-		return fail(err, FB_ENOMEM, "out of memory");
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	}
 	rc = generate(&g, err);
 	char ninja_file[PATHMAX + 16];
@@ -1492,13 +1476,13 @@ int
 fb_load(const struct fb_build_opts *o, void **handle, struct fb_error *err)
 {
 	if (!handle)
-		return fail(err, FB_EINVAL, "fb_load: NULL handle");
+		return fb_seterr(err, FB_EINVAL, "fb_load: NULL handle");
 	*handle = NULL;
 	if (o && o->executable)
-		return fail(err, FB_EINVAL, "fb_load: cannot dlopen a program (executable is set)");
+		return fb_seterr(err, FB_EINVAL, "fb_load: cannot dlopen a program (executable is set)");
 	struct fb_build_result *res = malloc(sizeof(*res));
 	if (!res)
-		return fail(err, FB_ENOMEM, "out of memory");
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	int rc = fb_build(o, res, err);
 	char out[PATHMAX];
 	bfmt(out, sizeof(out), "%s", res->output);
@@ -1508,7 +1492,7 @@ fb_load(const struct fb_build_opts *o, void **handle, struct fb_error *err)
 	void *h = dlopen(out, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
 		const char *why = dlerror();
-		return fail(err, FB_EIO, "dlopen %s: %s", out, why ? why : "unknown error");
+		return fb_seterr(err, FB_EIO, "dlopen %s: %s", out, why ? why : "unknown error");
 	}
 	*handle = h;
 	return 0;
