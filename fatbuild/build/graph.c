@@ -195,6 +195,29 @@ svec(struct str *b, char **v, struct fb_error *err)
 	return rc;
 }
 
+/* fatbuild embed --merge of parts into one container, merged, which the embed then takes. */
+static int
+gen_merge(struct gen *g, const char *merged, const struct list *parts, struct fb_error *err)
+{
+	struct str c = {0};
+	int rc = sarg(&c, g->t.fatbuild, err);
+	if (!rc)
+		rc = swords(&c, "embed --merge -o", err);
+	if (!rc)
+		rc = sarg(&c, merged, err);
+	for (size_t i = 0; !rc && i < parts->n; i++)
+		rc = sarg(&c, parts->v[i], err);
+	if (!rc && (c.oom || parts->oom))
+		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
+	char desc[512];
+	bfmt(desc, sizeof(desc), "MERGE %s", strrchr(merged, '/') + 1);
+	if (!rc)
+		rc = edge(g, "merge", merged, (const char *const *)parts->v, parts->n, NULL, 0, c.s, desc, NULL, err);
+	free(c.s);
+	ladd(&g->fatbins, merged);
+	return rc;
+}
+
 static int
 gen_kernel(struct gen *g, size_t idx, const char *src, struct fb_error *err)
 {
@@ -250,28 +273,9 @@ gen_kernel(struct gen *g, size_t idx, const char *src, struct fb_error *err)
 		lfree(&parts);
 		return rc; /* linked per target by gen_dlink */
 	}
-	struct str c = {0};
 	if (!rc)
-		rc = sarg(&c, g->t.fatbuild, err);
-	if (!rc)
-		rc = sarg(&c, "embed", err);
-	if (!rc)
-		rc = sarg(&c, "--merge", err);
-	if (!rc)
-		rc = sarg(&c, "-o", err);
-	if (!rc)
-		rc = sarg(&c, merged, err);
-	for (size_t i = 0; !rc && i < parts.n; i++)
-		rc = sarg(&c, parts.v[i], err);
-	if (!rc && (c.oom || parts.oom))
-		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
-	char desc[512];
-	bfmt(desc, sizeof(desc), "MERGE %s", strrchr(merged, '/') + 1);
-	if (!rc)
-		rc = edge(g, "merge", merged, (const char *const *)parts.v, parts.n, NULL, 0, c.s, desc, NULL, err);
-	free(c.s);
+		rc = gen_merge(g, merged, &parts, err);
 	lfree(&parts);
-	ladd(&g->fatbins, merged);
 	return rc;
 }
 
@@ -505,21 +509,7 @@ gen_dlink(struct gen *g, struct fb_error *err)
 	if (!rc && linked.n) {
 		char merged[PATHMAX + 32];
 		bfmt(merged, sizeof(merged), "%s/obj/dlink.fatbin", g->dir);
-		struct str c = {0};
-		rc = sarg(&c, g->t.fatbuild, err);
-		if (!rc)
-			rc = swords(&c, "embed --merge -o", err);
-		if (!rc)
-			rc = sarg(&c, merged, err);
-		for (size_t i = 0; !rc && i < linked.n; i++)
-			rc = sarg(&c, linked.v[i], err);
-		if (!rc && (c.oom || linked.oom))
-			rc = fb_seterr(err, FB_ENOMEM, "out of memory");
-		if (!rc)
-			rc = edge(g, "merge", merged, (const char *const *)linked.v, linked.n, NULL, 0, c.s, "MERGE dlink.fatbin",
-			          NULL, err);
-		free(c.s);
-		ladd(&g->fatbins, merged);
+		rc = gen_merge(g, merged, &linked, err);
 	}
 	lfree(&linked);
 	if (!rc && g->nvcc_objs.n && g->o->lto)
@@ -611,22 +601,23 @@ gen_link(struct gen *g, struct fb_error *err)
 		rc = swords(&c, g->o->ldflags, err);
 	/* Atomic replacement: link to a temporary name, rename on success, remove on failure. */
 	if (!rc) {
-		struct str q = {0};
-		sarg(&q, tmp, err);
-		sput(&c, " && mv -f ");
-		sput(&c, q.s ? q.s : "");
-		sput(&c, " ");
-		free(q.s);
-		q = (struct str){0};
-		sarg(&q, staged, err);
-		sput(&c, q.s ? q.s : "");
-		free(q.s);
-		q = (struct str){0};
-		sarg(&q, tmp, err);
-		sput(&c, " || { rm -f ");
-		sput(&c, q.s ? q.s : "");
-		sput(&c, "; exit 1; }");
-		free(q.s);
+		struct str qt = {0}, qs = {0};
+		rc = sarg(&qt, tmp, err);
+		if (!rc)
+			rc = sarg(&qs, staged, err);
+		if (!rc && !qt.oom && !qs.oom) {
+			sput(&c, " && mv -f ");
+			sput(&c, qt.s);
+			sput(&c, " ");
+			sput(&c, qs.s);
+			sput(&c, " || { rm -f ");
+			sput(&c, qt.s);
+			sput(&c, "; exit 1; }");
+		} else if (!rc) {
+			c.oom = true;
+		}
+		free(qt.s);
+		free(qs.s);
 	}
 	if (!rc && (c.oom || g->objects.oom))
 		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
