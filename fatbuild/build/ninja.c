@@ -7,25 +7,13 @@
 #include <string.h>
 
 #include "fatbuild.h"
+#include "common/error_priv.h"
 
 struct fb_ninja {
 	char *buf;
 	size_t len, cap;
 	bool oom;
 };
-
-static int
-fail(struct fb_error *err, int code, const char *fmt, const char *a)
-{
-	if (err) {
-		err->code = code;
-		snprintf(err->msg, sizeof(err->msg), fmt, a ? a : "");
-		for (char *c = err->msg; *c; c++) /* the argument may hold the newline refused */
-			if ((unsigned char)*c < 0x20 || *c == 0x7f)
-				*c = '?';
-	}
-	return code;
-}
 
 static void
 put(struct fb_ninja *n, const char *s, size_t len)
@@ -85,17 +73,17 @@ escape(const char *in, const char *special, const char *what, char **out, struct
 {
 	*out = NULL;
 	if (!in)
-		return fail(err, FB_EINVAL, "%s: NULL string", what);
+		return fb_seterr(err, FB_EINVAL, "%s: NULL string", what);
 	size_t extra = 0;
 	for (const char *p = in; *p; p++) {
 		if (*p == '\n' || *p == '\r')
-			return fail(err, FB_EINVAL, "a newline cannot be written into build.ninja (in %s)", what);
+			return fb_seterr(err, FB_EINVAL, "a newline cannot be written into build.ninja (in %s)", what);
 		if (*p == '$' || strchr(special, *p) || (p == in && *p == ' ')) /* ninja drops leading blanks */
 			extra++;
 	}
 	char *o = malloc(strlen(in) + extra + 1), *w = o;
 	if (!o)
-		return fail(err, FB_ENOMEM, "%s: out of memory", what);
+		return fb_seterr(err, FB_ENOMEM, "%s: out of memory", what);
 	for (const char *p = in; *p; p++) {
 		if (*p == '$' || strchr(special, *p) || (p == in && *p == ' '))
 			*w++ = '$';
@@ -111,7 +99,7 @@ fb_ninja_escape_path(const char *path, char **out, struct fb_error *err)
 {
 	if (path && strchr(path, '|')) { /* ninja ends a path at '|' and has no escape for it */
 		*out = NULL;
-		return fail(err, FB_EINVAL, "ninja cannot express a path containing '|': %.200s", path);
+		return fb_seterr(err, FB_EINVAL, "ninja cannot express a path containing '|': %.200s", path);
 	}
 	return escape(path, " :", "a path", out, err);
 }
@@ -127,7 +115,7 @@ fb_shell_quote(const char *arg, char **out, struct fb_error *err)
 {
 	*out = NULL;
 	if (!arg)
-		return fail(err, FB_EINVAL, "%s: NULL argument", "shell quote");
+		return fb_seterr(err, FB_EINVAL, "%s: NULL argument", "shell quote");
 	bool plain = arg[0] != 0;
 	size_t quotes = 0;
 	for (const char *p = arg; *p; p++) {
@@ -137,7 +125,7 @@ fb_shell_quote(const char *arg, char **out, struct fb_error *err)
 			for (const char *q = arg; *q && k < sizeof(shown) - 1; q++)
 				shown[k++] = (unsigned char)*q < 0x20 ? '?' : *q;
 			shown[k] = 0;
-			return fail(err, FB_EINVAL, "a newline cannot be written into build.ninja (in '%s')", shown);
+			return fb_seterr(err, FB_EINVAL, "a newline cannot be written into build.ninja (in '%s')", shown);
 		}
 		if (*p == '\'')
 			quotes++;
@@ -148,7 +136,7 @@ fb_shell_quote(const char *arg, char **out, struct fb_error *err)
 	size_t len = strlen(arg);
 	char *o = malloc(len + 3 * quotes + 3), *w = o;
 	if (!o)
-		return fail(err, FB_ENOMEM, "%s: out of memory", "shell quote");
+		return fb_seterr(err, FB_ENOMEM, "%s: out of memory", "shell quote");
 	if (plain) {
 		memcpy(o, arg, len + 1);
 		*out = o;
@@ -216,7 +204,7 @@ static int
 done(struct fb_ninja *n, size_t mark, int rc, struct fb_error *err)
 {
 	if (!rc && n->oom)
-		rc = fail(err, FB_ENOMEM, "%s: out of memory", "build.ninja");
+		rc = fb_seterr(err, FB_ENOMEM, "%s: out of memory", "build.ninja");
 	if (rc && n->buf) {
 		n->len = mark; /* drop the half-written statement */
 		n->buf[mark] = 0;
@@ -228,7 +216,7 @@ int
 fb_ninja_var(struct fb_ninja *n, const char *name, const char *value, struct fb_error *err)
 {
 	if (!n)
-		return fail(err, FB_EINVAL, "%s: NULL writer", "fb_ninja_var");
+		return fb_seterr(err, FB_EINVAL, "%s: NULL writer", "fb_ninja_var");
 	size_t mark = n->len;
 	put_name(n, name);
 	puts_(n, " = ");
@@ -242,26 +230,26 @@ fb_ninja_rule(struct fb_ninja *n, const char *name, const char *command, const c
               const char *deps, struct fb_error *err)
 {
 	if (!n || !command)
-		return fail(err, FB_EINVAL, "%s: NULL argument", "fb_ninja_rule");
+		return fb_seterr(err, FB_EINVAL, "%s: NULL argument", "fb_ninja_rule");
 	size_t mark = n->len;
 	int rc = 0;
 	puts_(n, "rule ");
 	put_name(n, name);
 	/* The command is a raw value on purpose: rules reference edge variables ($cmd). */
 	if (strchr(command, '\n'))
-		rc = fail(err, FB_EINVAL, "a newline cannot be written into build.ninja (in rule %s)", name);
+		rc = fb_seterr(err, FB_EINVAL, "a newline cannot be written into build.ninja (in rule %s)", name);
 	puts_(n, "\n  command = ");
 	puts_(n, command);
 	if (!rc && description) {
 		puts_(n, "\n  description = ");
 		if (strchr(description, '\n'))
-			rc = fail(err, FB_EINVAL, "a newline cannot be written into build.ninja (in rule %s)", name);
+			rc = fb_seterr(err, FB_EINVAL, "a newline cannot be written into build.ninja (in rule %s)", name);
 		puts_(n, description);
 	}
 	if (!rc && depfile) {
 		puts_(n, "\n  depfile = ");
 		if (strchr(depfile, '\n'))
-			rc = fail(err, FB_EINVAL, "a newline cannot be written into build.ninja (in rule %s)", name);
+			rc = fb_seterr(err, FB_EINVAL, "a newline cannot be written into build.ninja (in rule %s)", name);
 		puts_(n, depfile);
 	}
 	if (!rc && deps) {
@@ -276,7 +264,7 @@ int
 fb_ninja_edge(struct fb_ninja *n, const struct fb_ninja_edge *e, struct fb_error *err)
 {
 	if (!n || !e || !e->rule || e->noutputs == 0)
-		return fail(err, FB_EINVAL, "%s: an edge needs a rule and an output", "fb_ninja_edge");
+		return fb_seterr(err, FB_EINVAL, "%s: an edge needs a rule and an output", "fb_ninja_edge");
 	size_t mark = n->len;
 	puts_(n, "build");
 	int rc = put_paths(n, e->outputs, e->noutputs, err);
@@ -311,9 +299,9 @@ fb_ninja_write(const struct fb_ninja *n, const char *path, bool *changed, struct
 	if (changed)
 		*changed = false;
 	if (!n || !path)
-		return fail(err, FB_EINVAL, "%s: NULL argument", "fb_ninja_write");
+		return fb_seterr(err, FB_EINVAL, "%s: NULL argument", "fb_ninja_write");
 	if (n->oom)
-		return fail(err, FB_ENOMEM, "%s: out of memory", path);
+		return fb_seterr(err, FB_ENOMEM, "%s: out of memory", path);
 	const char *text = fb_ninja_text(n);
 	size_t len = strlen(text);
 	FILE *f = fopen(path, "rb");
@@ -336,7 +324,7 @@ int
 fb_ninja_pool(struct fb_ninja *n, const char *name, int depth, struct fb_error *err)
 {
 	if (!n || !name || depth < 1)
-		return fail(err, FB_EINVAL, "%s: a pool needs a name and a depth of at least 1", "fb_ninja_pool");
+		return fb_seterr(err, FB_EINVAL, "%s: a pool needs a name and a depth of at least 1", "fb_ninja_pool");
 	size_t mark = n->len;
 	char d[32];
 	snprintf(d, sizeof(d), "%d", depth);

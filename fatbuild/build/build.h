@@ -1,0 +1,91 @@
+/* build.h: what the parts of fb_build share: the tools found, the generator's state, and the
+ * steps the driver (build.c) calls: find the tools (tools.c), write the ninja graph (graph.c),
+ * run ninja (run.c). Private; symbols are hidden. */
+#ifndef FB_BUILD_H
+#define FB_BUILD_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fatbuild.h"
+#include "torch.h"
+
+#define PATHMAX 4096
+
+/* snprintf that reports truncation (-1) instead of warning about it. */
+static inline int
+bfmt(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static inline int
+bfmt(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	return n < 0 || (size_t)n >= size ? -1 : n;
+}
+
+struct list {
+	char **v;
+	size_t n, cap;
+	bool oom;
+};
+
+static inline void
+lfree(struct list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+enum lang { L_KERNEL, L_C, L_CXX, L_NVCC };
+
+/* The fatbuild program, its runtime library and the runtime header's directory. */
+struct tools {
+	char fatbuild[PATHMAX];
+	char runtime[PATHMAX];
+	char include[PATHMAX];
+	char ninja[PATHMAX];
+	char cc[PATHMAX], cxx[PATHMAX];
+	char cuda_home[PATHMAX];
+};
+
+struct gen {
+	const struct fb_build_opts *o;
+	struct tools t;
+	struct fb_ninja *nj;
+	char dir[PATHMAX];     /* build dir */
+	char out[PATHMAX];     /* absolute output */
+	struct ap_archlist *archs;
+	struct list objects;   /* link inputs */
+	struct list fatbins;   /* per-kernel-source merged fatbins */
+	bool any_cxx, any_nvcc, any_cu;
+	bool reloc;            /* rdc or lto: device link before the embed */
+	struct list *tparts;   /* reloc, nvrtc: per target, every kernel's obj/K.TARGET.fatbin */
+	size_t ntparts;
+	struct list nvcc_objs; /* reloc, nvcc: the -rdc=true objects */
+	enum lang *langs;      /* per source: --backend auto decided in fb_build */
+	struct fb_torch *torch; /* --torch: what torch said; else NULL */
+	char name[256];
+};
+
+/* Finds fatbuild, its runtime library and header, ninja, $CC and $CXX (and CUDA_HOME with nvcc)
+ * into t. */
+int fb_build_find_tools(const struct fb_build_opts *o, bool need_nvcc, struct tools *t, struct fb_error *err);
+/* Checks that $CC or $CXX (var) names a program. */
+int fb_build_check_compiler(const char *var, const char *value, struct fb_error *err);
+/* Adds every rule, pool and edge of the build to g->nj. */
+int fb_build_generate(struct gen *g, struct fb_error *err);
+/* BUILD_DIR/out/BASENAME: what the link edge writes. */
+void fb_build_staged_path(const struct gen *g, char *buf, size_t size);
+/* Runs ninja in g->dir under the build lock; *no_work says whether it found nothing to do. */
+int fb_build_run_ninja(struct gen *g, bool *no_work, struct fb_error *err);
+
+#endif

@@ -1,0 +1,245 @@
+/* run.c: runs ninja on a generated build dir: one build per dir at a time (the build lock, and
+ * the run lock ninja holds), stop requests forwarded, the first failure's output in the error. */
+#define _GNU_SOURCE /* pipe2 */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fatbuild.h"
+#include "common/error_priv.h"
+#include "build.h"
+#include "builddir.h"
+
+extern char **environ;
+
+static bool
+log_stamp(const char *dir, struct stat *st)
+{
+	char p[PATHMAX + 16];
+	bfmt(p, sizeof(p), "%s/.ninja_log", dir);
+	return stat(p, st) == 0;
+}
+
+static bool
+cancelled(const struct fb_build_opts *o)
+{
+	return o->cancel && *o->cancel;
+}
+
+/* Takes an exclusive lock on fd, waiting while another process holds it: flock(2) for the
+ * build lock (held by the fatbuild process of a build), a POSIX record lock for the run lock
+ * (held by ninja: record locks belong to one process, survive exec and are not inherited, so
+ * the edges ninja starts, or a compiler server one of them leaves, never hold it). A record
+ * lock is only probed: released at once, ninja takes it for itself. Polls, so that a stop
+ * request is seen whether or not a signal interrupts the wait. */
+static int
+lock_wait(struct gen *g, int fd, const char *path, bool record, struct fb_error *err)
+{
+	for (;;) {
+		int r;
+		if (record) {
+			struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+			r = fcntl(fd, F_SETLK, &fl);
+			if (r == 0) {
+				fl.l_type = F_UNLCK;
+				fcntl(fd, F_SETLK, &fl);
+			}
+		} else {
+			r = flock(fd, LOCK_EX | LOCK_NB);
+		}
+		if (r == 0)
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EAGAIN && errno != EACCES && errno != EINTR)
+			return fb_seterr(err, FB_EIO, "cannot lock %s: %s", path, strerror(errno));
+		if (cancelled(g->o))
+			return fb_seterr(err, FB_ECANCELED, "build stopped while waiting for %s", path);
+		struct timespec ts = {0, 20 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* fork + exec rather than posix_spawn: the child sets PR_SET_PDEATHSIG (SIGTERM: ninja then
+ * stops its edges as on a Ctrl-C) and takes the run lock before it becomes ninja. */
+static int
+spawn_ninja(struct gen *g, const char **argv, int lock, const char *runpath, pid_t *pid)
+{
+	pid_t parent = getpid();
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return errno;
+	*pid = fork();
+	if (*pid < 0) {
+		int e = errno;
+		close(p[0]);
+		close(p[1]);
+		return e;
+	}
+	if (*pid == 0) {
+		int e = 0;
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(128 + SIGTERM); /* the caller is already gone */
+		/* The caller's handlers do not apply to ninja (exec resets them); its blocked mask would. */
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		/* Closing any descriptor of a file drops this process's record locks on it: close the
+		 * build lock's first (exec would), then take the run lock on a descriptor exec keeps. */
+		close(lock);
+		int run = open(runpath, O_RDWR | O_NOFOLLOW);
+		if (run >= 0) {
+			struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+			fcntl(run, F_SETLK, &fl);
+		}
+		if (g->o->log && g->o->log[0]) {
+			int fd = open(g->o->log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+			if (fd < 0 || dup2(fd, 1) < 0 || dup2(1, 2) < 0)
+				e = errno;
+		}
+		if (!e) {
+			/* TMPDIR=BUILD_DIR/tmp: the compilers' temporaries stay in the private build dir */
+			char **envp = fb_builddir_env(g->dir);
+			execve(g->t.ninja, (char *const *)argv, envp ? envp : environ);
+			e = errno;
+		}
+		ssize_t w = write(p[1], &e, sizeof(e));
+		(void)w;
+		_exit(127);
+	}
+	close(p[1]);
+	int e = 0;
+	ssize_t r;
+	while ((r = read(p[0], &e, sizeof(e))) < 0 && errno == EINTR)
+		;
+	close(p[0]);
+	if (r == (ssize_t)sizeof(e) && e) {
+		while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		return e;
+	}
+	return 0;
+}
+
+/* The link writes BUILD_DIR/out/NAME.tmp.fb and renames it; a link stopped in between leaves it. */
+static void
+remove_link_temp(struct gen *g)
+{
+	char staged[PATHMAX + 16], tmp[PATHMAX + 32];
+	fb_build_staged_path(g, staged, sizeof(staged));
+	bfmt(tmp, sizeof(tmp), "%s.tmp.fb", staged);
+	unlink(tmp);
+}
+
+int
+fb_build_run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
+{
+	int rc;
+	char jobs[32];
+	const char *argv[8];
+	int a = 0;
+	argv[a++] = g->t.ninja;
+	argv[a++] = "-C";
+	argv[a++] = g->dir;
+	/* Always -j: ninja's own default reads neither MAX_JOBS nor the cgroup's CPU quota. */
+	bfmt(jobs, sizeof(jobs), "-j%d", g->o->jobs > 0 ? g->o->jobs : fb_compile_default_jobs());
+	argv[a++] = jobs;
+	if (g->o->verbose)
+		argv[a++] = "-v";
+	argv[a] = NULL;
+	/* One ninja per build dir at a time: a second build of the same dir waits here (two ninjas
+	 * would write the same objects, .ninja_log and OUT.tmp at once). The kernel drops the lock
+	 * when the holder dies; ninja's own lock (below) covers the time it outlives us. */
+	char lockpath[PATHMAX + 16], runpath[PATHMAX + 24];
+	bfmt(lockpath, sizeof(lockpath), "%s/.fatbuild.lock", g->dir);
+	bfmt(runpath, sizeof(runpath), "%s/.fatbuild.running", g->dir);
+	int lock = open(lockpath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (lock < 0)
+		return fb_seterr(err, FB_EIO, "cannot create the build lock %s: %s", lockpath, strerror(errno));
+	rc = lock_wait(g, lock, lockpath, false, err);
+	int run = -1;
+	if (!rc && (run = open(runpath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
+		rc = fb_seterr(err, FB_EIO, "cannot create %s: %s", runpath, strerror(errno));
+	if (!rc)
+		rc = lock_wait(g, run, runpath, true, err); /* an earlier build's ninja still stopping */
+	if (run >= 0)
+		close(run);
+	if (!rc && cancelled(g->o))
+		rc = fb_seterr(err, FB_ECANCELED, "build stopped before ninja started");
+	if (rc) {
+		close(lock);
+		return rc;
+	}
+	struct stat before, after;
+	bool had = log_stamp(g->dir, &before);
+	pid_t pid = -1;
+	rc = spawn_ninja(g, argv, lock, runpath, &pid);
+	if (rc != 0) {
+		close(lock);
+		return fb_seterr(err, FB_ENOTOOL, "cannot run %s: %s", g->t.ninja, strerror(rc));
+	}
+	int status;
+	bool forwarded = false;
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			close(lock);
+			return fb_seterr(err, FB_EIO, "waitpid(ninja): %s", strerror(errno));
+		}
+		if (cancelled(g->o) && !forwarded) {
+			/* ninja stops its edges, waits for them and deletes what they had begun */
+			kill(pid, *g->o->cancel > 0 && *g->o->cancel < 65 ? *g->o->cancel : SIGTERM);
+			forwarded = true;
+		}
+	}
+	if (WIFSIGNALED(status) || WEXITSTATUS(status) != 0 || cancelled(g->o))
+		remove_link_temp(g); /* a link stopped between writing and renaming */
+	if (cancelled(g->o)) {
+		close(lock);
+		return fb_seterr(err, FB_ECANCELED, "build stopped (build dir %s)", g->dir);
+	}
+	close(lock);
+	if (WIFSIGNALED(status))
+		return fb_seterr(err, FB_ECOMPILE, "ninja was killed by signal %d (build dir %s)", WTERMSIG(status), g->dir);
+	if (WEXITSTATUS(status) != 0) {
+		if (!(g->o->log && g->o->log[0]))
+			return fb_seterr(err, FB_ECOMPILE,
+			            "build failed (ninja exited with status %d; the messages above say why; build dir %s)",
+			            WEXITSTATUS(status), g->dir);
+		/* The output of the first failed command in the log, as far as the message holds. */
+		char tail[640] = "";
+		FILE *f = fopen(g->o->log, "r");
+		if (f) {
+			char line[1024];
+			size_t n = 0;
+			int on = 0; /* 1: the command line after "FAILED: outputs" (skipped); 2: its output */
+			while (fgets(line, sizeof(line), f)) {
+				if (!on && strncmp(line, "FAILED: ", 8) == 0)
+					on = 1;
+				else if (on == 1)
+					on = 2;
+				else if (on == 2 && strncmp(line, "ninja: build stopped", 20) != 0) {
+					line[strcspn(line, "\n")] = 0;
+					int w = snprintf(tail + n, sizeof(tail) - n, "%s%s", n ? " | " : "", line);
+					if (w < 0 || (size_t)w >= sizeof(tail) - n)
+						break;
+					n += (size_t)w;
+				}
+			}
+			fclose(f);
+		}
+		return fb_seterr(err, FB_ECOMPILE, "build failed (log %s): %s", g->o->log, tail[0] ? tail : "see the log");
+	}
+	bool has = log_stamp(g->dir, &after);
+	*no_work = had && has && before.st_size == after.st_size && before.st_mtim.tv_sec == after.st_mtim.tv_sec &&
+	           before.st_mtim.tv_nsec == after.st_mtim.tv_nsec;
+	return 0;
+}

@@ -1,0 +1,131 @@
+/* tools.c: the programs a build runs: fatbuild itself, its runtime library and header, ninja,
+ * the host compilers and (--backend nvcc) nvcc. */
+#define _GNU_SOURCE /* realpath */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fatbuild.h"
+#include "common/error_priv.h"
+#include "build.h"
+
+/* Searches PATH for an executable; returns 0 and fills out. */
+static int
+which(const char *prog, char *out)
+{
+	if (strchr(prog, '/')) {
+		if (access(prog, X_OK) != 0)
+			return -1;
+		return realpath(prog, out) ? 0 : -1;
+	}
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/bin:/bin";
+	while (*path) {
+		const char *end = strchr(path, ':');
+		size_t n = end ? (size_t)(end - path) : strlen(path);
+		char cand[PATHMAX];
+		if (n && bfmt(cand, sizeof(cand), "%.*s/%s", (int)n, path, prog) >= 0 &&
+		    access(cand, X_OK) == 0) {
+			if (realpath(cand, out))
+				return 0;
+		}
+		path += n + (end ? 1 : 0);
+	}
+	return -1;
+}
+
+static bool __attribute__((unused))
+exists(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0;
+}
+
+int
+fb_build_find_tools(const struct fb_build_opts *o, bool need_nvcc, struct tools *t, struct fb_error *err)
+{
+	const char *fb = o->fatbuild ? o->fatbuild : getenv("FATBUILD_PROGRAM");
+	if (!fb || !fb[0])
+		fb = "fatbuild";
+	if (which(fb, t->fatbuild) != 0)
+		return fb_seterr(err, FB_ENOTOOL, "cannot find the fatbuild program '%s' (set FATBUILD_PROGRAM or put it on PATH)", fb);
+	char dir[PATHMAX];
+	bfmt(dir, sizeof(dir), "%s", t->fatbuild);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = 0;
+	const char *rt = o->runtime_lib ? o->runtime_lib : getenv("FATBUILD_RUNTIME");
+	char cand[PATHMAX];
+	if (rt && rt[0]) {
+		bfmt(cand, sizeof(cand), "%s", rt);
+	} else {
+		bfmt(cand, sizeof(cand), "%s/../lib/libfatbuild_runtime.a", dir);
+#ifdef FB_RUNTIME_BUILD_PATH
+		if (!exists(cand))
+			bfmt(cand, sizeof(cand), "%s", FB_RUNTIME_BUILD_PATH);
+#endif
+	}
+	if (!realpath(cand, t->runtime))
+		return fb_seterr(err, FB_ENOTOOL, "cannot find libfatbuild_runtime.a (tried %s; set FATBUILD_RUNTIME)", cand);
+	const char *inc = o->include_dir ? o->include_dir : getenv("FATBUILD_INCLUDE");
+	if (inc && inc[0]) {
+		bfmt(cand, sizeof(cand), "%s", inc);
+	} else {
+		bfmt(cand, sizeof(cand), "%s/../include", dir);
+		char h[PATHMAX + 32];
+		bfmt(h, sizeof(h), "%s/fatbuild_runtime.h", cand);
+#ifdef FB_INCLUDE_BUILD_DIR
+		if (!exists(h))
+			bfmt(cand, sizeof(cand), "%s", FB_INCLUDE_BUILD_DIR);
+#endif
+	}
+	if (!realpath(cand, t->include))
+		return fb_seterr(err, FB_ENOTOOL, "cannot find the directory of fatbuild_runtime.h (tried %s; set FATBUILD_INCLUDE)",
+		            cand);
+	const char *nj = o->ninja ? o->ninja : getenv("FATBUILD_NINJA");
+	if (!nj || !nj[0])
+		nj = "ninja";
+	if (which(nj, t->ninja) != 0)
+		return fb_seterr(err, FB_ENOTOOL,
+		            "ninja not found ('%s'): install it (apt-get install ninja-build, pip install ninja) or set "
+		            "FATBUILD_NINJA",
+		            nj);
+	const char *cc = getenv("CC"), *cxx = getenv("CXX");
+	bfmt(t->cc, sizeof(t->cc), "%s", cc && cc[0] ? cc : "cc");
+	bfmt(t->cxx, sizeof(t->cxx), "%s", cxx && cxx[0] ? cxx : "c++");
+	t->cuda_home[0] = 0;
+	if (need_nvcc) {
+		struct ap_error ae = {0};
+		if (ap_cuda_home(t->cuda_home, sizeof(t->cuda_home), &ae) != 0)
+			return fb_seterr(err, FB_ENOTOOL, "--backend nvcc: %s", ae.msg);
+		char nv[PATHMAX + 16];
+		bfmt(nv, sizeof(nv), "%s/bin/nvcc", t->cuda_home);
+		if (access(nv, X_OK) != 0)
+			return fb_seterr(err, FB_ENOTOOL, "--backend nvcc: %s not found (set CUDA_HOME)", nv);
+	}
+	return 0;
+}
+
+/* $CC / $CXX may be a command with words ("ccache gcc", "gcc -m64"): its first word must be a
+ * program on PATH (or a path), else the build would stop at the first host edge with a
+ * shell's "not found". */
+int
+fb_build_check_compiler(const char *var, const char *value, struct fb_error *err)
+{
+	char **w = NULL, found[PATHMAX];
+	size_t n = 0;
+	int rc = fb_words_split(value, &w, &n, err);
+	if (rc)
+		return rc;
+	if (n == 0)
+		rc = fb_seterr(err, FB_ENOTOOL, "%s is blank: set it to a compiler command, e.g. %s=%s", var, var,
+		          strcmp(var, "CC") == 0 ? "cc" : "c++");
+	else if (which(w[0], found) != 0)
+		rc = fb_seterr(err, FB_ENOTOOL, "%s='%.300s': '%.300s' %s", var, value, w[0],
+		          strchr(w[0], '/') ? "is not an executable file" : "is not on PATH");
+	fb_words_free(w);
+	return rc;
+}
