@@ -291,10 +291,16 @@ get_blob(struct fb_remote *r, const char *hex, uint64_t size, unsigned char **ou
 	return 0;
 }
 
+/* s[0..n) is 64 lowercase hex digits; reads no byte past s + n (a protobuf string has no NUL). */
 static int
 is_hex64(const char *s, size_t n)
 {
-	return n == 64 && strspn(s, "0123456789abcdef") >= 64;
+	if (n != 64)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
 }
 
 /* The record is a build.bazel.remote.execution.v2.ActionResult (docs/remote-cache.md §2): one
