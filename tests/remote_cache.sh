@@ -3,12 +3,15 @@
 # WebDAV module on loopback, started here with its own config under a temporary directory).
 # Machine A compiles and uploads; machine B (empty cache, another source path, same content)
 # gets every image from the server, byte for byte, without one NVRTC run (counted by an
-# LD_PRELOAD counter of nvrtcCompileProgram calls); a corrupted blob on the server
-# is detected and recompiled; a dead or silent server means local compiles and one warning;
+# LD_PRELOAD counter of nvrtcCompileProgram calls); a corrupted blob or an undecodable ac/
+# record on the server is detected and recompiled; a dead or silent server means local compiles and one warning;
 # read-only mode never PUTs; paths stay in the key where they reach the output (-lineinfo),
 # and FATBUILD_CACHE_BASEDIR lets include directories outside the source's own be shared.
+# Every ac/ record A stored is decoded by the real protobuf runtime (pip `protobuf`, in a venv
+# under the build dir: $FB_BINARY_DIR/remote-venv) as a Bazel ActionResult whose output files
+# name the cas/ blobs by size and SHA-256 (tests/remote/check_ac.py); no pip means FAIL.
 set -u
-: "${FATBUILD_BIN:?}" "${FB_SOURCE_DIR:?}"
+: "${FATBUILD_BIN:?}" "${FB_SOURCE_DIR:?}" "${FB_BINARY_DIR:?}"
 fb=$FATBUILD_BIN
 t=$(mktemp -d "${TMPDIR:-/tmp}/fbremote.XXXXXX")
 source "$FB_SOURCE_DIR/tests/remote/nginx.sh"
@@ -65,6 +68,16 @@ grep -q '4 jobs, 0 cached, 4 compiled' "$t/outA.log" || { cat "$t/outA.log" >&2;
 [ "$(ls "$t/srv/store/ac" | wc -l)" -eq 4 ] || no "A: want 4 action records on the server, got $(ls "$t/srv/store/ac" | wc -l)"
 [ "$(stat_of A uploads)" = 4 ] || no "A: stats uploads $(stat_of A uploads)"
 [ "$(stat_of A 'misses (compiled)')" = 4 ] || no "A: stats misses $(stat_of A 'misses (compiled)')"
+# ...as Bazel ActionResult protobufs naming blobs the server holds
+pb="protobuf==7.36.2"
+venv=$FB_BINARY_DIR/remote-venv
+if [ "$(cat "$venv/.pkgs" 2>/dev/null)" != "$pb" ]; then
+	rm -rf "$venv"
+	{ python3 -m venv "$venv" && "$venv/bin/pip" install -q --disable-pip-version-check "$pb" &&
+		echo "$pb" >"$venv/.pkgs"; } || no "pip install $pb into $venv (the protobuf check cannot run)"
+fi
+"$venv/bin/python" "$FB_SOURCE_DIR/tests/remote/check_ac.py" "$t/srv/store" >"$t/check_ac.log" 2>&1 ||
+	{ cat "$t/check_ac.log" >&2; no "A's ac/ records are not valid ActionResults naming their cas/ blobs"; }
 
 # 2. machine B: empty cache, another path, same content: all from the remote, no NVRTC run
 compile b/deeper/other B outB --remote-cache "$url" || { cat "$t/outB.log" >&2; no "B failed"; }
@@ -95,6 +108,18 @@ grep -q "corrupt remote cache entry.*cas/$blob" "$t/outC.log" || { cat "$t/outC.
 cmp -s "$t/outA.fatbin" "$t/outC.fatbin" || no "C's fatbinary differs"
 [ "$(stat_of C 'corrupt entries')" = "0 local, 1 remote" ] || no "C: stats corrupt $(stat_of C 'corrupt entries')"
 [ "$(sha256sum <"$t/srv/store/cas/$blob" | cut -c1-64)" = "$blob" ] || no "the upload did not repair the blob"
+
+# 3b. an ac/ body that is not an ActionResult (here: a record in an older text format) is a
+#     miss: reported, compiled locally, the same output, replaced by the upload
+rec=$(ls "$t/srv/store/ac" | head -1)
+printf 'fatbuild-ac 1\ncubin %s 1\n' "$rec" >"$t/srv/store/ac/$rec"
+compile b/deeper/other C2 outC2 --remote-cache "$url" || { cat "$t/outC2.log" >&2; no "C2 failed"; }
+grep -q "corrupt remote cache entry.*remote action record ac/$rec" "$t/outC2.log" ||
+	{ cat "$t/outC2.log" >&2; no "an undecodable ac/ record not reported"; }
+[ "$forks" -ge 1 ] || no "C2: the undecodable record was not recompiled"
+cmp -s "$t/outA.fatbin" "$t/outC2.fatbin" || no "C2's fatbinary differs"
+"$venv/bin/python" "$FB_SOURCE_DIR/tests/remote/check_ac.py" "$t/srv/store" >"$t/check_ac2.log" 2>&1 ||
+	{ cat "$t/check_ac2.log" >&2; no "the upload did not replace the undecodable record"; }
 
 # 4. read-only mode never PUTs
 sed -i 's/blockDim/blockDim /' "$t/a/k/reduce.cu" # new content: misses on the server

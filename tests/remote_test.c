@@ -138,63 +138,118 @@ test_counters(const char *dir)
 }
 
 static int
-decode(const char *text, const char *want)
+decode(const void *bytes, size_t n, const char *want)
 {
 	struct fb_remote_record r;
 	struct fb_error e = {0};
-	int rc = fb_remote_record_decode(text, strlen(text), &r, &e);
+	int rc = fb_remote_record_decode(bytes, n, &r, &e);
 	if (rc == 0)
 		return want == NULL;
 	if (!want || !strstr(e.msg, want)) {
-		fprintf(stderr, "  record %s: got '%s', want '%s'\n", text, e.msg, want ? want : "(ok)");
+		fprintf(stderr, "  record of %zu bytes: got '%s', want '%s'\n", n, e.msg, want ? want : "(ok)");
 		return 0;
 	}
 	return rc == FB_EFORMAT;
 }
 
+/* One OutputFile {path, Digest {hash, size}} as ActionResult field 2, the way protoc writes it. */
+static size_t
+output_file(unsigned char *o, const char *path, const char *hex, unsigned size)
+{
+	size_t pl = strlen(path), k = 0;
+	o[k++] = 0x12;
+	o[k++] = (unsigned char)(2 + pl + 2 + 2 + 64 + 1 + 1);
+	o[k++] = 0x0a;
+	o[k++] = (unsigned char)pl;
+	memcpy(o + k, path, pl);
+	k += pl;
+	o[k++] = 0x12;
+	o[k++] = 2 + 64 + 2;
+	o[k++] = 0x0a;
+	o[k++] = 64;
+	memcpy(o + k, hex, 64);
+	k += 64;
+	o[k++] = 0x10;
+	o[k++] = (unsigned char)size; /* < 128 */
+	return k;
+}
+
 static void
 test_record(void)
 {
+	static const char empty[] = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 	struct fb_remote_record r = {0}, d;
 	for (int i = 0; i < 3; i++)
 		memset(r.hex[i], "abc"[i], 64);
 	r.size[0] = 9632;
 	r.size[1] = 0;
 	r.size[2] = 2147483648u;
-	char text[400];
+	char text[FB_REMOTE_RECORD_ENCODED_MAX];
 	size_t n = fb_remote_record_encode(&r, text, sizeof(text));
 	CHECK(n > 0 && n < sizeof(text));
-	CHECK(strncmp(text, "fatbuild-ac 1\ncubin aaaa", 24) == 0);
+	/* output_files { path: "fatbuild/image.cubin" ... } */
+	CHECK(n > 4 && text[0] == 0x12 && text[2] == 0x0a && memcmp(text + 4, "fatbuild/image.cubin", 20) == 0);
 	CHECK(fb_remote_record_decode(text, n, &d, NULL) == 0);
+	memcpy(r.hex[1], empty, 65); /* an empty output decodes to the empty blob's digest */
 	CHECK(memcmp(&r, &d, sizeof(r)) == 0);
-	/* every check has its own message */
+	CHECK(fb_remote_record_encode(&r, text, 10) == 0);
+
 	const char *h = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
-	char ok[400], bad[800];
-	snprintf(ok, sizeof(ok), "fatbuild-ac 1\ncubin %s 1\nptx %s 0\nlog %s 0\n", h, h, h);
-	CHECK(decode(ok, NULL));
-	CHECK(decode("fatbuild-ac 2\n", "line 1"));
-	CHECK(decode("", "line 1"));
-	snprintf(bad, sizeof(bad), "fatbuild-ac 1\ncubin %s 1\nptx %s 0\n", h, h);
-	CHECK(decode(bad, "line 4 (log): missing"));
-	snprintf(bad, sizeof(bad), "fatbuild-ac 1\nptx %s 1\ncubin %s 0\nlog %s 0\n", h, h, h);
-	CHECK(decode(bad, "line 2: not 'cubin"));
-	snprintf(bad, sizeof(bad), "fatbuild-ac 1\ncubin %.63s 1\nptx %s 0\nlog %s 0\n", h, h, h);
-	CHECK(decode(bad, "line 2 (cubin): the digest"));
-	snprintf(bad, sizeof(bad), "fatbuild-ac 1\ncubin %s 1\nptx %s 0\nlog %.63sG 0\n", h, h, h);
-	CHECK(decode(bad, "line 4 (log): the digest"));
-	snprintf(bad, sizeof(bad), "fatbuild-ac 1\ncubin %s -1\nptx %s 0\nlog %s 0\n", h, h, h);
-	CHECK(decode(bad, "line 2 (cubin): the size is not"));
-	snprintf(bad, sizeof(bad), "fatbuild-ac 1\ncubin %s \nptx %s 0\nlog %s 0\n", h, h, h);
-	CHECK(decode(bad, "line 2 (cubin): no size"));
-	snprintf(bad, sizeof(bad), "fatbuild-ac 1\ncubin %s 12345678901\nptx %s 0\nlog %s 0\n", h, h, h);
-	CHECK(decode(bad, "more than 10 digits"));
-	snprintf(bad, sizeof(bad), "fatbuild-ac 1\ncubin %s 2147483649\nptx %s 0\nlog %s 0\n", h, h, h);
-	CHECK(decode(bad, "over 2 GiB"));
-	snprintf(bad, sizeof(bad), "fatbuild-ac 1\ncubin %s 01\nptx %s 0\nlog %s 0\n", h, h, h);
-	CHECK(decode(bad, "leading zero"));
-	snprintf(bad, sizeof(bad), "%sextra", ok);
-	CHECK(decode(bad, "5 bytes after line 4"));
-	CHECK(fb_remote_record_decode("fatbuild-ac 1\n\0", 15, &d, NULL) == FB_EFORMAT);
+	unsigned char ok[512], bad[600];
+	size_t k = output_file(ok, "fatbuild/image.ptx", h, 7);
+	CHECK(decode(ok, k, NULL));
+	CHECK(fb_remote_record_decode((char *)ok, k, &d, NULL) == 0 && d.size[1] == 7 && !strcmp(d.hex[1], h) &&
+	      !strcmp(d.hex[0], empty) && d.size[0] == 0);
+	/* unknown fields of every wire type are skipped, at every level; an unknown path too */
+	size_t m = 0;
+	const unsigned char extra[] = {0x08, 0x96, 0x01,                          /* field 1 varint */
+	                               0x19, 1, 2, 3, 4, 5, 6, 7, 8,              /* field 3 fixed64 */
+	                               0x1b, 0x08, 0x01, 0x1c,                    /* field 3 group */
+	                               0x6d, 1, 2, 3, 4,                          /* field 13 fixed32 */
+	                               0x4a, 0x03, 'a', 'b', 'c',                 /* field 9 bytes */
+	                               0x20, 0x00};                               /* exit_code 0 */
+	memcpy(bad, extra, sizeof(extra));
+	m = sizeof(extra);
+	m += output_file(bad + m, "other/file", h, 3);
+	memcpy(bad + m, ok, k);
+	m += k;
+	CHECK(decode(bad, m, NULL));
+	/* damaged */
+	CHECK(decode("", 0, "no non-empty output file"));
+	CHECK(decode(ok, k - 1, "a length past the end"));
+	CHECK(decode(ok, 1, "a length past the end"));
+	CHECK(decode("\x12\x80", 2, "a length past the end"));
+	CHECK(decode("\x80", 1, "a malformed field tag"));
+	CHECK(decode("\x20\xff", 2, "exit_code: a malformed varint"));
+	CHECK(decode("\x08\xff\xff", 3, "ActionResult field 1: truncated or malformed"));
+	CHECK(decode("\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\x02", 11, "truncated or malformed"));
+	CHECK(decode("\x0c", 1, "truncated or malformed")); /* an end-group alone */
+	CHECK(decode("\x0b\x14", 2, "truncated or malformed")); /* a group closed by another field */
+	CHECK(decode("\x0f", 1, "malformed field tag")); /* wire type 7 */
+	CHECK(decode("\x10\x01", 2, "ActionResult field 2: wire type 0"));
+	CHECK(decode("\x20\x01", 2, "exit_code 1"));
+	memcpy(bad, ok, k);
+	memcpy(bad + k, ok, k);
+	CHECK(decode(bad, 2 * k, "fatbuild/image.ptx twice"));
+	memcpy(bad, ok, k);
+	bad[k - 30] = 'G';
+	CHECK(decode(bad, k, "Digest.hash: not 64 lowercase hex"));
+	k = output_file(bad, "fatbuild/image.cubin", h, 1);
+	bad[k - 1] = 0x80; /* size_bytes: a varint cut short (its own length stays) */
+	CHECK(decode(bad, k, "Digest.size_bytes: a malformed varint"));
+	/* size_bytes -1 (ten bytes) */
+	unsigned char neg[200];
+	k = output_file(neg, "fatbuild/image.cubin", h, 1);
+	neg[1] += 9;
+	neg[4 + 20 + 1] += 9;
+	memcpy(neg + k - 1, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 10);
+	CHECK(decode(neg, k + 9, "negative or over 2 GiB"));
+	/* an OutputFile without a digest, or without a path */
+	CHECK(decode("\x12\x04\x0a\x02xy", 6, "without a digest"));
+	CHECK(decode("\x12\x02\x12\x00", 4, "without a path"));
+	char *big = calloc(1, FB_REMOTE_RECORD_MAX + 1);
+	CHECK(big && decode(big, FB_REMOTE_RECORD_MAX + 1, "more than a record's"));
+	free(big);
 }
 
 static void

@@ -146,14 +146,18 @@ void fb_remote_close(struct fb_remote *r);
 int fb_remote_get(struct fb_remote *r, const char *key, struct fb_cache_entry *out, struct fb_error *err);
 /* Uploads the blobs, then the action record; 0 without a PUT when not writable. */
 int fb_remote_put(struct fb_remote *r, const char *key, const struct fb_cache_entry *e, struct fb_error *err);
-/* The action record (docs/remote-cache.md §2): the digests (hex) and sizes of cubin, PTX, log. */
+/* The action record (docs/remote-cache.md §2), a serialized Bazel ActionResult: the digests
+ * (hex) and sizes of cubin, PTX, log; an empty output has size 0 and the empty blob's digest. */
+enum { FB_REMOTE_RECORD_MAX = 65536, FB_REMOTE_RECORD_ENCODED_MAX = 400 };
 struct fb_remote_record {
 	char hex[3][65];
 	uint64_t size[3];
 };
-/* Parses a record; 0, or FB_EFORMAT with err->msg naming the line and what is wrong. */
+/* Parses a record (unknown fields skipped); 0, or FB_EFORMAT with err->msg naming the message,
+ * field and what is wrong. */
 int fb_remote_record_decode(const char *text, size_t n, struct fb_remote_record *out, struct fb_error *err);
-/* The record's text into buf (at least 400 bytes); returns its length. */
+/* The record's protobuf encoding into buf (FB_REMOTE_RECORD_ENCODED_MAX bytes); returns its
+ * length, 0 if it does not fit. */
 size_t fb_remote_record_encode(const struct fb_remote_record *rec, char *buf, size_t size);
 /* 1 after the first transport failure; *why: its message. */
 int fb_remote_broken(const struct fb_remote *r, const char **why);

@@ -3,12 +3,10 @@
  *   GET/PUT URL/cas/<sha256>   a blob: one cubin, PTX text or log, named by its SHA-256
  *   GET/PUT URL/ac/<key>       the action record that maps a compile key to its blobs
  *
- * The action record (docs/remote-cache.md §2) is a few lines of text:
- *
- *   fatbuild-ac 1
- *   cubin <sha256> <size>
- *   ptx <sha256> <size>
- *   log <sha256> <size>
+ * The action record (docs/remote-cache.md §2) is a serialized Bazel ActionResult protobuf
+ * (build.bazel.remote.execution.v2): one OutputFile {path, Digest {hash, size_bytes}} per
+ * non-empty blob, under the paths fatbuild/image.cubin, fatbuild/image.ptx, fatbuild/nvrtc.log.
+ * The decoder skips unknown fields of every wire type and rejects a truncated or malformed one.
  *
  * libcurl is dlopen'ed (libcurl.so.4): without it the remote cache is off and the caller says
  * so once; nothing else changes. One easy handle per fb_remote, so that every request of a
@@ -293,69 +291,287 @@ get_blob(struct fb_remote *r, const char *hex, uint64_t size, unsigned char **ou
 	return 0;
 }
 
+/* s[0..n) is 64 lowercase hex digits; reads no byte past s + n (a protobuf string has no NUL). */
 static int
 is_hex64(const char *s, size_t n)
 {
-	return n == 64 && strspn(s, "0123456789abcdef") >= 64;
+	if (n != 64)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
 }
 
-static const char *const rec_names[3] = {"cubin", "ptx", "log"};
+/* The record is a build.bazel.remote.execution.v2.ActionResult (docs/remote-cache.md §2): one
+ * OutputFile per non-empty blob, under these paths, in this order. */
+static const char *const rec_paths[3] = {"fatbuild/image.cubin", "fatbuild/image.ptx", "fatbuild/nvrtc.log"};
+static const char empty_hex[] = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_SGROUP = 3, WT_EGROUP = 4, WT_I32 = 5 };
+
+struct pb {
+	const unsigned char *p, *end;
+};
+
+/* One varint of at most 10 bytes; the 10th may only carry bit 63. -1 when truncated or too long. */
+static int
+pb_varint(struct pb *b, uint64_t *v)
+{
+	uint64_t x = 0;
+	for (int i = 0; i < 10; i++) {
+		if (b->p == b->end)
+			return -1;
+		unsigned c = *b->p++;
+		if (i == 9 && c > 1)
+			return -1;
+		x |= (uint64_t)(c & 0x7f) << (7 * i);
+		if (!(c & 0x80)) {
+			*v = x;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* A field's tag: its number (1 .. 2^29-1) and wire type. -1 when malformed. */
+static int
+pb_tag(struct pb *b, uint32_t *field, int *wt)
+{
+	uint64_t t;
+	if (pb_varint(b, &t) || (t >> 3) == 0 || (t >> 3) > 0x1fffffff || (t & 7) > 5)
+		return -1;
+	*field = (uint32_t)(t >> 3);
+	*wt = (int)(t & 7);
+	return 0;
+}
+
+/* A length-delimited field's body into *sub. */
+static int
+pb_len(struct pb *b, struct pb *sub)
+{
+	uint64_t n;
+	if (pb_varint(b, &n) || n > (uint64_t)(b->end - b->p))
+		return -1;
+	sub->p = b->p;
+	sub->end = b->p + n;
+	b->p += n;
+	return 0;
+}
+
+/* Skips the body of a field of wire type wt (its tag read); groups nest at most 16 deep. */
+static int
+pb_skip(struct pb *b, uint32_t field, int wt, int depth)
+{
+	uint64_t v;
+	struct pb sub;
+	switch (wt) {
+	case WT_VARINT:
+		return pb_varint(b, &v);
+	case WT_I64:
+	case WT_I32: {
+		size_t k = wt == WT_I64 ? 8 : 4;
+		if ((size_t)(b->end - b->p) < k)
+			return -1;
+		b->p += k;
+		return 0;
+	}
+	case WT_LEN:
+		return pb_len(b, &sub);
+	case WT_SGROUP:
+		if (depth >= 16)
+			return -1;
+		for (;;) {
+			uint32_t f;
+			int w;
+			if (pb_tag(b, &f, &w))
+				return -1;
+			if (w == WT_EGROUP)
+				return f == field ? 0 : -1;
+			if (pb_skip(b, f, w, depth + 1))
+				return -1;
+		}
+	default: /* an end-group with no start */
+		return -1;
+	}
+}
+
+static void
+pb_put_varint(unsigned char **o, uint64_t v)
+{
+	do {
+		unsigned char c = v & 0x7f;
+		v >>= 7;
+		*(*o)++ = c | (v ? 0x80 : 0);
+	} while (v);
+}
+
+static size_t
+pb_varint_len(uint64_t v)
+{
+	size_t n = 1;
+	while (v >>= 7)
+		n++;
+	return n;
+}
+
+/* Digest {hash = 1; size_bytes = 2}; repeated occurrences merge, the last value of a field wins. */
+static int
+decode_digest(struct pb b, char hex[65], uint64_t *size, int *has_hash, struct fb_error *err)
+{
+	while (b.p < b.end) {
+		uint32_t f;
+		int wt;
+		if (pb_tag(&b, &f, &wt))
+			return fb_seterr(err, FB_EFORMAT, "Digest: a malformed field tag");
+		if (f == 1 && wt == WT_LEN) {
+			struct pb s;
+			if (pb_len(&b, &s))
+				return fb_seterr(err, FB_EFORMAT, "Digest.hash: a length past the end");
+			if (!is_hex64((const char *)s.p, (size_t)(s.end - s.p)))
+				return fb_seterr(err, FB_EFORMAT, "Digest.hash: not 64 lowercase hex digits");
+			memcpy(hex, s.p, 64);
+			hex[64] = 0;
+			*has_hash = 1;
+		} else if (f == 2 && wt == WT_VARINT) {
+			uint64_t v;
+			if (pb_varint(&b, &v))
+				return fb_seterr(err, FB_EFORMAT, "Digest.size_bytes: a malformed varint");
+			if (v > ((uint64_t)1 << 31)) /* a negative int64 is a huge varint */
+				return fb_seterr(err, FB_EFORMAT, "Digest.size_bytes: %lld is negative or over 2 GiB",
+				                 (long long)v);
+			*size = v;
+		} else if (f == 1 || f == 2) {
+			return fb_seterr(err, FB_EFORMAT, "Digest field %u: wire type %d", f, wt);
+		} else if (pb_skip(&b, f, wt, 0)) {
+			return fb_seterr(err, FB_EFORMAT, "Digest field %u: truncated or malformed", f);
+		}
+	}
+	return 0;
+}
+
+/* OutputFile {path = 1; digest = 2; ...}: *slot the index of its path in rec_paths, -1 for a
+ * path fatbuild does not use. */
+static int
+decode_output_file(struct pb b, int *slot, char hex[65], uint64_t *size, struct fb_error *err)
+{
+	int has_path = 0, has_digest = 0, has_hash = 0;
+	*slot = -1;
+	*size = 0;
+	while (b.p < b.end) {
+		uint32_t f;
+		int wt;
+		if (pb_tag(&b, &f, &wt))
+			return fb_seterr(err, FB_EFORMAT, "OutputFile: a malformed field tag");
+		if ((f == 1 || f == 2) && wt != WT_LEN)
+			return fb_seterr(err, FB_EFORMAT, "OutputFile field %u: wire type %d", f, wt);
+		if (f == 1 || f == 2) {
+			struct pb s;
+			if (pb_len(&b, &s))
+				return fb_seterr(err, FB_EFORMAT, "OutputFile field %u: a length past the end", f);
+			if (f == 1) {
+				size_t n = (size_t)(s.end - s.p);
+				has_path = 1;
+				*slot = -1;
+				for (int i = 0; i < 3; i++)
+					if (n == strlen(rec_paths[i]) && memcmp(s.p, rec_paths[i], n) == 0)
+						*slot = i;
+			} else {
+				has_digest = 1;
+				int rc = decode_digest(s, hex, size, &has_hash, err);
+				if (rc)
+					return rc;
+			}
+		} else if (pb_skip(&b, f, wt, 0)) {
+			return fb_seterr(err, FB_EFORMAT, "OutputFile field %u: truncated or malformed", f);
+		}
+	}
+	if (!has_path)
+		return fb_seterr(err, FB_EFORMAT, "an OutputFile without a path");
+	if (!has_digest || !has_hash)
+		return fb_seterr(err, FB_EFORMAT, "an OutputFile without a digest hash");
+	return 0;
+}
 
 int
 fb_remote_record_decode(const char *text, size_t n, struct fb_remote_record *out, struct fb_error *err)
 {
 	memset(out, 0, sizeof(*out));
-	if (n > 4096)
-		return fb_seterr(err, FB_EFORMAT, "%zu bytes, more than a record's 4096", n);
-	if (memchr(text, 0, n))
-		return fb_seterr(err, FB_EFORMAT, "a NUL byte in the text");
-	static const char head[] = "fatbuild-ac 1\n";
-	if (n < sizeof(head) - 1 || memcmp(text, head, sizeof(head) - 1) != 0)
-		return fb_seterr(err, FB_EFORMAT, "line 1 is not 'fatbuild-ac 1'");
-	const char *p = text + sizeof(head) - 1, *end = text + n;
-	for (int i = 0; i < 3; i++) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		if (!nl)
-			return fb_seterr(err, FB_EFORMAT, "line %d (%s): missing or not ended by a newline", i + 2, rec_names[i]);
-		size_t k = strlen(rec_names[i]);
-		if ((size_t)(nl - p) < k + 1 || memcmp(p, rec_names[i], k) != 0 || p[k] != ' ')
-			return fb_seterr(err, FB_EFORMAT, "line %d: not '%s <sha256> <size>'", i + 2, rec_names[i]);
-		const char *h = p + k + 1, *sp = memchr(h, ' ', (size_t)(nl - h));
-		if (!sp || !is_hex64(h, (size_t)(sp - h)))
-			return fb_seterr(err, FB_EFORMAT, "line %d (%s): the digest is not 64 lowercase hex digits", i + 2,
-			                 rec_names[i]);
-		uint64_t v = 0;
-		const char *d = sp + 1;
-		if (d == nl || (size_t)(nl - d) > 10)
-			return fb_seterr(err, FB_EFORMAT, "line %d (%s): no size, or more than 10 digits", i + 2, rec_names[i]);
-		if (*d == '0' && nl - d > 1) /* one spelling per record: it is what the writer sends */
-			return fb_seterr(err, FB_EFORMAT, "line %d (%s): the size has a leading zero", i + 2, rec_names[i]);
-		for (; d < nl; d++) {
-			if (*d < '0' || *d > '9')
-				return fb_seterr(err, FB_EFORMAT, "line %d (%s): the size is not a decimal number", i + 2,
-				                 rec_names[i]);
-			v = v * 10 + (uint64_t)(*d - '0');
+	if (n > FB_REMOTE_RECORD_MAX)
+		return fb_seterr(err, FB_EFORMAT, "%zu bytes, more than a record's %d", n, FB_REMOTE_RECORD_MAX);
+	struct pb b = {(const unsigned char *)text, (const unsigned char *)text + n};
+	int seen[3] = {0};
+	while (b.p < b.end) {
+		uint32_t f;
+		int wt;
+		if (pb_tag(&b, &f, &wt))
+			return fb_seterr(err, FB_EFORMAT, "ActionResult: a malformed field tag");
+		if (f == 2 && wt == WT_LEN) {
+			struct pb s;
+			if (pb_len(&b, &s))
+				return fb_seterr(err, FB_EFORMAT, "ActionResult.output_files: a length past the end");
+			int slot;
+			char hex[65];
+			uint64_t size;
+			int rc = decode_output_file(s, &slot, hex, &size, err);
+			if (rc)
+				return rc;
+			if (slot < 0)
+				continue; /* not one of fatbuild's outputs */
+			if (seen[slot]++)
+				return fb_seterr(err, FB_EFORMAT, "output file %s twice", rec_paths[slot]);
+			memcpy(out->hex[slot], hex, 65);
+			out->size[slot] = size;
+		} else if (f == 4 && wt == WT_VARINT) {
+			uint64_t v;
+			if (pb_varint(&b, &v))
+				return fb_seterr(err, FB_EFORMAT, "ActionResult.exit_code: a malformed varint");
+			if (v != 0)
+				return fb_seterr(err, FB_EFORMAT, "ActionResult.exit_code %d, not 0", (int)(int32_t)v);
+		} else if (f == 2 || f == 4) {
+			return fb_seterr(err, FB_EFORMAT, "ActionResult field %u: wire type %d", f, wt);
+		} else if (pb_skip(&b, f, wt, 0)) {
+			return fb_seterr(err, FB_EFORMAT, "ActionResult field %u: truncated or malformed", f);
 		}
-		if (v > ((uint64_t)1 << 31))
-			return fb_seterr(err, FB_EFORMAT, "line %d (%s): size %llu is over 2 GiB", i + 2, rec_names[i],
-			                 (unsigned long long)v);
-		memcpy(out->hex[i], h, 64);
-		out->hex[i][64] = 0;
-		out->size[i] = v;
-		p = nl + 1;
 	}
-	if (p != end)
-		return fb_seterr(err, FB_EFORMAT, "%zu bytes after line 4", (size_t)(end - p));
+	if (!out->size[0] && !out->size[1])
+		return fb_seterr(err, FB_EFORMAT, "no non-empty output file %s or %s", rec_paths[0], rec_paths[1]);
+	for (int i = 0; i < 3; i++)
+		if (!out->size[i]) /* an output the job does not make, or an empty log */
+			memcpy(out->hex[i], empty_hex, 65);
 	return 0;
 }
 
 size_t
 fb_remote_record_encode(const struct fb_remote_record *rec, char *buf, size_t size)
 {
-	int k = snprintf(buf, size, "fatbuild-ac 1\ncubin %s %llu\nptx %s %llu\nlog %s %llu\n", rec->hex[0],
-	                 (unsigned long long)rec->size[0], rec->hex[1], (unsigned long long)rec->size[1], rec->hex[2],
-	                 (unsigned long long)rec->size[2]);
-	return k > 0 ? (size_t)k : 0;
+	unsigned char tmp[FB_REMOTE_RECORD_ENCODED_MAX], *o = tmp;
+	for (int i = 0; i < 3; i++) {
+		if (!rec->size[i])
+			continue;
+		size_t plen = strlen(rec_paths[i]);
+		size_t dlen = 2 + 64 + 1 + pb_varint_len(rec->size[i]);
+		size_t flen = 1 + pb_varint_len(plen) + plen + 1 + pb_varint_len(dlen) + dlen;
+		*o++ = 2 << 3 | WT_LEN; /* ActionResult.output_files */
+		pb_put_varint(&o, flen);
+		*o++ = 1 << 3 | WT_LEN; /* OutputFile.path */
+		pb_put_varint(&o, plen);
+		memcpy(o, rec_paths[i], plen);
+		o += plen;
+		*o++ = 2 << 3 | WT_LEN; /* OutputFile.digest */
+		pb_put_varint(&o, dlen);
+		*o++ = 1 << 3 | WT_LEN; /* Digest.hash */
+		*o++ = 64;
+		memcpy(o, rec->hex[i], 64);
+		o += 64;
+		*o++ = 2 << 3 | WT_VARINT; /* Digest.size_bytes */
+		pb_put_varint(&o, rec->size[i]);
+	}
+	size_t n = (size_t)(o - tmp);
+	if (n > size)
+		return 0;
+	memcpy(buf, tmp, n);
+	return n;
 }
 
 int
@@ -364,7 +580,9 @@ fb_remote_get(struct fb_remote *r, const char *key, struct fb_cache_entry *out, 
 	memset(out, 0, sizeof(*out));
 	if (r->broken)
 		return fb_seterr(err, FB_EIO, "%s", r->why);
-	struct buf b = {.max = 4096};
+	if (!is_hex64(key, strlen(key)))
+		return fb_seterr(err, FB_EINVAL, "remote cache key '%.80s' is not 64 lowercase hex digits", key);
+	struct buf b = {.max = FB_REMOTE_RECORD_MAX};
 	long st = request(r, "ac", key, NULL, 0, &b, err);
 	if (st < 0) {
 		free(b.p);
@@ -378,7 +596,7 @@ fb_remote_get(struct fb_remote *r, const char *key, struct fb_cache_entry *out, 
 	r->n.bytes_down += b.n;
 	struct fb_remote_record rec;
 	struct fb_error pe = {0};
-	int bad = b.over ? fb_seterr(&pe, FB_EFORMAT, "more than a record's 4096 bytes")
+	int bad = b.over ? fb_seterr(&pe, FB_EFORMAT, "more than a record's %d bytes", FB_REMOTE_RECORD_MAX)
 	                 : fb_remote_record_decode(b.p ? (const char *)b.p : "", b.n, &rec, &pe);
 	free(b.p);
 	if (bad) {
@@ -445,6 +663,10 @@ fb_remote_put(struct fb_remote *r, const char *key, const struct fb_cache_entry 
 		return 0;
 	if (r->broken)
 		return fb_seterr(err, FB_EIO, "%s", r->why);
+	if (!is_hex64(key, strlen(key)))
+		return fb_seterr(err, FB_EINVAL, "remote cache key '%.80s' is not 64 lowercase hex digits", key);
+	if (!e->cubin_size && !e->ptx_size)
+		return 0; /* nothing a record could name (§2) */
 	const void *p[3] = {e->cubin, e->ptx, e->log};
 	size_t n[3] = {e->cubin_size, e->ptx_size, e->log ? strlen(e->log) : 0};
 	struct fb_remote_record rec;
@@ -459,7 +681,7 @@ fb_remote_put(struct fb_remote *r, const char *key, const struct fb_cache_entry 
 	}
 	if (rc)
 		return rc;
-	char text[400];
+	char text[FB_REMOTE_RECORD_ENCODED_MAX];
 	size_t k = fb_remote_record_encode(&rec, text, sizeof(text));
 	rc = put_one(r, "ac", key, text, k, err);
 	if (!rc)
