@@ -161,10 +161,10 @@ fb_answer_decode(struct run *r, struct job *j, const unsigned char *p, size_t n,
 	uint64_t rc = get64(p), res = get64(p + 8), nl = get64(p + 16), nn = get64(p + 24), np = get64(p + 32),
 	         nc = get64(p + 40);
 	if (n < ANSWER || nl > n || nn > n || np > n || nc > n || ANSWER + nl + nn + np + nc != n)
-		return fb_run_seterr(err, FB_ECOMPILE, "%s: the NVRTC process for %s gave a malformed answer", src, j->arch);
+		return fb_seterr(err, FB_ECOMPILE, "%s: the NVRTC process for %s gave a malformed answer", src, j->arch);
 	p += ANSWER;
 	if (rc != 0)
-		return fb_run_seterr(err, (int)rc, "%s: %s: %.*s", src, j->arch, (int)nl, (const char *)p);
+		return fb_seterr(err, (int)rc, "%s: %s: %.*s", src, j->arch, (int)nl, (const char *)p);
 	j->result = (int)(int64_t)res;
 	j->e.log = (char *)fb_dup_bytes(p, nl);
 	snprintf(j->pch_note, sizeof(j->pch_note), "%.*s", (int)nn, (const char *)p + nl);
@@ -176,10 +176,10 @@ fb_answer_decode(struct run *r, struct job *j, const unsigned char *p, size_t n,
 	j->e.ptx_size = np;
 	j->e.cubin_size = nc;
 	if (!j->e.log || (np && !j->e.ptx) || (nc && !j->e.cubin))
-		return fb_run_seterr(err, FB_ENOMEM, "out of memory");
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	if (j->result == 0 && j->lto && !nc)
-		return fb_run_seterr(err, FB_ECOMPILE, "%s: NVRTC returned no LTO-IR for %s", src, j->arch);
+		return fb_seterr(err, FB_ECOMPILE, "%s: NVRTC returned no LTO-IR for %s", src, j->arch);
 	if (j->result == 0 && !j->lto && ((j->ptx != NONE && !np) || (j->sass != NONE && !nc)))
-		return fb_run_seterr(err, FB_ECOMPILE, "%s: NVRTC returned no %s for %s", src, nc ? "PTX" : "cubin", j->arch);
+		return fb_seterr(err, FB_ECOMPILE, "%s: NVRTC returned no %s for %s", src, nc ? "PTX" : "cubin", j->arch);
 	return 0;
 }

@@ -15,7 +15,6 @@
  * makes the options, sources, keys and jobs, schedule.c runs the worker processes, child.c is
  * the worker and its answers (run.h: the state they share). */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,19 +22,6 @@
 
 #include "run.h"
 #include "worker.h"
-
-int
-fb_run_seterr(struct fb_error *err, int code, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-		va_start(ap, fmt);
-		err->code = code;
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
 
 int
 fb_compile_default_jobs(void)
@@ -94,7 +80,7 @@ assemble(struct run *r, struct fb_compile_result *res, struct fb_error *err)
 	size_t cap = r->nsrc * o->ntargets;
 	res->images = calloc(cap ? cap : 1, sizeof(*res->images));
 	if (!res->images)
-		return fb_run_seterr(err, FB_ENOMEM, "out of memory");
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	for (size_t s = 0; s < r->nsrc; s++)
 		for (size_t t = 0; t < o->ntargets; t++) {
 			struct job *j = NULL;
@@ -102,7 +88,7 @@ assemble(struct run *r, struct fb_compile_result *res, struct fb_error *err)
 				if (r->jobs[k].src == s && (r->jobs[k].sass == t || r->jobs[k].ptx == t))
 					j = &r->jobs[k];
 			if (!j)
-				return fb_run_seterr(err, FB_EINVAL, "internal error: no job for target %zu", t);
+				return fb_seterr(err, FB_EINVAL, "internal error: no job for target %zu", t);
 			struct fb_compile_image *im = &res->images[res->nimages];
 			im->source = s;
 			im->target = o->targets[t];
@@ -122,7 +108,7 @@ assemble(struct run *r, struct fb_compile_result *res, struct fb_error *err)
 			}
 			res->nimages++;
 			if (!im->data)
-				return fb_run_seterr(err, FB_ENOMEM, "out of memory");
+				return fb_seterr(err, FB_ENOMEM, "out of memory");
 		}
 	/* Warnings: each distinct log of a source once, tagged with the first target that gave it. */
 	for (size_t k = 0; k < r->njobs; k++) {
@@ -163,7 +149,7 @@ add_deps(struct run *r, struct fb_compile_result *res, struct fb_error *err)
 	return 0;
 oom:
 	fb_strlist_free(&all);
-	return fb_run_seterr(err, FB_ENOMEM, "out of memory");
+	return fb_seterr(err, FB_ENOMEM, "out of memory");
 }
 
 void
@@ -332,13 +318,13 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 	int rc;
 	*out = NULL;
 	if (!opts || !sources || nsources == 0)
-		return fb_run_seterr(err, FB_EINVAL, "no sources to compile");
+		return fb_seterr(err, FB_EINVAL, "no sources to compile");
 	if (!opts->targets || opts->ntargets == 0)
-		return fb_run_seterr(err, FB_EINVAL, "no targets to compile for (the arch list is empty)");
+		return fb_seterr(err, FB_EINVAL, "no targets to compile for (the arch list is empty)");
 	for (size_t i = 0; i < nsources; i++)
 		for (size_t k = 0; k < i; k++)
 			if (strcmp(sources[i], sources[k]) == 0)
-				return fb_run_seterr(err, FB_EINVAL, "%s given twice", sources[i]);
+				return fb_seterr(err, FB_EINVAL, "%s given twice", sources[i]);
 	r.o = opts;
 	r.srcpaths = sources;
 	r.nsrc = nsources;
@@ -363,7 +349,7 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 		struct fb_error ce = {0};
 		int cc = fb_cache_check(r.cache_dir, opts->cache_dir && *opts->cache_dir, &ce);
 		if (cc == FB_EUNSAFE) {
-			rc = fb_run_seterr(err, cc, "%s", ce.msg);
+			rc = fb_seterr(err, cc, "%s", ce.msg);
 			goto out;
 		}
 		if (cc)
@@ -374,13 +360,13 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 	if (opts->cache_basedir && *opts->cache_basedir && !realpath(opts->cache_basedir, r.basedir))
 		snprintf(r.basedir, sizeof(r.basedir), "%s", opts->cache_basedir);
 	if (!(r.src = calloc(nsources, sizeof(*r.src)))) {
-		rc = fb_run_seterr(err, FB_ENOMEM, "out of memory");
+		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 		goto out;
 	}
 	if ((rc = fb_run_options(&r, home, err)) || (rc = fb_run_load_sources(&r, err)) || (rc = fb_run_make_jobs(&r, err)))
 		goto out;
 	if (!(res = r.res = calloc(1, sizeof(*res)))) {
-		rc = fb_run_seterr(err, FB_ENOMEM, "out of memory");
+		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 		goto out;
 	}
 	res->nvrtc_version = fb_nvrtc_version(r.nv);
@@ -418,7 +404,7 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 	struct job *failed = NULL;
 	rc = fb_run_jobs(&r, maxjobs, &failed, err);
 	if (opts->cancel && *opts->cancel) { /* jobs killed by the stopping signal are no failure */
-		rc = fb_run_seterr(err, FB_ECANCELED, "compile stopped");
+		rc = fb_seterr(err, FB_ECANCELED, "compile stopped");
 		goto out;
 	}
 	if (rc == FB_ECOMPILE && failed) {
@@ -430,8 +416,8 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 			         fb_nvrtc_result_name(failed->result), failed->arch);
 		res->log = rw;
 		snprintf(res->failed_target, sizeof(res->failed_target), "%s", failed->arch);
-		rc = fb_run_seterr(err, failed->result == 5 /* NVRTC_ERROR_INVALID_OPTION */ ? FB_EINVAL : FB_ECOMPILE, "%s",
-		            first);
+		rc = fb_seterr(err, failed->result == 5 /* NVRTC_ERROR_INVALID_OPTION */ ? FB_EINVAL : FB_ECOMPILE, "%s",
+		               first);
 		if (rc == FB_EINVAL) {
 			/* a bad -Xnvrtc option: usage, not a build failure; no result */
 			fb_compile_result_free(res);
@@ -474,7 +460,7 @@ fb_compile_pack(const struct fb_compile_result *r, const struct fb_compile_opts 
 	*size = 0;
 	struct fb_fatbin *fb = fb_fatbin_new();
 	if (!fb)
-		return fb_run_seterr(err, FB_ENOMEM, "out of memory");
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	fb_fatbin_set_options(fb, (compress_elf ? 0 : FB_WRITE_COMPRESS_TEXT) |
 	                              (opts && opts->device_debug ? FB_WRITE_DEBUG : 0));
 	int rc = 0;

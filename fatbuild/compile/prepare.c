@@ -46,7 +46,7 @@ fb_run_options(struct run *r, const char *home, struct fb_error *err)
 	const char *std = o->std && *o->std ? o->std : "c++17";
 	if (strcmp(std, "c++11") && strcmp(std, "c++14") && strcmp(std, "c++17") && strcmp(std, "c++20") &&
 	    strcmp(std, "c++03"))
-		return fb_run_seterr(err, FB_EINVAL, "unsupported --std '%s' (use c++17 or c++20)", std);
+		return fb_seterr(err, FB_EINVAL, "unsupported --std '%s' (use c++17 or c++20)", std);
 	rc |= add_opt(r, "-std=%s", std);
 	for (size_t i = 0; i < o->ninclude_dirs; i++)
 		rc |= add_opt(r, "-I%s", o->include_dirs[i]);
@@ -76,7 +76,7 @@ fb_run_options(struct run *r, const char *home, struct fb_error *err)
 	for (size_t i = 0; i < o->nnvrtc_opts; i++)
 		rc |= add_opt(r, "%s", o->nvrtc_opts[i]);
 	if (rc)
-		return fb_run_seterr(err, FB_ENOMEM, "out of memory building options");
+		return fb_seterr(err, FB_ENOMEM, "out of memory building options");
 	return 0;
 }
 
@@ -105,12 +105,12 @@ file_digest(struct run *r, const char *path, unsigned char d[32], int *names_fil
 		size_t cap = r->capdig ? 2 * r->capdig : 64;
 		struct digest *v = realloc(r->dig, cap * sizeof(*v));
 		if (!v)
-			return fb_run_seterr(err, FB_ENOMEM, "out of memory");
+			return fb_seterr(err, FB_ENOMEM, "out of memory");
 		r->dig = v;
 		r->capdig = cap;
 	}
 	if (!(r->dig[r->ndig].path = strdup(path)))
-		return fb_run_seterr(err, FB_ENOMEM, "out of memory");
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	r->dig[r->ndig].names_file = *names_file;
 	memcpy(r->dig[r->ndig++].d, d, 32);
 	return 0;
@@ -172,7 +172,7 @@ fb_run_load_sources(struct run *r, struct fb_error *err)
 		if (rc)
 			return rc;
 		if (memchr(s->text, 0, s->size))
-			return fb_run_seterr(err, FB_EINVAL, "%s: contains a NUL byte; not a CUDA source", s->path);
+			return fb_seterr(err, FB_EINVAL, "%s: contains a NUL byte; not a CUDA source", s->path);
 		const char *slash = strrchr(s->path, '/');
 		if (!slash)
 			snprintf(s->dir, sizeof(s->dir), ".");
@@ -184,7 +184,7 @@ fb_run_load_sources(struct run *r, struct fb_error *err)
 		size_t ndirs = 0;
 		const char **dirs = calloc(r->ncommon + 1, sizeof(*dirs));
 		if (!dirs)
-			return fb_run_seterr(err, FB_ENOMEM, "out of memory");
+			return fb_seterr(err, FB_ENOMEM, "out of memory");
 		dirs[ndirs++] = s->dir;
 		for (size_t k = 0; k < r->ncommon; k++)
 			if (strncmp(r->common[k], "-I", 2) == 0)
@@ -234,7 +234,7 @@ fb_run_make_jobs(struct run *r, struct fb_error *err)
 	const struct fb_compile_opts *o = r->o;
 	r->jobs = calloc(r->nsrc * o->ntargets, sizeof(*r->jobs));
 	if (!r->jobs)
-		return fb_run_seterr(err, FB_ENOMEM, "out of memory");
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	for (size_t s = 0; s < r->nsrc; s++)
 		for (size_t t = 0; t < o->ntargets; t++) {
 			const struct ap_target *tg = &o->targets[t];

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "compile.h"
+#include "common/error_priv.h"
 
 #define NONE ((size_t)-1)
 
@@ -96,9 +97,6 @@ struct run {
 	pid_t parent;
 	struct fb_compile_result *res;
 };
-
-/* compile.c: fb_compile's error setter. */
-int fb_run_seterr(struct fb_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* prepare.c: the NVRTC options every job shares; each source read, its headers found and
  * keyed; one job per (source, target slot), keyed and seeded. */

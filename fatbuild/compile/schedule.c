@@ -58,14 +58,14 @@ start(struct run *r, struct unit *u, struct fb_error *err)
 {
 	int p[2];
 	if (pipe(p) != 0)
-		return fb_run_seterr(err, FB_EIO, "pipe failed: %s", strerror(errno));
+		return fb_seterr(err, FB_EIO, "pipe failed: %s", strerror(errno));
 	pid_t parent = getpid();
 	pid_t pid = fork(); /* the child leaves with _exit: no stdio buffer is flushed twice */
 	if (pid < 0) {
 		int e = errno;
 		close(p[0]);
 		close(p[1]);
-		return fb_run_seterr(err, FB_EIO, "fork failed: %s", strerror(e));
+		return fb_seterr(err, FB_EIO, "fork failed: %s", strerror(e));
 	}
 	if (pid == 0) {
 		close(p[0]);
@@ -129,7 +129,7 @@ make_units(struct run *r, int slots, struct fb_error *err)
 	size_t *all = r->ujobs = calloc(r->njobs ? r->njobs : 1, sizeof(*all));
 	r->units = calloc(r->njobs ? r->njobs : 1, sizeof(*r->units));
 	if (!w || !order || !all || !r->units)
-		return fb_run_seterr(err, FB_ENOMEM, "out of memory");
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	size_t np = 0;
 	for (size_t i = 0; i < r->njobs; i++) {
 		w[i] = weight(r, i);
@@ -171,7 +171,7 @@ make_units(struct run *r, int slots, struct fb_error *err)
 		/* alternate, so that both halves get long and short jobs */
 		size_t *tmp = calloc(a->n, sizeof(*tmp));
 		if (!tmp)
-			return fb_run_seterr(err, FB_ENOMEM, "out of memory");
+			return fb_seterr(err, FB_ENOMEM, "out of memory");
 		size_t ka = 0, kb = 0;
 		for (size_t k = 0; k < a->n; k++)
 			if (k % 2 == 0)
@@ -211,7 +211,7 @@ fb_run_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error *er
 	size_t *uorder = r->uorder = calloc(r->nunits ? r->nunits : 1, sizeof(*uorder));
 	size_t *uw = r->uw = calloc(r->nunits ? r->nunits : 1, sizeof(*uw));
 	if (!pfd || !pu || !uorder || !uw) {
-		rc = fb_run_seterr(err, FB_ENOMEM, "out of memory");
+		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < r->nunits; i++) {
@@ -221,7 +221,7 @@ fb_run_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error *er
 	sort_desc(uorder, r->nunits, uw);
 	for (;;) {
 		if (!rc && r->o->cancel && *r->o->cancel)
-			rc = fb_run_seterr(err, FB_ECANCELED, "compile stopped");
+			rc = fb_seterr(err, FB_ECANCELED, "compile stopped");
 		while (!rc && running < (size_t)maxjobs && next < r->nunits) {
 			if ((rc = start(r, &r->units[uorder[next++]], err)))
 				break;
@@ -239,7 +239,7 @@ fb_run_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error *er
 		if (poll(pfd, n, -1) < 0) {
 			if (errno == EINTR)
 				continue; /* the loop's top looks at the stop flag */
-			rc = fb_run_seterr(err, FB_EIO, "poll failed: %s", strerror(errno));
+			rc = fb_seterr(err, FB_EIO, "poll failed: %s", strerror(errno));
 			break;
 		}
 		for (size_t i = 0; i < n && !rc; i++) {
@@ -250,7 +250,7 @@ fb_run_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error *er
 				size_t cap = u->rxcap ? 2 * u->rxcap : 262144;
 				unsigned char *b = realloc(u->rx, cap);
 				if (!b) {
-					rc = fb_run_seterr(err, FB_ENOMEM, "out of memory");
+					rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 					break;
 				}
 				u->rx = b;
@@ -299,11 +299,11 @@ fb_run_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error *er
 			if (u->done < u->n) {
 				struct job *j = &r->jobs[u->jobs[u->done]];
 				if (WIFSIGNALED(status))
-					rc = fb_run_seterr(err, FB_ECOMPILE, "%s: NVRTC died with signal %d compiling for %s",
-					            r->src[j->src].path, WTERMSIG(status), j->arch);
+					rc = fb_seterr(err, FB_ECOMPILE, "%s: NVRTC died with signal %d compiling for %s",
+					               r->src[j->src].path, WTERMSIG(status), j->arch);
 				else
-					rc = fb_run_seterr(err, FB_ECOMPILE, "%s: the NVRTC process for %s ended without an answer (exit %d)",
-					            r->src[j->src].path, j->arch, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+					rc = fb_seterr(err, FB_ECOMPILE, "%s: the NVRTC process for %s ended without an answer (exit %d)",
+					               r->src[j->src].path, j->arch, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 			}
 		}
 		if (rc)
