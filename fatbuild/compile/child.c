@@ -8,6 +8,7 @@
 
 #include "run.h"
 #include "worker.h"
+#include "common/bytes.h"
 
 static int
 write_all(int fd, const void *p, size_t n)
@@ -23,22 +24,6 @@ write_all(int fd, const void *p, size_t n)
 		n -= (size_t)k;
 	}
 	return 0;
-}
-
-static void
-put64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t
-get64(const unsigned char *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
 }
 
 /* The child: a worker running the jobs of one unit in order, each one NVRTC compile; each
@@ -117,12 +102,12 @@ fb_run_child(struct run *r, struct unit *u, int fd)
 		}
 		const char *log = rc ? e.msg : out.log ? out.log : "";
 		unsigned char hdr[ANSWER];
-		put64(hdr, (uint64_t)rc);
-		put64(hdr + 8, (uint64_t)(int64_t)out.result);
-		put64(hdr + 16, strlen(log));
-		put64(hdr + 24, strlen(note));
-		put64(hdr + 32, rc ? 0 : out.ptx_size);
-		put64(hdr + 40, rc ? 0 : out.cubin_size);
+		fb_wr64(hdr, (uint64_t)rc);
+		fb_wr64(hdr + 8, (uint64_t)(int64_t)out.result);
+		fb_wr64(hdr + 16, strlen(log));
+		fb_wr64(hdr + 24, strlen(note));
+		fb_wr64(hdr + 32, rc ? 0 : out.ptx_size);
+		fb_wr64(hdr + 40, rc ? 0 : out.cubin_size);
 		bad = write_all(fd, hdr, sizeof(hdr)) || write_all(fd, log, strlen(log)) || write_all(fd, note, strlen(note));
 		if (!bad && !rc && out.ptx_size)
 			bad = write_all(fd, out.ptx, out.ptx_size);
@@ -145,7 +130,7 @@ fb_answer_size(const unsigned char *p, size_t n)
 		return 0;
 	uint64_t t = ANSWER;
 	for (int i = 2; i < 6; i++) {
-		uint64_t v = get64(p + 8 * i);
+		uint64_t v = fb_rd64(p + 8 * i);
 		if (v > ((uint64_t)1 << 40))
 			return (size_t)-1; /* garbage: caught by fb_answer_decode */
 		t += v;
@@ -158,8 +143,8 @@ int
 fb_answer_decode(struct run *r, struct job *j, const unsigned char *p, size_t n, struct fb_error *err)
 {
 	const char *src = r->src[j->src].path;
-	uint64_t rc = get64(p), res = get64(p + 8), nl = get64(p + 16), nn = get64(p + 24), np = get64(p + 32),
-	         nc = get64(p + 40);
+	uint64_t rc = fb_rd64(p), res = fb_rd64(p + 8), nl = fb_rd64(p + 16), nn = fb_rd64(p + 24), np = fb_rd64(p + 32),
+	         nc = fb_rd64(p + 40);
 	if (n < ANSWER || nl > n || nn > n || np > n || nc > n || ANSWER + nl + nn + np + nc != n)
 		return fb_seterr(err, FB_ECOMPILE, "%s: the NVRTC process for %s gave a malformed answer", src, j->arch);
 	p += ANSWER;

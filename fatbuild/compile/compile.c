@@ -379,6 +379,7 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 		struct job *j = &r.jobs[i];
 		struct fb_error ce = {0};
 		int got = fb_cache_get(r.cache_dir, j->key, &j->e, &ce);
+		bool hit = got == 0;
 		if (got == FB_EFORMAT) {
 			char line[sizeof(ce.msg) + 512];
 			snprintf(line, sizeof(line), "corrupt cache entry for %s (%s) removed and recompiled: %s",
@@ -386,15 +387,15 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 			log_append(&res->cache_note, line);
 			res->ncorrupt++;
 		}
-		if (got == 0 &&
+		if (hit &&
 		    (j->lto ? !j->e.cubin_size : (j->sass != NONE && !j->e.cubin_size) || (j->ptx != NONE && !j->e.ptx_size))) {
-			fb_cache_entry_clear(&j->e);
-			got = FB_ENOIMAGE;
+			fb_cache_entry_clear(&j->e); /* an entry without what the job makes: a miss */
+			hit = false;
 		}
-		if (got != 0 && !remote_get(&r, j, res))
+		if (!hit && !remote_get(&r, j, res))
 			continue;
 		j->state = J_DONE;
-		j->cached = got == 0 ? 1 : 2;
+		j->cached = hit ? 1 : 2;
 		res->ncached++;
 		res->nremote += j->cached == 2;
 		fb_run_job_done(&r, j);
@@ -416,8 +417,7 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 			         fb_nvrtc_result_name(failed->result), failed->arch);
 		res->log = rw;
 		snprintf(res->failed_target, sizeof(res->failed_target), "%s", failed->arch);
-		rc = fb_seterr(err, failed->result == 5 /* NVRTC_ERROR_INVALID_OPTION */ ? FB_EINVAL : FB_ECOMPILE, "%s",
-		               first);
+		rc = fb_seterr(err, failed->result == FB_NVRTC_INVALID_OPTION ? FB_EINVAL : FB_ECOMPILE, "%s", first);
 		if (rc == FB_EINVAL) {
 			/* a bad -Xnvrtc option: usage, not a build failure; no result */
 			fb_compile_result_free(res);

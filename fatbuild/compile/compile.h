@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "fatbuild.h"
 
@@ -55,6 +57,8 @@ struct fb_nvrtc_out {
 	size_t pch_heap_required;
 };
 
+/* The nvrtcResult NVRTC_ERROR_INVALID_OPTION: an option NVRTC does not take (a usage error). */
+#define FB_NVRTC_INVALID_OPTION 5
 /* want_cubin FB_NVRTC_LTOIR: fetch the LTO-IR (-dlto) into cubin/cubin_size instead. */
 #define FB_NVRTC_LTOIR 2
 /* Compiles src (named name in diagnostics) with options. Returns 0 when NVRTC ran (check
@@ -181,5 +185,17 @@ int fb_key_nvrtc(const char *cache_dir, const char *ident, char *out, size_t siz
 int fb_read_file(const char *path, char **data, size_t *size, struct fb_error *err);
 /* mkdir -p through fb_dir_make (0700, checked). */
 int fb_mkdirs(const char *path, struct fb_error *err);
+
+/* A copy of p[0..n) with a NUL after it (for text); NULL on OOM. */
+static inline unsigned char *
+fb_dup_bytes(const unsigned char *p, size_t n)
+{
+	unsigned char *d = malloc(n + 1);
+	if (d) {
+		memcpy(d, p, n);
+		d[n] = 0;
+	}
+	return d;
+}
 
 #endif

@@ -120,15 +120,4 @@ size_t fb_answer_size(const unsigned char *p, size_t n);
 /* Decodes one answer p[0..n) into j->e / j->result / j->pch_note. */
 int fb_answer_decode(struct run *r, struct job *j, const unsigned char *p, size_t n, struct fb_error *err);
 
-static inline unsigned char *
-fb_dup_bytes(const unsigned char *p, size_t n)
-{
-	unsigned char *d = malloc(n + 1);
-	if (d) {
-		memcpy(d, p, n);
-		d[n] = 0;
-	}
-	return d;
-}
-
 #endif
