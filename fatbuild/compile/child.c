@@ -10,8 +10,8 @@
 #include "worker.h"
 #include "common/bytes.h"
 
-static int
-write_all(int fd, const void *p, size_t n)
+int
+fb_write_all(int fd, const void *p, size_t n)
 {
 	const unsigned char *c = p;
 	while (n) {
@@ -108,11 +108,12 @@ fb_run_child(struct run *r, struct unit *u, int fd)
 		fb_wr64(hdr + 24, strlen(note));
 		fb_wr64(hdr + 32, rc ? 0 : out.ptx_size);
 		fb_wr64(hdr + 40, rc ? 0 : out.cubin_size);
-		bad = write_all(fd, hdr, sizeof(hdr)) || write_all(fd, log, strlen(log)) || write_all(fd, note, strlen(note));
+		bad = fb_write_all(fd, hdr, sizeof(hdr)) || fb_write_all(fd, log, strlen(log)) ||
+		      fb_write_all(fd, note, strlen(note));
 		if (!bad && !rc && out.ptx_size)
-			bad = write_all(fd, out.ptx, out.ptx_size);
+			bad = fb_write_all(fd, out.ptx, out.ptx_size);
 		if (!bad && !rc && out.cubin_size)
-			bad = write_all(fd, out.cubin, out.cubin_size);
+			bad = fb_write_all(fd, out.cubin, out.cubin_size);
 		fb_nvrtc_out_clear(&out);
 		if (rc)
 			break; /* NVRTC could not be driven: the parent stops the run */

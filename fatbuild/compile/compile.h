@@ -186,6 +186,9 @@ int fb_read_file(const char *path, char **data, size_t *size, struct fb_error *e
 /* mkdir -p through fb_dir_make (0700, checked). */
 int fb_mkdirs(const char *path, struct fb_error *err);
 
+/* child.c: writes all of p[0..n) to fd, through EINTR; 0, or -1. (Also jitlink.c's worker.) */
+int fb_write_all(int fd, const void *p, size_t n);
+
 /* A copy of p[0..n) with a NUL after it (for text); NULL on OOM. */
 static inline unsigned char *
 fb_dup_bytes(const unsigned char *p, size_t n)

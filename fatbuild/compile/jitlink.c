@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "compile.h"
 #include "jitlink.h"
 #include "common/bytes.h"
 #include "common/error_priv.h"
@@ -207,22 +208,6 @@ append_log(jl_handle h, size_fn sz, get_fn get, char **log, size_t *len)
 	return 0;
 }
 
-static int
-write_all(int fd, const void *p, size_t n)
-{
-	const unsigned char *c = p;
-	while (n) {
-		ssize_t k = write(fd, c, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		c += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 static int link_here(const struct fb_jitlink *j, const char *const *opts, size_t nopts, const struct fb_jl_input *in,
                      size_t nin, int want_ptx, struct fb_jl_out *out, struct fb_error *err);
 
@@ -257,8 +242,8 @@ fb_jitlink_link(const struct fb_jitlink *j, const char *const *opts, size_t nopt
 		fb_wr64(hdr + 8, (uint64_t)(int64_t)o.result);
 		fb_wr64(hdr + 16, strlen(log));
 		fb_wr64(hdr + 24, rc ? 0 : o.size);
-		int bad = write_all(p[1], hdr, sizeof(hdr)) || write_all(p[1], log, strlen(log)) ||
-		          (!rc && o.size && write_all(p[1], o.image, o.size));
+		int bad = fb_write_all(p[1], hdr, sizeof(hdr)) || fb_write_all(p[1], log, strlen(log)) ||
+		          (!rc && o.size && fb_write_all(p[1], o.image, o.size));
 		_exit(bad ? 3 : 0);
 	}
 	close(p[1]);
