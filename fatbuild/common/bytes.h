@@ -1,4 +1,4 @@
-/* bytes.h: little-endian readers and 8-byte alignment for on-disk formats. Private to
+/* bytes.h: little-endian readers and writers and 8-byte alignment for on-disk formats. Private to
  * libfatbuild (any subsystem may use it); header-only. */
 #ifndef FB_BYTES_H
 #define FB_BYTES_H
@@ -23,6 +23,13 @@ static inline uint64_t
 fb_rd64(const unsigned char *p)
 {
 	return (uint64_t)fb_rd32(p) | (uint64_t)fb_rd32(p + 4) << 32;
+}
+
+static inline void
+fb_wr64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
 }
 
 #endif

@@ -30,6 +30,7 @@
 
 #include "compile.h"
 #include "worker.h"
+#include "common/bytes.h"
 #include "common/error_priv.h"
 #include "common/safefs.h"
 
@@ -154,22 +155,6 @@ entry_path(char *buf, size_t size, const char *dir, const char *key)
 	return k > 0 && (size_t)k < size;
 }
 
-static uint64_t
-get64(const unsigned char *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static void
-put64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
 void
 fb_cache_entry_clear(struct fb_cache_entry *e)
 {
@@ -187,7 +172,7 @@ verify(const unsigned char *d, size_t n, uint64_t *sizes)
 		return -1;
 	uint64_t total = 0;
 	for (int i = 0; i < 3; i++) {
-		sizes[i] = get64(d + 8 + 8 * i);
+		sizes[i] = fb_rd64(d + 8 + 8 * i);
 		if (sizes[i] > n)
 			return -1;
 		total += sizes[i];
@@ -202,17 +187,6 @@ verify(const unsigned char *d, size_t n, uint64_t *sizes)
 	return memcmp(digest, d + 0x20, 32) == 0 ? 0 : -1;
 }
 
-static unsigned char *
-dup_bytes(const unsigned char *p, size_t n)
-{
-	unsigned char *d = malloc(n + 1);
-	if (d) {
-		memcpy(d, p, n);
-		d[n] = 0;
-	}
-	return d;
-}
-
 int
 fb_cache_decode(const unsigned char *data, size_t n, struct fb_cache_entry *out)
 {
@@ -223,9 +197,9 @@ fb_cache_decode(const unsigned char *data, size_t n, struct fb_cache_entry *out)
 	const unsigned char *p = data + HDR;
 	out->cubin_size = sz[0];
 	out->ptx_size = sz[1];
-	out->cubin = sz[0] ? dup_bytes(p, sz[0]) : NULL;
-	out->ptx = sz[1] ? dup_bytes(p + sz[0], sz[1]) : NULL;
-	out->log = (char *)dup_bytes(p + sz[0] + sz[1], sz[2]);
+	out->cubin = sz[0] ? fb_dup_bytes(p, sz[0]) : NULL;
+	out->ptx = sz[1] ? fb_dup_bytes(p + sz[0], sz[1]) : NULL;
+	out->log = (char *)fb_dup_bytes(p + sz[0] + sz[1], sz[2]);
 	if ((sz[0] && !out->cubin) || (sz[1] && !out->ptx) || !out->log) {
 		fb_cache_entry_clear(out);
 		return FB_ENOMEM;
@@ -283,9 +257,9 @@ fb_cache_encode(const struct fb_cache_entry *e, unsigned char **out, size_t *siz
 	if (!buf)
 		return FB_ENOMEM;
 	memcpy(buf, magic, 8);
-	put64(buf + 8, e->cubin_size);
-	put64(buf + 16, e->ptx_size);
-	put64(buf + 24, loglen);
+	fb_wr64(buf + 8, e->cubin_size);
+	fb_wr64(buf + 16, e->ptx_size);
+	fb_wr64(buf + 24, loglen);
 	unsigned char *p = buf + HDR;
 	if (e->cubin_size)
 		memcpy(p, e->cubin, e->cubin_size);

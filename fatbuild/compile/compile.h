@@ -6,6 +6,8 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "fatbuild.h"
 
@@ -56,6 +58,8 @@ struct fb_nvrtc_out {
 	size_t pch_heap_required;
 };
 
+/* The nvrtcResult NVRTC_ERROR_INVALID_OPTION: an option NVRTC does not take (a usage error). */
+#define FB_NVRTC_INVALID_OPTION 5
 /* want_cubin FB_NVRTC_LTOIR: fetch the LTO-IR (-dlto) into cubin/cubin_size instead. */
 #define FB_NVRTC_LTOIR 2
 /* Compiles src (named name in diagnostics) with options. Returns 0 when NVRTC ran (check
@@ -188,5 +192,20 @@ int fb_key_nvrtc(const char *cache_dir, const char *ident, const volatile sig_at
 int fb_read_file(const char *path, char **data, size_t *size, struct fb_error *err);
 /* mkdir -p through fb_dir_make (0700, checked). */
 int fb_mkdirs(const char *path, struct fb_error *err);
+
+/* child.c: writes all of p[0..n) to fd, through EINTR; 0, or -1. (Also jitlink.c's worker.) */
+int fb_write_all(int fd, const void *p, size_t n);
+
+/* A copy of p[0..n) with a NUL after it (for text); NULL on OOM. */
+static inline unsigned char *
+fb_dup_bytes(const unsigned char *p, size_t n)
+{
+	unsigned char *d = malloc(n + 1);
+	if (d) {
+		memcpy(d, p, n);
+		d[n] = 0;
+	}
+	return d;
+}
 
 #endif

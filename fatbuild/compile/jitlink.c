@@ -16,8 +16,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "compile.h"
 #include "jitlink.h"
 #include "dlload.h"
+#include "common/bytes.h"
 #include "common/error_priv.h"
 
 typedef void *jl_handle;
@@ -199,38 +201,6 @@ append_log(jl_handle h, size_fn sz, get_fn get, char **log, size_t *len)
 	return 0;
 }
 
-static int
-write_all(int fd, const void *p, size_t n)
-{
-	const unsigned char *c = p;
-	while (n) {
-		ssize_t k = write(fd, c, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		c += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
-static void
-put64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t
-get64(const unsigned char *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 static int link_here(const struct fb_jitlink *j, const char *const *opts, size_t nopts, const struct fb_jl_input *in,
                      size_t nin, int want_ptx, struct fb_jl_out *out, struct fb_error *err);
 
@@ -261,12 +231,12 @@ fb_jitlink_link(const struct fb_jitlink *j, const char *const *opts, size_t nopt
 		int rc = link_here(j, opts, nopts, in, nin, want_ptx, &o, &e);
 		const char *log = rc ? e.msg : o.log ? o.log : "";
 		unsigned char hdr[32];
-		put64(hdr, (uint64_t)rc);
-		put64(hdr + 8, (uint64_t)(int64_t)o.result);
-		put64(hdr + 16, strlen(log));
-		put64(hdr + 24, rc ? 0 : o.size);
-		int bad = write_all(p[1], hdr, sizeof(hdr)) || write_all(p[1], log, strlen(log)) ||
-		          (!rc && o.size && write_all(p[1], o.image, o.size));
+		fb_wr64(hdr, (uint64_t)rc);
+		fb_wr64(hdr + 8, (uint64_t)(int64_t)o.result);
+		fb_wr64(hdr + 16, strlen(log));
+		fb_wr64(hdr + 24, rc ? 0 : o.size);
+		int bad = fb_write_all(p[1], hdr, sizeof(hdr)) || fb_write_all(p[1], log, strlen(log)) ||
+		          (!rc && o.size && fb_write_all(p[1], o.image, o.size));
 		_exit(bad ? 3 : 0);
 	}
 	close(p[1]);
@@ -301,10 +271,10 @@ fb_jitlink_link(const struct fb_jitlink *j, const char *const *opts, size_t nopt
 		rc = fb_seterr(err, FB_ECOMPILE, "nvJitLink (%s) died with signal %d", j->path, WTERMSIG(status));
 	uint64_t crc = 0, res = 0, nl = 0, ni = 0;
 	if (!rc && n >= 32) {
-		crc = get64(rx);
-		res = get64(rx + 8);
-		nl = get64(rx + 16);
-		ni = get64(rx + 24);
+		crc = fb_rd64(rx);
+		res = fb_rd64(rx + 8);
+		nl = fb_rd64(rx + 16);
+		ni = fb_rd64(rx + 24);
 	}
 	if (!rc && (n < 32 || nl > n || ni > n || 32 + nl + ni != n))
 		rc = fb_seterr(err, FB_ECOMPILE, "the nvJitLink process ended without an answer (exit %d)",

@@ -1,5 +1,5 @@
-/* worker.h: private to compile.c: the NVRTC worker's PCH directory, options, heap policy
- * and verdicts (worker.c). */
+/* worker.h: private to compile.c and child.c: the NVRTC worker's PCH directory, options,
+ * heap policy and verdicts (worker.c). */
 #ifndef FB_COMPILE_WORKER_H
 #define FB_COMPILE_WORKER_H
 
