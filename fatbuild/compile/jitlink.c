@@ -18,6 +18,7 @@
 
 #include "compile.h"
 #include "jitlink.h"
+#include "worker.h"
 #include "dlload.h"
 #include "common/bytes.h"
 #include "common/error_priv.h"
@@ -216,6 +217,7 @@ fb_jitlink_link(const struct fb_jitlink *j, const char *const *opts, size_t nopt
 	int p[2];
 	if (pipe(p) != 0)
 		return fb_seterr(err, FB_EIO, "pipe failed: %s", strerror(errno));
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		int e = errno;
@@ -225,6 +227,7 @@ fb_jitlink_link(const struct fb_jitlink *j, const char *const *opts, size_t nopt
 	}
 	if (pid == 0) {
 		close(p[0]);
+		fb_worker_child_init(parent); /* the link dies with its parent, even a SIGKILLed one */
 		signal(SIGPIPE, SIG_DFL);
 		struct fb_jl_out o;
 		struct fb_error e = {0};
