@@ -1,4 +1,4 @@
-/* worker.h: private to compile.c and child.c: the NVRTC worker's PCH directory, options,
+/* worker.h: private to compile.c, child.c and jitlink.c: the NVRTC worker's PCH directory, options,
  * heap policy and verdicts (worker.c). */
 #ifndef FB_COMPILE_WORKER_H
 #define FB_COMPILE_WORKER_H
