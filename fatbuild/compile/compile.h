@@ -80,6 +80,9 @@ const char *fb_nvrtc_result_name(int result);
 char *fb_nvrtc_log_rewrite(const char *log, const char *tag);
 /* The first diagnostic line of a rewritten log (for one-line error messages), into buf. */
 void fb_nvrtc_log_first(const char *rewritten, char *buf, size_t size);
+/* The first line of log (NULL: empty) that holds one of needles (NULL-terminated), else its first
+ * non-empty line, else fallback, into buf (nvrtc.c; dlink.c uses it for link logs). */
+void fb_log_first_line(const char *log, const char *const *needles, const char *fallback, char *buf, size_t size);
 
 /* ---- depfile.c: #include resolution (NVRTC reports no dependencies) ---- */
 

@@ -15,8 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "compile.h"
 #include "jitlink.h"
 #include "common/error_priv.h"
+
+/* What marks the line of a link log that becomes the one-line message. */
+static const char *const link_errors[] = {"error", "ERROR", NULL};
 
 struct picked {
 	unsigned char *data;
@@ -106,29 +110,6 @@ pick(const void *data, size_t size, const char *name, const struct fb_dlink_opts
 	return rc;
 }
 
-/* The first line of a link log that says error, for a one-line message. */
-static void
-first_error(const char *log, char *buf, size_t size)
-{
-	const char *p = log ? log : "";
-	const char *first = NULL;
-	while (*p) {
-		const char *e = strchr(p, '\n');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-		if (!first && len)
-			first = p;
-		for (size_t i = 0; i + 5 <= len; i++)
-			if (memcmp(p + i, "error", 5) == 0 || memcmp(p + i, "ERROR", 5) == 0) {
-				snprintf(buf, size, "%.*s", (int)len, p);
-				return;
-			}
-		p = e ? e + 1 : p + len;
-	}
-	if (first)
-		snprintf(buf, size, "%.*s", (int)strcspn(first, "\n"), first);
-	else
-		buf[0] = 0;
-}
 
 /* A linked PTX that still declares an .extern .func (other than the JIT's built-ins) cannot be
  * loaded. Dynamic parallelism (__cudaCDP2*) comes from libcudadevrt, which links only into SASS:
@@ -280,7 +261,7 @@ fb_dlink(const void *const *inputs, const size_t *sizes, const char *const *name
 	jo.log = NULL;
 	if (jo.result != 0) {
 		char first[512];
-		first_error(out->log, first, sizeof(first));
+		fb_log_first_line(out->log, link_errors, "", first, sizeof(first));
 		rc = fb_seterr(err, jo.result == 1 || jo.result == 11 ? FB_EINVAL : FB_ECOMPILE, "dlink %s: %s%s%s", tn,
 		               fb_jitlink_result_name(jo.result), first[0] ? ": " : "", first);
 		fb_jl_out_clear(&jo);

@@ -467,27 +467,35 @@ fb_nvrtc_log_rewrite(const char *log, const char *tag)
 }
 
 void
-fb_nvrtc_log_first(const char *rewritten, char *buf, size_t size)
+fb_log_first_line(const char *log, const char *const *needles, const char *fallback, char *buf, size_t size)
 {
-	const char *p = rewritten ? rewritten : "";
+	const char *p = log ? log : "";
 	const char *first = NULL;
 	while (*p) {
 		const char *e = strchr(p, '\n');
 		size_t len = e ? (size_t)(e - p) : strlen(p);
 		if (!first && len)
 			first = p;
-		/* Prefer a line that says error. */
-		for (size_t i = 0; i + 7 <= len; i++)
-			if (memcmp(p + i, " error: ", 7) == 0 || memcmp(p + i, "error: ", 7) == 0) {
-				snprintf(buf, size, "%.*s", (int)len, p);
-				return;
-			}
+		for (const char *const *nd = needles; *nd; nd++) {
+			size_t n = strlen(*nd);
+			for (size_t i = 0; i + n <= len; i++)
+				if (memcmp(p + i, *nd, n) == 0) {
+					snprintf(buf, size, "%.*s", (int)len, p);
+					return;
+				}
+		}
 		p = e ? e + 1 : p + len;
 	}
-	if (first) {
-		const char *e = strchr(first, '\n');
-		snprintf(buf, size, "%.*s", (int)(e ? e - first : (long)strlen(first)), first);
-	} else {
-		snprintf(buf, size, "compilation failed");
-	}
+	if (first)
+		snprintf(buf, size, "%.*s", (int)strcspn(first, "\n"), first);
+	else
+		snprintf(buf, size, "%s", fallback);
+}
+
+void
+fb_nvrtc_log_first(const char *rewritten, char *buf, size_t size)
+{
+	/* Prefer a line that says error. */
+	static const char *const needles[] = {" error:", "error: ", NULL};
+	fb_log_first_line(rewritten, needles, "compilation failed", buf, size);
 }
