@@ -120,6 +120,8 @@ struct fb_cache_entry {
 /* Before a compile uses the cache dir: 0 when it is missing (created 0700 on the first put) or
  * passes fb_dir_check (explicit: the user named it); else FB_EUNSAFE/FB_EIO with the message. */
 int fb_cache_check(const char *dir, bool explicit, struct fb_error *err);
+/* *dir, or when it is NULL fb_cache_dir() written into buf (then *dir = buf). */
+int fb_cache_dir_default(const char **dir, char *buf, size_t size, struct fb_error *err);
 int fb_cache_get(const char *dir, const char *key, struct fb_cache_entry *out, struct fb_error *err);
 int fb_cache_put(const char *dir, const char *key, const struct fb_cache_entry *e, struct fb_error *err);
 void fb_cache_entry_clear(struct fb_cache_entry *e);
