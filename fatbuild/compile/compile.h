@@ -84,6 +84,13 @@ void fb_nvrtc_log_first(const char *rewritten, char *buf, size_t size);
  * non-empty line, else fallback, into buf (nvrtc.c; dlink.c uses it for link logs). */
 void fb_log_first_line(const char *log, const char *const *needles, const char *fallback, char *buf, size_t size);
 
+/* ---- schedule.c: a child with a pipe to its parent (NVRTC jobs, nvJitLink links) ---- */
+
+/* pipe() then fork(). In the child *pid is 0 and *fd the write end, in the parent *pid is the
+ * child and *fd the read end; each has closed the other end. *parent: the forking process, for
+ * the child's dies-with-its-parent check. FB_EIO (err filled) when no pipe or child was made. */
+int fb_fork_piped(pid_t *parent, pid_t *pid, int *fd, struct fb_error *err);
+
 /* ---- depfile.c: #include resolution (NVRTC reports no dependencies) ---- */
 
 struct fb_strlist {

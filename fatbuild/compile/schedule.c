@@ -53,22 +53,34 @@ kill_all(struct run *r)
 	}
 }
 
-static int
-start(struct run *r, struct unit *u, struct fb_error *err)
+int
+fb_fork_piped(pid_t *parent, pid_t *pid, int *fd, struct fb_error *err)
 {
 	int p[2];
 	if (pipe(p) != 0)
 		return fb_seterr(err, FB_EIO, "pipe failed: %s", strerror(errno));
-	pid_t parent = getpid();
-	pid_t pid = fork(); /* the child leaves with _exit: no stdio buffer is flushed twice */
-	if (pid < 0) {
+	*parent = getpid();
+	*pid = fork(); /* the child leaves with _exit: no stdio buffer is flushed twice */
+	if (*pid < 0) {
 		int e = errno;
 		close(p[0]);
 		close(p[1]);
 		return fb_seterr(err, FB_EIO, "fork failed: %s", strerror(e));
 	}
+	close(p[*pid == 0 ? 0 : 1]);
+	*fd = p[*pid == 0 ? 1 : 0];
+	return 0;
+}
+
+static int
+start(struct run *r, struct unit *u, struct fb_error *err)
+{
+	pid_t parent, pid;
+	int fd;
+	int rc = fb_fork_piped(&parent, &pid, &fd, err);
+	if (rc)
+		return rc;
 	if (pid == 0) {
-		close(p[0]);
 		/* A job dies with its parent, even a SIGKILLed one, and of a stopping signal: it has
 		 * nothing to clean up, and the caller's handlers are the caller's. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -78,11 +90,10 @@ start(struct run *r, struct unit *u, struct fb_error *err)
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
-		_exit(fb_run_child(r, u, p[1]));
+		_exit(fb_run_child(r, u, fd));
 	}
-	close(p[1]);
 	u->pid = pid;
-	u->fd = p[0];
+	u->fd = fd;
 	u->state = J_RUNNING;
 	u->t0 = now();
 	for (size_t k = 0; k < u->n; k++)
