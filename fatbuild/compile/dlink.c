@@ -173,57 +173,35 @@ fb_dlink_result_clear(struct fb_dlink_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-int
-fb_dlink(const void *const *inputs, const size_t *sizes, const char *const *names, size_t n,
-         const struct fb_dlink_opts *o, struct fb_dlink_result *out, struct fb_error *err)
+/* The toolkit to link with into home (o->cuda_home, else archprobe's, else ""), and with
+ * o->devrt the libcudadevrt.a of it into devrt (else ""). */
+static int
+locate(const struct fb_dlink_opts *o, char *home, size_t hsize, char *devrt, size_t dsize, struct fb_error *err)
 {
-	if (!out)
-		return fb_seterr(err, FB_EINVAL, "dlink: no result");
-	memset(out, 0, sizeof(*out));
-	if (!o || !o->target)
-		return fb_seterr(err, FB_EINVAL, "dlink: no target to link for");
-	if (n == 0 || !inputs || !sizes)
-		return fb_seterr(err, FB_EINVAL, "dlink: no inputs to link");
-	char tn[32];
-	fb_target_name(o->target, tn, sizeof(tn));
-	bool ptx = o->target->kind == AP_PTX;
-	if (ptx && o->devrt)
-		return fb_seterr(err, FB_EINVAL,
-		                 "dlink: %s: the device runtime (dynamic parallelism) links only into SASS targets, not PTX",
-		                 tn);
-	char home[PATH_MAX] = "";
+	home[0] = devrt[0] = 0;
 	if (o->cuda_home && *o->cuda_home) {
-		snprintf(home, sizeof(home), "%s", o->cuda_home);
+		snprintf(home, hsize, "%s", o->cuda_home);
 	} else {
 		struct ap_error ae = {0};
-		if (ap_cuda_home(home, sizeof(home), &ae) != 0)
+		if (ap_cuda_home(home, hsize, &ae) != 0)
 			home[0] = 0;
 	}
-	char devrt[PATH_MAX + 32] = "";
-	if (o->devrt) {
-		if (!home[0])
-			return fb_seterr(err, FB_ENOTOOL, "dlink: no CUDA toolkit found for libcudadevrt.a (set CUDA_HOME)");
-		snprintf(devrt, sizeof(devrt), "%s/lib64/libcudadevrt.a", home);
-		if (access(devrt, R_OK) != 0)
-			return fb_seterr(err, FB_ENOTOOL, "dlink: the device runtime %s is missing (set CUDA_HOME)", devrt);
-	}
-	struct picked *pk = NULL;
-	size_t npk = 0, cap = 0;
-	int rc = 0;
-	for (size_t i = 0; !rc && i < n; i++) {
-		char nm[32];
-		snprintf(nm, sizeof(nm), "input %zu", i + 1);
-		rc = pick(inputs[i], sizes[i], names && names[i] ? names[i] : nm, o, &pk, &npk, &cap, err);
-	}
-	if (rc) {
-		picked_free(pk, npk);
-		return rc;
-	}
-	struct fb_jitlink *jl = NULL;
-	if ((rc = fb_jitlink_open(home, &jl, err))) {
-		picked_free(pk, npk);
-		return rc;
-	}
+	if (!o->devrt)
+		return 0;
+	if (!home[0])
+		return fb_seterr(err, FB_ENOTOOL, "dlink: no CUDA toolkit found for libcudadevrt.a (set CUDA_HOME)");
+	snprintf(devrt, dsize, "%s/lib64/libcudadevrt.a", home);
+	if (access(devrt, R_OK) != 0)
+		return fb_seterr(err, FB_ENOTOOL, "dlink: the device runtime %s is missing (set CUDA_HOME)", devrt);
+	return 0;
+}
+
+/* Links the picked images (and devrt unless "") for o->target into *jo. */
+static int
+link_picked(const struct fb_jitlink *jl, const struct fb_dlink_opts *o, const struct picked *pk, size_t npk,
+            const char *devrt, struct fb_jl_out *jo, struct fb_error *err)
+{
+	bool ptx = o->target->kind == AP_PTX;
 	/* Options: -arch, -lto, -ptx, -g/-lineinfo, then the caller's. nvJitLink takes -arch=sm_XX
 	 * for PTX output as well. */
 	const char **opts = calloc(6 + o->nextra, sizeof(*opts));
@@ -232,6 +210,7 @@ fb_dlink(const void *const *inputs, const size_t *sizes, const char *const *name
 	snprintf(arch, sizeof(arch), "-arch=sm_%d%s", o->target->sm,
 	         o->target->variant == AP_ARCH ? "a" : o->target->variant == AP_FAMILY ? "f" : "");
 	size_t no = 0, nin = 0;
+	int rc;
 	if (!opts || !in) {
 		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 		goto done;
@@ -251,39 +230,85 @@ fb_dlink(const void *const *inputs, const size_t *sizes, const char *const *name
 		in[nin++] = (struct fb_jl_input){o->lto || ptx ? FB_JL_LTOIR : FB_JL_CUBIN, pk[i].data, pk[i].size, pk[i].name};
 	if (devrt[0])
 		in[nin++] = (struct fb_jl_input){FB_JL_LIBRARY, NULL, 0, devrt};
-	struct fb_jl_out jo = {0};
-	rc = fb_jitlink_link(jl, opts, no, in, nin, ptx, &jo, err);
-	if (rc)
-		goto done;
-	out->jitlink_version = fb_jitlink_version(jl);
-	snprintf(out->jitlink_path, sizeof(out->jitlink_path), "%s", fb_jitlink_path(jl));
-	out->log = jo.log;
-	jo.log = NULL;
-	if (jo.result != 0) {
-		char first[512];
-		fb_log_first_line(out->log, link_errors, "", first, sizeof(first));
-		rc = fb_seterr(err, jo.result == 1 || jo.result == 11 ? FB_EINVAL : FB_ECOMPILE, "dlink %s: %s%s%s", tn,
-		               fb_jitlink_result_name(jo.result), first[0] ? ": " : "", first);
-		fb_jl_out_clear(&jo);
-		goto done;
-	}
-	char undef[256] = "";
-	if (ptx)
-		check_extern(jo.image, jo.size, tn, &out->log, undef, sizeof(undef));
-	if (undef[0]) {
-		rc = fb_seterr(err, FB_ECOMPILE, "dlink %s: undefined reference to '%s' (no input defines it)", tn, undef);
-		fb_jl_out_clear(&jo);
-		goto done;
-	}
-	out->image = jo.image;
-	out->size = jo.size;
-	out->kind = ptx ? FB_KIND_PTX : FB_KIND_ELF;
-	out->ninputs = npk;
-	jo.image = NULL;
-	fb_jl_out_clear(&jo);
+	rc = fb_jitlink_link(jl, opts, no, in, nin, ptx, jo, err);
 done:
 	free(opts);
 	free(in);
+	return rc;
+}
+
+/* Turns a finished link *jo of npk inputs into out (its log even when the link failed). */
+static int
+take_link(const struct fb_jitlink *jl, struct fb_jl_out *jo, const char *tn, bool ptx, size_t npk,
+          struct fb_dlink_result *out, struct fb_error *err)
+{
+	out->jitlink_version = fb_jitlink_version(jl);
+	snprintf(out->jitlink_path, sizeof(out->jitlink_path), "%s", fb_jitlink_path(jl));
+	out->log = jo->log;
+	jo->log = NULL;
+	if (jo->result != 0) {
+		char first[512];
+		fb_log_first_line(out->log, link_errors, "", first, sizeof(first));
+		int rc = fb_seterr(err, jo->result == 1 || jo->result == 11 ? FB_EINVAL : FB_ECOMPILE, "dlink %s: %s%s%s", tn,
+		                   fb_jitlink_result_name(jo->result), first[0] ? ": " : "", first);
+		fb_jl_out_clear(jo);
+		return rc;
+	}
+	char undef[256] = "";
+	if (ptx)
+		check_extern(jo->image, jo->size, tn, &out->log, undef, sizeof(undef));
+	if (undef[0]) {
+		int rc = fb_seterr(err, FB_ECOMPILE, "dlink %s: undefined reference to '%s' (no input defines it)", tn, undef);
+		fb_jl_out_clear(jo);
+		return rc;
+	}
+	out->image = jo->image;
+	out->size = jo->size;
+	out->kind = ptx ? FB_KIND_PTX : FB_KIND_ELF;
+	out->ninputs = npk;
+	jo->image = NULL;
+	fb_jl_out_clear(jo);
+	return 0;
+}
+
+int
+fb_dlink(const void *const *inputs, const size_t *sizes, const char *const *names, size_t n,
+         const struct fb_dlink_opts *o, struct fb_dlink_result *out, struct fb_error *err)
+{
+	if (!out)
+		return fb_seterr(err, FB_EINVAL, "dlink: no result");
+	memset(out, 0, sizeof(*out));
+	if (!o || !o->target)
+		return fb_seterr(err, FB_EINVAL, "dlink: no target to link for");
+	if (n == 0 || !inputs || !sizes)
+		return fb_seterr(err, FB_EINVAL, "dlink: no inputs to link");
+	char tn[32];
+	fb_target_name(o->target, tn, sizeof(tn));
+	bool ptx = o->target->kind == AP_PTX;
+	if (ptx && o->devrt)
+		return fb_seterr(err, FB_EINVAL,
+		                 "dlink: %s: the device runtime (dynamic parallelism) links only into SASS targets, not PTX",
+		                 tn);
+	char home[PATH_MAX], devrt[PATH_MAX + 32];
+	int rc = locate(o, home, sizeof(home), devrt, sizeof(devrt), err);
+	if (rc)
+		return rc;
+	struct picked *pk = NULL;
+	size_t npk = 0, cap = 0;
+	for (size_t i = 0; !rc && i < n; i++) {
+		char nm[32];
+		snprintf(nm, sizeof(nm), "input %zu", i + 1);
+		rc = pick(inputs[i], sizes[i], names && names[i] ? names[i] : nm, o, &pk, &npk, &cap, err);
+	}
+	struct fb_jitlink *jl = NULL;
+	if (!rc)
+		rc = fb_jitlink_open(home, &jl, err);
+	if (!rc) {
+		struct fb_jl_out jo = {0};
+		rc = link_picked(jl, o, pk, npk, devrt, &jo, err);
+		if (!rc)
+			rc = take_link(jl, &jo, tn, ptx, npk, out, err);
+	}
 	picked_free(pk, npk);
 	fb_jitlink_close(jl);
 	return rc;
