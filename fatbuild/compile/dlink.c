@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "compile.h"
+#include "dlload.h"
 #include "jitlink.h"
 #include "common/error_priv.h"
 
@@ -178,14 +179,8 @@ fb_dlink_result_clear(struct fb_dlink_result *r)
 static int
 locate(const struct fb_dlink_opts *o, char *home, size_t hsize, char *devrt, size_t dsize, struct fb_error *err)
 {
-	home[0] = devrt[0] = 0;
-	if (o->cuda_home && *o->cuda_home) {
-		snprintf(home, hsize, "%s", o->cuda_home);
-	} else {
-		struct ap_error ae = {0};
-		if (ap_cuda_home(home, hsize, &ae) != 0)
-			home[0] = 0;
-	}
+	devrt[0] = 0;
+	fb_dl_home(o->cuda_home, home, hsize);
 	if (!o->devrt)
 		return 0;
 	if (!home[0])

@@ -52,10 +52,7 @@ static const char *const sonames[] = {"libnvJitLink.so.13", "libnvJitLink.so.12"
 static int
 bind(struct fb_jitlink *j, char *why, size_t whysize)
 {
-	struct {
-		const char *name;
-		void **slot;
-	} syms[] = {
+	const struct fb_dl_sym syms[] = {
 		{"nvJitLinkCreate", (void **)&j->create},
 		{"nvJitLinkDestroy", (void **)&j->destroy},
 		{"nvJitLinkAddData", (void **)&j->add_data},
@@ -70,14 +67,8 @@ bind(struct fb_jitlink *j, char *why, size_t whysize)
 		{"nvJitLinkGetInfoLogSize", (void **)&j->info_size},
 		{"nvJitLinkGetInfoLog", (void **)&j->info_log},
 	};
-	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-		void *p = dlsym(j->dl, syms[i].name);
-		if (!p) {
-			snprintf(why, whysize, "%.200s lacks %.40s", j->path, syms[i].name);
-			return 0;
-		}
-		memcpy(syms[i].slot, &p, sizeof(p)); /* object → function pointer without a cast warning */
-	}
+	if (!fb_dl_bind(j->dl, j->path, syms, sizeof(syms) / sizeof(syms[0]), why, whysize))
+		return 0;
 	void *v = dlsym(j->dl, "nvJitLinkVersion"); /* 12.3 and later */
 	if (v) {
 		version_fn fn;

@@ -59,10 +59,7 @@ struct fb_nvrtc {
 static int
 bind(struct fb_nvrtc *n, char *why, size_t whysize)
 {
-	struct {
-		const char *name;
-		void **slot;
-	} syms[] = {
+	const struct fb_dl_sym syms[] = {
 		{"nvrtcVersion", (void **)&n->version_},
 		{"nvrtcGetNumSupportedArchs", (void **)&n->num_archs},
 		{"nvrtcGetSupportedArchs", (void **)&n->archs},
@@ -76,14 +73,8 @@ bind(struct fb_nvrtc *n, char *why, size_t whysize)
 		{"nvrtcGetCUBINSize", (void **)&n->cubin_size},
 		{"nvrtcGetCUBIN", (void **)&n->cubin},
 	};
-	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-		void *p = dlsym(n->dl, syms[i].name);
-		if (!p) {
-			snprintf(why, whysize, "%.200s lacks %.40s", n->path, syms[i].name);
-			return 0;
-		}
-		memcpy(syms[i].slot, &p, sizeof(p)); /* object → function pointer without a cast warning */
-	}
+	if (!fb_dl_bind(n->dl, n->path, syms, sizeof(syms) / sizeof(syms[0]), why, whysize))
+		return 0;
 	void *lsz = dlsym(n->dl, "nvrtcGetLTOIRSize"), *lget = dlsym(n->dl, "nvrtcGetLTOIR");
 	if (lsz && lget) {
 		memcpy(&n->lto_size, &lsz, sizeof(lsz));
