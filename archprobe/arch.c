@@ -454,6 +454,68 @@ use_fallback(struct builder *b, const struct ap_resolve_opts *opts, const char *
 	return AP_OK;
 }
 
+/* Runs the device probe into *pr (malloc'd; *r points at it when the probe ran). A failed probe
+ * is an error for "native"; for "auto" it only says why in why. */
+static int
+probe_devices(const struct ap_resolve_opts *opts, bool native, struct ap_probe_result **pr,
+              const struct ap_probe_result **r, char *why, size_t size, struct ap_error *err)
+{
+	*pr = malloc(sizeof(**pr));
+	if (!*pr) {
+		ap_seterr(err, AP_ENOMEM, "out of memory");
+		return AP_ENOMEM;
+	}
+	struct ap_error perr = {0};
+	int prc = ap_probe(opts ? opts->probe : NULL, *pr, &perr);
+	if (!prc) {
+		*r = *pr;
+		return AP_OK;
+	}
+	if (native) {
+		ap_seterr(err, prc, "native: %s", perr.msg[0] ? perr.msg : ap_strerror(prc));
+		free(*pr);
+		*pr = NULL;
+		return prc;
+	}
+	snprintf(why, size, "device probe failed: %.500s", perr.msg[0] ? perr.msg : ap_strerror(prc));
+	return AP_OK;
+}
+
+/* The compute capabilities of r's usable devices into ccs; returns their number. */
+static int
+device_ccs(const struct ap_probe_result *r, struct devcc *ccs)
+{
+	int n = 0;
+	for (int i = 0; i < r->ndevices && i < AP_MAX_DEVICES; i++) {
+		/* A device whose query failed has no compute capability to build for. */
+		const struct ap_device *d = &r->devices[i];
+		if (d->error || !ap_cc_possible(d->major, d->minor))
+			continue; /* (ap_probe marks impossible ones; opts->devices may not) */
+		ccs[n++] = (struct devcc){d->major * 10 + d->minor, d->ordinal, d->name};
+	}
+	return n;
+}
+
+/* The error of "native" when no device can be built for (r: the probe's result, if any; why:
+ * what it found); returns its code. */
+static int
+native_error(const struct ap_probe_result *r, const char *why, struct ap_error *err)
+{
+	int code = r ? status_code(r->status) : AP_ENODEVICE;
+	if (r && r->status == AP_PROBE_OK)
+		code = AP_ENODEVICE;
+	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+	char note[120] = "";
+	if (cvd && !strstr(why, "CUDA_VISIBLE_DEVICES"))
+		snprintf(note, sizeof(note), " (CUDA_VISIBLE_DEVICES='%.60s' is set and may hide devices)", cvd);
+	if (code == AP_ENODEVICE)
+		ap_seterr(err, code, "native: %.300s%s; use auto or an explicit arch list to build without a GPU", why,
+		       note);
+	else
+		ap_seterr(err, code, "native: cannot list the CUDA devices: %.300s%s", why, note);
+	return code;
+}
+
 static int
 add_devices(struct builder *b, const struct ap_resolve_opts *opts, bool native, struct ap_error *err)
 {
@@ -474,31 +536,12 @@ add_devices(struct builder *b, const struct ap_resolve_opts *opts, bool native, 
 			return rc;
 	} else {
 		if (!r && !(opts && opts->no_probe)) {
-			pr = malloc(sizeof(*pr));
-			if (!pr) {
-				ap_seterr(err, AP_ENOMEM, "out of memory");
-				return AP_ENOMEM;
-			}
-			struct ap_error perr = {0};
-			int prc = ap_probe(opts ? opts->probe : NULL, pr, &perr);
-			if (prc) {
-				if (native) {
-					ap_seterr(err, prc, "native: %s", perr.msg[0] ? perr.msg : ap_strerror(prc));
-					free(pr);
-					return prc;
-				}
-				snprintf(why, sizeof(why), "device probe failed: %.500s", perr.msg[0] ? perr.msg : ap_strerror(prc));
-			} else
-				r = pr;
+			rc = probe_devices(opts, native, &pr, &r, why, sizeof(why), err);
+			if (rc)
+				return rc;
 		}
 		if (r && r->status == AP_PROBE_OK) {
-			for (int i = 0; i < r->ndevices && i < AP_MAX_DEVICES; i++) {
-				/* A device whose query failed has no compute capability to build for. */
-				const struct ap_device *d = &r->devices[i];
-				if (d->error || !ap_cc_possible(d->major, d->minor))
-					continue; /* (ap_probe marks impossible ones; opts->devices may not) */
-				ccs[n++] = (struct devcc){d->major * 10 + d->minor, d->ordinal, d->name};
-			}
+			n = device_ccs(r, ccs);
 			if (n == 0)
 				snprintf(why, sizeof(why), "no CUDA device is visible");
 			else if (r == pr && r->reason[0])
@@ -512,20 +555,9 @@ add_devices(struct builder *b, const struct ap_resolve_opts *opts, bool native, 
 			snprintf(why, sizeof(why), "device probing is disabled");
 		}
 		if (n == 0 && native) {
-			int code = r ? status_code(r->status) : AP_ENODEVICE;
-			if (r && r->status == AP_PROBE_OK)
-				code = AP_ENODEVICE;
-			const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
-			char note[120] = "";
-			if (cvd && !strstr(why, "CUDA_VISIBLE_DEVICES"))
-				snprintf(note, sizeof(note), " (CUDA_VISIBLE_DEVICES='%.60s' is set and may hide devices)", cvd);
-			if (code == AP_ENODEVICE)
-				ap_seterr(err, code, "native: %.300s%s; use auto or an explicit arch list to build without a GPU", why,
-				       note);
-			else
-				ap_seterr(err, code, "native: cannot list the CUDA devices: %.300s%s", why, note);
+			rc = native_error(r, why, err);
 			free(pr);
-			return code;
+			return rc;
 		}
 	}
 	b->l->source = source;
@@ -551,6 +583,46 @@ origin_label(int origin, char *buf, size_t size)
 	else
 		snprintf(buf, size, "the devices/fallback");
 	return buf;
+}
+
+/* Sorts l's targets (sm, variant, kind) and drops the repeated ones. */
+static void
+sort_unique(struct ap_archlist *l)
+{
+	qsort(l->targets, l->n, sizeof(*l->targets), cmp_target);
+	size_t w = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		if (w && l->targets[w - 1].sm == l->targets[i].sm && l->targets[w - 1].variant == l->targets[i].variant &&
+		    l->targets[w - 1].kind == l->targets[i].kind)
+			continue;
+		l->targets[w++] = l->targets[i];
+	}
+	l->n = w;
+}
+
+/* SASS of X and of Xf fill the same GPU code slot: nvcc refuses both. Returns AP_EUNSUPPORTED
+ * (err filled) for the first such pair of the sorted list. */
+static int
+check_code_slots(const struct ap_archlist *l, struct ap_error *err)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		const struct ap_target *p = &l->targets[i];
+		if (p->variant != AP_PLAIN || p->kind != AP_SASS)
+			continue;
+		for (size_t j = i + 1; j < l->n && l->targets[j].sm == p->sm; j++) {
+			const struct ap_target *f = &l->targets[j];
+			if (f->variant != AP_FAMILY || f->kind != AP_SASS)
+				continue;
+			char o1[40], o2[40];
+			ap_seterr(err, AP_EUNSUPPORTED,
+			       "sm_%d (from %s) and sm_%df (from %s) together: nvcc refuses the same GPU code from a plain "
+			       "and a family-specific arch; keep one (sm_%df also runs on later %d.x GPUs)",
+			       p->sm, origin_label(p->origin, o1, sizeof(o1)), f->sm, origin_label(f->origin, o2, sizeof(o2)),
+			       f->sm, f->sm / 10);
+			return AP_EUNSUPPORTED;
+		}
+	}
+	return AP_OK;
 }
 
 int
@@ -610,33 +682,10 @@ ap_archlist_resolve(const char *text, const struct ap_resolve_opts *opts, struct
 		ap_archlist_free(l);
 		return AP_EUNSUPPORTED;
 	}
-	qsort(l->targets, l->n, sizeof(*l->targets), cmp_target);
-	size_t w = 0;
-	for (size_t i = 0; i < l->n; i++) {
-		if (w && l->targets[w - 1].sm == l->targets[i].sm && l->targets[w - 1].variant == l->targets[i].variant &&
-		    l->targets[w - 1].kind == l->targets[i].kind)
-			continue;
-		l->targets[w++] = l->targets[i];
-	}
-	l->n = w;
-	/* SASS of X and of Xf fill the same GPU code slot: nvcc refuses both. */
-	for (size_t i = 0; i < l->n; i++) {
-		const struct ap_target *p = &l->targets[i];
-		if (p->variant != AP_PLAIN || p->kind != AP_SASS)
-			continue;
-		for (size_t j = i + 1; j < l->n && l->targets[j].sm == p->sm; j++) {
-			const struct ap_target *f = &l->targets[j];
-			if (f->variant != AP_FAMILY || f->kind != AP_SASS)
-				continue;
-			char o1[40], o2[40];
-			ap_seterr(err, AP_EUNSUPPORTED,
-			       "sm_%d (from %s) and sm_%df (from %s) together: nvcc refuses the same GPU code from a plain "
-			       "and a family-specific arch; keep one (sm_%df also runs on later %d.x GPUs)",
-			       p->sm, origin_label(p->origin, o1, sizeof(o1)), f->sm, origin_label(f->origin, o2, sizeof(o2)),
-			       f->sm, f->sm / 10);
-			ap_archlist_free(l);
-			return AP_EUNSUPPORTED;
-		}
+	sort_unique(l);
+	if ((rc = check_code_slots(l, err))) {
+		ap_archlist_free(l);
+		return rc;
 	}
 	*out = l;
 	return AP_OK;

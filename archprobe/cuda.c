@@ -20,9 +20,6 @@ typedef int CUresult;
 typedef int CUdevice;
 
 enum {
-	CUDA_SUCCESS = 0,
-	CUDA_ERROR_STUB_LIBRARY = 34,
-	CUDA_ERROR_NO_DEVICE = 100,
 	ATTR_MULTIPROCESSOR_COUNT = 16,
 	ATTR_INTEGRATED = 18,
 	ATTR_COMPUTE_MODE = 20,
@@ -341,36 +338,33 @@ load(const char *libcuda, struct ap_probe_result *r, struct ap_probe_detail *d)
 	return NULL;
 }
 
-void
-ap_cuda_query(const char *libcuda, struct ap_probe_result *r, struct ap_probe_detail *det, int progress_fd)
+/* Resolves the entry points into *d; false (r and det filled) when a mandatory one is missing. */
+static bool
+resolve(void *h, const char *libcuda, struct driver *d, struct ap_probe_result *r, struct ap_probe_detail *det)
 {
-	struct driver d;
-	Dl_info info;
-	char txt[96];
-	void *h, *addr;
-	int rc, count = 0, usable = 0, first_err = 0;
-
-	memset(&d, 0, sizeof(d));
-	if (!(h = load(libcuda, r, det))) {
-		r->status = AP_PROBE_NO_DRIVER;
-		r->cuda_error = 0;
-		r->cuda_error_name[0] = 0;
-		return;
-	}
 	for (size_t i = 0; i < sizeof(symbols) / sizeof(symbols[0]); i++) {
 		void *p = dlsym(h, symbols[i].name);
-		memcpy((char *)&d + symbols[i].offset, &p, sizeof(p));
+		memcpy((char *)d + symbols[i].offset, &p, sizeof(p));
 		if (!p && symbols[i].mandatory) {
 			snprintf(r->library, sizeof(r->library), "%s", libcuda ? libcuda : "libcuda.so.1");
 			ap_probe_trace(r, "dlsym(\"%s\"): missing", symbols[i].name);
 			set_error(r, AP_PROBE_DRIVER_ERROR, 0, det, AP_DETAIL_SYMBOL, symbols[i].name);
-			dlclose(h);
-			return;
+			return false;
 		}
 		if (!p)
 			ap_probe_trace(r, "dlsym(\"%s\"): missing (optional)", symbols[i].name);
 	}
-	memcpy(&addr, &d.init, sizeof(addr));
+	return true;
+}
+
+/* Sets r->library to the file the driver was loaded from and reports it on progress_fd. */
+static void
+name_library(const struct driver *d, const char *libcuda, struct ap_probe_result *r, int progress_fd)
+{
+	Dl_info info;
+	void *addr;
+
+	memcpy(&addr, &d->init, sizeof(addr));
 	if (dladdr(addr, &info) && info.dli_fname)
 		snprintf(r->library, sizeof(r->library), "%s", info.dli_fname);
 	else
@@ -382,6 +376,61 @@ ap_cuda_query(const char *libcuda, struct ap_probe_result *r, struct ap_probe_de
 		if (n > 0)
 			write_all(progress_fd, line, strlen(line));
 	}
+}
+
+/* Counts and queries the devices of an initialized driver; fills r's status. */
+static void
+query_devices(const struct driver *d, struct ap_probe_result *r, struct ap_probe_detail *det)
+{
+	int rc, count = 0, usable = 0, first_err = 0;
+
+	if ((rc = d->get_count(&count)) != CUDA_SUCCESS) {
+		set_error(r, AP_PROBE_DRIVER_ERROR, rc, det, AP_DETAIL_CALL, "cuDeviceGetCount");
+		return;
+	}
+	ap_probe_trace(r, "cuDeviceGetCount: %d", count);
+	if (count <= 0) {
+		set_error(r, AP_PROBE_NO_DEVICE, 0, det, AP_DETAIL_CALL, "count");
+		return;
+	}
+	if (count > AP_MAX_DEVICES) {
+		ap_probe_trace(r, "only the first %d of %d devices are reported", AP_MAX_DEVICES, count);
+		count = AP_MAX_DEVICES;
+	}
+	for (int i = 0; i < count; i++) {
+		struct ap_device *dev = &r->devices[r->ndevices++];
+		if ((dev->error = query_device(d, i, dev, r)) == 0)
+			usable++;
+		else if (!first_err)
+			first_err = dev->error;
+	}
+	if (!usable) {
+		set_error(r, AP_PROBE_DRIVER_ERROR, first_err, det, AP_DETAIL_DEVICES, "");
+		return;
+	}
+	r->status = AP_PROBE_OK;
+}
+
+void
+ap_cuda_query(const char *libcuda, struct ap_probe_result *r, struct ap_probe_detail *det, int progress_fd)
+{
+	struct driver d;
+	char txt[96];
+	void *h;
+	int rc;
+
+	memset(&d, 0, sizeof(d));
+	if (!(h = load(libcuda, r, det))) {
+		r->status = AP_PROBE_NO_DRIVER;
+		r->cuda_error = 0;
+		r->cuda_error_name[0] = 0;
+		return;
+	}
+	if (!resolve(h, libcuda, &d, r, det)) {
+		dlclose(h);
+		return;
+	}
+	name_library(&d, libcuda, r, progress_fd);
 	if (d.driver_version && d.driver_version(&r->driver_version) != CUDA_SUCCESS)
 		r->driver_version = 0;
 	rc = d.init(0);
@@ -400,29 +449,5 @@ ap_cuda_query(const char *libcuda, struct ap_probe_result *r, struct ap_probe_de
 	 * libcuda is not safe), as with the CUDA runtime. */
 	if (!r->driver_version && d.driver_version && d.driver_version(&r->driver_version) != CUDA_SUCCESS)
 		r->driver_version = 0;
-	if ((rc = d.get_count(&count)) != CUDA_SUCCESS) {
-		set_error(r, AP_PROBE_DRIVER_ERROR, rc, det, AP_DETAIL_CALL, "cuDeviceGetCount");
-		return;
-	}
-	ap_probe_trace(r, "cuDeviceGetCount: %d", count);
-	if (count <= 0) {
-		set_error(r, AP_PROBE_NO_DEVICE, 0, det, AP_DETAIL_CALL, "count");
-		return;
-	}
-	if (count > AP_MAX_DEVICES) {
-		ap_probe_trace(r, "only the first %d of %d devices are reported", AP_MAX_DEVICES, count);
-		count = AP_MAX_DEVICES;
-	}
-	for (int i = 0; i < count; i++) {
-		struct ap_device *dev = &r->devices[r->ndevices++];
-		if ((dev->error = query_device(&d, i, dev, r)) == 0)
-			usable++;
-		else if (!first_err)
-			first_err = dev->error;
-	}
-	if (!usable) {
-		set_error(r, AP_PROBE_DRIVER_ERROR, first_err, det, AP_DETAIL_DEVICES, "");
-		return;
-	}
-	r->status = AP_PROBE_OK;
+	query_devices(&d, r, det);
 }

@@ -10,12 +10,14 @@
  *   json   {"targets": [...], "source", "warnings", "toolkit"}
  *   list   80;86 (the arches that get SASS)
  * The list is sorted (sm, variant, kind), so the SASS and PTX of one arch are adjacent. */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "arch_int.h"
+#include "error_int.h"
 
 static const char *const format_names[] = {
 	[AP_FMT_NVCC] = "nvcc", [AP_FMT_TORCH] = "torch", [AP_FMT_CMAKE] = "cmake", [AP_FMT_CLANG] = "clang",
@@ -157,35 +159,59 @@ json(const struct ap_archlist *l, struct sbuf *s)
 	sb_add(s, "}\n}\n");
 }
 
-int
-ap_archlist_format(const struct ap_archlist *l, enum ap_format fmt, char **out, struct ap_error *err)
+/* The start of a rendering by fn: checks the arguments, clears *out and collects l's groups into
+ * *g (malloc'd, *ng of them). */
+static int
+begin(const char *fn, const struct ap_archlist *l, char **out, struct group **g, size_t *ng, struct ap_error *err)
 {
 	if (!out || !l) {
-		if (err) {
-			err->code = AP_EINVAL;
-			snprintf(err->msg, sizeof(err->msg), "ap_archlist_format: NULL argument");
-		}
+		ap_seterr(err, AP_EINVAL, "%s: NULL argument", fn);
 		return AP_EINVAL;
 	}
 	*out = NULL;
-	struct sbuf s = {0};
-	struct group *g = malloc((l->n ? l->n : 1) * sizeof(*g));
-	if (!g) {
-		if (err) {
-			err->code = AP_ENOMEM;
-			snprintf(err->msg, sizeof(err->msg), "out of memory");
-		}
+	if (!(*g = malloc((l->n ? l->n : 1) * sizeof(**g)))) {
+		ap_seterr(err, AP_ENOMEM, "out of memory");
 		return AP_ENOMEM;
 	}
-	size_t ng = groups_of(l, g);
+	*ng = groups_of(l, *g);
+	return AP_OK;
+}
+
+/* The error for a PTX-only arch, which `syntax` cannot express. */
+static void
+ptx_only(struct ap_error *err, const struct ap_target *t, const char *syntax)
+{
+	ap_seterr(err, AP_EUNSUPPORTED,
+	          "compute_%d%s (PTX without SASS) cannot be written in %s syntax; use --format nvcc, cmake "
+	          "(%d%s-virtual) or nvrtc, or add SASS for it",
+	          t->sm, sfx(t), syntax, t->sm, sfx(t));
+}
+
+/* Hands s's text to *out, or frees it and fails with its status. */
+static int
+sb_finish(struct sbuf *s, char **out, struct ap_error *err)
+{
+	if (s->status) {
+		free(s->p);
+		ap_seterr(err, s->status, "out of memory");
+		return s->status;
+	}
+	*out = s->p;
+	return AP_OK;
+}
+
+/* Writes l in fmt (neither clang nor json) into s; returns the index of the first PTX-only group
+ * the format cannot express, or -1. */
+static int
+render(const struct ap_archlist *l, enum ap_format fmt, const struct group *g, size_t ng, struct sbuf *s)
+{
 	const char *sep = "";
-	int bad = -1; /* index of a PTX-only group a format cannot express */
-	sb_add(&s, "%s", "");
+	int bad = -1;
 	switch (fmt) {
 	case AP_FMT_NVCC:
 		for (size_t i = 0; i < l->n; i++) {
 			const struct ap_target *t = &l->targets[i];
-			sb_add(&s, "%s-gencode=arch=compute_%d%s,code=%s_%d%s", i ? " " : "", t->sm, sfx(t),
+			sb_add(s, "%s-gencode=arch=compute_%d%s,code=%s_%d%s", i ? " " : "", t->sm, sfx(t),
 			       t->kind == AP_PTX ? "compute" : "sm", t->sm, sfx(t));
 		}
 		break;
@@ -193,79 +219,76 @@ ap_archlist_format(const struct ap_archlist *l, enum ap_format fmt, char **out, 
 		for (size_t i = 0; i < ng && bad < 0; i++) {
 			if (!g[i].sass)
 				bad = (int)i;
-			sb_add(&s, "%s%d.%d%s%s", i ? " " : "", g[i].t->sm / 10, g[i].t->sm % 10, sfx(g[i].t),
+			sb_add(s, "%s%d.%d%s%s", i ? " " : "", g[i].t->sm / 10, g[i].t->sm % 10, sfx(g[i].t),
 			       g[i].ptx ? "+PTX" : "");
 		}
 		break;
 	case AP_FMT_CMAKE:
 		for (size_t i = 0; i < ng; i++)
-			sb_add(&s, "%s%d%s%s", i ? ";" : "", g[i].t->sm, sfx(g[i].t),
+			sb_add(s, "%s%d%s%s", i ? ";" : "", g[i].t->sm, sfx(g[i].t),
 			       !g[i].ptx ? "-real" : !g[i].sass ? "-virtual" : "");
 		break;
-	case AP_FMT_CLANG:
-		free(g);
-		free(s.p);
-		return ap_archlist_format_clang(l, 0, out, err);
 	case AP_FMT_NVRTC:
 		for (size_t i = 0; i < l->n; i++) {
 			const struct ap_target *t = &l->targets[i];
-			sb_add(&s, "-arch=%s_%d%s\n", t->kind == AP_PTX ? "compute" : "sm", t->sm, sfx(t));
+			sb_add(s, "-arch=%s_%d%s\n", t->kind == AP_PTX ? "compute" : "sm", t->sm, sfx(t));
 		}
 		break;
 	case AP_FMT_BAZEL:
 		for (size_t i = 0; i < ng; i++) {
 			const struct ap_target *t = g[i].t;
 			if (g[i].sass && g[i].ptx)
-				sb_add(&s, "%scompute_%d%s:sm_%d%s,compute_%d%s", sep, t->sm, sfx(t), t->sm, sfx(t), t->sm, sfx(t));
+				sb_add(s, "%scompute_%d%s:sm_%d%s,compute_%d%s", sep, t->sm, sfx(t), t->sm, sfx(t), t->sm, sfx(t));
 			else
-				sb_add(&s, "%s%s_%d%s", sep, g[i].sass ? "sm" : "compute", t->sm, sfx(t));
+				sb_add(s, "%s%s_%d%s", sep, g[i].sass ? "sm" : "compute", t->sm, sfx(t));
 			sep = ";";
 		}
-		break;
-	case AP_FMT_JSON:
-		json(l, &s);
 		break;
 	case AP_FMT_LIST:
 		for (size_t i = 0; i < ng; i++)
 			if (g[i].sass) {
-				sb_add(&s, "%s%d%s", sep, g[i].t->sm, sfx(g[i].t));
+				sb_add(s, "%s%d%s", sep, g[i].t->sm, sfx(g[i].t));
 				sep = ";";
 			}
 		break;
 	default:
+		assert(!"render: format without a renderer");
+	}
+	return bad;
+}
+
+int
+ap_archlist_format(const struct ap_archlist *l, enum ap_format fmt, char **out, struct ap_error *err)
+{
+	struct group *g;
+	size_t ng;
+	int rc = begin("ap_archlist_format", l, out, &g, &ng, err);
+	if (rc)
+		return rc;
+	if (fmt == AP_FMT_CLANG) {
 		free(g);
-		free(s.p);
-		if (err) {
-			err->code = AP_EINVAL;
-			snprintf(err->msg, sizeof(err->msg), "unknown format %d", (int)fmt);
-		}
+		return ap_archlist_format_clang(l, 0, out, err);
+	}
+	if ((unsigned)fmt >= sizeof(format_names) / sizeof(format_names[0])) {
+		free(g);
+		ap_seterr(err, AP_EINVAL, "unknown format %d", (int)fmt);
 		return AP_EINVAL;
 	}
+	struct sbuf s = {0};
+	sb_add(&s, "%s", "");
+	int bad = -1; /* index of a PTX-only group a format cannot express */
+	if (fmt == AP_FMT_JSON)
+		json(l, &s);
+	else
+		bad = render(l, fmt, g, ng, &s);
 	if (bad >= 0) {
-		const struct ap_target *t = g[bad].t;
-		if (err) {
-			err->code = AP_EUNSUPPORTED;
-			snprintf(err->msg, sizeof(err->msg),
-			         "compute_%d%s (PTX without SASS) cannot be written in %s syntax; use --format nvcc, cmake "
-			         "(%d%s-virtual) or nvrtc, or add SASS for it",
-			         t->sm, sfx(t), fmt == AP_FMT_TORCH ? "TORCH_CUDA_ARCH_LIST" : "clang --offload-arch", t->sm,
-			         sfx(t));
-		}
+		ptx_only(err, g[bad].t, "TORCH_CUDA_ARCH_LIST");
 		free(g);
 		free(s.p);
 		return AP_EUNSUPPORTED;
 	}
 	free(g);
-	if (s.status) {
-		free(s.p);
-		if (err) {
-			err->code = s.status;
-			snprintf(err->msg, sizeof(err->msg), "out of memory");
-		}
-		return s.status;
-	}
-	*out = s.p;
-	return AP_OK;
+	return sb_finish(&s, out, err);
 }
 
 /* ---- clang ------------------------------------------------------------------------------------
@@ -293,48 +316,30 @@ static const struct {
 int
 ap_archlist_format_clang(const struct ap_archlist *l, int clang_major, char **out, struct ap_error *err)
 {
-	if (!out || !l) {
-		if (err) {
-			err->code = AP_EINVAL;
-			snprintf(err->msg, sizeof(err->msg), "ap_archlist_format_clang: NULL argument");
-		}
-		return AP_EINVAL;
-	}
-	*out = NULL;
-	struct group *g = malloc((l->n ? l->n : 1) * sizeof(*g));
-	if (!g) {
-		if (err) {
-			err->code = AP_ENOMEM;
-			snprintf(err->msg, sizeof(err->msg), "out of memory");
-		}
-		return AP_ENOMEM;
-	}
-	size_t ng = groups_of(l, g);
+	struct group *g;
+	size_t ng;
+	int rc = begin("ap_archlist_format_clang", l, out, &g, &ng, err);
+	if (rc)
+		return rc;
 	const char *known = NULL, *note = "";
 	for (size_t i = 0; i < sizeof(clang_arches) / sizeof(clang_arches[0]); i++)
 		if (clang_arches[i].major == clang_major) {
 			known = clang_arches[i].arches;
 			note = clang_arches[i].note;
 		}
-	int rc = AP_OK;
 	for (size_t i = 0; i < ng && !rc; i++) {
 		const struct ap_target *t = g[i].t;
 		char word[24];
 		snprintf(word, sizeof(word), " %d%s ", t->sm, sfx(t));
 		if (!g[i].sass) {
 			rc = AP_EUNSUPPORTED;
-			if (err)
-				snprintf(err->msg, sizeof(err->msg),
-				         "compute_%d%s (PTX without SASS) cannot be written in clang --offload-arch syntax; use "
-				         "--format nvcc, cmake (%d%s-virtual) or nvrtc, or add SASS for it",
-				         t->sm, sfx(t), t->sm, sfx(t));
+			ptx_only(err, t, "clang --offload-arch");
 		} else if (known && !strstr(known, word)) {
 			rc = AP_EUNSUPPORTED;
-			if (err)
-				snprintf(err->msg, sizeof(err->msg),
-				         "clang %d cannot compile CUDA for sm_%d%s (%s); use nvcc or fatbuild compile for it, "
-				         "or drop it from the list",
-				         clang_major, t->sm, sfx(t), note);
+			ap_seterr(err, rc,
+			          "clang %d cannot compile CUDA for sm_%d%s (%s); use nvcc or fatbuild compile for it, "
+			          "or drop it from the list",
+			          clang_major, t->sm, sfx(t), note);
 		}
 	}
 	struct sbuf s = {0};
@@ -351,17 +356,9 @@ ap_archlist_format_clang(const struct ap_archlist *l, int clang_major, char **ou
 			sb_add(&s, " --no-cuda-include-ptx=sm_%d%s", g[i].t->sm, sfx(g[i].t));
 	}
 	free(g);
-	if (!rc && s.status)
-		rc = s.status;
 	if (rc) {
-		if (err) {
-			err->code = rc;
-			if (rc == AP_ENOMEM)
-				snprintf(err->msg, sizeof(err->msg), "out of memory");
-		}
 		free(s.p);
 		return rc;
 	}
-	*out = s.p;
-	return AP_OK;
+	return sb_finish(&s, out, err);
 }

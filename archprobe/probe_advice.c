@@ -7,16 +7,6 @@
 
 #include "probe_int.h"
 
-/* The CUresults that get their own advice (values of cuda.h, which is not included). */
-enum {
-	CUDA_ERROR_NOT_INITIALIZED = 3,
-	CUDA_ERROR_DEVICE_UNAVAILABLE = 46,
-	CUDA_ERROR_SYSTEM_NOT_READY = 802,
-	CUDA_ERROR_SYSTEM_DRIVER_MISMATCH = 803,
-	CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE = 804,
-	CUDA_ERROR_UNKNOWN = 999,
-};
-
 bool
 ap_pci_has_nvidia(const char *devices_dir)
 {
@@ -78,6 +68,80 @@ ap_probe_detail_set(struct ap_probe_detail *d, enum ap_probe_detail_kind kind, c
 	va_end(ap);
 }
 
+/* AP_PROBE_OK: names the first device left out of the arch list, if any. */
+static void
+explain_devices(struct ap_probe_result *r)
+{
+	r->reason[0] = 0;
+	for (int i = 0; i < r->ndevices; i++) {
+		if (r->devices[i].error == AP_DEVICE_BAD_CC) {
+			say(r, "device %d reports compute capability %d.%d, which no GPU has: it is left out of the "
+			    "arch list", r->devices[i].ordinal, r->devices[i].major, r->devices[i].minor);
+			break;
+		}
+		if (r->devices[i].error) {
+			const char *n = ap_cuda_error_name(r->devices[i].error);
+			say(r,
+			         "device %d could not be queried (%s): it is left out of the arch list",
+			         r->devices[i].ordinal, n ? n : "unknown CUresult");
+			break;
+		}
+	}
+}
+
+static void
+explain_no_driver(struct ap_probe_result *r, const struct ap_probe_detail *d, const char *libcuda,
+                  const char *pci_devices_dir)
+{
+	const char *detail = d->text;
+
+	/* dlerror() starts with the file name: do not say it twice */
+	if (libcuda && d->kind == AP_DETAIL_LOAD_NAMED)
+		say(r, "cannot load %s", detail);
+	else if (libcuda)
+		say(r, "cannot load %s: %s", libcuda, detail);
+	else if (ap_pci_has_nvidia(pci_devices_dir))
+		say(r,
+		         "an NVIDIA GPU is on the PCI bus but libcuda.so.1 cannot be loaded (%s): install the "
+		         "NVIDIA driver; in a container, set NVIDIA_DRIVER_CAPABILITIES to include compute", detail);
+	else
+		say(r, "no CUDA driver: libcuda.so.1 cannot be loaded (%s)", detail);
+}
+
+/* What to do about a CUresult that failed the probe. */
+static const char *
+driver_error_hint(int cuda_error)
+{
+	switch (cuda_error) {
+	case CUDA_ERROR_NOT_INITIALIZED: return "the driver failed to initialize: check nvidia-smi and dmesg";
+	case CUDA_ERROR_DEVICE_UNAVAILABLE: return "the devices are busy or unavailable (exclusive-process compute mode?)";
+	case CUDA_ERROR_SYSTEM_NOT_READY: return "the system is not ready: start nvidia-fabricmanager / nvidia-persistenced";
+	case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: return "libcuda does not match the loaded kernel module: reboot after a driver update, "
+	                 "or remove a cuda-compat libcuda from the library path";
+	case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: return "a forward-compatibility libcuda (cuda-compat) is loaded on a GPU that does not "
+	                 "support it: remove cuda-compat from the library path";
+	case CUDA_ERROR_UNKNOWN: return "unknown driver error: check nvidia-smi and dmesg";
+	default: return "check nvidia-smi and dmesg";
+	}
+}
+
+/* AP_PROBE_DRIVER_ERROR; err: "NAME = code", or empty. */
+static void
+explain_driver_error(struct ap_probe_result *r, const struct ap_probe_detail *d, const char *lib, const char *err)
+{
+	const char *detail = d->text;
+
+	if (d->kind == AP_DETAIL_BAD_CC)
+		say(r, "%s (driver %s): the driver or its answer is broken; check nvidia-smi", detail, lib);
+	else if (d->kind == AP_DETAIL_SYMBOL)
+		say(r, "%s is not a CUDA driver (no %s): point ARCHPROBE_LIBCUDA (archprobe --libcuda) at "
+		    "libcuda.so.1", lib, detail);
+	else
+		say(r, "%s failed with %s in %s: %s",
+		         d->kind == AP_DETAIL_DEVICES ? "every device query" : detail, *err ? err : "an error", lib,
+		         driver_error_hint(r->cuda_error));
+}
+
 void
 ap_probe_explain(struct ap_probe_result *r, const struct ap_probe_detail *d, const char *libcuda,
                  const char *pci_devices_dir)
@@ -94,34 +158,10 @@ ap_probe_explain(struct ap_probe_result *r, const struct ap_probe_detail *d, con
 	snprintf(r->cuda_error_name, sizeof(r->cuda_error_name), "%s", r->cuda_error && name ? name : "");
 	switch (r->status) {
 	case AP_PROBE_OK:
-		r->reason[0] = 0;
-		for (int i = 0; i < r->ndevices; i++) {
-			if (r->devices[i].error == AP_DEVICE_BAD_CC) {
-				say(r, "device %d reports compute capability %d.%d, which no GPU has: it is left out of the "
-				    "arch list", r->devices[i].ordinal, r->devices[i].major, r->devices[i].minor);
-				break;
-			}
-			if (r->devices[i].error) {
-				const char *n = ap_cuda_error_name(r->devices[i].error);
-				say(r,
-				         "device %d could not be queried (%s): it is left out of the arch list",
-				         r->devices[i].ordinal, n ? n : "unknown CUresult");
-				break;
-			}
-		}
+		explain_devices(r);
 		break;
 	case AP_PROBE_NO_DRIVER:
-		/* dlerror() starts with the file name: do not say it twice */
-		if (libcuda && d->kind == AP_DETAIL_LOAD_NAMED)
-			say(r, "cannot load %s", detail);
-		else if (libcuda)
-			say(r, "cannot load %s: %s", libcuda, detail);
-		else if (ap_pci_has_nvidia(pci_devices_dir))
-			say(r,
-			         "an NVIDIA GPU is on the PCI bus but libcuda.so.1 cannot be loaded (%s): install the "
-			         "NVIDIA driver; in a container, set NVIDIA_DRIVER_CAPABILITIES to include compute", detail);
-		else
-			say(r, "no CUDA driver: libcuda.so.1 cannot be loaded (%s)", detail);
+		explain_no_driver(r, d, libcuda, pci_devices_dir);
 		break;
 	case AP_PROBE_STUB:
 		dirname_of(lib, dir, sizeof(dir));
@@ -143,31 +183,7 @@ ap_probe_explain(struct ap_probe_result *r, const struct ap_probe_detail *d, con
 			say(r, "the CUDA driver reports no device (%s): check nvidia-smi", *err ? err : "device count 0");
 		break;
 	case AP_PROBE_DRIVER_ERROR:
-		if (d->kind == AP_DETAIL_BAD_CC) {
-			say(r, "%s (driver %s): the driver or its answer is broken; check nvidia-smi", detail, lib);
-			break;
-		}
-		if (d->kind == AP_DETAIL_SYMBOL) {
-			say(r, "%s is not a CUDA driver (no %s): point ARCHPROBE_LIBCUDA (archprobe --libcuda) at "
-			    "libcuda.so.1", lib, detail);
-			break;
-		}
-		{
-			const char *hint;
-			switch (r->cuda_error) {
-			case CUDA_ERROR_NOT_INITIALIZED: hint = "the driver failed to initialize: check nvidia-smi and dmesg"; break;
-			case CUDA_ERROR_DEVICE_UNAVAILABLE: hint = "the devices are busy or unavailable (exclusive-process compute mode?)"; break;
-			case CUDA_ERROR_SYSTEM_NOT_READY: hint = "the system is not ready: start nvidia-fabricmanager / nvidia-persistenced"; break;
-			case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: hint = "libcuda does not match the loaded kernel module: reboot after a driver update, "
-			                 "or remove a cuda-compat libcuda from the library path"; break;
-			case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: hint = "a forward-compatibility libcuda (cuda-compat) is loaded on a GPU that does not "
-			                 "support it: remove cuda-compat from the library path"; break;
-			case CUDA_ERROR_UNKNOWN: hint = "unknown driver error: check nvidia-smi and dmesg"; break;
-			default: hint = "check nvidia-smi and dmesg"; break;
-			}
-			say(r, "%s failed with %s in %s: %s",
-			         d->kind == AP_DETAIL_DEVICES ? "every device query" : detail, *err ? err : "an error", lib, hint);
-		}
+		explain_driver_error(r, d, lib, err);
 		break;
 	case AP_PROBE_TIMEOUT:
 		say(r,

@@ -9,6 +9,20 @@
 
 #include "archprobe.h"
 
+/* The CUresults the probe acts on: cuda.c's query and probe_advice.c's advice (values of cuda.h,
+ * which is not included). */
+enum {
+	CUDA_SUCCESS = 0,
+	CUDA_ERROR_NOT_INITIALIZED = 3,
+	CUDA_ERROR_STUB_LIBRARY = 34,
+	CUDA_ERROR_DEVICE_UNAVAILABLE = 46,
+	CUDA_ERROR_NO_DEVICE = 100,
+	CUDA_ERROR_SYSTEM_NOT_READY = 802,
+	CUDA_ERROR_SYSTEM_DRIVER_MISMATCH = 803,
+	CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE = 804,
+	CUDA_ERROR_UNKNOWN = 999,
+};
+
 /* What a failed probe's raw detail is. The kind decides the advice (ap_probe_explain); the
  * text only fills it in. It travels beside the result (the child's "detail" line), never in
  * r->reason, which only ever holds the advice. */

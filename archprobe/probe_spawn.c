@@ -184,16 +184,14 @@ signal_name(int sig, char *buf, size_t size)
 	}
 }
 
-/* Reads the child's reply until EOF or the deadline, reaps it (killing it at the deadline) and
- * turns the outcome into r and d. */
-static void
-collect(pid_t pid, int rfd, double timeout, const char *what, struct ap_probe_result *r, struct ap_probe_detail *d)
+/* Reads the child's reply until EOF or the deadline: a malloc'd NUL-terminated buffer, or NULL
+ * when out of memory. */
+static char *
+read_reply(int rfd, double deadline)
 {
-	double deadline = ap_probe_now() + timeout;
 	size_t len = 0, cap = 4096;
-	char *buf = malloc(cap), sig[32];
-	bool eof = false, killed = false, complete, reaped = false;
-	int wstatus = 0;
+	char *buf = malloc(cap);
+	bool eof = false;
 
 	while (buf && !eof) {
 		double left = deadline - ap_probe_now();
@@ -221,25 +219,43 @@ collect(pid_t pid, int rfd, double timeout, const char *what, struct ap_probe_re
 		else
 			len += (size_t)n;
 	}
+	if (buf)
+		buf[len] = 0;
+	return buf;
+}
+
+/* Reaps the child, killing it at the deadline (*killed); returns whether it was reaped. */
+static bool
+reap(pid_t pid, double deadline, int *wstatus, bool *killed)
+{
 	/* The child closes the pipe when it exits; give it until the deadline to be reaped. */
 	for (;;) {
-		pid_t w = waitpid(pid, &wstatus, WNOHANG);
-		if (w == pid || (w < 0 && errno != EINTR)) {
-			reaped = w == pid;
-			break;
-		}
+		pid_t w = waitpid(pid, wstatus, WNOHANG);
+		if (w == pid || (w < 0 && errno != EINTR))
+			return w == pid;
 		if (ap_probe_now() >= deadline) {
 			kill(pid, SIGKILL);
-			while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+			while (waitpid(pid, wstatus, 0) < 0 && errno == EINTR)
 				;
-			killed = reaped = true;
-			break;
+			*killed = true;
+			return true;
 		}
 		struct timespec ts = {0, 2000000};
 		nanosleep(&ts, NULL);
 	}
-	if (buf)
-		buf[len] = 0;
+}
+
+/* Reads the child's reply until EOF or the deadline, reaps it (killing it at the deadline) and
+ * turns the outcome into r and d. */
+static void
+collect(pid_t pid, int rfd, double timeout, const char *what, struct ap_probe_result *r, struct ap_probe_detail *d)
+{
+	double deadline = ap_probe_now() + timeout;
+	char *buf = read_reply(rfd, deadline), sig[32];
+	bool killed = false, complete, reaped;
+	int wstatus = 0;
+
+	reaped = reap(pid, deadline, &wstatus, &killed);
 	complete = buf && ap_probe_parse_reply(buf, r, d);
 	free(buf);
 	if (complete) {
@@ -268,26 +284,30 @@ collect(pid_t pid, int rfd, double timeout, const char *what, struct ap_probe_re
 	}
 }
 
-int
-ap_probe_run_child(const struct ap_probe_opts *opts, const char *libcuda, double timeout, struct ap_probe_result *r,
-                   struct ap_probe_detail *d, struct ap_error *err)
+/* The helper to run into helper: opts->helper, else a found archprobe; "" for fork(). */
+static int
+choose_helper(const struct ap_probe_opts *opts, char *helper, size_t size, struct ap_probe_result *r,
+              struct ap_error *err)
 {
-	char helper[PATH_MAX], what[PATH_MAX + 32];
-	int fds[2], rc;
-	pid_t pid;
-
 	if (opts && opts->helper && *opts->helper) {
-		snprintf(helper, sizeof(helper), "%s", opts->helper);
+		snprintf(helper, size, "%s", opts->helper);
 		if (access(helper, X_OK) != 0) {
 			ap_seterr(err, AP_EIO, "cannot run the probe helper %s: %s", helper, strerror(errno));
 			return AP_EIO;
 		}
 	} else if (opts && opts->helper) {
 		helper[0] = 0; /* "": fork */
-	} else if (!find_helper(helper, sizeof(helper))) {
+	} else if (!find_helper(helper, size)) {
 		helper[0] = 0;
 		ap_probe_trace(r, "no archprobe helper next to this program, next to libarchprobe or on PATH");
 	}
+	return AP_OK;
+}
+
+/* The reply pipe, both ends close-on-exec, the write end never RESULT_FD itself. */
+static int
+open_pipe(int fds[2], struct ap_error *err)
+{
 	if (pipe2(fds, O_CLOEXEC) < 0) {
 		ap_seterr(err, AP_EIO, "cannot create a pipe for the probe child: %s", strerror(errno));
 		return AP_EIO;
@@ -302,6 +322,65 @@ ap_probe_run_child(const struct ap_probe_opts *opts, const char *libcuda, double
 			return AP_EIO;
 		}
 	}
+	return AP_OK;
+}
+
+/* Forks a child of this (single-threaded) process that queries the driver and writes its reply
+ * to fds[1]; what: its name for messages. Closes both ends on failure. */
+static int
+fork_child(const char *libcuda, const int fds[2], pid_t *pid, struct ap_probe_result *r, char *what, size_t size,
+           struct ap_error *err)
+{
+	int threads = thread_count();
+	if (threads != 1) {
+		close(fds[0]);
+		close(fds[1]);
+		ap_seterr(err, AP_EIO,
+		       "no archprobe helper found (next to this program, next to libarchprobe, on PATH) and "
+		       "this process has %d threads, so it cannot fork safely: install archprobe on PATH, "
+		       "set ap_probe_opts.helper, or use no_subprocess", threads);
+		return AP_EIO;
+	}
+	ap_probe_trace(r, "probe child: fork() of this single-threaded process");
+	snprintf(what, size, "forked probe child");
+	pid_t parent = getpid();
+	*pid = fork();
+	if (*pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		ap_seterr(err, AP_EIO, "fork failed: %s", strerror(errno));
+		return AP_EIO;
+	}
+	if (*pid == 0) {
+		/* dies with the parent; a stopping signal ends it as by default */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(1);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		struct ap_probe_result *c = calloc(1, sizeof(*c));
+		struct ap_probe_detail cd = {AP_DETAIL_NONE, ""};
+		close(fds[0]);
+		if (c) {
+			ap_cuda_query(libcuda, c, &cd, fds[1]);
+			ap_probe_serialize(fds[1], c, &cd);
+		}
+		_exit(c ? 0 : 1);
+	}
+	return AP_OK;
+}
+
+int
+ap_probe_run_child(const struct ap_probe_opts *opts, const char *libcuda, double timeout, struct ap_probe_result *r,
+                   struct ap_probe_detail *d, struct ap_error *err)
+{
+	char helper[PATH_MAX], what[PATH_MAX + 32];
+	int fds[2], rc;
+	pid_t pid;
+
+	if ((rc = choose_helper(opts, helper, sizeof(helper), r, err)) || (rc = open_pipe(fds, err)))
+		return rc;
 	if (*helper) {
 		ap_probe_trace(r, "probe child: %s %s%s%s", helper, CHILD_FLAG, libcuda ? " --libcuda " : "",
 		               libcuda ? libcuda : "");
@@ -312,44 +391,8 @@ ap_probe_run_child(const struct ap_probe_opts *opts, const char *libcuda, double
 			ap_seterr(err, AP_EIO, "cannot run the probe helper %s: %s", helper, strerror(rc));
 			return AP_EIO;
 		}
-	} else {
-		int threads = thread_count();
-		if (threads != 1) {
-			close(fds[0]);
-			close(fds[1]);
-			ap_seterr(err, AP_EIO,
-			       "no archprobe helper found (next to this program, next to libarchprobe, on PATH) and "
-			       "this process has %d threads, so it cannot fork safely: install archprobe on PATH, "
-			       "set ap_probe_opts.helper, or use no_subprocess", threads);
-			return AP_EIO;
-		}
-		ap_probe_trace(r, "probe child: fork() of this single-threaded process");
-		snprintf(what, sizeof(what), "forked probe child");
-		pid_t parent = getpid();
-		pid = fork();
-		if (pid < 0) {
-			close(fds[0]);
-			close(fds[1]);
-			ap_seterr(err, AP_EIO, "fork failed: %s", strerror(errno));
-			return AP_EIO;
-		}
-		if (pid == 0) {
-			/* dies with the parent; a stopping signal ends it as by default */
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			if (getppid() != parent)
-				_exit(1);
-			signal(SIGINT, SIG_DFL);
-			signal(SIGTERM, SIG_DFL);
-			signal(SIGHUP, SIG_DFL);
-			struct ap_probe_result *c = calloc(1, sizeof(*c));
-			struct ap_probe_detail cd = {AP_DETAIL_NONE, ""};
-			close(fds[0]);
-			if (c) {
-				ap_cuda_query(libcuda, c, &cd, fds[1]);
-				ap_probe_serialize(fds[1], c, &cd);
-			}
-			_exit(c ? 0 : 1);
-		}
+	} else if ((rc = fork_child(libcuda, fds, &pid, r, what, sizeof(what), err))) {
+		return rc;
 	}
 	close(fds[1]);
 	collect(pid, fds[0], timeout, what, r, d);

@@ -125,6 +125,17 @@ fb_cache_dir(char *buf, size_t size, struct fb_error *err)
 	return 0;
 }
 
+int
+fb_cache_dir_default(const char **dir, char *buf, size_t size, struct fb_error *err)
+{
+	if (*dir)
+		return 0;
+	int rc = fb_cache_dir(buf, size, err);
+	if (!rc)
+		*dir = buf;
+	return rc;
+}
+
 #define FIX                                                                                                    \
 	"remove it or chmod go-w it, set FATBUILD_CACHE_DIR to a directory of your own, or compile with "        \
 	"--no-cache (a shared team cache: README \"Security\")"
@@ -389,14 +400,11 @@ int
 fb_cache_clear(const char *dir, uint64_t *removed, struct fb_error *err)
 {
 	char buf[PATH_MAX];
-	if (!dir) {
-		int rc = fb_cache_dir(buf, sizeof(buf), err);
-		if (rc)
-			return rc;
-		dir = buf;
-	}
+	int rc = fb_cache_dir_default(&dir, buf, sizeof(buf), err);
+	if (rc)
+		return rc;
 	struct clear_ctx c = {0};
-	int rc = fb_cache_check(dir, true, err);
+	rc = fb_cache_check(dir, true, err);
 	if (!rc)
 		rc = walk(dir, clear_one, &c, err);
 	if (removed)

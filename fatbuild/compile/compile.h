@@ -80,6 +80,16 @@ const char *fb_nvrtc_result_name(int result);
 char *fb_nvrtc_log_rewrite(const char *log, const char *tag);
 /* The first diagnostic line of a rewritten log (for one-line error messages), into buf. */
 void fb_nvrtc_log_first(const char *rewritten, char *buf, size_t size);
+/* The first line of log (NULL: empty) that holds one of needles (NULL-terminated), else its first
+ * non-empty line, else fallback, into buf (nvrtc.c; dlink.c uses it for link logs). */
+void fb_log_first_line(const char *log, const char *const *needles, const char *fallback, char *buf, size_t size);
+
+/* ---- schedule.c: a child with a pipe to its parent (NVRTC jobs, nvJitLink links) ---- */
+
+/* pipe() then fork(). In the child *pid is 0 and *fd the write end, in the parent *pid is the
+ * child and *fd the read end; each has closed the other end. *parent: the forking process, for
+ * the child's dies-with-its-parent check. FB_EIO (err filled) when no pipe or child was made. */
+int fb_fork_piped(pid_t *parent, pid_t *pid, int *fd, struct fb_error *err);
 
 /* ---- depfile.c: #include resolution (NVRTC reports no dependencies) ---- */
 
@@ -117,6 +127,8 @@ struct fb_cache_entry {
 /* Before a compile uses the cache dir: 0 when it is missing (created 0700 on the first put) or
  * passes fb_dir_check (explicit: the user named it); else FB_EUNSAFE/FB_EIO with the message. */
 int fb_cache_check(const char *dir, bool explicit, struct fb_error *err);
+/* *dir, or when it is NULL fb_cache_dir() written into buf (then *dir = buf). */
+int fb_cache_dir_default(const char **dir, char *buf, size_t size, struct fb_error *err);
 int fb_cache_get(const char *dir, const char *key, struct fb_cache_entry *out, struct fb_error *err);
 int fb_cache_put(const char *dir, const char *key, const struct fb_cache_entry *e, struct fb_error *err);
 void fb_cache_entry_clear(struct fb_cache_entry *e);

@@ -15,8 +15,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "compile.h"
+#include "dlload.h"
 #include "jitlink.h"
 #include "common/error_priv.h"
+
+/* What marks the line of a link log that becomes the one-line message. */
+static const char *const link_errors[] = {"error", "ERROR", NULL};
 
 struct picked {
 	unsigned char *data;
@@ -106,29 +111,6 @@ pick(const void *data, size_t size, const char *name, const struct fb_dlink_opts
 	return rc;
 }
 
-/* The first line of a link log that says error, for a one-line message. */
-static void
-first_error(const char *log, char *buf, size_t size)
-{
-	const char *p = log ? log : "";
-	const char *first = NULL;
-	while (*p) {
-		const char *e = strchr(p, '\n');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-		if (!first && len)
-			first = p;
-		for (size_t i = 0; i + 5 <= len; i++)
-			if (memcmp(p + i, "error", 5) == 0 || memcmp(p + i, "ERROR", 5) == 0) {
-				snprintf(buf, size, "%.*s", (int)len, p);
-				return;
-			}
-		p = e ? e + 1 : p + len;
-	}
-	if (first)
-		snprintf(buf, size, "%.*s", (int)strcspn(first, "\n"), first);
-	else
-		buf[0] = 0;
-}
 
 /* A linked PTX that still declares an .extern .func (other than the JIT's built-ins) cannot be
  * loaded. Dynamic parallelism (__cudaCDP2*) comes from libcudadevrt, which links only into SASS:
@@ -192,57 +174,29 @@ fb_dlink_result_clear(struct fb_dlink_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-int
-fb_dlink(const void *const *inputs, const size_t *sizes, const char *const *names, size_t n,
-         const struct fb_dlink_opts *o, struct fb_dlink_result *out, struct fb_error *err)
+/* The toolkit to link with into home (o->cuda_home, else archprobe's, else ""), and with
+ * o->devrt the libcudadevrt.a of it into devrt (else ""). */
+static int
+locate(const struct fb_dlink_opts *o, char *home, size_t hsize, char *devrt, size_t dsize, struct fb_error *err)
 {
-	if (!out)
-		return fb_seterr(err, FB_EINVAL, "dlink: no result");
-	memset(out, 0, sizeof(*out));
-	if (!o || !o->target)
-		return fb_seterr(err, FB_EINVAL, "dlink: no target to link for");
-	if (n == 0 || !inputs || !sizes)
-		return fb_seterr(err, FB_EINVAL, "dlink: no inputs to link");
-	char tn[32];
-	fb_target_name(o->target, tn, sizeof(tn));
+	devrt[0] = 0;
+	fb_dl_home(o->cuda_home, home, hsize);
+	if (!o->devrt)
+		return 0;
+	if (!home[0])
+		return fb_seterr(err, FB_ENOTOOL, "dlink: no CUDA toolkit found for libcudadevrt.a (set CUDA_HOME)");
+	snprintf(devrt, dsize, "%s/lib64/libcudadevrt.a", home);
+	if (access(devrt, R_OK) != 0)
+		return fb_seterr(err, FB_ENOTOOL, "dlink: the device runtime %s is missing (set CUDA_HOME)", devrt);
+	return 0;
+}
+
+/* Links the picked images (and devrt unless "") for o->target into *jo. */
+static int
+link_picked(const struct fb_jitlink *jl, const struct fb_dlink_opts *o, const struct picked *pk, size_t npk,
+            const char *devrt, struct fb_jl_out *jo, struct fb_error *err)
+{
 	bool ptx = o->target->kind == AP_PTX;
-	if (ptx && o->devrt)
-		return fb_seterr(err, FB_EINVAL,
-		                 "dlink: %s: the device runtime (dynamic parallelism) links only into SASS targets, not PTX",
-		                 tn);
-	char home[PATH_MAX] = "";
-	if (o->cuda_home && *o->cuda_home) {
-		snprintf(home, sizeof(home), "%s", o->cuda_home);
-	} else {
-		struct ap_error ae = {0};
-		if (ap_cuda_home(home, sizeof(home), &ae) != 0)
-			home[0] = 0;
-	}
-	char devrt[PATH_MAX + 32] = "";
-	if (o->devrt) {
-		if (!home[0])
-			return fb_seterr(err, FB_ENOTOOL, "dlink: no CUDA toolkit found for libcudadevrt.a (set CUDA_HOME)");
-		snprintf(devrt, sizeof(devrt), "%s/lib64/libcudadevrt.a", home);
-		if (access(devrt, R_OK) != 0)
-			return fb_seterr(err, FB_ENOTOOL, "dlink: the device runtime %s is missing (set CUDA_HOME)", devrt);
-	}
-	struct picked *pk = NULL;
-	size_t npk = 0, cap = 0;
-	int rc = 0;
-	for (size_t i = 0; !rc && i < n; i++) {
-		char nm[32];
-		snprintf(nm, sizeof(nm), "input %zu", i + 1);
-		rc = pick(inputs[i], sizes[i], names && names[i] ? names[i] : nm, o, &pk, &npk, &cap, err);
-	}
-	if (rc) {
-		picked_free(pk, npk);
-		return rc;
-	}
-	struct fb_jitlink *jl = NULL;
-	if ((rc = fb_jitlink_open(home, &jl, err))) {
-		picked_free(pk, npk);
-		return rc;
-	}
 	/* Options: -arch, -lto, -ptx, -g/-lineinfo, then the caller's. nvJitLink takes -arch=sm_XX
 	 * for PTX output as well. */
 	const char **opts = calloc(6 + o->nextra, sizeof(*opts));
@@ -251,6 +205,7 @@ fb_dlink(const void *const *inputs, const size_t *sizes, const char *const *name
 	snprintf(arch, sizeof(arch), "-arch=sm_%d%s", o->target->sm,
 	         o->target->variant == AP_ARCH ? "a" : o->target->variant == AP_FAMILY ? "f" : "");
 	size_t no = 0, nin = 0;
+	int rc;
 	if (!opts || !in) {
 		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 		goto done;
@@ -270,39 +225,85 @@ fb_dlink(const void *const *inputs, const size_t *sizes, const char *const *name
 		in[nin++] = (struct fb_jl_input){o->lto || ptx ? FB_JL_LTOIR : FB_JL_CUBIN, pk[i].data, pk[i].size, pk[i].name};
 	if (devrt[0])
 		in[nin++] = (struct fb_jl_input){FB_JL_LIBRARY, NULL, 0, devrt};
-	struct fb_jl_out jo = {0};
-	rc = fb_jitlink_link(jl, opts, no, in, nin, ptx, &jo, err);
-	if (rc)
-		goto done;
-	out->jitlink_version = fb_jitlink_version(jl);
-	snprintf(out->jitlink_path, sizeof(out->jitlink_path), "%s", fb_jitlink_path(jl));
-	out->log = jo.log;
-	jo.log = NULL;
-	if (jo.result != 0) {
-		char first[512];
-		first_error(out->log, first, sizeof(first));
-		rc = fb_seterr(err, jo.result == 1 || jo.result == 11 ? FB_EINVAL : FB_ECOMPILE, "dlink %s: %s%s%s", tn,
-		               fb_jitlink_result_name(jo.result), first[0] ? ": " : "", first);
-		fb_jl_out_clear(&jo);
-		goto done;
-	}
-	char undef[256] = "";
-	if (ptx)
-		check_extern(jo.image, jo.size, tn, &out->log, undef, sizeof(undef));
-	if (undef[0]) {
-		rc = fb_seterr(err, FB_ECOMPILE, "dlink %s: undefined reference to '%s' (no input defines it)", tn, undef);
-		fb_jl_out_clear(&jo);
-		goto done;
-	}
-	out->image = jo.image;
-	out->size = jo.size;
-	out->kind = ptx ? FB_KIND_PTX : FB_KIND_ELF;
-	out->ninputs = npk;
-	jo.image = NULL;
-	fb_jl_out_clear(&jo);
+	rc = fb_jitlink_link(jl, opts, no, in, nin, ptx, jo, err);
 done:
 	free(opts);
 	free(in);
+	return rc;
+}
+
+/* Turns a finished link *jo of npk inputs into out (its log even when the link failed). */
+static int
+take_link(const struct fb_jitlink *jl, struct fb_jl_out *jo, const char *tn, bool ptx, size_t npk,
+          struct fb_dlink_result *out, struct fb_error *err)
+{
+	out->jitlink_version = fb_jitlink_version(jl);
+	snprintf(out->jitlink_path, sizeof(out->jitlink_path), "%s", fb_jitlink_path(jl));
+	out->log = jo->log;
+	jo->log = NULL;
+	if (jo->result != 0) {
+		char first[512];
+		fb_log_first_line(out->log, link_errors, "", first, sizeof(first));
+		int rc = fb_seterr(err, jo->result == 1 || jo->result == 11 ? FB_EINVAL : FB_ECOMPILE, "dlink %s: %s%s%s", tn,
+		                   fb_jitlink_result_name(jo->result), first[0] ? ": " : "", first);
+		fb_jl_out_clear(jo);
+		return rc;
+	}
+	char undef[256] = "";
+	if (ptx)
+		check_extern(jo->image, jo->size, tn, &out->log, undef, sizeof(undef));
+	if (undef[0]) {
+		int rc = fb_seterr(err, FB_ECOMPILE, "dlink %s: undefined reference to '%s' (no input defines it)", tn, undef);
+		fb_jl_out_clear(jo);
+		return rc;
+	}
+	out->image = jo->image;
+	out->size = jo->size;
+	out->kind = ptx ? FB_KIND_PTX : FB_KIND_ELF;
+	out->ninputs = npk;
+	jo->image = NULL;
+	fb_jl_out_clear(jo);
+	return 0;
+}
+
+int
+fb_dlink(const void *const *inputs, const size_t *sizes, const char *const *names, size_t n,
+         const struct fb_dlink_opts *o, struct fb_dlink_result *out, struct fb_error *err)
+{
+	if (!out)
+		return fb_seterr(err, FB_EINVAL, "dlink: no result");
+	memset(out, 0, sizeof(*out));
+	if (!o || !o->target)
+		return fb_seterr(err, FB_EINVAL, "dlink: no target to link for");
+	if (n == 0 || !inputs || !sizes)
+		return fb_seterr(err, FB_EINVAL, "dlink: no inputs to link");
+	char tn[32];
+	fb_target_name(o->target, tn, sizeof(tn));
+	bool ptx = o->target->kind == AP_PTX;
+	if (ptx && o->devrt)
+		return fb_seterr(err, FB_EINVAL,
+		                 "dlink: %s: the device runtime (dynamic parallelism) links only into SASS targets, not PTX",
+		                 tn);
+	char home[PATH_MAX], devrt[PATH_MAX + 32];
+	int rc = locate(o, home, sizeof(home), devrt, sizeof(devrt), err);
+	if (rc)
+		return rc;
+	struct picked *pk = NULL;
+	size_t npk = 0, cap = 0;
+	for (size_t i = 0; !rc && i < n; i++) {
+		char nm[32];
+		snprintf(nm, sizeof(nm), "input %zu", i + 1);
+		rc = pick(inputs[i], sizes[i], names && names[i] ? names[i] : nm, o, &pk, &npk, &cap, err);
+	}
+	struct fb_jitlink *jl = NULL;
+	if (!rc)
+		rc = fb_jitlink_open(home, &jl, err);
+	if (!rc) {
+		struct fb_jl_out jo = {0};
+		rc = link_picked(jl, o, pk, npk, devrt, &jo, err);
+		if (!rc)
+			rc = take_link(jl, &jo, tn, ptx, npk, out, err);
+	}
 	picked_free(pk, npk);
 	fb_jitlink_close(jl);
 	return rc;

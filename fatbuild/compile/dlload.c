@@ -1,5 +1,7 @@
-/* dlload.c: the toolkit home and the "tried" list of the dlopen loaders. */
+/* dlload.c: the toolkit home, the "tried" list and the symbol binding of the dlopen loaders. */
+#include <dlfcn.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "archprobe.h"
 #include "dlload.h"
@@ -22,4 +24,18 @@ fb_dl_tried(char *tried, size_t size, size_t *used, const char *path)
 	int k = snprintf(tried + *used, size - *used, "%s%s", *used ? ", " : "", path);
 	if (k > 0 && (size_t)k < size - *used)
 		*used += (size_t)k;
+}
+
+int
+fb_dl_bind(void *dl, const char *path, const struct fb_dl_sym *syms, size_t n, char *why, size_t whysize)
+{
+	for (size_t i = 0; i < n; i++) {
+		void *p = dlsym(dl, syms[i].name);
+		if (!p) {
+			snprintf(why, whysize, "%.200s lacks %.40s", path, syms[i].name);
+			return 0;
+		}
+		memcpy(syms[i].slot, &p, sizeof(p)); /* object → function pointer without a cast warning */
+	}
+	return 1;
 }

@@ -1,4 +1,5 @@
-/* dlload.h: what the loaders of NVRTC (nvrtc.c) and nvJitLink (jitlink.c) share (dlload.c). */
+/* dlload.h: what the loaders of NVRTC (nvrtc.c) and nvJitLink (jitlink.c) share (dlload.c); dlink.c
+ * finds its toolkit home the same way. */
 #ifndef FB_COMPILE_DLLOAD_H
 #define FB_COMPILE_DLLOAD_H
 
@@ -9,5 +10,14 @@ void fb_dl_home(const char *cuda_home, char *home, size_t size);
 /* Appends ", path" (or "path" first) to the list of tried places in tried[0..size), *used
  * long; a path that does not fit is left out. */
 void fb_dl_tried(char *tried, size_t size, size_t *used, const char *path);
+
+/* One entry point to resolve: its name and where its address goes. */
+struct fb_dl_sym {
+	const char *name;
+	void **slot;
+};
+/* Resolves syms[0..n) in dl (loaded from path); 0 with "PATH lacks NAME" in why when one is
+ * absent, else 1. */
+int fb_dl_bind(void *dl, const char *path, const struct fb_dl_sym *syms, size_t n, char *why, size_t whysize);
 
 #endif

@@ -52,10 +52,7 @@ static const char *const sonames[] = {"libnvJitLink.so.13", "libnvJitLink.so.12"
 static int
 bind(struct fb_jitlink *j, char *why, size_t whysize)
 {
-	struct {
-		const char *name;
-		void **slot;
-	} syms[] = {
+	const struct fb_dl_sym syms[] = {
 		{"nvJitLinkCreate", (void **)&j->create},
 		{"nvJitLinkDestroy", (void **)&j->destroy},
 		{"nvJitLinkAddData", (void **)&j->add_data},
@@ -70,14 +67,8 @@ bind(struct fb_jitlink *j, char *why, size_t whysize)
 		{"nvJitLinkGetInfoLogSize", (void **)&j->info_size},
 		{"nvJitLinkGetInfoLog", (void **)&j->info_log},
 	};
-	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-		void *p = dlsym(j->dl, syms[i].name);
-		if (!p) {
-			snprintf(why, whysize, "%.200s lacks %.40s", j->path, syms[i].name);
-			return 0;
-		}
-		memcpy(syms[i].slot, &p, sizeof(p)); /* object → function pointer without a cast warning */
-	}
+	if (!fb_dl_bind(j->dl, j->path, syms, sizeof(syms) / sizeof(syms[0]), why, whysize))
+		return 0;
 	void *v = dlsym(j->dl, "nvJitLinkVersion"); /* 12.3 and later */
 	if (v) {
 		version_fn fn;
@@ -205,6 +196,84 @@ append_log(jl_handle h, size_fn sz, get_fn get, char **log, size_t *len)
 static int link_here(const struct fb_jitlink *j, const char *const *opts, size_t nopts, const struct fb_jl_input *in,
                      size_t nin, int want_ptx, struct fb_jl_out *out, struct fb_error *err);
 
+/* The forked link: links, writes the answer to fd and leaves with _exit. */
+static void __attribute__((noreturn))
+link_child(const struct fb_jitlink *j, const char *const *opts, size_t nopts, const struct fb_jl_input *in,
+           size_t nin, int want_ptx, pid_t parent, int fd)
+{
+	fb_worker_child_init(parent); /* the link dies with its parent, even a SIGKILLed one */
+	signal(SIGPIPE, SIG_DFL);
+	struct fb_jl_out o;
+	struct fb_error e = {0};
+	int rc = link_here(j, opts, nopts, in, nin, want_ptx, &o, &e);
+	const char *log = rc ? e.msg : o.log ? o.log : "";
+	unsigned char hdr[32];
+	fb_wr64(hdr, (uint64_t)rc);
+	fb_wr64(hdr + 8, (uint64_t)(int64_t)o.result);
+	fb_wr64(hdr + 16, strlen(log));
+	fb_wr64(hdr + 24, rc ? 0 : o.size);
+	int bad = fb_write_all(fd, hdr, sizeof(hdr)) || fb_write_all(fd, log, strlen(log)) ||
+	          (!rc && o.size && fb_write_all(fd, o.image, o.size));
+	_exit(bad ? 3 : 0);
+}
+
+/* Reads fd to EOF into *rx (malloc'd, *n bytes; freed by the caller even on failure). */
+static int
+read_answer(int fd, unsigned char **rx, size_t *n, struct fb_error *err)
+{
+	size_t cap = 0;
+	for (;;) {
+		if (cap - *n < 65536) {
+			size_t nc = cap ? 2 * cap : 262144;
+			unsigned char *b = realloc(*rx, nc);
+			if (!b)
+				return fb_seterr(err, FB_ENOMEM, "out of memory");
+			*rx = b;
+			cap = nc;
+		}
+		ssize_t k = read(fd, *rx + *n, cap - *n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return 0;
+		*n += (size_t)k;
+	}
+}
+
+/* Turns the child's answer rx[0..n) and its wait status into out. */
+static int
+take_answer(const struct fb_jitlink *j, const unsigned char *rx, size_t n, int status, struct fb_jl_out *out,
+            struct fb_error *err)
+{
+	if (WIFSIGNALED(status))
+		return fb_seterr(err, FB_ECOMPILE, "nvJitLink (%s) died with signal %d", j->path, WTERMSIG(status));
+	uint64_t crc = 0, res = 0, nl = 0, ni = 0;
+	if (n >= 32) {
+		crc = fb_rd64(rx);
+		res = fb_rd64(rx + 8);
+		nl = fb_rd64(rx + 16);
+		ni = fb_rd64(rx + 24);
+	}
+	if (n < 32 || nl > n || ni > n || 32 + nl + ni != n)
+		return fb_seterr(err, FB_ECOMPILE, "the nvJitLink process ended without an answer (exit %d)",
+		                 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	if (crc)
+		return fb_seterr(err, (int)crc, "%.*s", (int)(nl > 900 ? 900 : nl), (const char *)rx + 32);
+	out->result = (int)(int64_t)res;
+	out->log = malloc(nl + 1);
+	out->image = ni ? malloc(ni) : NULL;
+	if (!out->log || (ni && !out->image)) {
+		fb_jl_out_clear(out);
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	}
+	memcpy(out->log, rx + 32, nl);
+	out->log[nl] = 0;
+	if (ni)
+		memcpy(out->image, rx + 32 + nl, ni);
+	out->size = ni;
+	return 0;
+}
+
 /* The link runs in a forked child that only calls nvJitLink and _exits, as NVRTC jobs do: a
  * crash inside nvJitLink (it has segfaulted on malformed LTO entries) becomes an error, and
  * what it keeps allocated after a link goes with the child. The answer is 32 bytes (status,
@@ -214,91 +283,24 @@ fb_jitlink_link(const struct fb_jitlink *j, const char *const *opts, size_t nopt
                 size_t nin, int want_ptx, struct fb_jl_out *out, struct fb_error *err)
 {
 	memset(out, 0, sizeof(*out));
-	int p[2];
-	if (pipe(p) != 0)
-		return fb_seterr(err, FB_EIO, "pipe failed: %s", strerror(errno));
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	if (pid < 0) {
-		int e = errno;
-		close(p[0]);
-		close(p[1]);
-		return fb_seterr(err, FB_EIO, "fork failed: %s", strerror(e));
-	}
-	if (pid == 0) {
-		close(p[0]);
-		fb_worker_child_init(parent); /* the link dies with its parent, even a SIGKILLed one */
-		signal(SIGPIPE, SIG_DFL);
-		struct fb_jl_out o;
-		struct fb_error e = {0};
-		int rc = link_here(j, opts, nopts, in, nin, want_ptx, &o, &e);
-		const char *log = rc ? e.msg : o.log ? o.log : "";
-		unsigned char hdr[32];
-		fb_wr64(hdr, (uint64_t)rc);
-		fb_wr64(hdr + 8, (uint64_t)(int64_t)o.result);
-		fb_wr64(hdr + 16, strlen(log));
-		fb_wr64(hdr + 24, rc ? 0 : o.size);
-		int bad = fb_write_all(p[1], hdr, sizeof(hdr)) || fb_write_all(p[1], log, strlen(log)) ||
-		          (!rc && o.size && fb_write_all(p[1], o.image, o.size));
-		_exit(bad ? 3 : 0);
-	}
-	close(p[1]);
+	pid_t parent, pid;
+	int fd;
+	int rc = fb_fork_piped(&parent, &pid, &fd, err);
+	if (rc)
+		return rc;
+	if (pid == 0)
+		link_child(j, opts, nopts, in, nin, want_ptx, parent, fd);
 	unsigned char *rx = NULL;
-	size_t n = 0, cap = 0;
-	int rc = 0;
-	for (;;) {
-		if (cap - n < 65536) {
-			size_t nc = cap ? 2 * cap : 262144;
-			unsigned char *b = realloc(rx, nc);
-			if (!b) {
-				rc = fb_seterr(err, FB_ENOMEM, "out of memory");
-				break;
-			}
-			rx = b;
-			cap = nc;
-		}
-		ssize_t k = read(p[0], rx + n, cap - n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		n += (size_t)k;
-	}
-	close(p[0]);
+	size_t n = 0;
+	rc = read_answer(fd, &rx, &n, err);
+	close(fd);
 	if (rc)
 		kill(pid, SIGKILL);
 	int status = 0;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	if (!rc && WIFSIGNALED(status))
-		rc = fb_seterr(err, FB_ECOMPILE, "nvJitLink (%s) died with signal %d", j->path, WTERMSIG(status));
-	uint64_t crc = 0, res = 0, nl = 0, ni = 0;
-	if (!rc && n >= 32) {
-		crc = fb_rd64(rx);
-		res = fb_rd64(rx + 8);
-		nl = fb_rd64(rx + 16);
-		ni = fb_rd64(rx + 24);
-	}
-	if (!rc && (n < 32 || nl > n || ni > n || 32 + nl + ni != n))
-		rc = fb_seterr(err, FB_ECOMPILE, "the nvJitLink process ended without an answer (exit %d)",
-		               WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-	if (!rc && crc)
-		rc = fb_seterr(err, (int)crc, "%.*s", (int)(nl > 900 ? 900 : nl), (const char *)rx + 32);
-	if (!rc) {
-		out->result = (int)(int64_t)res;
-		out->log = malloc(nl + 1);
-		out->image = ni ? malloc(ni) : NULL;
-		if (!out->log || (ni && !out->image)) {
-			fb_jl_out_clear(out);
-			rc = fb_seterr(err, FB_ENOMEM, "out of memory");
-		} else {
-			memcpy(out->log, rx + 32, nl);
-			out->log[nl] = 0;
-			if (ni)
-				memcpy(out->image, rx + 32 + nl, ni);
-			out->size = ni;
-		}
-	}
+	if (!rc)
+		rc = take_answer(j, rx, n, status, out, err);
 	free(rx);
 	return rc;
 }

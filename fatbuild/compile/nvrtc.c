@@ -59,10 +59,7 @@ struct fb_nvrtc {
 static int
 bind(struct fb_nvrtc *n, char *why, size_t whysize)
 {
-	struct {
-		const char *name;
-		void **slot;
-	} syms[] = {
+	const struct fb_dl_sym syms[] = {
 		{"nvrtcVersion", (void **)&n->version_},
 		{"nvrtcGetNumSupportedArchs", (void **)&n->num_archs},
 		{"nvrtcGetSupportedArchs", (void **)&n->archs},
@@ -76,14 +73,8 @@ bind(struct fb_nvrtc *n, char *why, size_t whysize)
 		{"nvrtcGetCUBINSize", (void **)&n->cubin_size},
 		{"nvrtcGetCUBIN", (void **)&n->cubin},
 	};
-	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-		void *p = dlsym(n->dl, syms[i].name);
-		if (!p) {
-			snprintf(why, whysize, "%.200s lacks %.40s", n->path, syms[i].name);
-			return 0;
-		}
-		memcpy(syms[i].slot, &p, sizeof(p)); /* object → function pointer without a cast warning */
-	}
+	if (!fb_dl_bind(n->dl, n->path, syms, sizeof(syms) / sizeof(syms[0]), why, whysize))
+		return 0;
 	void *lsz = dlsym(n->dl, "nvrtcGetLTOIRSize"), *lget = dlsym(n->dl, "nvrtcGetLTOIR");
 	if (lsz && lget) {
 		memcpy(&n->lto_size, &lsz, sizeof(lsz));
@@ -467,27 +458,35 @@ fb_nvrtc_log_rewrite(const char *log, const char *tag)
 }
 
 void
-fb_nvrtc_log_first(const char *rewritten, char *buf, size_t size)
+fb_log_first_line(const char *log, const char *const *needles, const char *fallback, char *buf, size_t size)
 {
-	const char *p = rewritten ? rewritten : "";
+	const char *p = log ? log : "";
 	const char *first = NULL;
 	while (*p) {
 		const char *e = strchr(p, '\n');
 		size_t len = e ? (size_t)(e - p) : strlen(p);
 		if (!first && len)
 			first = p;
-		/* Prefer a line that says error. */
-		for (size_t i = 0; i + 7 <= len; i++)
-			if (memcmp(p + i, " error: ", 7) == 0 || memcmp(p + i, "error: ", 7) == 0) {
-				snprintf(buf, size, "%.*s", (int)len, p);
-				return;
-			}
+		for (const char *const *nd = needles; *nd; nd++) {
+			size_t n = strlen(*nd);
+			for (size_t i = 0; i + n <= len; i++)
+				if (memcmp(p + i, *nd, n) == 0) {
+					snprintf(buf, size, "%.*s", (int)len, p);
+					return;
+				}
+		}
 		p = e ? e + 1 : p + len;
 	}
-	if (first) {
-		const char *e = strchr(first, '\n');
-		snprintf(buf, size, "%.*s", (int)(e ? e - first : (long)strlen(first)), first);
-	} else {
-		snprintf(buf, size, "compilation failed");
-	}
+	if (first)
+		snprintf(buf, size, "%.*s", (int)strcspn(first, "\n"), first);
+	else
+		snprintf(buf, size, "%s", fallback);
+}
+
+void
+fb_nvrtc_log_first(const char *rewritten, char *buf, size_t size)
+{
+	/* Prefer a line that says error. */
+	static const char *const needles[] = {" error:", "error: ", NULL};
+	fb_log_first_line(rewritten, needles, "compilation failed", buf, size);
 }

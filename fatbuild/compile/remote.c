@@ -415,36 +415,81 @@ pb_varint_len(uint64_t v)
 	return n;
 }
 
+/* A field a message reader takes: its number, its wire type (WT_LEN or WT_VARINT) and its name
+ * for messages (NULL: "field N"). */
+struct pb_want {
+	uint32_t f;
+	int wt;
+	const char *name;
+};
+
+/* Reads the fields of message msg from b up to the next one of want[0..n), skipping the others,
+ * and returns its index with its value: a WT_LEN field's bytes in *sub, a WT_VARINT's in *v.
+ * Returns n at the end of b, and -1 (err filled: FB_EFORMAT) for a malformed field or a wanted
+ * number with another wire type. */
+static int
+pb_next(struct pb *b, const char *msg, const struct pb_want *want, int n, struct pb *sub, uint64_t *v,
+        struct fb_error *err)
+{
+	while (b->p < b->end) {
+		uint32_t f;
+		int wt, i = 0;
+		if (pb_tag(b, &f, &wt)) {
+			fb_seterr(err, FB_EFORMAT, "%s: a malformed field tag", msg);
+			return -1;
+		}
+		while (i < n && want[i].f != f)
+			i++;
+		if (i == n) {
+			if (!pb_skip(b, f, wt, 0))
+				continue;
+			fb_seterr(err, FB_EFORMAT, "%s field %u: truncated or malformed", msg, f);
+			return -1;
+		}
+		if (wt != want[i].wt) {
+			fb_seterr(err, FB_EFORMAT, "%s field %u: wire type %d", msg, f, wt);
+			return -1;
+		}
+		char where[96];
+		if (want[i].name)
+			snprintf(where, sizeof(where), "%s.%s", msg, want[i].name);
+		else
+			snprintf(where, sizeof(where), "%s field %u", msg, f);
+		if (wt == WT_LEN && pb_len(b, sub)) {
+			fb_seterr(err, FB_EFORMAT, "%s: a length past the end", where);
+			return -1;
+		}
+		if (wt == WT_VARINT && pb_varint(b, v)) {
+			fb_seterr(err, FB_EFORMAT, "%s: a malformed varint", where);
+			return -1;
+		}
+		return i;
+	}
+	return n;
+}
+
 /* Digest {hash = 1; size_bytes = 2}; repeated occurrences merge, the last value of a field wins. */
 static int
 decode_digest(struct pb b, char hex[65], uint64_t *size, int *has_hash, struct fb_error *err)
 {
-	while (b.p < b.end) {
-		uint32_t f;
-		int wt;
-		if (pb_tag(&b, &f, &wt))
-			return fb_seterr(err, FB_EFORMAT, "Digest: a malformed field tag");
-		if (f == 1 && wt == WT_LEN) {
-			struct pb s;
-			if (pb_len(&b, &s))
-				return fb_seterr(err, FB_EFORMAT, "Digest.hash: a length past the end");
+	static const struct pb_want want[] = {{1, WT_LEN, "hash"}, {2, WT_VARINT, "size_bytes"}};
+	struct pb s;
+	uint64_t v;
+	int i;
+	while ((i = pb_next(&b, "Digest", want, 2, &s, &v, err)) != 2) {
+		if (i < 0)
+			return FB_EFORMAT;
+		if (i == 0) {
 			if (!is_hex64((const char *)s.p, (size_t)(s.end - s.p)))
 				return fb_seterr(err, FB_EFORMAT, "Digest.hash: not 64 lowercase hex digits");
 			memcpy(hex, s.p, 64);
 			hex[64] = 0;
 			*has_hash = 1;
-		} else if (f == 2 && wt == WT_VARINT) {
-			uint64_t v;
-			if (pb_varint(&b, &v))
-				return fb_seterr(err, FB_EFORMAT, "Digest.size_bytes: a malformed varint");
+		} else {
 			if (v > ((uint64_t)1 << 31)) /* a negative int64 is a huge varint */
 				return fb_seterr(err, FB_EFORMAT, "Digest.size_bytes: %lld is negative or over 2 GiB",
 				                 (long long)v);
 			*size = v;
-		} else if (f == 1 || f == 2) {
-			return fb_seterr(err, FB_EFORMAT, "Digest field %u: wire type %d", f, wt);
-		} else if (pb_skip(&b, f, wt, 0)) {
-			return fb_seterr(err, FB_EFORMAT, "Digest field %u: truncated or malformed", f);
 		}
 	}
 	return 0;
@@ -455,35 +500,28 @@ decode_digest(struct pb b, char hex[65], uint64_t *size, int *has_hash, struct f
 static int
 decode_output_file(struct pb b, int *slot, char hex[65], uint64_t *size, struct fb_error *err)
 {
+	static const struct pb_want want[] = {{1, WT_LEN, NULL}, {2, WT_LEN, NULL}};
 	int has_path = 0, has_digest = 0, has_hash = 0;
+	struct pb s;
+	uint64_t v;
+	int i;
 	*slot = -1;
 	*size = 0;
-	while (b.p < b.end) {
-		uint32_t f;
-		int wt;
-		if (pb_tag(&b, &f, &wt))
-			return fb_seterr(err, FB_EFORMAT, "OutputFile: a malformed field tag");
-		if ((f == 1 || f == 2) && wt != WT_LEN)
-			return fb_seterr(err, FB_EFORMAT, "OutputFile field %u: wire type %d", f, wt);
-		if (f == 1 || f == 2) {
-			struct pb s;
-			if (pb_len(&b, &s))
-				return fb_seterr(err, FB_EFORMAT, "OutputFile field %u: a length past the end", f);
-			if (f == 1) {
-				size_t n = (size_t)(s.end - s.p);
-				has_path = 1;
-				*slot = -1;
-				for (int i = 0; i < 3; i++)
-					if (n == strlen(rec_paths[i]) && memcmp(s.p, rec_paths[i], n) == 0)
-						*slot = i;
-			} else {
-				has_digest = 1;
-				int rc = decode_digest(s, hex, size, &has_hash, err);
-				if (rc)
-					return rc;
-			}
-		} else if (pb_skip(&b, f, wt, 0)) {
-			return fb_seterr(err, FB_EFORMAT, "OutputFile field %u: truncated or malformed", f);
+	while ((i = pb_next(&b, "OutputFile", want, 2, &s, &v, err)) != 2) {
+		if (i < 0)
+			return FB_EFORMAT;
+		if (i == 0) {
+			size_t n = (size_t)(s.end - s.p);
+			has_path = 1;
+			*slot = -1;
+			for (int k = 0; k < 3; k++)
+				if (n == strlen(rec_paths[k]) && memcmp(s.p, rec_paths[k], n) == 0)
+					*slot = k;
+		} else {
+			has_digest = 1;
+			int rc = decode_digest(s, hex, size, &has_hash, err);
+			if (rc)
+				return rc;
 		}
 	}
 	if (!has_path)
@@ -496,49 +534,41 @@ decode_output_file(struct pb b, int *slot, char hex[65], uint64_t *size, struct 
 int
 fb_remote_record_decode(const char *text, size_t n, struct fb_remote_record *out, struct fb_error *err)
 {
+	static const struct pb_want want[] = {{2, WT_LEN, "output_files"}, {4, WT_VARINT, "exit_code"}};
 	memset(out, 0, sizeof(*out));
 	if (n > FB_REMOTE_RECORD_MAX)
 		return fb_seterr(err, FB_EFORMAT, "%zu bytes, more than a record's %d", n, FB_REMOTE_RECORD_MAX);
 	struct pb b = {(const unsigned char *)text, (const unsigned char *)text + n};
 	int seen[3] = {0};
-	while (b.p < b.end) {
-		uint32_t f;
-		int wt;
-		if (pb_tag(&b, &f, &wt))
-			return fb_seterr(err, FB_EFORMAT, "ActionResult: a malformed field tag");
-		if (f == 2 && wt == WT_LEN) {
-			struct pb s;
-			if (pb_len(&b, &s))
-				return fb_seterr(err, FB_EFORMAT, "ActionResult.output_files: a length past the end");
-			int slot;
-			char hex[65];
-			uint64_t size;
-			int rc = decode_output_file(s, &slot, hex, &size, err);
-			if (rc)
-				return rc;
-			if (slot < 0)
-				continue; /* not one of fatbuild's outputs */
-			if (seen[slot]++)
-				return fb_seterr(err, FB_EFORMAT, "output file %s twice", rec_paths[slot]);
-			memcpy(out->hex[slot], hex, 65);
-			out->size[slot] = size;
-		} else if (f == 4 && wt == WT_VARINT) {
-			uint64_t v;
-			if (pb_varint(&b, &v))
-				return fb_seterr(err, FB_EFORMAT, "ActionResult.exit_code: a malformed varint");
+	struct pb s;
+	uint64_t v;
+	int i;
+	while ((i = pb_next(&b, "ActionResult", want, 2, &s, &v, err)) != 2) {
+		if (i < 0)
+			return FB_EFORMAT;
+		if (i == 1) {
 			if (v != 0)
 				return fb_seterr(err, FB_EFORMAT, "ActionResult.exit_code %d, not 0", (int)(int32_t)v);
-		} else if (f == 2 || f == 4) {
-			return fb_seterr(err, FB_EFORMAT, "ActionResult field %u: wire type %d", f, wt);
-		} else if (pb_skip(&b, f, wt, 0)) {
-			return fb_seterr(err, FB_EFORMAT, "ActionResult field %u: truncated or malformed", f);
+			continue;
 		}
+		int slot;
+		char hex[65];
+		uint64_t size;
+		int rc = decode_output_file(s, &slot, hex, &size, err);
+		if (rc)
+			return rc;
+		if (slot < 0)
+			continue; /* not one of fatbuild's outputs */
+		if (seen[slot]++)
+			return fb_seterr(err, FB_EFORMAT, "output file %s twice", rec_paths[slot]);
+		memcpy(out->hex[slot], hex, 65);
+		out->size[slot] = size;
 	}
 	if (!out->size[0] && !out->size[1])
 		return fb_seterr(err, FB_EFORMAT, "no non-empty output file %s or %s", rec_paths[0], rec_paths[1]);
-	for (int i = 0; i < 3; i++)
-		if (!out->size[i]) /* an output the job does not make, or an empty log */
-			memcpy(out->hex[i], empty_hex, 65);
+	for (int k = 0; k < 3; k++)
+		if (!out->size[k]) /* an output the job does not make, or an empty log */
+			memcpy(out->hex[k], empty_hex, 65);
 	return 0;
 }
 

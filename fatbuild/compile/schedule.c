@@ -53,22 +53,34 @@ kill_all(struct run *r)
 	}
 }
 
-static int
-start(struct run *r, struct unit *u, struct fb_error *err)
+int
+fb_fork_piped(pid_t *parent, pid_t *pid, int *fd, struct fb_error *err)
 {
 	int p[2];
 	if (pipe(p) != 0)
 		return fb_seterr(err, FB_EIO, "pipe failed: %s", strerror(errno));
-	pid_t parent = getpid();
-	pid_t pid = fork(); /* the child leaves with _exit: no stdio buffer is flushed twice */
-	if (pid < 0) {
+	*parent = getpid();
+	*pid = fork(); /* the child leaves with _exit: no stdio buffer is flushed twice */
+	if (*pid < 0) {
 		int e = errno;
 		close(p[0]);
 		close(p[1]);
 		return fb_seterr(err, FB_EIO, "fork failed: %s", strerror(e));
 	}
+	close(p[*pid == 0 ? 0 : 1]);
+	*fd = p[*pid == 0 ? 1 : 0];
+	return 0;
+}
+
+static int
+start(struct run *r, struct unit *u, struct fb_error *err)
+{
+	pid_t parent, pid;
+	int fd;
+	int rc = fb_fork_piped(&parent, &pid, &fd, err);
+	if (rc)
+		return rc;
 	if (pid == 0) {
-		close(p[0]);
 		/* A job dies with its parent, even a SIGKILLed one, and of a stopping signal: it has
 		 * nothing to clean up, and the caller's handlers are the caller's. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -78,11 +90,10 @@ start(struct run *r, struct unit *u, struct fb_error *err)
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
-		_exit(fb_run_child(r, u, p[1]));
+		_exit(fb_run_child(r, u, fd));
 	}
-	close(p[1]);
 	u->pid = pid;
-	u->fd = p[0];
+	u->fd = fd;
 	u->state = J_RUNNING;
 	u->t0 = now();
 	for (size_t k = 0; k < u->n; k++)
@@ -196,6 +207,98 @@ make_units(struct run *r, int slots, struct fb_error *err)
 	return 0;
 }
 
+/* Decodes every complete answer in u's buffer: its job is done. A failed job is *failed and
+ * FB_ECOMPILE. */
+static int
+take_answers(struct run *r, struct unit *u, struct job **failed, struct fb_error *err)
+{
+	int rc = 0;
+	size_t sz;
+	while (!rc && u->done < u->n && (sz = fb_answer_size(u->rx, u->rxn)) != 0) {
+		struct job *j = &r->jobs[u->jobs[u->done++]];
+		double t = now();
+		j->state = J_DONE;
+		j->secs = t - (u->tlast > 0 ? u->tlast : u->t0);
+		u->tlast = t;
+		rc = fb_answer_decode(r, j, u->rx, sz == (size_t)-1 ? u->rxn : sz, err);
+		if (sz == (size_t)-1)
+			sz = u->rxn;
+		memmove(u->rx, u->rx + sz, u->rxn - sz);
+		u->rxn -= sz;
+		if (!rc && j->result != 0) {
+			*failed = j;
+			rc = FB_ECOMPILE;
+		}
+		if (!rc)
+			fb_run_job_done(r, j);
+	}
+	return rc;
+}
+
+/* After EOF (or a read error) on u's pipe: reaps the worker; a job it left without an answer
+ * fails the run. */
+static int
+reap_unit(struct run *r, struct unit *u, struct fb_error *err)
+{
+	close(u->fd);
+	u->fd = -1;
+	int status = 0;
+	while (waitpid(u->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	u->state = J_DONE;
+	free(u->rx);
+	u->rx = NULL;
+	u->rxn = u->rxcap = 0;
+	/* A complete answer counts even with a nonzero exit (a memory checker following
+	 * the fork may set one); a missing one is a failure. */
+	if (u->done >= u->n)
+		return 0;
+	struct job *j = &r->jobs[u->jobs[u->done]];
+	if (WIFSIGNALED(status))
+		return fb_seterr(err, FB_ECOMPILE, "%s: NVRTC died with signal %d compiling for %s",
+		                 r->src[j->src].path, WTERMSIG(status), j->arch);
+	return fb_seterr(err, FB_ECOMPILE, "%s: the NVRTC process for %s ended without an answer (exit %d)",
+	                 r->src[j->src].path, j->arch, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+/* Reads what unit u's pipe has and takes its complete answers; at EOF reaps it (*running less). */
+static int
+read_unit(struct run *r, struct unit *u, size_t *running, struct job **failed, struct fb_error *err)
+{
+	if (u->rxcap - u->rxn < 65536) {
+		size_t cap = u->rxcap ? 2 * u->rxcap : 262144;
+		unsigned char *b = realloc(u->rx, cap);
+		if (!b)
+			return fb_seterr(err, FB_ENOMEM, "out of memory");
+		u->rx = b;
+		u->rxcap = cap;
+	}
+	ssize_t k = read(u->fd, u->rx + u->rxn, u->rxcap - u->rxn);
+	if (k < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	if (k > 0)
+		u->rxn += (size_t)k;
+	int rc = take_answers(r, u, failed, err);
+	if (rc || k > 0)
+		return rc;
+	(*running)--;
+	return reap_unit(r, u, err);
+}
+
+/* The pipes of the running units into pfd (their units in pu); returns their number. */
+static size_t
+poll_set(struct run *r, struct pollfd *pfd, struct unit **pu)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->nunits; i++)
+		if (r->units[i].state == J_RUNNING) {
+			pfd[n].fd = r->units[i].fd;
+			pfd[n].events = POLLIN;
+			pu[n++] = &r->units[i];
+		}
+	return n;
+}
+
 /* Runs the units, at most maxjobs at a time, longest first; on the first failure kills the
  * rest. *failed: that job. */
 int
@@ -229,83 +332,16 @@ fb_run_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error *er
 		}
 		if (rc || running == 0)
 			break;
-		size_t n = 0;
-		for (size_t i = 0; i < r->nunits; i++)
-			if (r->units[i].state == J_RUNNING) {
-				pfd[n].fd = r->units[i].fd;
-				pfd[n].events = POLLIN;
-				pu[n++] = &r->units[i];
-			}
+		size_t n = poll_set(r, pfd, pu);
 		if (poll(pfd, n, -1) < 0) {
 			if (errno == EINTR)
 				continue; /* the loop's top looks at the stop flag */
 			rc = fb_seterr(err, FB_EIO, "poll failed: %s", strerror(errno));
 			break;
 		}
-		for (size_t i = 0; i < n && !rc; i++) {
-			struct unit *u = pu[i];
-			if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			if (u->rxcap - u->rxn < 65536) {
-				size_t cap = u->rxcap ? 2 * u->rxcap : 262144;
-				unsigned char *b = realloc(u->rx, cap);
-				if (!b) {
-					rc = fb_seterr(err, FB_ENOMEM, "out of memory");
-					break;
-				}
-				u->rx = b;
-				u->rxcap = cap;
-			}
-			ssize_t k = read(u->fd, u->rx + u->rxn, u->rxcap - u->rxn);
-			if (k < 0 && (errno == EINTR || errno == EAGAIN))
-				continue;
-			if (k > 0)
-				u->rxn += (size_t)k;
-			/* every complete answer: its job is done */
-			size_t sz;
-			while (!rc && u->done < u->n && (sz = fb_answer_size(u->rx, u->rxn)) != 0) {
-				struct job *j = &r->jobs[u->jobs[u->done++]];
-				double t = now();
-				j->state = J_DONE;
-				j->secs = t - (u->tlast > 0 ? u->tlast : u->t0);
-				u->tlast = t;
-				rc = fb_answer_decode(r, j, u->rx, sz == (size_t)-1 ? u->rxn : sz, err);
-				if (sz == (size_t)-1)
-					sz = u->rxn;
-				memmove(u->rx, u->rx + sz, u->rxn - sz);
-				u->rxn -= sz;
-				if (!rc && j->result != 0) {
-					*failed = j;
-					rc = FB_ECOMPILE;
-				}
-				if (!rc)
-					fb_run_job_done(r, j);
-			}
-			if (rc || k > 0)
-				continue;
-			/* EOF (or a read error): the worker is done. */
-			close(u->fd);
-			u->fd = -1;
-			int status = 0;
-			while (waitpid(u->pid, &status, 0) < 0 && errno == EINTR)
-				;
-			u->state = J_DONE;
-			running--;
-			free(u->rx);
-			u->rx = NULL;
-			u->rxn = u->rxcap = 0;
-			/* A complete answer counts even with a nonzero exit (a memory checker following
-			 * the fork may set one); a missing one is a failure. */
-			if (u->done < u->n) {
-				struct job *j = &r->jobs[u->jobs[u->done]];
-				if (WIFSIGNALED(status))
-					rc = fb_seterr(err, FB_ECOMPILE, "%s: NVRTC died with signal %d compiling for %s",
-					               r->src[j->src].path, WTERMSIG(status), j->arch);
-				else
-					rc = fb_seterr(err, FB_ECOMPILE, "%s: the NVRTC process for %s ended without an answer (exit %d)",
-					               r->src[j->src].path, j->arch, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-			}
-		}
+		for (size_t i = 0; i < n && !rc; i++)
+			if (pfd[i].revents & (POLLIN | POLLHUP | POLLERR))
+				rc = read_unit(r, pu[i], &running, failed, err);
 		if (rc)
 			break;
 	}

@@ -75,12 +75,9 @@ int
 fb_cache_counters_read(const char *dir, struct fb_cache_counters *out, struct fb_error *err)
 {
 	char buf[PATH_MAX];
-	if (!dir) {
-		int rc = fb_cache_dir(buf, sizeof(buf), err);
-		if (rc)
-			return rc;
-		dir = buf;
-	}
+	int rc = fb_cache_dir_default(&dir, buf, sizeof(buf), err);
+	if (rc)
+		return rc;
 	return read_counters(dir, out, err);
 }
 
