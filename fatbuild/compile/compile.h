@@ -1,5 +1,5 @@
-/* compile.h: private to the NVRTC compile modules (hash.c, nvrtc.c, cache.c, depfile.c,
- * compile.c) and their tests. Not installed; the public API is SECTION compile of fatbuild.h. */
+/* compile.h: private to the compile part (fatbuild/compile/), build/repro.c and their tests.
+ * Not installed; the public API is SECTION compile of fatbuild.h. */
 #ifndef FB_COMPILE_H
 #define FB_COMPILE_H
 
