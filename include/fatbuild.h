@@ -114,8 +114,6 @@ FB_API int fb_fatbin_set_zstd_level(struct fb_fatbin *fb, int level, struct fb_e
 /* Reads "X.Y" from a PTX ".version" and the target from ".target sm_90a" (kind AP_PTX). */
 FB_API int fb_ptx_info(const void *ptx, size_t size, int *major, int *minor, struct ap_target *target,
                        struct fb_error *err);
-/* "sm_90a"/"compute_100f" (ap_target_name); returns buf. */
-FB_API char *fb_target_name(const struct ap_target *t, char *buf, size_t size);
 /* Parses "sm_90a", "compute_86" (ap_target_parse) or "lto_90" (as PTX) into t; 0 or FB_EINVAL. */
 FB_API int fb_target_parse(const char *name, struct ap_target *t);
 

@@ -176,7 +176,7 @@ make_image(struct img *im)
 	char tgt[32];
 	struct ap_target st = im->t;
 	st.kind = AP_SASS;
-	fb_target_name(&st, tgt, sizeof(tgt));
+	ap_target_name(&st, tgt, sizeof(tgt));
 	char ptx[2048];
 	int pn = snprintf(ptx, sizeof(ptx), ptx_template, tgt, im->mark);
 	if (im->t.kind == AP_PTX) {

@@ -119,7 +119,7 @@ test_names(void)
 	struct ap_target t;
 	CHECK(fb_target_parse("sm_90a", &t) == 0 && t.sm == 90 && t.variant == AP_ARCH && t.kind == AP_SASS);
 	CHECK(fb_target_parse("compute_100f", &t) == 0 && t.sm == 100 && t.variant == AP_FAMILY && t.kind == AP_PTX);
-	CHECK_STR(fb_target_name(&t, buf, sizeof(buf)), "compute_100f");
+	CHECK_STR(ap_target_name(&t, buf, sizeof(buf)), "compute_100f");
 	CHECK(fb_target_parse("sm_9", &t) != 0);
 	CHECK(fb_target_parse("sm_90x", &t) != 0);
 	CHECK(fb_target_parse("gfx90a", &t) != 0);
@@ -586,7 +586,7 @@ test_select(void)
 		long r = fb_select(im, n, &dev, &how);
 		char got[32] = "-";
 		if (r >= 0)
-			fb_target_name(&im[r].target, got, sizeof(got));
+			ap_target_name(&im[r].target, got, sizeof(got));
 		if (strcmp(got, c->want) != 0)
 			fprintf(stderr, "select {%s} on %s: got %s, want %s\n", c->images, c->device, got, c->want);
 		CHECK_STR(got, c->want);

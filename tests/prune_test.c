@@ -107,7 +107,7 @@ kept(const unsigned char *buf, size_t n, const char *const *names, size_t nn, bo
 		for (size_t i = 0; i < p.nentries; i++) {
 			char tn[32];
 			size_t l = strlen(res);
-			snprintf(res + l, sizeof(res) - l, "%s%s", l ? " " : "", fb_target_name(&p.entries[i].target, tn, sizeof(tn)));
+			snprintf(res + l, sizeof(res) - l, "%s%s", l ? " " : "", ap_target_name(&p.entries[i].target, tn, sizeof(tn)));
 		}
 		fb_parsed_free(&p);
 	} else {

@@ -75,7 +75,7 @@ dev_name(const struct ap_target *d, char *buf, size_t n)
 	if (d->variant == AP_ARCH)
 		snprintf(buf, n, "%d.%d", d->sm / 10, d->sm % 10);
 	else
-		fb_target_name(d, buf, n);
+		ap_target_name(d, buf, n);
 }
 
 /* Appends the distinct arch names of a container's images to buf. */
@@ -89,13 +89,13 @@ list_archs(const struct fb_parsed *p, const struct fb_container *ct, char *buf, 
 		const struct fb_entry *e = &p->entries[ct->first + i];
 		if (e->disk_kind != FB_DISK_KIND_ELF && e->disk_kind != FB_DISK_KIND_PTX)
 			continue;
-		fb_target_name(&e->target, tn, sizeof(tn));
+		ap_target_name(&e->target, tn, sizeof(tn));
 		bool dup = false;
 		for (size_t j = 0; j < i; j++) {
 			char tj[32];
 			const struct fb_entry *f = &p->entries[ct->first + j];
 			if ((f->disk_kind == FB_DISK_KIND_ELF || f->disk_kind == FB_DISK_KIND_PTX) &&
-			    strcmp(fb_target_name(&f->target, tj, sizeof(tj)), tn) == 0)
+			    strcmp(ap_target_name(&f->target, tj, sizeof(tj)), tn) == 0)
 				dup = true;
 		}
 		if (!dup && l < n)
@@ -206,7 +206,7 @@ check_file(const char *path, const struct ap_target *devs, size_t ndev, bool qui
 				warn("no kernel image is available for %s: %s has %s%s", dn, path, archs, why);
 				ret = AP_EXIT_FAIL;
 			} else if (!quiet) {
-				fb_target_name(&p.entries[r].target, tn, sizeof(tn));
+				ap_target_name(&p.entries[r].target, tn, sizeof(tn));
 				if (how == FB_HOW_SASS)
 					printf("%s: %s: SASS %s (entry %zu)\n", dn, path, tn, p.entries[r].index);
 				else

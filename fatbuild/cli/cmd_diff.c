@@ -80,7 +80,7 @@ describe(const struct fb_entry *e, char *kind, size_t ksize, char *arch, size_t 
 {
 	char kb[16];
 	snprintf(kind, ksize, "%s", fb_disk_kind_name(e->disk_kind, kb, sizeof(kb)));
-	fb_target_name(&e->target, arch, asize);
+	ap_target_name(&e->target, arch, asize);
 }
 
 static int

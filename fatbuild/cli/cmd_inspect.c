@@ -192,7 +192,7 @@ inspect_file(const char *path, const struct opts *o, int *nprinted)
 		}
 		for (size_t i = 0; i < ct->count; i++) {
 			const struct fb_entry *e = &p.entries[ct->first + i];
-			fb_target_name(&e->target, tn, sizeof(tn));
+			ap_target_name(&e->target, tn, sizeof(tn));
 			const char *kind = fb_disk_kind_name(e->disk_kind, kb, sizeof(kb));
 			if (e->disk_kind == FB_DISK_KIND_LTO)
 				snprintf(tn, sizeof(tn), "lto_%d%s", e->target.sm,

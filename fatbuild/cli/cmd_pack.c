@@ -155,8 +155,8 @@ cmd_pack(int argc, char **argv)
 				if (have_want) {
 					char a[32], b[32];
 					if (want.kind != t.kind || want.sm != t.sm) {
-						warn("pack: %s is %s, not %s", path, fb_target_name(&t, a, sizeof(a)),
-						     fb_target_name(&want, b, sizeof(b)));
+						warn("pack: %s is %s, not %s", path, ap_target_name(&t, a, sizeof(a)),
+						     ap_target_name(&want, b, sizeof(b)));
 						ret = AP_EXIT_FAIL;
 					}
 					t.variant = want.variant;

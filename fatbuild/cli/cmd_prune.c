@@ -126,7 +126,7 @@ prune_targets_text(const struct ap_archlist *l, char *buf, size_t n)
 	buf[0] = 0;
 	for (size_t i = 0; i < ap_archlist_count(l) && w < n; i++) {
 		char tn[32];
-		w += (size_t)snprintf(buf + w, n - w, "%s%s", i ? " " : "", fb_target_name(ap_archlist_get(l, i), tn, sizeof(tn)));
+		w += (size_t)snprintf(buf + w, n - w, "%s%s", i ? " " : "", ap_target_name(ap_archlist_get(l, i), tn, sizeof(tn)));
 	}
 }
 

@@ -50,7 +50,7 @@ row_name(const struct fb_size_row *r, char *buf, size_t n)
 {
 	char tn[32];
 	if (r->disk_kind == FB_DISK_KIND_ELF || r->disk_kind == FB_DISK_KIND_PTX)
-		fb_target_name(&r->target, tn, sizeof(tn));
+		ap_target_name(&r->target, tn, sizeof(tn));
 	else if (r->disk_kind == FB_DISK_KIND_LTO)
 		snprintf(tn, sizeof(tn), "lto_%d", r->target.sm);
 	else

@@ -49,7 +49,7 @@ pick(const void *data, size_t size, const char *name, const struct fb_dlink_opts
 		rc = fb_scan_entries(data, &s, &p, err);
 	size_t found = 0, other = 0, exec = 0;
 	char tn[32];
-	fb_target_name(o->target, tn, sizeof(tn));
+	ap_target_name(o->target, tn, sizeof(tn));
 	for (size_t i = 0; !rc && i < p.nentries; i++) {
 		const struct fb_entry *e = &p.entries[i];
 		bool lto = e->disk_kind == FB_DISK_KIND_LTO;
@@ -278,7 +278,7 @@ fb_dlink(const void *const *inputs, const size_t *sizes, const char *const *name
 	if (n == 0 || !inputs || !sizes)
 		return fb_seterr(err, FB_EINVAL, "dlink: no inputs to link");
 	char tn[32];
-	fb_target_name(o->target, tn, sizeof(tn));
+	ap_target_name(o->target, tn, sizeof(tn));
 	bool ptx = o->target->kind == AP_PTX;
 	if (ptx && o->devrt)
 		return fb_seterr(err, FB_EINVAL,

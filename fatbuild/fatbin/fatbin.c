@@ -54,12 +54,6 @@ struct fb_fatbin {
 	int zstd_level;
 };
 
-char *
-fb_target_name(const struct ap_target *t, char *buf, size_t size)
-{
-	return ap_target_name(t, buf, size);
-}
-
 int
 fb_target_parse(const char *name, struct ap_target *t)
 {
@@ -215,7 +209,7 @@ fb_fatbin_add(struct fb_fatbin *fb, enum fb_entry_kind kind, const struct ap_tar
 		return fb_seterr(err, FB_ETOOBIG, "image of %zu bytes is too large for a fatbin entry", size);
 	struct wentry e = {0};
 	e.target = *target;
-	fb_target_name(target, tn, sizeof(tn));
+	ap_target_name(target, tn, sizeof(tn));
 	switch (kind) {
 	case FB_KIND_PTX: {
 		if (target->kind != AP_PTX)

@@ -165,7 +165,7 @@ decide(struct pctx *c, const struct fb_parsed *p, const struct fb_container *ct,
 			} else if (n > 0 && fb_select(oim, no, &dev, NULL) < 0) {
 				missing = true;
 				fb_prune_note(c, "%s%scontainer %zu has no image for %s (its kernels will not run there)", where,
-				     *where ? ": " : "", cindex, fb_target_name(tg, tn, sizeof(tn)));
+				     *where ? ": " : "", cindex, ap_target_name(tg, tn, sizeof(tn)));
 			}
 		} else {
 			dev.variant = tg->variant == AP_PLAIN ? AP_ARCH : tg->variant;

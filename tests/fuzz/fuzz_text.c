@@ -1,7 +1,7 @@
 /* fuzz_text.c: the small text parsers that read what tools and files hand back:
  * NVRTC logs (fb_nvrtc_log_rewrite / fb_nvrtc_log_first: "f.cu(12): error: ..." to
  * "f.cu:12:5: error: ... [tag]"), PTX headers (fb_ptx_info: .version / .target), target names
- * (fb_target_parse / fb_target_name) and Makefile depfile escaping (fb_depfile_escape).
+ * (fb_target_parse / ap_target_name) and Makefile depfile escaping (fb_depfile_escape).
  * Input: arbitrary bytes (a private copy, NUL-terminated where a C string is expected).
  * Invariants (abort on violation): no crash or over-read; fb_nvrtc_log_first gives one line
  * that fits its buffer; a parsed target prints back to a name that parses to the same target;
@@ -53,7 +53,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 64 && fb_target_parse(s, &t) == 0) {
 		char name[64];
 		struct ap_target back;
-		if (!fb_target_name(&t, name, sizeof(name)) || fb_target_parse(name, &back) != 0 || back.sm != t.sm ||
+		if (!ap_target_name(&t, name, sizeof(name)) || fb_target_parse(name, &back) != 0 || back.sm != t.sm ||
 		    back.variant != t.variant || back.kind != t.kind)
 			abort();
 	}
