@@ -64,16 +64,17 @@ enum fb_compress { FB_COMPRESS_NONE = 0, FB_COMPRESS_ZSTD, FB_COMPRESS_LZ4 };
 
 /* SECTION fatbin: fatbinary containers (fatbuild/fatbin/).
  *
- * Format: docs/fatbin.md, summarised at the top of fatbuild/fatbin/fatbin.c. enum fb_entry_kind is
- * the API's kind; on disk LTO-IR is kind 8 (FB_DISK_KIND_LTO). */
+ * Format: docs/fatbin.md, summarised at the top of fatbuild/fatbin/format.h (private: magic
+ * numbers, header layouts, the container walk). enum fb_entry_kind is the API's kind; on disk
+ * LTO-IR is kind 8 (FB_DISK_KIND_LTO). */
 
-/* On-disk entry kinds (u16 at entry+0x00). */
+/* fb_entry.disk_kind: on-disk entry kinds (u16 at entry+0x00). */
 #define FB_DISK_KIND_PTX 1u
 #define FB_DISK_KIND_ELF 2u
 #define FB_DISK_KIND_OLDCUBIN 4u
 #define FB_DISK_KIND_LTO 8u
 
-/* Entry flags (u64 at entry+0x28). */
+/* fb_entry.flags: entry flags (u64 at entry+0x28). */
 #define FB_FLAG_64BIT      UINT64_C(0x1)
 #define FB_FLAG_DEBUG      UINT64_C(0x2)
 #define FB_FLAG_CUDA       UINT64_C(0x4)
@@ -89,8 +90,6 @@ enum fb_compress { FB_COMPRESS_NONE = 0, FB_COMPRESS_ZSTD, FB_COMPRESS_LZ4 };
 #define FB_FLAG_FAMILY_F   UINT64_C(0x200000)  /* sm_100f, compute_120f */
 #define FB_FLAG_COMPAT     UINT64_C(0x1000000) /* ELF entry carries the .nv.compat blob (sm >= 100) */
 #define FB_FLAGS_KNOWN     UINT64_C(0x131b07f)
-
-#define FB_CONTAINER_MAGIC 0xBA55ED50u
 
 struct fb_fatbin; /* a container being written */
 

@@ -9,7 +9,8 @@ foreach(variant IN ITEMS fakecuda fakecuda-legacy)
   set_target_properties(${tgt} PROPERTIES OUTPUT_NAME cuda PREFIX lib SUFFIX .so.1 NO_SONAME ON
                         C_VISIBILITY_PRESET hidden
                         LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/${variant})
-  target_include_directories(${tgt} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/fakecuda)
+  target_include_directories(${tgt} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/fakecuda ${PROJECT_SOURCE_DIR}/include
+                             ${PROJECT_SOURCE_DIR}/fatbuild)
   target_compile_options(${tgt} PRIVATE ${FB_WARNINGS})
   target_compile_definitions(${tgt} PRIVATE _POSIX_C_SOURCE=200809L _DEFAULT_SOURCE)
   target_link_options(${tgt} PRIVATE -Wl,-soname,libcuda.so.1)

@@ -26,6 +26,20 @@ fb_rd64(const unsigned char *p)
 }
 
 static inline void
+fb_wr16(unsigned char *p, uint16_t v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+}
+
+static inline void
+fb_wr32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static inline void
 fb_wr64(unsigned char *p, uint64_t v)
 {
 	for (int i = 0; i < 8; i++)

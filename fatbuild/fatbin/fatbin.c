@@ -1,26 +1,7 @@
 /* fatbin.c: the fatbinary container writer (and target-name helpers).
  *
- * Format (docs/fatbin.md §1-§5, checked against CUDA 13.0 fatbinary; all integers little-endian,
- * al8(x) = (x+7)&~7):
- *
- *   container header, 16 bytes:
- *     +0x00 u32 magic 0xBA55ED50   +0x04 u16 version 1   +0x06 u16 header size 0x10
- *     +0x08 u64 fatSize: bytes of all entries that follow (a multiple of 8)
- *   entries, back to back, no index, no terminator. Each entry:
- *     +0x00 u16 kind (1 PTX, 2 ELF, 8 LTO-IR)     +0x02 u16 entry header version 0x0101
- *     +0x04 u32 header size (entry start → payload; multiple of 8, >= 0x40)
- *     +0x08 u64 payload size = al8(stored bytes), zero padded
- *     +0x10 u32 compressed size (exact) or 0      +0x14 u32 options descriptor offset or 0
- *     +0x18 u16 minor   +0x1a u16 major  (ELF: 1.EI_ABIVERSION; PTX: ISA; LTO: 1.byte5 of NVVM)
- *     +0x1c u32 arch: 10*major+minor, no 'a'/'f' (those are flags)
- *     +0x20 u32 identifier offset (0x40) or 0     +0x24 u32 identifier length without NUL
- *     +0x28 u64 flags: 0x1 64-bit, 0x2 debug, 0x10 Linux, 0x2000 LZ4 block, 0x8000 zstd,
- *               0x10000 obfuscated, 0x100000 'a', 0x200000 'f', 0x1000000 compat blob
- *     +0x30 u64 obfuscation key (0)               +0x38 u64 uncompressed size (exact) or 0
- *   variable tail, each piece NUL-padded to 8: [identifier NUL] at 0x40, then the descriptor
- *   {u32 off, u32 len} at +0x14, then the string (PTX/LTO options, NUL-terminated) or, for an
- *   ELF entry with arch >= 100, the compat blob 0x00 ‖ .nv.compat cut to len(.nv.compat).
- *   PTX payloads are the text plus one NUL. ELF entries below sm_100 have no descriptor.
+ * Format: docs/fatbin.md §1-§5; the layout is at the top of format.h. PTX payloads are the text
+ * plus one NUL; ELF entries below sm_100 have no options descriptor.
  *
  * The writer reproduces `fatbinary --compress-mode=none` byte for byte for the same inputs
  * (fatbinary also strips PTX comments and indentation; we store PTX as given), and its
@@ -195,6 +176,92 @@ dupstr(const char *s)
 	return d ? memcpy(d, s, n) : NULL;
 }
 
+/* A PTX image: the text up to its trailing NULs, then exactly one NUL; options default to "". */
+static int
+set_ptx(struct wentry *e, const char *tn, const void *data, size_t size, const char **options, struct fb_error *err)
+{
+	if (e->target.kind != AP_PTX)
+		return fb_seterr(err, FB_EINVAL, "PTX image given SASS target %s (use compute_%d)", tn, e->target.sm);
+	const char *s = data;
+	size_t len = size;
+	while (len && s[len - 1] == 0)
+		len--;
+	if (memchr(s, 0, len))
+		return fb_seterr(err, FB_EFORMAT, "PTX for %s contains a NUL byte", tn);
+	int ma, mi;
+	int rc = fb_ptx_info(s, len, &ma, &mi, NULL, err);
+	if (rc)
+		return rc;
+	if (ma > 0xffff || mi > 0xffff)
+		return fb_seterr(err, FB_EFORMAT, "PTX .version %d.%d out of range", ma, mi);
+	e->disk_kind = FB_DISK_KIND_PTX;
+	e->major = (uint16_t)ma;
+	e->minor = (uint16_t)mi;
+	e->size = len + 1;
+	e->data = malloc(e->size);
+	if (!e->data)
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	memcpy(e->data, s, len);
+	e->data[len] = 0;
+	if (!*options)
+		*options = "";
+	return FB_OK;
+}
+
+/* A cubin for the target's SM; from sm_100 on with its compat blob instead of options. */
+static int
+set_elf(struct wentry *e, const char *tn, const void *data, size_t size, const char **options, struct fb_error *err)
+{
+	if (e->target.kind != AP_SASS)
+		return fb_seterr(err, FB_EINVAL, "cubin given PTX target %s (use sm_%d)", tn, e->target.sm);
+	struct fb_elfid id;
+	int rc = fb_elf_ident(data, size, &id, err);
+	if (rc)
+		return rc;
+	if (id.sm != e->target.sm)
+		return fb_seterr(err, FB_EFORMAT, "cubin is for sm_%d, not the requested %s", id.sm, tn);
+	e->disk_kind = FB_DISK_KIND_ELF;
+	e->major = 1;
+	e->minor = (uint16_t)id.abi;
+	e->size = size;
+	e->data = malloc(size ? size : 1);
+	if (!e->data)
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	memcpy(e->data, data, size);
+	if (e->target.sm >= 100 && id.compat && id.compat_len) {
+		e->compat_len = id.compat_len;
+		e->compat = calloc(1, id.compat_len);
+		if (!e->compat) {
+			wentry_free(e);
+			return fb_seterr(err, FB_ENOMEM, "out of memory");
+		}
+		memcpy(e->compat + 1, id.compat, id.compat_len - 1);
+		*options = NULL;
+	}
+	return FB_OK;
+}
+
+/* An NVVM (LTO-IR) container; options default to "". */
+static int
+set_lto(struct wentry *e, const void *data, size_t size, const char **options, struct fb_error *err)
+{
+	const unsigned char *p = data;
+	if (size < 8 || fb_rd32(p) != 0x7F4E43EDu)
+		return fb_seterr(err, FB_EFORMAT, "LTO-IR for arch %d is not an NVVM container (magic ed 43 4e 7f)",
+		                 e->target.sm);
+	e->disk_kind = FB_DISK_KIND_LTO;
+	e->major = 1;
+	e->minor = p[5];
+	e->size = size;
+	e->data = malloc(size);
+	if (!e->data)
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	memcpy(e->data, data, size);
+	if (!*options)
+		*options = ""; /* nvJitLink crashes on an LTO entry without a descriptor */
+	return FB_OK;
+}
+
 int
 fb_fatbin_add(struct fb_fatbin *fb, enum fb_entry_kind kind, const struct ap_target *target,
               const void *data, size_t size, const char *ident, const char *options,
@@ -210,84 +277,22 @@ fb_fatbin_add(struct fb_fatbin *fb, enum fb_entry_kind kind, const struct ap_tar
 	struct wentry e = {0};
 	e.target = *target;
 	ap_target_name(target, tn, sizeof(tn));
+	int rc;
 	switch (kind) {
-	case FB_KIND_PTX: {
-		if (target->kind != AP_PTX)
-			return fb_seterr(err, FB_EINVAL, "PTX image given SASS target %s (use compute_%d)", tn, target->sm);
-		const char *s = data;
-		size_t len = size;
-		while (len && s[len - 1] == 0)
-			len--;
-		if (memchr(s, 0, len))
-			return fb_seterr(err, FB_EFORMAT, "PTX for %s contains a NUL byte", tn);
-		int ma, mi;
-		int rc = fb_ptx_info(s, len, &ma, &mi, NULL, err);
-		if (rc)
-			return rc;
-		if (ma > 0xffff || mi > 0xffff)
-			return fb_seterr(err, FB_EFORMAT, "PTX .version %d.%d out of range", ma, mi);
-		e.disk_kind = FB_DISK_KIND_PTX;
-		e.major = (uint16_t)ma;
-		e.minor = (uint16_t)mi;
-		e.size = len + 1;
-		e.data = malloc(e.size);
-		if (!e.data)
-			return fb_seterr(err, FB_ENOMEM, "out of memory");
-		memcpy(e.data, s, len);
-		e.data[len] = 0;
-		if (!options)
-			options = "";
+	case FB_KIND_PTX:
+		rc = set_ptx(&e, tn, data, size, &options, err);
 		break;
-	}
-	case FB_KIND_ELF: {
-		if (target->kind != AP_SASS)
-			return fb_seterr(err, FB_EINVAL, "cubin given PTX target %s (use sm_%d)", tn, target->sm);
-		struct fb_elfid id;
-		int rc = fb_elf_ident(data, size, &id, err);
-		if (rc)
-			return rc;
-		if (id.sm != target->sm)
-			return fb_seterr(err, FB_EFORMAT, "cubin is for sm_%d, not the requested %s", id.sm, tn);
-		e.disk_kind = FB_DISK_KIND_ELF;
-		e.major = 1;
-		e.minor = (uint16_t)id.abi;
-		e.size = size;
-		e.data = malloc(size ? size : 1);
-		if (!e.data)
-			return fb_seterr(err, FB_ENOMEM, "out of memory");
-		memcpy(e.data, data, size);
-		if (target->sm >= 100 && id.compat && id.compat_len) {
-			e.compat_len = id.compat_len;
-			e.compat = calloc(1, id.compat_len);
-			if (!e.compat) {
-				wentry_free(&e);
-				return fb_seterr(err, FB_ENOMEM, "out of memory");
-			}
-			memcpy(e.compat + 1, id.compat, id.compat_len - 1);
-			options = NULL;
-		}
+	case FB_KIND_ELF:
+		rc = set_elf(&e, tn, data, size, &options, err);
 		break;
-	}
-	case FB_KIND_LTO: {
-		const unsigned char *p = data;
-		if (size < 8 || fb_rd32(p) != 0x7F4E43EDu)
-			return fb_seterr(err, FB_EFORMAT, "LTO-IR for arch %d is not an NVVM container (magic ed 43 4e 7f)",
-			                 target->sm);
-		e.disk_kind = FB_DISK_KIND_LTO;
-		e.major = 1;
-		e.minor = p[5];
-		e.size = size;
-		e.data = malloc(size);
-		if (!e.data)
-			return fb_seterr(err, FB_ENOMEM, "out of memory");
-		memcpy(e.data, data, size);
-		if (!options)
-			options = ""; /* nvJitLink crashes on an LTO entry without a descriptor */
+	case FB_KIND_LTO:
+		rc = set_lto(&e, data, size, &options, err);
 		break;
-	}
 	default:
 		return fb_seterr(err, FB_EINVAL, "unknown entry kind %d", (int)kind);
 	}
+	if (rc)
+		return rc;
 	if ((ident && !(e.ident = dupstr(ident))) || (options && !(e.options = dupstr(options)))) {
 		wentry_free(&e);
 		return fb_seterr(err, FB_ENOMEM, "out of memory");
@@ -333,27 +338,6 @@ ob_reserve(struct obuf *b, size_t more)
 	return 0;
 }
 
-static void
-put16(unsigned char *p, uint16_t v)
-{
-	p[0] = (unsigned char)v;
-	p[1] = (unsigned char)(v >> 8);
-}
-
-static void
-put32(unsigned char *p, uint32_t v)
-{
-	put16(p, (uint16_t)v);
-	put16(p + 2, (uint16_t)(v >> 16));
-}
-
-static void
-put64(unsigned char *p, uint64_t v)
-{
-	put32(p, (uint32_t)v);
-	put32(p + 4, (uint32_t)(v >> 32));
-}
-
 /* Compresses src into a malloc'd buffer. */
 static int
 compress_image(enum fb_compress c, int level, const unsigned char *src, size_t n, unsigned char **out,
@@ -389,6 +373,100 @@ compress_image(enum fb_compress c, int level, const unsigned char *src, size_t n
 	return FB_OK;
 }
 
+/* The flags of entry e as written. */
+static uint64_t
+entry_flags(const struct wentry *e, bool debug, enum fb_compress compress, bool comp)
+{
+	uint64_t flags = FB_FLAG_64BIT | FB_FLAG_LINUX;
+	if (debug)
+		flags |= FB_FLAG_DEBUG;
+	if (e->target.variant == AP_ARCH)
+		flags |= FB_FLAG_ARCH_A;
+	else if (e->target.variant == AP_FAMILY)
+		flags |= FB_FLAG_FAMILY_F;
+	if (e->compat)
+		flags |= FB_FLAG_COMPAT;
+	if (comp)
+		flags |= compress == FB_COMPRESS_ZSTD ? FB_FLAG_ZSTD : FB_FLAG_LZ4;
+	return flags;
+}
+
+/* Appends entry i (header, tail and the stored bytes, compressed or not) to b. */
+static int
+write_entry(const struct fb_fatbin *fb, size_t i, enum fb_compress compress, bool debug, struct obuf *b,
+            struct fb_error *err)
+{
+	const struct wentry *e = &fb->e[i];
+	bool comp = compress != FB_COMPRESS_NONE;
+	if (comp && (fb->options & FB_WRITE_COMPRESS_TEXT) && e->disk_kind == FB_DISK_KIND_ELF && !debug)
+		comp = false;
+	unsigned char *cdata = NULL;
+	size_t clen = 0;
+	if (comp) {
+		int rc = compress_image(compress, fb->zstd_level, e->data, e->size, &cdata, &clen, err);
+		if (rc)
+			return rc;
+		if (clen > UINT32_MAX) {
+			free(cdata);
+			return fb_seterr(err, FB_ETOOBIG, "entry %zu: compressed size does not fit in 32 bits", i);
+		}
+	}
+	const unsigned char *stored = comp ? cdata : e->data;
+	size_t nstored = comp ? clen : e->size;
+	uint64_t hsz = FB_ENTRY_HDR;
+	uint32_t ident_off = 0, ident_len = 0, opt_off = 0;
+	if (e->ident) {
+		ident_off = (uint32_t)hsz;
+		ident_len = (uint32_t)strlen(e->ident);
+		hsz += FB_AL8((uint64_t)ident_len + 1);
+	}
+	size_t strlen_opt = 0;
+	if (e->compat) {
+		opt_off = (uint32_t)hsz;
+		hsz += 8 + FB_AL8(e->compat_len);
+	} else if (e->options) {
+		opt_off = (uint32_t)hsz;
+		strlen_opt = strlen(e->options);
+		hsz += 8 + FB_AL8((uint64_t)strlen_opt + 1);
+	}
+	uint64_t psz = FB_AL8((uint64_t)nstored);
+	if (hsz > UINT32_MAX || ob_reserve(b, (size_t)(hsz + psz))) {
+		free(cdata);
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	}
+	unsigned char *h = b->p + b->len;
+	memset(h, 0, (size_t)(hsz + psz));
+	struct fb_fmt_entry fe = {
+		.kind = (uint16_t)e->disk_kind,
+		.version = FB_ENTRY_VERSION,
+		.header_size = (uint32_t)hsz,
+		.payload_size = psz,
+		.compressed_size = comp ? (uint32_t)clen : 0,
+		.options_offset = opt_off,
+		.minor = e->minor,
+		.major = e->major,
+		.arch = (uint32_t)e->target.sm,
+		.ident_offset = ident_off,
+		.ident_len = ident_len,
+		.flags = entry_flags(e, debug, compress, comp),
+		.okey = 0,
+		.uncompressed_size = comp ? (uint64_t)e->size : 0,
+	};
+	fb_fmt_entry_write(h, &fe);
+	if (e->ident)
+		memcpy(h + ident_off, e->ident, ident_len);
+	if (e->compat || e->options) {
+		size_t len = e->compat ? e->compat_len : strlen_opt;
+		fb_wr32(h + opt_off, opt_off + 8);
+		fb_wr32(h + opt_off + 4, (uint32_t)len);
+		memcpy(h + opt_off + 8, e->compat ? (const void *)e->compat : (const void *)e->options, len);
+	}
+	memcpy(h + hsz, stored, nstored);
+	b->len += (size_t)(hsz + psz);
+	free(cdata);
+	return FB_OK;
+}
+
 int
 fb_fatbin_write(const struct fb_fatbin *fb, enum fb_compress compress, unsigned char **out,
                 size_t *outsize, struct fb_error *err)
@@ -400,100 +478,19 @@ fb_fatbin_write(const struct fb_fatbin *fb, enum fb_compress compress, unsigned 
 	if (compress != FB_COMPRESS_NONE && compress != FB_COMPRESS_ZSTD && compress != FB_COMPRESS_LZ4)
 		return fb_seterr(err, FB_EINVAL, "unknown compression %d", (int)compress);
 	struct obuf b = {0};
-	if (ob_reserve(&b, 16))
+	if (ob_reserve(&b, FB_CONTAINER_HDR))
 		return fb_seterr(err, FB_ENOMEM, "out of memory");
-	memset(b.p, 0, 16);
-	b.len = 16;
+	memset(b.p, 0, FB_CONTAINER_HDR);
+	b.len = FB_CONTAINER_HDR;
 	bool debug = fb->options & FB_WRITE_DEBUG;
 	for (size_t i = 0; i < fb->n; i++) {
-		const struct wentry *e = &fb->e[i];
-		bool comp = compress != FB_COMPRESS_NONE;
-		if (comp && (fb->options & FB_WRITE_COMPRESS_TEXT) && e->disk_kind == FB_DISK_KIND_ELF && !debug)
-			comp = false;
-		unsigned char *cdata = NULL;
-		size_t clen = 0;
-		if (comp) {
-			int rc = compress_image(compress, fb->zstd_level, e->data, e->size, &cdata, &clen, err);
-			if (rc) {
-				free(b.p);
-				return rc;
-			}
-			if (clen > UINT32_MAX) {
-				free(cdata);
-				free(b.p);
-				return fb_seterr(err, FB_ETOOBIG, "entry %zu: compressed size does not fit in 32 bits", i);
-			}
-		}
-		const unsigned char *stored = comp ? cdata : e->data;
-		size_t nstored = comp ? clen : e->size;
-		uint64_t hsz = 0x40;
-		uint32_t ident_off = 0, ident_len = 0, opt_off = 0;
-		if (e->ident) {
-			ident_off = (uint32_t)hsz;
-			ident_len = (uint32_t)strlen(e->ident);
-			hsz += FB_AL8((uint64_t)ident_len + 1);
-		}
-		size_t strlen_opt = 0;
-		if (e->compat) {
-			opt_off = (uint32_t)hsz;
-			hsz += 8 + FB_AL8(e->compat_len);
-		} else if (e->options) {
-			opt_off = (uint32_t)hsz;
-			strlen_opt = strlen(e->options);
-			hsz += 8 + FB_AL8((uint64_t)strlen_opt + 1);
-		}
-		uint64_t psz = FB_AL8((uint64_t)nstored);
-		if (hsz > UINT32_MAX || ob_reserve(&b, (size_t)(hsz + psz))) {
-			free(cdata);
+		int rc = write_entry(fb, i, compress, debug, &b, err);
+		if (rc) {
 			free(b.p);
-			return fb_seterr(err, FB_ENOMEM, "out of memory");
+			return rc;
 		}
-		unsigned char *h = b.p + b.len;
-		memset(h, 0, (size_t)(hsz + psz));
-		uint64_t flags = FB_FLAG_64BIT | FB_FLAG_LINUX;
-		if (debug)
-			flags |= FB_FLAG_DEBUG;
-		if (e->target.variant == AP_ARCH)
-			flags |= FB_FLAG_ARCH_A;
-		else if (e->target.variant == AP_FAMILY)
-			flags |= FB_FLAG_FAMILY_F;
-		if (e->compat)
-			flags |= FB_FLAG_COMPAT;
-		if (comp)
-			flags |= compress == FB_COMPRESS_ZSTD ? FB_FLAG_ZSTD : FB_FLAG_LZ4;
-		put16(h + 0x00, (uint16_t)e->disk_kind);
-		put16(h + 0x02, 0x0101);
-		put32(h + 0x04, (uint32_t)hsz);
-		put64(h + 0x08, psz);
-		put32(h + 0x10, comp ? (uint32_t)clen : 0);
-		put32(h + 0x14, opt_off);
-		put16(h + 0x18, e->minor);
-		put16(h + 0x1a, e->major);
-		put32(h + 0x1c, (uint32_t)e->target.sm);
-		put32(h + 0x20, ident_off);
-		put32(h + 0x24, ident_len);
-		put64(h + 0x28, flags);
-		put64(h + 0x30, 0);
-		put64(h + 0x38, comp ? (uint64_t)e->size : 0);
-		if (e->ident)
-			memcpy(h + ident_off, e->ident, ident_len);
-		if (e->compat) {
-			put32(h + opt_off, opt_off + 8);
-			put32(h + opt_off + 4, (uint32_t)e->compat_len);
-			memcpy(h + opt_off + 8, e->compat, e->compat_len);
-		} else if (e->options) {
-			put32(h + opt_off, opt_off + 8);
-			put32(h + opt_off + 4, (uint32_t)strlen_opt);
-			memcpy(h + opt_off + 8, e->options, strlen_opt);
-		}
-		memcpy(h + hsz, stored, nstored);
-		b.len += (size_t)(hsz + psz);
-		free(cdata);
 	}
-	put32(b.p, FB_CONTAINER_MAGIC);
-	put16(b.p + 4, 1);
-	put16(b.p + 6, 0x10);
-	put64(b.p + 8, (uint64_t)(b.len - 16));
+	fb_fmt_container_write(b.p, (uint64_t)(b.len - FB_CONTAINER_HDR));
 	*out = b.p;
 	*outsize = b.len;
 	return FB_OK;

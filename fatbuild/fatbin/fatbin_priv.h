@@ -10,5 +10,6 @@
 #include "common/error_priv.h"
 #include "fatbuild.h"
 #include "elfid.h"
+#include "format.h"
 
 #endif

@@ -37,13 +37,6 @@ fb_prune_note(struct pctx *c, const char *fmt, ...)
 	c->notes[c->nlen] = 0;
 }
 
-static void
-wr64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
 /* The ELF e_type of an ELF entry's image (from its first bytes), or -1 when unknown. */
 static int
 entry_elf_type(const struct fb_entry *e)
@@ -86,51 +79,52 @@ selectable(const struct fb_entry *e)
 	return (e->disk_kind == FB_DISK_KIND_ELF || e->disk_kind == FB_DISK_KIND_PTX) && !e->obfuscated;
 }
 
-/* Decides which entries of container ct to keep (keep[i] for entry ct->first+i). Returns
- * true when the container is to be left whole. */
+/* The candidates of one container for fb_select: its selectable images (im, entry indices in
+ * idx), the PTX among them (pim, pidx), and the obfuscated ELF/PTX images kept as they are (oim). */
+struct cands {
+	struct fb_image *im, *pim, *oim;
+	size_t *idx, *pidx;
+	size_t n, np, no;
+};
+
+/* In a linked file without prune_relocatable, a container in a relocatable section or with a
+ * relocatable cubin is kept whole (it is linked at load time). */
 static bool
-decide(struct pctx *c, const struct fb_parsed *p, const struct fb_container *ct, const char *where, size_t cindex,
-       bool relsection, bool *keep)
+keep_relocatable(struct pctx *c, const struct fb_parsed *p, const struct fb_container *ct, bool relsection, bool *keep)
+{
+	if (!c->linked || c->o->prune_relocatable)
+		return false;
+	bool rel = relsection;
+	for (size_t i = 0; i < ct->count && !rel; i++) {
+		const struct fb_entry *e = &p->entries[ct->first + i];
+		rel = e->disk_kind == FB_DISK_KIND_ELF && entry_elf_type(e) == 1;
+	}
+	if (!rel)
+		return false;
+	for (size_t i = 0; i < ct->count; i++)
+		keep[i] = true;
+	c->r->kept_relocatable++;
+	return true;
+}
+
+/* Sorts the entries of ct into the candidates; LTO-IR (with prune_lto: for a listed SM),
+ * unknown and obfuscated entries are kept here. */
+static void
+classify(struct pctx *c, const struct fb_parsed *p, const struct fb_container *ct, const char *where, size_t cindex,
+         struct cands *k, bool *keep)
 {
 	const struct fb_prune_opts *o = c->o;
 	struct fb_prune_report *r = c->r;
-	char tn[32];
-	if (c->linked && !o->prune_relocatable) {
-		bool rel = relsection;
-		for (size_t i = 0; i < ct->count && !rel; i++) {
-			const struct fb_entry *e = &p->entries[ct->first + i];
-			rel = e->disk_kind == FB_DISK_KIND_ELF && entry_elf_type(e) == 1;
-		}
-		if (rel) {
-			for (size_t i = 0; i < ct->count; i++)
-				keep[i] = true;
-			r->kept_relocatable++;
-			return true;
-		}
-	}
-	struct fb_image *im = calloc(ct->count ? ct->count : 1, sizeof(*im));
-	size_t *idx = calloc(ct->count ? ct->count : 1, sizeof(*idx));
-	struct fb_image *pim = calloc(ct->count ? ct->count : 1, sizeof(*pim));
-	size_t *pidx = calloc(ct->count ? ct->count : 1, sizeof(*pidx));
-	struct fb_image *oim = calloc(ct->count ? ct->count : 1, sizeof(*oim)); /* obfuscated ELF/PTX */
-	if (!im || !idx || !pim || !pidx || !oim) {
-		free(im), free(idx), free(pim), free(pidx), free(oim);
-		for (size_t i = 0; i < ct->count; i++)
-			keep[i] = true;
-		return true;
-	}
-	size_t n = 0, np = 0, no = 0;
-	bool missing = false;
 	for (size_t i = 0; i < ct->count; i++) {
 		const struct fb_entry *e = &p->entries[ct->first + i];
 		keep[i] = false;
 		if (selectable(e)) {
-			im[n].target = e->target;
-			im[n].compat = (e->flags & FB_FLAG_COMPAT) != 0;
-			idx[n++] = i;
+			k->im[k->n].target = e->target;
+			k->im[k->n].compat = (e->flags & FB_FLAG_COMPAT) != 0;
+			k->idx[k->n++] = i;
 			if (e->disk_kind == FB_DISK_KIND_PTX) {
-				pim[np] = im[n - 1];
-				pidx[np++] = i;
+				k->pim[k->np] = k->im[k->n - 1];
+				k->pidx[k->np++] = i;
 			}
 		} else if (e->disk_kind == FB_DISK_KIND_LTO && o->prune_lto) {
 			/* the header's arch is plain even when the payload is obfuscated (compressed LTO-IR) */
@@ -145,8 +139,8 @@ decide(struct pctx *c, const struct fb_parsed *p, const struct fb_container *ct,
 				r->kept_lto++;
 			} else {
 				if (e->disk_kind == FB_DISK_KIND_ELF || e->disk_kind == FB_DISK_KIND_PTX) {
-					oim[no].target = e->target; /* kept; its header arch still serves a GPU */
-					oim[no++].compat = (e->flags & FB_FLAG_COMPAT) != 0;
+					k->oim[k->no].target = e->target; /* kept; its header arch still serves a GPU */
+					k->oim[k->no++].compat = (e->flags & FB_FLAG_COMPAT) != 0;
 				}
 				r->kept_other++;
 				fb_prune_note(c, "%s%scontainer %zu entry %zu: %s %s entry kept as it is", where, *where ? ": " : "", cindex,
@@ -155,31 +149,62 @@ decide(struct pctx *c, const struct fb_parsed *p, const struct fb_container *ct,
 			}
 		}
 	}
+}
+
+/* Keeps the image fb_select picks for each listed target; notes the SASS targets left without
+ * one. Returns true when some target is. */
+static bool
+pick(struct pctx *c, const struct cands *k, const char *where, size_t cindex, bool *keep)
+{
+	const struct fb_prune_opts *o = c->o;
+	char tn[32];
+	bool missing = false;
 	for (size_t t = 0; t < o->ntargets; t++) {
 		const struct ap_target *tg = &o->targets[t];
 		struct ap_target dev = {tg->sm, AP_ARCH, AP_SASS, 0};
 		if (tg->kind == AP_SASS) {
-			long s = fb_select(im, n, &dev, NULL);
+			long s = fb_select(k->im, k->n, &dev, NULL);
 			if (s >= 0) {
-				keep[idx[s]] = true;
-			} else if (n > 0 && fb_select(oim, no, &dev, NULL) < 0) {
+				keep[k->idx[s]] = true;
+			} else if (k->n > 0 && fb_select(k->oim, k->no, &dev, NULL) < 0) {
 				missing = true;
 				fb_prune_note(c, "%s%scontainer %zu has no image for %s (its kernels will not run there)", where,
 				     *where ? ": " : "", cindex, ap_target_name(tg, tn, sizeof(tn)));
 			}
 		} else {
 			dev.variant = tg->variant == AP_PLAIN ? AP_ARCH : tg->variant;
-			long s = fb_select(pim, np, &dev, NULL);
+			long s = fb_select(k->pim, k->np, &dev, NULL);
 			if (s >= 0)
-				keep[pidx[s]] = true;
-			else if (np > 0 || n > 0)
-				r->missing_ptx++;
+				keep[k->pidx[s]] = true;
+			else if (k->np > 0 || k->n > 0)
+				c->r->missing_ptx++;
 		}
 	}
-	if (missing)
-		r->missing++;
-	free(im), free(idx), free(pim), free(pidx), free(oim);
-	return false;
+	return missing;
+}
+
+/* Decides which entries of container ct to keep (keep[i] for entry ct->first+i). Returns
+ * true when the container is to be left whole. */
+static bool
+decide(struct pctx *c, const struct fb_parsed *p, const struct fb_container *ct, const char *where, size_t cindex,
+       bool relsection, bool *keep)
+{
+	if (keep_relocatable(c, p, ct, relsection, keep))
+		return true;
+	size_t cnt = ct->count ? ct->count : 1;
+	struct cands k = {calloc(cnt, sizeof(*k.im)), calloc(cnt, sizeof(*k.pim)), calloc(cnt, sizeof(*k.oim)),
+	                  calloc(cnt, sizeof(*k.idx)), calloc(cnt, sizeof(*k.pidx)), 0, 0, 0};
+	bool whole = !k.im || !k.idx || !k.pim || !k.pidx || !k.oim;
+	if (whole) {
+		for (size_t i = 0; i < ct->count; i++)
+			keep[i] = true;
+	} else {
+		classify(c, p, ct, where, cindex, &k, keep);
+		if (pick(c, &k, where, cindex, keep))
+			c->r->missing++;
+	}
+	free(k.im), free(k.idx), free(k.pim), free(k.pidx), free(k.oim);
+	return whole;
 }
 
 /* Writes the pruned container ct (of the blob at base) to dst; returns its size. */
@@ -187,8 +212,8 @@ static size_t
 write_container(const unsigned char *base, const struct fb_parsed *p, const struct fb_container *ct,
                 const bool *keep, unsigned char *dst)
 {
-	memcpy(dst, base + ct->offset, 16);
-	size_t w = 16;
+	memcpy(dst, base + ct->offset, FB_CONTAINER_HDR);
+	size_t w = FB_CONTAINER_HDR;
 	for (size_t i = 0; i < ct->count; i++) {
 		if (!keep[i])
 			continue;
@@ -197,7 +222,7 @@ write_container(const unsigned char *base, const struct fb_parsed *p, const stru
 		memmove(dst + w, base + e->offset, len);
 		w += len;
 	}
-	wr64(dst + 8, w - 16);
+	fb_wr64(dst + 8, w - FB_CONTAINER_HDR);
 	return w;
 }
 
@@ -224,6 +249,26 @@ fb_prune_omap_map(const struct omap *m, uint64_t off)
 		delta = (uint64_t)m->new_start[i] + m->new_size[i] - (uint64_t)m->old_start[i] - m->old_size[i];
 	}
 	return off + delta;
+}
+
+/* Counts the kept and removed entries of ct in the report; true when some are removed. */
+static bool
+count_kept(struct fb_prune_report *r, const struct fb_parsed *p, const struct fb_container *ct, const bool *keep)
+{
+	bool removed = false;
+	for (size_t i = 0; i < ct->count; i++) {
+		const struct fb_entry *e = &p->entries[ct->first + i];
+		uint64_t len = e->header_size + e->payload_size;
+		if (keep[i]) {
+			r->kept_entries++;
+			r->kept_bytes += len;
+		} else {
+			r->removed_entries++;
+			r->removed_bytes += len;
+			removed = true;
+		}
+	}
+	return removed;
 }
 
 int
@@ -266,18 +311,8 @@ fb_prune_blob(struct pctx *c, const unsigned char *blob, size_t size, const char
 		size_t ci = c->r->ncontainers++;
 		c->r->nentries += ct->count;
 		decide(c, &p, ct, where, ci, relsection, keep + ct->first);
-		for (size_t i = 0; i < ct->count; i++) {
-			const struct fb_entry *e = &p.entries[ct->first + i];
-			uint64_t len = e->header_size + e->payload_size;
-			if (keep[ct->first + i]) {
-				c->r->kept_entries++;
-				c->r->kept_bytes += len;
-			} else {
-				c->r->removed_entries++;
-				c->r->removed_bytes += len;
-				*changed = true;
-			}
-		}
+		if (count_kept(c->r, &p, ct, keep + ct->first))
+			*changed = true;
 		if (in_place) {
 			size_t nw = write_container(blob, &p, ct, keep + ct->first, o + ct->offset);
 			memset(o + ct->offset + nw, 0, ct->size - nw);

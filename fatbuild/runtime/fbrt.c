@@ -12,6 +12,7 @@
 
 #include "fatbuild.h" /* fb_select: the selection model, compiled into this library from select.c */
 #include "fatbuild_runtime.h"
+#include "fatbin/format.h" /* header-only: the container walk */
 
 /* Set by the embed object; weak so that a library without kernels (nvcc backend) still links. */
 extern const unsigned char fbrt_fatbin[] __attribute__((weak));
@@ -117,19 +118,7 @@ cu_name(CUresult rc)
 	return "CUDA error";
 }
 
-/* ---- the embedded images (a minimal container walk; docs/fatbin.md §1-§3) ---- */
-
-static uint32_t
-rd32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t
-rd64(const unsigned char *p)
-{
-	return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
-}
+/* ---- the embedded images (the walk steps of fatbin/format.h; docs/fatbin.md §1-§3) ---- */
 
 struct image {
 	int kind;      /* 1 PTX, 2 ELF, other */
@@ -138,52 +127,43 @@ struct image {
 	struct fb_image model;
 };
 
-/* Calls fn for every container (index, pointer, size); returns the count. */
+/* Calls fn for every container (index, pointer, size); returns the count. Anything but a
+ * container magic is stepped over 8 bytes at a time (the padding fb_embed puts between its
+ * inputs); the walk stops at a container that runs past the end. */
 static size_t
 containers(void (*fn)(size_t, const unsigned char *, size_t, void *), void *ctx)
 {
 	if (!fbrt_fatbin || !&fbrt_fatbin_size)
 		return 0;
 	const unsigned char *p = fbrt_fatbin;
-	size_t size = (size_t)fbrt_fatbin_size, off = 0, n = 0;
-	while (off + 16 <= size) {
-		if (rd32(p + off) != 0xBA55ED50u) {
-			off += 8; /* padding between inputs */
-			continue;
-		}
-		uint64_t fat = rd64(p + off + 8);
-		if (fat > size - off - 16)
-			break;
+	size_t size = (size_t)fbrt_fatbin_size, off = 0, n = 0, at, csize;
+	while (fb_fmt_container_next(p, size, &off, FB_PAD_SCAN, 0, &at, &csize) == FB_FMT_OK) {
 		if (fn)
-			fn(n, p + off, (size_t)(16 + fat), ctx);
+			fn(n, p + at, csize, ctx);
 		n++;
-		off += (size_t)(16 + fat);
 	}
 	return n;
 }
 
+/* The PTX and ELF images of the container c (size bytes), at most max; the walk stops at an
+ * entry that does not fit. */
 static size_t
 images_of(const unsigned char *c, size_t size, struct image *out, size_t max)
 {
-	size_t off = 16, n = 0;
-	while (off + 0x40 <= size && n < max) {
-		const unsigned char *e = c + off;
-		uint32_t hsz = rd32(e + 4);
-		uint64_t psz = rd64(e + 8);
-		if (hsz < 0x40 || psz > size - off - hsz)
-			break;
-		uint64_t flags = rd64(e + 0x28);
-		out[n].kind = e[0] | e[1] << 8;
-		out[n].sm = (int)rd32(e + 0x1c);
-		out[n].variant = (flags & 0x100000) ? 'a' : (flags & 0x200000) ? 'f' : 0;
+	size_t off = FB_CONTAINER_HDR, n = 0;
+	struct fb_fmt_entry h;
+	while (n < max && fb_fmt_entry_next(c, off, size, 0, &h) == FB_FMT_OK) {
+		out[n].kind = h.kind;
+		out[n].sm = (int)h.arch;
+		out[n].variant = (h.flags & FB_FLAG_ARCH_A) ? 'a' : (h.flags & FB_FLAG_FAMILY_F) ? 'f' : 0;
 		out[n].model.target.sm = out[n].sm;
 		out[n].model.target.variant = out[n].variant == 'a' ? AP_ARCH : out[n].variant == 'f' ? AP_FAMILY : AP_PLAIN;
-		out[n].model.target.kind = out[n].kind == 2 ? AP_SASS : AP_PTX;
+		out[n].model.target.kind = out[n].kind == FB_DISK_KIND_ELF ? AP_SASS : AP_PTX;
 		out[n].model.target.origin = 0;
-		out[n].model.compat = (flags & 0x1000000) != 0;
-		if (out[n].kind == 1 || out[n].kind == 2)
+		out[n].model.compat = (h.flags & FB_FLAG_COMPAT) != 0;
+		if (out[n].kind == FB_DISK_KIND_PTX || out[n].kind == FB_DISK_KIND_ELF)
 			n++;
-		off += hsz + (size_t)psz;
+		off += h.header_size + (size_t)h.payload_size;
 	}
 	return n;
 }

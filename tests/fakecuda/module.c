@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "fakecuda.h"
+#include "fatbin/format.h" /* the container layout and walk (not the selection) */
 
 struct fake_ctx {
 	int magic;
@@ -171,18 +172,6 @@ cuCtxSynchronize(void)
 
 /* ---- fatbin parsing and selection ---- */
 
-static uint32_t
-rd32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t
-rd64(const unsigned char *p)
-{
-	return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
-}
-
 struct img {
 	int kind, sm, compat;
 	char var; /* 0 'a' 'f' */
@@ -210,10 +199,12 @@ fits(const struct img *m, int dev)
 static int
 decompress(const unsigned char *e, unsigned char **out, size_t *outsize)
 {
-	uint32_t hsz = rd32(e + 4);
-	uint64_t psz = rd64(e + 8), flags = rd64(e + 0x28);
-	uint32_t csz = rd32(e + 0x10);
-	uint64_t usz = rd64(e + 0x38);
+	struct fb_fmt_entry h;
+	fb_fmt_entry_read(e, &h);
+	uint32_t hsz = h.header_size;
+	uint64_t psz = h.payload_size, flags = h.flags;
+	uint32_t csz = h.compressed_size;
+	uint64_t usz = h.uncompressed_size;
 	const unsigned char *p = e + hsz;
 	if (!(flags & 0xA000)) {
 		*out = malloc(psz + 1);
@@ -280,25 +271,25 @@ find_kernels(struct fake_module *m)
 	const unsigned char *b = m->payload;
 	if (m->size < 64 || memcmp(b, "\177ELF", 4) != 0 || b[4] != 2)
 		return;
-	uint64_t shoff = rd64(b + 0x28);
+	uint64_t shoff = fb_rd64(b + 0x28);
 	unsigned shentsize = b[0x3a] | b[0x3b] << 8, shnum = b[0x3c] | b[0x3d] << 8;
 	if (shoff + (uint64_t)shnum * shentsize > m->size || shentsize < 64)
 		return;
 	for (unsigned i = 0; i < shnum; i++) {
 		const unsigned char *sh = b + shoff + (size_t)i * shentsize;
-		if (rd32(sh + 4) != 2) /* SHT_SYMTAB */
+		if (fb_rd32(sh + 4) != 2) /* SHT_SYMTAB */
 			continue;
-		uint64_t off = rd64(sh + 0x18), size = rd64(sh + 0x20);
-		unsigned link = rd32(sh + 0x28);
+		uint64_t off = fb_rd64(sh + 0x18), size = fb_rd64(sh + 0x20);
+		unsigned link = fb_rd32(sh + 0x28);
 		if (link >= shnum || off + size > m->size)
 			return;
 		const unsigned char *str = b + shoff + (size_t)link * shentsize;
-		uint64_t soff = rd64(str + 0x18), ssize = rd64(str + 0x20);
+		uint64_t soff = fb_rd64(str + 0x18), ssize = fb_rd64(str + 0x20);
 		if (soff + ssize > m->size)
 			return;
 		for (uint64_t k = 0; k + 24 <= size; k += 24) {
 			const unsigned char *s = b + off + k;
-			uint32_t name = rd32(s);
+			uint32_t name = fb_rd32(s);
 			if ((s[4] & 0xf) == 2 && (s[5] & 0x10) && name < ssize) {
 				const char *nm = (const char *)b + soff + name;
 				add_name(m, nm, strnlen(nm, (size_t)(ssize - name)));
@@ -316,25 +307,25 @@ unresolved(const struct fake_module *m, char *buf, size_t size)
 	const unsigned char *b = m->payload;
 	if (m->kind != 2 || m->size < 64 || memcmp(b, "\177ELF", 4) != 0 || b[4] != 2 || (b[16] | b[17] << 8) != 1)
 		return 0;
-	uint64_t shoff = rd64(b + 0x28);
+	uint64_t shoff = fb_rd64(b + 0x28);
 	unsigned shentsize = b[0x3a] | b[0x3b] << 8, shnum = b[0x3c] | b[0x3d] << 8;
 	if (shoff + (uint64_t)shnum * shentsize > m->size || shentsize < 64)
 		return 0;
 	for (unsigned i = 0; i < shnum; i++) {
 		const unsigned char *sh = b + shoff + (size_t)i * shentsize;
-		if (rd32(sh + 4) != 2) /* SHT_SYMTAB */
+		if (fb_rd32(sh + 4) != 2) /* SHT_SYMTAB */
 			continue;
-		uint64_t off = rd64(sh + 0x18), ssz = rd64(sh + 0x20);
-		unsigned link = rd32(sh + 0x28);
+		uint64_t off = fb_rd64(sh + 0x18), ssz = fb_rd64(sh + 0x20);
+		unsigned link = fb_rd32(sh + 0x28);
 		if (link >= shnum || off + ssz > m->size)
 			return 0;
 		const unsigned char *str = b + shoff + (size_t)link * shentsize;
-		uint64_t soff = rd64(str + 0x18), strsz = rd64(str + 0x20);
+		uint64_t soff = fb_rd64(str + 0x18), strsz = fb_rd64(str + 0x20);
 		if (soff + strsz > m->size)
 			return 0;
 		for (uint64_t k = 24; k + 24 <= ssz; k += 24) {
 			const unsigned char *sy = b + off + k;
-			uint32_t name = rd32(sy);
+			uint32_t name = fb_rd32(sy);
 			unsigned shndx = sy[6] | sy[7] << 8;
 			if ((sy[4] >> 4) == 1 && shndx == 0 && name && name < strsz) { /* STB_GLOBAL, SHN_UNDEF */
 				const char *nm = (const char *)b + soff + name;
@@ -380,6 +371,33 @@ ptx_extern(const struct fake_module *m, char *buf, size_t size)
 	return 0;
 }
 
+/* Picks the image of the container at p for device dev (10*major+minor) into *best: 1 when one
+ * fits, 0 when none does, -1 for a malformed entry. listing gets every image's name. */
+static int
+pick(const unsigned char *p, int dev, struct img *best, char *listing, size_t lsize)
+{
+	size_t cend = FB_CONTAINER_HDR + (size_t)fb_rd64(p + 8);
+	int have = 0;
+	struct fb_fmt_entry h;
+	enum fb_fmt_status st;
+	for (size_t off = FB_CONTAINER_HDR; (st = fb_fmt_entry_next(p, off, cend, 0, &h)) != FB_FMT_SHORT;) {
+		if (st != FB_FMT_OK)
+			return -1;
+		struct img m = {h.kind, (int)h.arch, (h.flags & FB_FLAG_COMPAT) != 0,
+		                (h.flags & FB_FLAG_ARCH_A) ? 'a' : (h.flags & FB_FLAG_FAMILY_F) ? 'f' : 0, p + off};
+		size_t l = strlen(listing);
+		snprintf(listing + l, lsize - l, " %s_%d%s", m.kind == 1 ? "compute" : "sm", m.sm,
+		         m.var == 'a' ? "a" : m.var == 'f' ? "f" : "");
+		if ((m.kind == 1 || m.kind == 2) && fits(&m, dev) &&
+		    (!have || m.sm > best->sm || (m.sm == best->sm && m.kind == 2 && best->kind != 2))) {
+			*best = m;
+			have = 1;
+		}
+		off += h.header_size + (size_t)h.payload_size;
+	}
+	return have;
+}
+
 static CUresult
 load(void **out, const void *image, const char *api)
 {
@@ -396,34 +414,17 @@ load(void **out, const void *image, const char *api)
 	struct fake_device *d = fake_device(c->dev);
 	int dev = 10 * d->major + d->minor;
 	const unsigned char *p = image;
-	if (rd32(p) == 0x466243B1u) /* the nvcc wrapper: follow its pointer */
+	if (fb_rd32(p) == FB_WRAPPER_MAGIC) /* the nvcc wrapper: follow its pointer */
 		p = *(const unsigned char *const *)(p + 8);
-	if (rd32(p) != 0xBA55ED50u) {
+	if (fb_rd32(p) != FB_CONTAINER_MAGIC) {
 		fake_log("%s: not a fatbin", api);
 		return 200;
 	}
-	uint64_t fat = rd64(p + 8);
 	struct img best = {0};
-	int have = 0;
 	char listing[256] = "";
-	for (uint64_t off = 16; off + 0x40 <= 16 + fat;) {
-		const unsigned char *e = p + off;
-		uint32_t hsz = rd32(e + 4);
-		uint64_t psz = rd64(e + 8), flags = rd64(e + 0x28);
-		if (hsz < 0x40 || off + hsz + psz > 16 + fat)
-			return 200;
-		struct img m = {e[0] | e[1] << 8, (int)rd32(e + 0x1c), (flags & 0x1000000) != 0,
-		                (flags & 0x100000) ? 'a' : (flags & 0x200000) ? 'f' : 0, e};
-		size_t l = strlen(listing);
-		snprintf(listing + l, sizeof(listing) - l, " %s_%d%s", m.kind == 1 ? "compute" : "sm", m.sm,
-		         m.var == 'a' ? "a" : m.var == 'f' ? "f" : "");
-		if ((m.kind == 1 || m.kind == 2) && fits(&m, dev) &&
-		    (!have || m.sm > best.sm || (m.sm == best.sm && m.kind == 2 && best.kind != 2))) {
-			best = m;
-			have = 1;
-		}
-		off += hsz + psz;
-	}
+	int have = pick(p, dev, &best, listing, sizeof(listing));
+	if (have < 0)
+		return 200;
 	const char *lazy = getenv("FAKECUDA_LAZY");
 	if (!have && lazy && strcmp(lazy, "1") == 0) {
 		struct fake_module *lm = calloc(1, sizeof(*lm));
