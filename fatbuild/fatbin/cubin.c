@@ -98,6 +98,141 @@ parse_nv_info(const unsigned char *d, size_t n, int *regs, size_t nsyms, struct 
 	return FB_OK;
 }
 
+/* The section-name table index and the symbol table (*symscn NULL when there is none). */
+static int
+find_symtab(Elf *e, size_t *shstrndx, Elf_Scn **symscn, GElf_Shdr *symsh, struct fb_error *err)
+{
+	if (elf_getshdrstrndx(e, shstrndx) != 0)
+		return fb_seterr(err, FB_EFORMAT, "elf_getshdrstrndx failed: %s", elf_errmsg(-1));
+	size_t shnum = 0;
+	if (elf_getshdrnum(e, &shnum) != 0 || (shnum > 0 && *shstrndx >= shnum))
+		/* section names unreadable: kernels would lose their registers and shared memory */
+		return fb_seterr(err, FB_EFORMAT, "ELF section-name table index %zu is not one of the %zu sections", *shstrndx,
+		                 shnum);
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			return fb_seterr(err, FB_EFORMAT, "gelf_getshdr failed: %s", elf_errmsg(-1));
+		if (sh.sh_type == SHT_SYMTAB) {
+			*symscn = scn;
+			*symsh = sh;
+		}
+	}
+	return FB_OK;
+}
+
+/* regs[i]: the register count .nv.info gives symbol i (left -1 where none). */
+static int
+read_registers(Elf *e, size_t shstrndx, int *regs, size_t nsyms, struct fb_error *err)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NV_INFO)
+			continue;
+		const char *nm = elf_strptr(e, shstrndx, sh.sh_name);
+		if (!nm || strcmp(nm, ".nv.info") != 0)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf)
+			return fb_seterr(err, FB_EFORMAT, "cannot read .nv.info: %s", elf_errmsg(-1));
+		int rc = parse_nv_info(d->d_buf, d->d_size, regs, nsyms, err);
+		if (rc)
+			return rc;
+	}
+	return FB_OK;
+}
+
+/* The kernels (entry functions) of the symbol table sd, appended to *ks (*nk of them). */
+static int
+collect_kernels(Elf *e, Elf_Data *sd, const GElf_Shdr *symsh, const int *regs, size_t nsyms, struct fb_kernel **ks,
+                size_t *nk, struct fb_error *err)
+{
+	for (size_t i = 0; i < nsyms; i++) {
+		GElf_Sym s;
+		if (!gelf_getsym(sd, (int)i, &s))
+			continue;
+		if (GELF_ST_TYPE(s.st_info) != STT_FUNC || !(s.st_other & STO_CUDA_ENTRY))
+			continue;
+		const char *nm = elf_strptr(e, symsh->sh_link, s.st_name);
+		if (!nm)
+			return fb_seterr(err, FB_EFORMAT, "kernel symbol %zu has a bad name offset", i);
+		struct fb_kernel *nks = realloc(*ks, (*nk + 1) * sizeof(**ks));
+		if (!nks)
+			return fb_seterr(err, FB_ENOMEM, "out of memory");
+		*ks = nks;
+		struct fb_kernel *k = &nks[*nk];
+		memset(k, 0, sizeof(*k));
+		k->name = malloc(strlen(nm) + 1);
+		if (!k->name)
+			return fb_seterr(err, FB_ENOMEM, "out of memory");
+		strcpy(k->name, nm);
+		(*nk)++;
+		k->registers = regs[i];
+		k->code_size = s.st_size;
+	}
+	return FB_OK;
+}
+
+/* Static shared memory of each kernel: the size of .nv.shared.<kernel>. */
+static int
+read_shared(Elf *e, size_t shstrndx, int sm, struct fb_kernel *ks, size_t nk, struct fb_error *err)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		const char *nm = elf_strptr(e, shstrndx, sh.sh_name);
+		if (!nm || strncmp(nm, ".nv.shared.", 11) != 0)
+			continue;
+		for (size_t k = 0; k < nk; k++) {
+			if (strcmp(nm + 11, ks[k].name) != 0)
+				continue;
+			if (sh.sh_size > (uint64_t)INT32_MAX)
+				return fb_seterr(err, FB_EFORMAT,
+				                 "kernel %zu: .nv.shared section size 0x%llx is not a shared-memory size", k,
+				                 (unsigned long long)sh.sh_size);
+			ks[k].shared_stored = (int64_t)sh.sh_size;
+			ks[k].shared_user = (int64_t)sh.sh_size;
+			if (sm >= 90 && sh.sh_size >= 1024) {
+				ks[k].shared_user -= 1024;
+				ks[k].shared_derived = true;
+			}
+		}
+	}
+	return FB_OK;
+}
+
+/* The kernels of the ELF e, with their registers and shared memory. */
+static int
+read_kernels(Elf *e, int sm, struct fb_kernel **ks, size_t *nk, struct fb_error *err)
+{
+	size_t shstrndx;
+	Elf_Scn *symscn = NULL;
+	GElf_Shdr symsh = {0};
+	int rc = find_symtab(e, &shstrndx, &symscn, &symsh, err);
+	if (rc || !symscn)
+		return rc; /* no symbols, no kernels */
+	Elf_Data *sd = elf_getdata(symscn, NULL);
+	if (!sd || !sd->d_buf || symsh.sh_entsize == 0)
+		return fb_seterr(err, FB_EFORMAT, "cannot read the symbol table: %s", elf_errmsg(-1));
+	size_t nsyms = sd->d_size / sizeof(Elf64_Sym);
+	int *regs = malloc((nsyms ? nsyms : 1) * sizeof(int));
+	if (!regs)
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	for (size_t i = 0; i < nsyms; i++)
+		regs[i] = -1;
+	rc = read_registers(e, shstrndx, regs, nsyms, err);
+	if (!rc)
+		rc = collect_kernels(e, sd, &symsh, regs, nsyms, ks, nk, err);
+	if (!rc)
+		rc = read_shared(e, shstrndx, sm, *ks, *nk, err);
+	free(regs);
+	return rc;
+}
+
 int
 fb_cubin_read(const void *data, size_t size, struct fb_cubin *out, struct fb_error *err)
 {
@@ -123,126 +258,12 @@ fb_cubin_read(const void *data, size_t size, struct fb_cubin *out, struct fb_err
 		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	memcpy(copy, data, size);
 	Elf *e = elf_memory(copy, size);
-	int *regs = NULL;
 	struct fb_kernel *ks = NULL;
 	size_t nk = 0;
-	if (!e) {
+	if (!e)
 		rc = fb_seterr(err, FB_EFORMAT, "elf_memory failed: %s", elf_errmsg(-1));
-		goto out;
-	}
-	size_t shstrndx;
-	if (elf_getshdrstrndx(e, &shstrndx) != 0) {
-		rc = fb_seterr(err, FB_EFORMAT, "elf_getshdrstrndx failed: %s", elf_errmsg(-1));
-		goto out;
-	}
-	size_t shnum = 0;
-	if (elf_getshdrnum(e, &shnum) != 0 || (shnum > 0 && shstrndx >= shnum)) {
-		/* section names unreadable: kernels would lose their registers and shared memory */
-		rc = fb_seterr(err, FB_EFORMAT, "ELF section-name table index %zu is not one of the %zu sections", shstrndx,
-		               shnum);
-		goto out;
-	}
-	Elf_Scn *symscn = NULL, *scn = NULL;
-	GElf_Shdr symsh = {0};
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh)) {
-			rc = fb_seterr(err, FB_EFORMAT, "gelf_getshdr failed: %s", elf_errmsg(-1));
-			goto out;
-		}
-		if (sh.sh_type == SHT_SYMTAB) {
-			symscn = scn;
-			symsh = sh;
-		}
-	}
-	if (!symscn)
-		goto out; /* no symbols, no kernels */
-	Elf_Data *sd = elf_getdata(symscn, NULL);
-	if (!sd || !sd->d_buf || symsh.sh_entsize == 0) {
-		rc = fb_seterr(err, FB_EFORMAT, "cannot read the symbol table: %s", elf_errmsg(-1));
-		goto out;
-	}
-	size_t nsyms = sd->d_size / sizeof(Elf64_Sym);
-	regs = malloc((nsyms ? nsyms : 1) * sizeof(int));
-	if (!regs) {
-		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < nsyms; i++)
-		regs[i] = -1;
-	scn = NULL;
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NV_INFO)
-			continue;
-		const char *nm = elf_strptr(e, shstrndx, sh.sh_name);
-		if (!nm || strcmp(nm, ".nv.info") != 0)
-			continue;
-		Elf_Data *id2 = elf_getdata(scn, NULL);
-		if (!id2 || !id2->d_buf) {
-			rc = fb_seterr(err, FB_EFORMAT, "cannot read .nv.info: %s", elf_errmsg(-1));
-			goto out;
-		}
-		rc = parse_nv_info(id2->d_buf, id2->d_size, regs, nsyms, err);
-		if (rc)
-			goto out;
-	}
-	for (size_t i = 0; i < nsyms; i++) {
-		GElf_Sym s;
-		if (!gelf_getsym(sd, (int)i, &s))
-			continue;
-		if (GELF_ST_TYPE(s.st_info) != STT_FUNC || !(s.st_other & STO_CUDA_ENTRY))
-			continue;
-		const char *nm = elf_strptr(e, symsh.sh_link, s.st_name);
-		if (!nm) {
-			rc = fb_seterr(err, FB_EFORMAT, "kernel symbol %zu has a bad name offset", i);
-			goto out;
-		}
-		struct fb_kernel *nks = realloc(ks, (nk + 1) * sizeof(*ks));
-		if (!nks) {
-			rc = fb_seterr(err, FB_ENOMEM, "out of memory");
-			goto out;
-		}
-		ks = nks;
-		struct fb_kernel *k = &ks[nk];
-		memset(k, 0, sizeof(*k));
-		k->name = malloc(strlen(nm) + 1);
-		if (!k->name) {
-			rc = fb_seterr(err, FB_ENOMEM, "out of memory");
-			goto out;
-		}
-		strcpy(k->name, nm);
-		nk++;
-		k->registers = regs[i];
-		k->code_size = s.st_size;
-	}
-	/* static shared memory: .nv.shared.<kernel> */
-	scn = NULL;
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		const char *nm = elf_strptr(e, shstrndx, sh.sh_name);
-		if (!nm || strncmp(nm, ".nv.shared.", 11) != 0)
-			continue;
-		for (size_t k = 0; k < nk; k++) {
-			if (strcmp(nm + 11, ks[k].name) != 0)
-				continue;
-			if (sh.sh_size > (uint64_t)INT32_MAX) {
-				rc = fb_seterr(err, FB_EFORMAT, "kernel %zu: .nv.shared section size 0x%llx is not a shared-memory size", k,
-				               (unsigned long long)sh.sh_size);
-				goto out;
-			}
-			ks[k].shared_stored = (int64_t)sh.sh_size;
-			ks[k].shared_user = (int64_t)sh.sh_size;
-			if (id.sm >= 90 && sh.sh_size >= 1024) {
-				ks[k].shared_user -= 1024;
-				ks[k].shared_derived = true;
-			}
-		}
-	}
-out:
-	free(regs);
+	else
+		rc = read_kernels(e, id.sm, &ks, &nk, err);
 	if (e)
 		elf_end(e);
 	free(copy);

@@ -327,6 +327,128 @@ fb_scan_buffer(const void *data, size_t size, const char *name, struct fb_scan *
 	return rc;
 }
 
+/* Prefixes err's message with where ("member.o: .nv_fatbin: "), as room allows. */
+static void
+prefix_where(struct fb_error *err, const char *where)
+{
+	if (!err || !where[0])
+		return;
+	size_t wl = strlen(where), cap = sizeof(err->msg);
+	if (wl + 3 < cap) {
+		memmove(err->msg + wl + 2, err->msg, cap - wl - 3);
+		err->msg[cap - 1] = 0;
+		memcpy(err->msg, where, wl);
+		err->msg[wl] = ':';
+		err->msg[wl + 1] = ' ';
+	}
+}
+
+/* The one entry of a lone cubin or PTX blob, as fb_fatbin_parse would report it. */
+static int
+bare_entry(const unsigned char *base, const struct fb_blob *bl, struct fb_entry *out, struct fb_error *err)
+{
+	int rc;
+	struct fb_entry e = {0};
+	e.payload = base + bl->offset;
+	e.stored_size = bl->size;
+	e.payload_size = bl->size;
+	e.header_size = 0;
+	if (bl->kind == FB_BLOB_CUBIN) {
+		struct fb_elfid id;
+		rc = fb_elf_ident(e.payload, bl->size, &id, err);
+		if (rc)
+			return rc;
+		e.disk_kind = FB_DISK_KIND_ELF;
+		e.major = 1;
+		e.minor = (uint16_t)id.abi;
+		e.target.sm = id.sm;
+		e.target.kind = AP_SASS;
+		e.flags = FB_FLAG_64BIT;
+		if (id.compat) {
+			e.compat = id.compat;
+			e.compat_len = id.compat_len;
+			/* .nv.compat attribute 9 = 1 marks 'a' code */
+			for (size_t i = 0; i + 3 <= id.compat_len && id.compat[i] != 0; i += id.compat[i] == 3 ? 4 : 3) {
+				if (id.compat[i] == 2 && id.compat[i + 1] == 9) {
+					if (id.compat[i + 2] == 1) {
+						e.target.variant = AP_ARCH;
+						e.flags |= FB_FLAG_ARCH_A;
+					}
+					break;
+				}
+				if (id.compat[i] != 2 && id.compat[i] != 3)
+					break;
+			}
+			if (id.sm >= 100)
+				e.flags |= FB_FLAG_COMPAT;
+		}
+	} else {
+		int ma = 0, mi = 0;
+		size_t len = bl->size;
+		while (len && e.payload[len - 1] == 0)
+			len--;
+		rc = fb_ptx_info(e.payload, len, &ma, &mi, &e.target, err);
+		if (rc)
+			return rc;
+		e.disk_kind = FB_DISK_KIND_PTX;
+		e.major = (uint16_t)ma;
+		e.minor = (uint16_t)mi;
+		e.flags = FB_FLAG_64BIT | (e.target.variant == AP_ARCH ? FB_FLAG_ARCH_A : 0) |
+		          (e.target.variant == AP_FAMILY ? FB_FLAG_FAMILY_F : 0);
+	}
+	*out = e;
+	return FB_OK;
+}
+
+/* arr (n used of *cap elements of elem bytes) with room for more (> 0): arr itself, or a
+ * reallocation to twice the capacity plus more; NULL when out of memory. */
+static void *
+reserve(void *arr, size_t n, size_t more, size_t *cap, size_t elem)
+{
+	if (n + more <= *cap)
+		return arr;
+	size_t nc = (*cap + more) * 2;
+	void *na = realloc(arr, nc * elem);
+	if (na)
+		*cap = nc;
+	return na;
+}
+
+/* Appends one (the parse of blob b) to all, with offsets and indices made global. */
+static int
+append_parsed(struct fb_parsed *all, size_t *ccap, size_t *ecap, const struct fb_parsed *one, const struct fb_blob *bl,
+              size_t b)
+{
+	size_t cbase = all->ncontainers, ebase = all->nentries;
+	if (one->ncontainers) {
+		struct fb_container *ncs = reserve(all->containers, all->ncontainers, one->ncontainers, ccap,
+		                                   sizeof(*all->containers));
+		if (!ncs)
+			return -1;
+		all->containers = ncs;
+	}
+	if (one->nentries) {
+		struct fb_entry *nes = reserve(all->entries, all->nentries, one->nentries, ecap, sizeof(*all->entries));
+		if (!nes)
+			return -1;
+		all->entries = nes;
+	}
+	for (size_t i = 0; i < one->ncontainers; i++) {
+		struct fb_container c = one->containers[i];
+		c.offset += bl->offset;
+		c.first += ebase;
+		c.blob = b;
+		all->containers[all->ncontainers++] = c;
+	}
+	for (size_t i = 0; i < one->nentries; i++) {
+		struct fb_entry e = one->entries[i];
+		e.offset += bl->offset;
+		e.container += cbase;
+		all->entries[all->nentries++] = e;
+	}
+	return 0;
+}
+
 int
 fb_scan_entries(const void *data, const struct fb_scan *s, struct fb_parsed *out, struct fb_error *err)
 {
@@ -341,67 +463,14 @@ fb_scan_entries(const void *data, const struct fb_scan *s, struct fb_parsed *out
 		if (bl->kind == FB_BLOB_FATBIN) {
 			rc = fb_fatbin_parse(base + bl->offset, bl->size, 0, &one, err);
 			if (rc) {
-				if (err && bl->where[0]) {
-					size_t wl = strlen(bl->where), cap = sizeof(err->msg);
-					if (wl + 3 < cap) {
-						memmove(err->msg + wl + 2, err->msg, cap - wl - 3);
-						err->msg[cap - 1] = 0;
-						memcpy(err->msg, bl->where, wl);
-						err->msg[wl] = ':';
-						err->msg[wl + 1] = ' ';
-					}
-				}
+				prefix_where(err, bl->where);
 				goto fail;
 			}
 		} else {
-			struct fb_entry e = {0};
-			e.payload = base + bl->offset;
-			e.stored_size = bl->size;
-			e.payload_size = bl->size;
-			e.header_size = 0;
-			if (bl->kind == FB_BLOB_CUBIN) {
-				struct fb_elfid id;
-				rc = fb_elf_ident(e.payload, bl->size, &id, err);
-				if (rc)
-					goto fail;
-				e.disk_kind = FB_DISK_KIND_ELF;
-				e.major = 1;
-				e.minor = (uint16_t)id.abi;
-				e.target.sm = id.sm;
-				e.target.kind = AP_SASS;
-				e.flags = FB_FLAG_64BIT;
-				if (id.compat) {
-					e.compat = id.compat;
-					e.compat_len = id.compat_len;
-					/* .nv.compat attribute 9 = 1 marks 'a' code */
-					for (size_t i = 0; i + 3 <= id.compat_len && id.compat[i] != 0; i += id.compat[i] == 3 ? 4 : 3) {
-						if (id.compat[i] == 2 && id.compat[i + 1] == 9) {
-							if (id.compat[i + 2] == 1) {
-								e.target.variant = AP_ARCH;
-								e.flags |= FB_FLAG_ARCH_A;
-							}
-							break;
-						}
-						if (id.compat[i] != 2 && id.compat[i] != 3)
-							break;
-					}
-					if (id.sm >= 100)
-						e.flags |= FB_FLAG_COMPAT;
-				}
-			} else {
-				int ma = 0, mi = 0;
-				size_t len = bl->size;
-				while (len && e.payload[len - 1] == 0)
-					len--;
-				rc = fb_ptx_info(e.payload, len, &ma, &mi, &e.target, err);
-				if (rc)
-					goto fail;
-				e.disk_kind = FB_DISK_KIND_PTX;
-				e.major = (uint16_t)ma;
-				e.minor = (uint16_t)mi;
-				e.flags = FB_FLAG_64BIT | (e.target.variant == AP_ARCH ? FB_FLAG_ARCH_A : 0) |
-				          (e.target.variant == AP_FAMILY ? FB_FLAG_FAMILY_F : 0);
-			}
+			struct fb_entry e;
+			rc = bare_entry(base, bl, &e, err);
+			if (rc)
+				goto fail;
 			one.entries = malloc(sizeof(e));
 			one.containers = malloc(sizeof(*one.containers));
 			if (!one.entries || !one.containers) {
@@ -414,42 +483,10 @@ fb_scan_entries(const void *data, const struct fb_scan *s, struct fb_parsed *out
 			one.containers[0] = (struct fb_container){0, bl->size, 0, 1, 0, true};
 			one.ncontainers = 1;
 		}
-		/* append with offsets and indices made global */
-		size_t cbase = all.ncontainers, ebase = all.nentries;
-		if (all.ncontainers + one.ncontainers > ccap) {
-			size_t nc = (ccap + one.ncontainers) * 2;
-			struct fb_container *ncs = realloc(all.containers, nc * sizeof(*ncs));
-			if (!ncs) {
-				fb_parsed_free(&one);
-				rc = fb_seterr(err, FB_ENOMEM, "out of memory");
-				goto fail;
-			}
-			all.containers = ncs;
-			ccap = nc;
-		}
-		if (all.nentries + one.nentries > ecap) {
-			size_t nc = (ecap + one.nentries) * 2;
-			struct fb_entry *nes = realloc(all.entries, nc * sizeof(*nes));
-			if (!nes) {
-				fb_parsed_free(&one);
-				rc = fb_seterr(err, FB_ENOMEM, "out of memory");
-				goto fail;
-			}
-			all.entries = nes;
-			ecap = nc;
-		}
-		for (size_t i = 0; i < one.ncontainers; i++) {
-			struct fb_container c = one.containers[i];
-			c.offset += bl->offset;
-			c.first += ebase;
-			c.blob = b;
-			all.containers[all.ncontainers++] = c;
-		}
-		for (size_t i = 0; i < one.nentries; i++) {
-			struct fb_entry e = one.entries[i];
-			e.offset += bl->offset;
-			e.container += cbase;
-			all.entries[all.nentries++] = e;
+		if (append_parsed(&all, &ccap, &ecap, &one, bl, b)) {
+			fb_parsed_free(&one);
+			rc = fb_seterr(err, FB_ENOMEM, "out of memory");
+			goto fail;
 		}
 		fb_parsed_free(&one);
 	}

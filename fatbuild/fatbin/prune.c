@@ -35,6 +35,55 @@
 
 /* ---- files ---- */
 
+/* A linked ELF (executable or shared library): its containers pruned in place in a copy. */
+static int
+prune_linked(struct pctx *c, const unsigned char *p, size_t size, const char *name, struct grow *g,
+             struct fb_error *err)
+{
+	struct fb_scan sc;
+	int rc = fb_scan_buffer(p, size, name, &sc, err);
+	if (rc)
+		return rc;
+	g->d = malloc(size ? size : 1);
+	if (!g->d)
+		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
+	else {
+		memcpy(g->d, p, size);
+		g->n = size;
+	}
+	for (size_t b = 0; !rc && b < sc.nblobs; b++) {
+		const struct fb_blob *bl = &sc.blobs[b];
+		unsigned char *nb;
+		size_t nsz;
+		bool ch;
+		bool rel = strstr(bl->where, "__nv_relfatbin") != NULL;
+		char where[300];
+		snprintf(where, sizeof(where), "%s %s", name, bl->where);
+		rc = fb_prune_blob(c, p + bl->offset, bl->size, where, true, rel, &nb, &nsz, NULL, &ch);
+		if (!rc)
+			memcpy(g->d + bl->offset, nb, nsz);
+		free(nb);
+	}
+	fb_scan_free(&sc);
+	return rc;
+}
+
+/* Ends the notes with "... and N more" when some were left out. */
+static void
+notes_close(struct pctx *c)
+{
+	if (c->nnotes <= NOTE_LINES)
+		return;
+	char more[64];
+	snprintf(more, sizeof(more), "... and %zu more\n", c->nnotes - NOTE_LINES);
+	size_t l = strlen(more);
+	char *n = realloc(c->notes, c->nlen + l + 1);
+	if (n) {
+		memcpy(n + c->nlen, more, l + 1);
+		c->notes = n;
+	}
+}
+
 int
 fb_prune_buffer(const void *data, size_t size, const char *name, const struct fb_prune_opts *opts,
                 unsigned char **out, size_t *outsize, struct fb_prune_report *rep, struct fb_error *err)
@@ -77,31 +126,7 @@ fb_prune_buffer(const void *data, size_t size, const char *name, const struct fb
 			snprintf(rep->type, sizeof(rep->type), "linked");
 			rep->in_place = true;
 			c.linked = true;
-			struct fb_scan sc;
-			rc = fb_scan_buffer(p, size, name, &sc, err);
-			if (!rc) {
-				g.d = malloc(size ? size : 1);
-				if (!g.d)
-					rc = fb_seterr(err, FB_ENOMEM, "out of memory");
-				else {
-					memcpy(g.d, p, size);
-					g.n = size;
-				}
-				for (size_t b = 0; !rc && b < sc.nblobs; b++) {
-					const struct fb_blob *bl = &sc.blobs[b];
-					unsigned char *nb;
-					size_t nsz;
-					bool ch;
-					bool rel = strstr(bl->where, "__nv_relfatbin") != NULL;
-					char where[300];
-					snprintf(where, sizeof(where), "%s %s", name, bl->where);
-					rc = fb_prune_blob(&c, p + bl->offset, bl->size, where, true, rel, &nb, &nsz, NULL, &ch);
-					if (!rc)
-						memcpy(g.d + bl->offset, nb, nsz);
-					free(nb);
-				}
-				fb_scan_free(&sc);
-			}
+			rc = prune_linked(&c, p, size, name, &g, err);
 		}
 	} else if (size >= 8 && memcmp(p, "!<arch>\n", 8) == 0) {
 		snprintf(rep->type, sizeof(rep->type), "archive");
@@ -114,16 +139,7 @@ fb_prune_buffer(const void *data, size_t size, const char *name, const struct fb
 	} else {
 		rc = fb_seterr(err, FB_EFORMAT, "%s: not a fatbin, ELF object/library or ar archive", name);
 	}
-	if (c.nnotes > NOTE_LINES) {
-		char more[64];
-		snprintf(more, sizeof(more), "... and %zu more\n", c.nnotes - NOTE_LINES);
-		size_t l = strlen(more);
-		char *n = realloc(c.notes, c.nlen + l + 1);
-		if (n) {
-			memcpy(n + c.nlen, more, l + 1);
-			c.notes = n;
-		}
-	}
+	notes_close(&c);
 	rep->notes = c.notes;
 	if (!rc && rep->missing && !opts->allow_missing)
 		rc = fb_seterr(err, FB_ENOIMAGE,

@@ -138,6 +138,50 @@ scan_all(const void *data, size_t size, const char *name, struct fb_scan *sc, st
 	return rc;
 }
 
+/* The sizes after pruning to opts->targets: the pruned file's rows, containers and totals. */
+static int
+size_pruned(const void *data, size_t size, const char *name, const struct fb_size_opts *opts,
+            const struct fb_parsed *p, struct fb_size_report *out, size_t *cap, struct fb_error *err)
+{
+	struct fb_prune_opts po = {opts->targets, opts->ntargets, true, opts->prune_lto, opts->prune_relocatable, 0};
+	unsigned char *pb;
+	size_t psz;
+	int rc = fb_prune_buffer(data, size, name, &po, &pb, &psz, &out->prune, err);
+	if (rc)
+		return rc;
+	out->pruned = true;
+	out->pruned_file_size = psz;
+	struct fb_scan sc2;
+	struct fb_parsed p2;
+	rc = scan_all(pb, psz, name, &sc2, &p2, err);
+	if (!rc) {
+		if (p2.ncontainers != p->ncontainers) {
+			rc = fb_seterr(err, FB_EFORMAT, "%s: the pruned file has %zu containers, the file %zu", name,
+			               p2.ncontainers, p->ncontainers);
+		} else if (count(&p2, &out->rows, &out->nrows, cap, true)) {
+			rc = fb_seterr(err, FB_ENOMEM, "out of memory");
+		} else {
+			for (size_t c = 0; c < p2.ncontainers; c++) {
+				const struct fb_container *ct = &p2.containers[c];
+				out->containers[c].kept_entries = ct->count;
+				for (size_t i = 0; i < ct->count; i++)
+					out->containers[c].kept_stored += entry_stored(&p2.entries[ct->first + i]);
+			}
+			out->kept_entries = p2.nentries;
+			for (size_t i = 0; i < p2.nentries; i++) {
+				out->kept_stored += entry_stored(&p2.entries[i]);
+				out->kept_uncompressed += entry_uncompressed(&p2.entries[i]);
+			}
+		}
+		fb_parsed_free(&p2);
+		fb_scan_free(&sc2);
+	}
+	if (!rc && opts->zstd_level > 0)
+		rc = fb_zstd_size(pb, psz, opts->zstd_level, &out->zstd_after, err);
+	free(pb);
+	return rc;
+}
+
 int
 fb_size(const void *data, size_t size, const char *name, const struct fb_size_opts *opts, struct fb_size_report *out,
         struct fb_error *err)
@@ -179,44 +223,8 @@ fb_size(const void *data, size_t size, const char *name, const struct fb_size_op
 	}
 	if (opts->zstd_level > 0 && (rc = fb_zstd_size(data, size, opts->zstd_level, &out->zstd_before, err)) != 0)
 		goto done;
-	if (opts->targets && opts->ntargets) {
-		struct fb_prune_opts po = {opts->targets, opts->ntargets, true, opts->prune_lto, opts->prune_relocatable, 0};
-		unsigned char *pb;
-		size_t psz;
-		rc = fb_prune_buffer(data, size, name, &po, &pb, &psz, &out->prune, err);
-		if (rc)
-			goto done;
-		out->pruned = true;
-		out->pruned_file_size = psz;
-		struct fb_scan sc2;
-		struct fb_parsed p2;
-		rc = scan_all(pb, psz, name, &sc2, &p2, err);
-		if (!rc) {
-			if (p2.ncontainers != p.ncontainers) {
-				rc = fb_seterr(err, FB_EFORMAT, "%s: the pruned file has %zu containers, the file %zu", name,
-				               p2.ncontainers, p.ncontainers);
-			} else if (count(&p2, &out->rows, &out->nrows, &cap, true)) {
-				rc = fb_seterr(err, FB_ENOMEM, "out of memory");
-			} else {
-				for (size_t c = 0; c < p2.ncontainers; c++) {
-					const struct fb_container *ct = &p2.containers[c];
-					out->containers[c].kept_entries = ct->count;
-					for (size_t i = 0; i < ct->count; i++)
-						out->containers[c].kept_stored += entry_stored(&p2.entries[ct->first + i]);
-				}
-				out->kept_entries = p2.nentries;
-				for (size_t i = 0; i < p2.nentries; i++) {
-					out->kept_stored += entry_stored(&p2.entries[i]);
-					out->kept_uncompressed += entry_uncompressed(&p2.entries[i]);
-				}
-			}
-			fb_parsed_free(&p2);
-			fb_scan_free(&sc2);
-		}
-		if (!rc && opts->zstd_level > 0)
-			rc = fb_zstd_size(pb, psz, opts->zstd_level, &out->zstd_after, err);
-		free(pb);
-	}
+	if (opts->targets && opts->ntargets)
+		rc = size_pruned(data, size, name, opts, &p, out, &cap, err);
 	if (out->nrows)
 		qsort(out->rows, out->nrows, sizeof(*out->rows), row_qsort);
 done:
