@@ -398,44 +398,14 @@ pick(const unsigned char *p, int dev, struct img *best, char *listing, size_t ls
 	return have;
 }
 
+/* Loads the chosen image best (NULL: none fits) for device dev as a module into *out, as the
+ * driver would; last_image says which. */
 static CUresult
-load(void **out, const void *image, const char *api)
+load_chosen(void **out, const struct img *chosen, const char *api, int dev, const char *listing)
 {
-	if (!fake_state()->inited)
-		return 3;
-	if (!out || !image)
-		return 1;
-	struct fake_ctx *c = cur();
-	if (!c)
-		return 201;
-	int rc = fake_fail(api, c->dev, -1);
-	if (rc)
-		return rc;
-	struct fake_device *d = fake_device(c->dev);
-	int dev = 10 * d->major + d->minor;
-	const unsigned char *p = image;
-	if (fb_rd32(p) == FB_WRAPPER_MAGIC) /* the nvcc wrapper: follow its pointer */
-		p = *(const unsigned char *const *)(p + 8);
-	if (fb_rd32(p) != FB_CONTAINER_MAGIC) {
-		fake_log("%s: not a fatbin", api);
-		return 200;
-	}
-	struct img best = {0};
-	char listing[256] = "";
-	int have = pick(p, dev, &best, listing, sizeof(listing));
-	if (have < 0)
-		return 200;
-	const char *lazy = getenv("FAKECUDA_LAZY");
-	if (!have && lazy && strcmp(lazy, "1") == 0) {
-		struct fake_module *lm = calloc(1, sizeof(*lm));
-		if (!lm)
-			return 2;
-		lm->magic = MOD_MAGIC;
-		lm->nofit = 1;
-		fake_log("%s: device %d.%d: lazy, no image fits (has%s)", api, dev / 10, dev % 10, listing);
-		*out = lm;
-		return 0;
-	}
+	int rc;
+	int have = chosen != NULL;
+	struct img best = have ? *chosen : (struct img){0};
 	pthread_mutex_lock(&lock);
 	if (!have) {
 		last_image[0] = 0;
@@ -485,6 +455,47 @@ load(void **out, const void *image, const char *api)
 	fake_log("%s: device %d.%d: image %s (has%s)", api, dev / 10, dev % 10, m->image, listing);
 	*out = m;
 	return 0;
+}
+
+static CUresult
+load(void **out, const void *image, const char *api)
+{
+	if (!fake_state()->inited)
+		return 3;
+	if (!out || !image)
+		return 1;
+	struct fake_ctx *c = cur();
+	if (!c)
+		return 201;
+	int rc = fake_fail(api, c->dev, -1);
+	if (rc)
+		return rc;
+	struct fake_device *d = fake_device(c->dev);
+	int dev = 10 * d->major + d->minor;
+	const unsigned char *p = image;
+	if (fb_rd32(p) == FB_WRAPPER_MAGIC) /* the nvcc wrapper: follow its pointer */
+		p = *(const unsigned char *const *)(p + 8);
+	if (fb_rd32(p) != FB_CONTAINER_MAGIC) {
+		fake_log("%s: not a fatbin", api);
+		return 200;
+	}
+	struct img best = {0};
+	char listing[256] = "";
+	int have = pick(p, dev, &best, listing, sizeof(listing));
+	if (have < 0)
+		return 200;
+	const char *lazy = getenv("FAKECUDA_LAZY");
+	if (!have && lazy && strcmp(lazy, "1") == 0) {
+		struct fake_module *lm = calloc(1, sizeof(*lm));
+		if (!lm)
+			return 2;
+		lm->magic = MOD_MAGIC;
+		lm->nofit = 1;
+		fake_log("%s: device %d.%d: lazy, no image fits (has%s)", api, dev / 10, dev % 10, listing);
+		*out = lm;
+		return 0;
+	}
+	return load_chosen(out, have ? &best : NULL, api, dev, listing);
 }
 
 CUresult
