@@ -278,7 +278,7 @@ cmd_compile(int argc, char **argv)
 		warn("compile: --depfile needs -o (the depfile's target)");
 		goto usage;
 	}
-	if (std && strcmp(std, "c++17") && strcmp(std, "c++20") && strcmp(std, "c++14") && strcmp(std, "c++11")) {
+	if (std && !fb_compile_std_ok(std)) {
 		warn("compile: unsupported --std '%s' (use c++17 or c++20)", std);
 		goto usage;
 	}
