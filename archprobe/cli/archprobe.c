@@ -8,65 +8,70 @@
 
 #include "archprobe.h"
 
-static const char usage_text[] =
-	"usage: archprobe [--format FORMAT] [--arch-list LIST] [--fallback LIST] [--strict]\n"
-	"                 [--timeout S] [--libcuda PATH] [--no-subprocess] [--cache[=FILE]]\n"
-	"                 [--cuda-version X.Y] [--silent] [-v] [-h]\n"
-	"\n"
-	"Asks the CUDA driver (libcuda.so.1, loaded with dlopen in a helper process with a timeout; no\n"
-	"context is created) which GPUs are visible, and prints them with the arch list they need:\n"
-	"one entry per distinct compute capability, numerically sorted, PTX for the newest (what the\n"
-	"arch list 'native' means in fatbuild and docs/archlist.md).\n"
-	"\n"
-	"Formats (--format):\n"
-	"  table       (default) the devices, the driver, and under them the arch list\n"
-	"  json        everything, schema archprobe/1: status, source, reason, cuda_error, driver, env,\n"
-	"              devices[], archs[], min, max, toolkit\n"
-	"  cmake torch nvcc clang list nvrtc bazel\n"
-	"              the arch list only; devices 8.6 + 9.0 give cmake '86-real;90', torch '8.6 9.0+PTX'\n"
-	"  nvptx-arch  drop-in for LLVM's nvptx-arch: one sm_XY line per device in enumeration order\n"
-	"              (duplicates kept); exit 0 with no output when there is no device, 1 on failure\n"
-	"  nvcc-query  drop-in for CUDA's __nvcc_device_query: sorted unique '86,90' without newline;\n"
-	"              exit 2 when the driver counts 0 devices, 1 on any other failure\n"
-	"  (installed or linked under the name nvptx-arch or __nvcc_device_query, archprobe uses that\n"
-	"  format by default)\n"
-	"\n"
-	"Options:\n"
-	"  --arch-list LIST   resolve LIST instead (any mix of 8.6 / 86-real / sm_86 / Ampere / native /\n"
-	"                     auto / all-major), printed like `fatbuild flags`\n"
-	"  --fallback LIST    when probing fails (no driver, stub, no device, driver error, timeout) or\n"
-	"                     no device is supported, print LIST's archs instead, exit 0, and say why on\n"
-	"                     stderr (default: ARCHPROBE_FALLBACK; none: the failure is an error)\n"
-	"  --strict           never fall back; a device that could not be queried is an error (exit 5)\n"
-	"  --timeout S        give the driver S seconds (default: ARCHPROBE_TIMEOUT, else 10)\n"
-	"  --libcuda PATH     load exactly this file (default: ARCHPROBE_LIBCUDA, else libcuda.so.1 via\n"
-	"                     the system search, else /usr/lib/wsl/lib/libcuda.so.1)\n"
-	"  --no-subprocess    query the driver in this process (faster; no timeout or crash guard)\n"
-	"  --cache[=FILE]     reuse an earlier ok answer while nothing it depends on changed (libcuda\n"
-	"                     file, LD_LIBRARY_PATH, CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, boot);\n"
-	"                     default FILE: $XDG_CACHE_HOME/archprobe/probe (also ARCHPROBE_CACHE=FILE|1)\n"
-	"  --cuda-version X.Y check archs against the built-in table of CUDA X.Y instead of the\n"
-	"                     installed toolkit (CUDA_HOME, nvcc on PATH, /usr/local/cuda)\n"
-	"  --clang-version N  --format clang as clang N reads it (22+: --cuda-include-ptx for PTX; older:\n"
-	"                     --no-cuda-include-ptx for SASS only); default: a spelling every clang reads\n"
-	"  --silent           no diagnostics on stderr (as __nvcc_device_query --silent)\n"
-	"  -v, --verbose      also print the loader trace on stderr\n"
-	"  -h, --help         this text\n"
-	"\n"
-	"Environment: ARCHPROBE_ARCHS=\"8.6 9.0\" replaces probing (CI, docker build); ARCHPROBE_FALLBACK,\n"
-	"ARCHPROBE_TIMEOUT, ARCHPROBE_LIBCUDA, ARCHPROBE_CACHE as the options; CUDA_VISIBLE_DEVICES and\n"
-	"CUDA_DEVICE_ORDER reach the driver untouched and are reported.\n"
-	"\n"
-	"Examples:\n"
-	"  archprobe                                  devices and their arch list\n"
-	"  cmake -DCMAKE_CUDA_ARCHITECTURES=\"$(archprobe --format cmake --fallback all-major)\" ..\n"
-	"  TORCH_CUDA_ARCH_LIST=\"$(archprobe --format torch)\" pip install .\n"
-	"  clang --nvptx-arch-tool=\"archprobe --format nvptx-arch\" ...   (or a symlink named nvptx-arch)\n"
-	"\n"
-	"Exit codes: 0 success; 1 no visible device (the message mentions CUDA_VISIBLE_DEVICES when\n"
-	"set), no toolkit; 2 bad usage or arch list; 3 no CUDA driver; 4 the driver is NVIDIA's stub\n"
-	"library; 5 driver error; 6 the probe timed out or crashed. With --fallback (not --strict) the\n"
-	"probe failures 1 and 3-6 print the fallback and exit 0.\n";
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: archprobe [--format FORMAT] [--arch-list LIST] [--fallback LIST] [--strict]\n"
+	        "                 [--timeout S] [--libcuda PATH] [--no-subprocess] [--cache[=FILE]]\n"
+	        "                 [--cuda-version X.Y] [--silent] [-v] [-h]\n"
+	        "\n"
+	        "Asks the CUDA driver (libcuda.so.1, loaded with dlopen in a helper process with a timeout; no\n"
+	        "context is created) which GPUs are visible, and prints them with the arch list they need:\n"
+	        "one entry per distinct compute capability, numerically sorted, PTX for the newest (what the\n"
+	        "arch list 'native' means in fatbuild and docs/archlist.md).\n"
+	        "\n"
+	        "Formats (--format):\n"
+	        "  table       (default) the devices, the driver, and under them the arch list\n"
+	        "  json        everything, schema archprobe/1: status, source, reason, cuda_error, driver, env,\n"
+	        "              devices[], archs[], min, max, toolkit\n"
+	        "  cmake torch nvcc clang list nvrtc bazel\n"
+	        "              the arch list only; devices 8.6 + 9.0 give cmake '86-real;90', torch '8.6 9.0+PTX'\n"
+	        "  nvptx-arch  drop-in for LLVM's nvptx-arch: one sm_XY line per device in enumeration order\n"
+	        "              (duplicates kept); exit %d with no output when there is no device, %d on failure\n"
+	        "  nvcc-query  drop-in for CUDA's __nvcc_device_query: sorted unique '86,90' without newline;\n"
+	        "              exit %d when the driver counts 0 devices, %d on any other failure\n"
+	        "  (installed or linked under the name nvptx-arch or __nvcc_device_query, archprobe uses that\n"
+	        "  format by default)\n"
+	        "\n"
+	        "Options:\n"
+	        "  --arch-list LIST   resolve LIST instead (any mix of 8.6 / 86-real / sm_86 / Ampere / native /\n"
+	        "                     auto / all-major), printed like `fatbuild flags`\n"
+	        "  --fallback LIST    when probing fails (no driver, stub, no device, driver error, timeout) or\n"
+	        "                     no device is supported, print LIST's archs instead, exit %d, and say why on\n"
+	        "                     stderr (default: ARCHPROBE_FALLBACK; none: the failure is an error)\n"
+	        "  --strict           never fall back; a device that could not be queried is an error (exit %d)\n"
+	        "  --timeout S        give the driver S seconds (default: ARCHPROBE_TIMEOUT, else 10)\n"
+	        "  --libcuda PATH     load exactly this file (default: ARCHPROBE_LIBCUDA, else libcuda.so.1 via\n"
+	        "                     the system search, else /usr/lib/wsl/lib/libcuda.so.1)\n"
+	        "  --no-subprocess    query the driver in this process (faster; no timeout or crash guard)\n"
+	        "  --cache[=FILE]     reuse an earlier ok answer while nothing it depends on changed (libcuda\n"
+	        "                     file, LD_LIBRARY_PATH, CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, boot);\n"
+	        "                     default FILE: $XDG_CACHE_HOME/archprobe/probe (also ARCHPROBE_CACHE=FILE|1)\n"
+	        "  --cuda-version X.Y check archs against the built-in table of CUDA X.Y instead of the\n"
+	        "                     installed toolkit (CUDA_HOME, nvcc on PATH, /usr/local/cuda)\n"
+	        "  --clang-version N  --format clang as clang N reads it (22+: --cuda-include-ptx for PTX; older:\n"
+	        "                     --no-cuda-include-ptx for SASS only); default: a spelling every clang reads\n"
+	        "  --silent           no diagnostics on stderr (as __nvcc_device_query --silent)\n"
+	        "  -v, --verbose      also print the loader trace on stderr\n"
+	        "  -h, --help         this text\n"
+	        "\n"
+	        "Environment: ARCHPROBE_ARCHS=\"8.6 9.0\" replaces probing (CI, docker build); ARCHPROBE_FALLBACK,\n"
+	        "ARCHPROBE_TIMEOUT, ARCHPROBE_LIBCUDA, ARCHPROBE_CACHE as the options; CUDA_VISIBLE_DEVICES and\n"
+	        "CUDA_DEVICE_ORDER reach the driver untouched and are reported.\n"
+	        "\n"
+	        "Examples:\n"
+	        "  archprobe                                  devices and their arch list\n"
+	        "  cmake -DCMAKE_CUDA_ARCHITECTURES=\"$(archprobe --format cmake --fallback all-major)\" ..\n"
+	        "  TORCH_CUDA_ARCH_LIST=\"$(archprobe --format torch)\" pip install .\n"
+	        "  clang --nvptx-arch-tool=\"archprobe --format nvptx-arch\" ...   (or a symlink named nvptx-arch)\n"
+	        "\n"
+	        "Exit codes: %d success; %d no visible device (the message mentions CUDA_VISIBLE_DEVICES when\n"
+	        "set), no toolkit; %d bad usage or arch list; %d no CUDA driver; %d the driver is NVIDIA's stub\n"
+	        "library; %d driver error; %d the probe timed out or crashed. With --fallback (not --strict) the\n"
+	        "probe failures %d and %d-%d print the fallback and exit %d.\n",
+	        AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE, AP_EXIT_FAIL, AP_EXIT_OK, AP_EXIT_DRIVER, AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE, AP_EXIT_NODRIVER, AP_EXIT_STUB, AP_EXIT_DRIVER, AP_EXIT_TIMEOUT, AP_EXIT_FAIL, AP_EXIT_NODRIVER, AP_EXIT_TIMEOUT, AP_EXIT_OK);
+}
 
 enum { FMT_TABLE = 100, FMT_JSON, FMT_NVPTX_ARCH, FMT_NVCC_QUERY };
 
@@ -111,7 +116,7 @@ usage_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	fputs(usage_text, stderr);
+	usage(stderr);
 	return AP_EXIT_USAGE;
 }
 
@@ -203,7 +208,7 @@ parse_args(int argc, char **argv, struct cli *c)
 		}
 		case 'v': c->verbose = true; break;
 		case 'h':
-			fputs(usage_text, stdout);
+			usage(stdout);
 			return -1;
 		default:
 			if (optopt && optopt < 256)

@@ -33,7 +33,7 @@ usage(FILE *f)
 	        "  --build-dir DIR    where build.ninja and objects go (default: $FATBUILD_BUILD_DIR/NAME,\n"
 	        "                     else $XDG_CACHE_HOME/fatbuild/build/NAME, else\n"
 	        "                     ~/.cache/fatbuild/build/NAME); it must be yours and writable by\n"
-	        "                     nobody else (else exit 7, see README: Security)\n"
+	        "                     nobody else (else exit %d, see README: Security)\n"
 	        "  -I DIR, -D X[=V]   include dirs and defines, for kernels and host code\n"
 	        "  --cflags S, --cxxflags S, --ldflags S   extra words for C, C++, the link; on nvcc's\n"
 	        "                     command line C++ flags go through -Xcompiler (-I -D -U -std= -g as they are)\n"
@@ -75,11 +75,12 @@ usage(FILE *f)
 	        "'fatbuild env' shows what will be used.\n"
 	        "\n"
 	        "SIGINT, SIGTERM or SIGHUP stop everything the build started (ninja, compilers, NVRTC\n"
-	        "jobs); nothing is written and the exit status is 128+signal (130, 143, 129).\n"
+	        "jobs); nothing is written and the exit status is 128+signal (%d, %d, %d).\n"
 	        "\n"
 	        "Examples:\n"
 	        "  fatbuild --arch-list \"8.0 8.6+PTX\" -o libx.so kernels.cu host.cpp\n"
-	        "  fatbuild build --torch --python-module --name muladd -o . muladd.cpp muladd.cu\n");
+	        "  fatbuild build --torch --python-module --name muladd -o . muladd.cpp muladd.cu\n",
+	        AP_EXIT_UNSAFE, 128 + SIGINT, 128 + SIGTERM, 128 + SIGHUP);
 }
 
 /* Takes the value of option `name` when argv[*i] is it; a missing value sets *bad (usage shown). */

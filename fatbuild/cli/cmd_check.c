@@ -7,32 +7,37 @@
 
 #include "cli.h"
 
-static const char usage_text[] =
-	"usage: fatbuild check --arch 8.9[,9.0,...]|native [--quiet] FILE...\n"
-	"\n"
-	"For each arch, says which image of each file the CUDA loader would use and how:\n"
-	"SASS run as is, or PTX JIT-compiled from compute_X, or that no kernel image is\n"
-	"available (exit 1). Every container of a library is a separate module and must\n"
-	"have its own image; a file with several containers is summarised, and fails only\n"
-	"when no container has an image (libraries often ship per-arch modules).\n"
-	"\n"
-	"  --arch LIST   compute capabilities: 8.9, 89, 9.0, 10.0 or sm_90 / sm_90a names.\n"
-	"                X.Y is a real GPU (it runs its own 'a' code). sm_90 models\n"
-	"                nvJitLink -arch=sm_90 (refuses sm_90a images). native asks the\n"
-	"                driver for the visible GPUs.\n"
-	"  --quiet       print nothing on success\n"
-	"\n"
-	"The rules are the model of docs/fatbin.md §7 as observed with nvJitLink 13.0: SASS\n"
-	"of the same major and a lower or equal minor (sm_87/88 only exact; sm >= 100 needs\n"
-	"the compat blob for a lower minor); 'a' only on the same SM; 'f' within the family;\n"
-	"PTX compute_X on any sm >= X; the highest arch wins, SASS on a tie.\n"
-	"Relocatable cubins (-rdc) and LTO-IR are not loadable until device-linked ('fatbuild\n"
-	"dlink', or 'fatbuild build --rdc/--lto'); containers holding only them are the inputs\n"
-	"of a device link (nvcc -rdc objects) and are reported apart.\n"
-	"\n"
-	"Example: fatbuild check --arch 8.9,9.0 build/kernels.fatbin\n"
-	"Exit codes: 0 every arch has an image, 1 some arch has none (or a file is\n"
-	"malformed, or native found no device), 2 usage, 3-6 driver trouble for native.\n";
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: fatbuild check --arch 8.9[,9.0,...]|native [--quiet] FILE...\n"
+	        "\n"
+	        "For each arch, says which image of each file the CUDA loader would use and how:\n"
+	        "SASS run as is, or PTX JIT-compiled from compute_X, or that no kernel image is\n"
+	        "available (exit %d). Every container of a library is a separate module and must\n"
+	        "have its own image; a file with several containers is summarised, and fails only\n"
+	        "when no container has an image (libraries often ship per-arch modules).\n"
+	        "\n"
+	        "  --arch LIST   compute capabilities: 8.9, 89, 9.0, 10.0 or sm_90 / sm_90a names.\n"
+	        "                X.Y is a real GPU (it runs its own 'a' code). sm_90 models\n"
+	        "                nvJitLink -arch=sm_90 (refuses sm_90a images). native asks the\n"
+	        "                driver for the visible GPUs.\n"
+	        "  --quiet       print nothing on success\n"
+	        "\n"
+	        "The rules are the model of docs/fatbin.md §7 as observed with nvJitLink 13.0: SASS\n"
+	        "of the same major and a lower or equal minor (sm_87/88 only exact; sm >= 100 needs\n"
+	        "the compat blob for a lower minor); 'a' only on the same SM; 'f' within the family;\n"
+	        "PTX compute_X on any sm >= X; the highest arch wins, SASS on a tie.\n"
+	        "Relocatable cubins (-rdc) and LTO-IR are not loadable until device-linked ('fatbuild\n"
+	        "dlink', or 'fatbuild build --rdc/--lto'); containers holding only them are the inputs\n"
+	        "of a device link (nvcc -rdc objects) and are reported apart.\n"
+	        "\n"
+	        "Example: fatbuild check --arch 8.9,9.0 build/kernels.fatbin\n"
+	        "Exit codes: %d every arch has an image, %d some arch has none (or a file is\n"
+	        "malformed, or native found no device), %d usage, %d-%d driver trouble for native.\n",
+	        AP_EXIT_FAIL, AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE, AP_EXIT_NODRIVER, AP_EXIT_TIMEOUT);
+}
 
 #define MAXDEV 64
 
@@ -317,13 +322,13 @@ cmd_check(int argc, char **argv)
 		switch (c) {
 		case 'a': arch = optarg; break;
 		case 'q': quiet = true; break;
-		case 'h': fputs(usage_text, stdout); return AP_EXIT_OK;
-		default: fputs(usage_text, stderr); return AP_EXIT_USAGE;
+		case 'h': usage(stdout); return AP_EXIT_OK;
+		default: usage(stderr); return AP_EXIT_USAGE;
 		}
 	}
 	if (!arch || optind >= argc) {
 		warn("check: %s", !arch ? "--arch is required" : "no input file");
-		fputs(usage_text, stderr);
+		usage(stderr);
 		return AP_EXIT_USAGE;
 	}
 	struct ap_target devs[MAXDEV];

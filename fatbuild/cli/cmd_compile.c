@@ -64,25 +64,30 @@ static const char usage_text[] =
 	"  -h, --help         this text\n";
 
 /* The rest of the help (ISO C bounds one string literal to 4095 bytes). */
-static const char usage_more[] =
-	"\n"
-	"One job per kernel file and SASS target, and per PTX target that has no SASS twin (a\n"
-	"'12.0+PTX' is one NVRTC run giving both). Progress on a terminal: [3/7] sm_90 kernels.cu 0.8s.\n"
-	"On an error the log of the first failing target is printed as file:line:col: error: ...\n"
-	"[sm_90], the other jobs are cancelled and nothing is written.\n"
-	"\n"
-	"Cache: FATBUILD_CACHE_DIR, else $XDG_CACHE_HOME/fatbuild, else ~/.cache/fatbuild\n"
-	"('fatbuild cache stats|clear'). FATBUILD_REMOTE_CACHE_HEADER: one header sent to the\n"
-	"remote cache ('Authorization: Bearer TOKEN'); FATBUILD_REMOTE_CACHE_TIMEOUT: seconds per\n"
-	"request (default 10); FATBUILD_CACHE_BASEDIR: paths below it enter the cache key relative\n"
-	"to it (default: each source's directory), so checkouts in other places share entries.\n"
-	"\n"
-	"Examples:\n"
-	"  fatbuild compile --arch-list \"8.0 9.0 12.0+PTX\" -o build/kernels/ softmax.cu gemm.cu\n"
-	"  fatbuild compile --arch-list 9.0a -I include --depfile k.fatbin.d -o k.fatbin k.cu\n"
-	"\n"
-	"Exit codes: 0 success, 1 compile error or no NVRTC, 2 usage or bad arch list, 128+signal\n"
-	"when stopped by SIGINT, SIGTERM or SIGHUP (its NVRTC jobs are stopped, nothing is written).\n";
+static void
+usage_more(FILE *f)
+{
+	fprintf(f,
+	        "\n"
+	        "One job per kernel file and SASS target, and per PTX target that has no SASS twin (a\n"
+	        "'12.0+PTX' is one NVRTC run giving both). Progress on a terminal: [3/7] sm_90 kernels.cu 0.8s.\n"
+	        "On an error the log of the first failing target is printed as file:line:col: error: ...\n"
+	        "[sm_90], the other jobs are cancelled and nothing is written.\n"
+	        "\n"
+	        "Cache: FATBUILD_CACHE_DIR, else $XDG_CACHE_HOME/fatbuild, else ~/.cache/fatbuild\n"
+	        "('fatbuild cache stats|clear'). FATBUILD_REMOTE_CACHE_HEADER: one header sent to the\n"
+	        "remote cache ('Authorization: Bearer TOKEN'); FATBUILD_REMOTE_CACHE_TIMEOUT: seconds per\n"
+	        "request (default 10); FATBUILD_CACHE_BASEDIR: paths below it enter the cache key relative\n"
+	        "to it (default: each source's directory), so checkouts in other places share entries.\n"
+	        "\n"
+	        "Examples:\n"
+	        "  fatbuild compile --arch-list \"8.0 9.0 12.0+PTX\" -o build/kernels/ softmax.cu gemm.cu\n"
+	        "  fatbuild compile --arch-list 9.0a -I include --depfile k.fatbin.d -o k.fatbin k.cu\n"
+	        "\n"
+	        "Exit codes: %d success, %d compile error or no NVRTC, %d usage or bad arch list, 128+signal\n"
+	        "when stopped by SIGINT, SIGTERM or SIGHUP (its NVRTC jobs are stopped, nothing is written).\n",
+	        AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE);
+}
 
 enum { OPT_ARCH = 256, OPT_STD, OPT_FAST, OPT_LINEINFO, OPT_MAXRREG, OPT_DEPFILE, OPT_EMIT, OPT_NOCACHE,
        OPT_COMPRESS, OPT_RDC, OPT_LTO, OPT_NOPCH, OPT_REMOTE, OPT_REMOTE_MODE };
@@ -251,7 +256,7 @@ cmd_compile(int argc, char **argv)
 		case 'v': verbose = 1; break;
 		case 'h':
 			fputs(usage_text, stdout);
-			fputs(usage_more, stdout);
+			usage_more(stdout);
 			free(args);
 			return AP_EXIT_OK;
 		case ':':

@@ -33,7 +33,8 @@ usage(FILE *f)
 	        "  fatbuild compile --rdc --arch-list 8.6 -o b.fatbin b.cu && \\\n"
 	        "  fatbuild dlink --target sm_86 --devrt -o linked.fatbin a.fatbin b.fatbin\n"
 	        "\n"
-	        "Exit codes: 0 linked, 1 link error, no image for TARGET or no nvJitLink, 2 usage.\n");
+	        "Exit codes: %d linked, %d link error, no image for TARGET or no nvJitLink, %d usage.\n",
+	        AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE);
 }
 
 int

@@ -6,23 +6,28 @@
 
 #include "cli.h"
 
-static const char usage_text[] =
-	"usage: fatbuild extract --arch sm_80|compute_86 [--container N] [--max-size BYTES]\n"
-	"                        FILE -o OUT\n"
-	"\n"
-	"Writes the one image of FILE whose arch is exactly the one named (sm_X is a cubin,\n"
-	"compute_X is PTX, lto_X is LTO-IR; 'a'/'f' must match too), decompressed. FILE may be\n"
-	"a .fatbin or any file 'fatbuild inspect' reads. When a library holds that arch in\n"
-	"several containers, pick one with --container N (the index inspect prints).\n"
-	"PTX is written without its trailing NUL; cubins without the container's padding.\n"
-	"\n"
-	"  --arch NAME        the image to write\n"
-	"  --container N      only look in container N\n"
-	"  --max-size BYTES   refuse to decompress more than this (default 1 GiB)\n"
-	"  -o OUT             output file (written atomically)\n"
-	"\n"
-	"Example: fatbuild extract --arch sm_90a k.fatbin -o k_90a.cubin\n"
-	"Exit codes: 0 ok, 1 no such image, malformed or obfuscated input, 2 usage.\n";
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: fatbuild extract --arch sm_80|compute_86 [--container N] [--max-size BYTES]\n"
+	        "                        FILE -o OUT\n"
+	        "\n"
+	        "Writes the one image of FILE whose arch is exactly the one named (sm_X is a cubin,\n"
+	        "compute_X is PTX, lto_X is LTO-IR; 'a'/'f' must match too), decompressed. FILE may be\n"
+	        "a .fatbin or any file 'fatbuild inspect' reads. When a library holds that arch in\n"
+	        "several containers, pick one with --container N (the index inspect prints).\n"
+	        "PTX is written without its trailing NUL; cubins without the container's padding.\n"
+	        "\n"
+	        "  --arch NAME        the image to write\n"
+	        "  --container N      only look in container N\n"
+	        "  --max-size BYTES   refuse to decompress more than this (default 1 GiB)\n"
+	        "  -o OUT             output file (written atomically)\n"
+	        "\n"
+	        "Example: fatbuild extract --arch sm_90a k.fatbin -o k_90a.cubin\n"
+	        "Exit codes: %d ok, %d no such image, malformed or obfuscated input, %d usage.\n",
+	        AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE);
+}
 
 int
 cmd_extract(int argc, char **argv)
@@ -56,13 +61,13 @@ cmd_extract(int argc, char **argv)
 				return AP_EXIT_USAGE;
 			}
 			break;
-		case 'h': fputs(usage_text, stdout); return AP_EXIT_OK;
-		default: fputs(usage_text, stderr); return AP_EXIT_USAGE;
+		case 'h': usage(stdout); return AP_EXIT_OK;
+		default: usage(stderr); return AP_EXIT_USAGE;
 		}
 	}
 	if (!arch || !out || optind + 1 != argc) {
 		warn("extract: %s", !arch ? "--arch is required" : !out ? "-o OUT is required" : "exactly one input file");
-		fputs(usage_text, stderr);
+		usage(stderr);
 		return AP_EXIT_USAGE;
 	}
 	struct ap_target want;

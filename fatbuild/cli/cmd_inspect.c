@@ -7,25 +7,30 @@
 
 #include "cli.h"
 
-static const char usage_text[] =
-	"usage: fatbuild inspect [--format table|json] [--kernels] [--max-size BYTES] FILE...\n"
-	"\n"
-	"Lists every fatbin container and every image in .fatbin, .cubin, .ptx, .o, .a, .so\n"
-	"and executables: kind (elf = SASS cubin, ptx, lto = LTO-IR), arch (sm_90a, compute_86),\n"
-	"stored and uncompressed size, compression, flags and identifier. Host files are read\n"
-	"through mmap; containers are found in the .nv_fatbin and __nv_relfatbin sections (also\n"
-	"inside static-archive members). Nothing is decompressed unless --kernels asks for it.\n"
-	"\n"
-	"  --format table|json  output format (default table). json is one document; every\n"
-	"                       entry is an object with at least \"kind\" and \"arch\".\n"
-	"  --kernels            also list the kernels of each cubin (decompressing if needed):\n"
-	"                       registers and static shared memory. On sm >= 90 the cubin\n"
-	"                       stores 1024 bytes more than the code asked for; the user\n"
-	"                       value is shown and marked as derived.\n"
-	"  --max-size BYTES     refuse to decompress an image larger than this (default 1 GiB)\n"
-	"\n"
-	"Example: fatbuild inspect --kernels build/kernels.fatbin\n"
-	"Exit codes: 0 ok, 1 a file is malformed or unreadable, 2 usage.\n";
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: fatbuild inspect [--format table|json] [--kernels] [--max-size BYTES] FILE...\n"
+	        "\n"
+	        "Lists every fatbin container and every image in .fatbin, .cubin, .ptx, .o, .a, .so\n"
+	        "and executables: kind (elf = SASS cubin, ptx, lto = LTO-IR), arch (sm_90a, compute_86),\n"
+	        "stored and uncompressed size, compression, flags and identifier. Host files are read\n"
+	        "through mmap; containers are found in the .nv_fatbin and __nv_relfatbin sections (also\n"
+	        "inside static-archive members). Nothing is decompressed unless --kernels asks for it.\n"
+	        "\n"
+	        "  --format table|json  output format (default table). json is one document; every\n"
+	        "                       entry is an object with at least \"kind\" and \"arch\".\n"
+	        "  --kernels            also list the kernels of each cubin (decompressing if needed):\n"
+	        "                       registers and static shared memory. On sm >= 90 the cubin\n"
+	        "                       stores 1024 bytes more than the code asked for; the user\n"
+	        "                       value is shown and marked as derived.\n"
+	        "  --max-size BYTES     refuse to decompress an image larger than this (default 1 GiB)\n"
+	        "\n"
+	        "Example: fatbuild inspect --kernels build/kernels.fatbin\n"
+	        "Exit codes: %d ok, %d a file is malformed or unreadable, %d usage.\n",
+	        AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE);
+}
 
 struct opts {
 	bool json, kernels;
@@ -280,7 +285,7 @@ cmd_inspect(int argc, char **argv)
 				o.json = false;
 			else {
 				warn("inspect: unknown format '%s' (table or json)", optarg);
-				fputs(usage_text, stderr);
+				usage(stderr);
 				return AP_EXIT_USAGE;
 			}
 			break;
@@ -291,13 +296,13 @@ cmd_inspect(int argc, char **argv)
 				return AP_EXIT_USAGE;
 			}
 			break;
-		case 'h': fputs(usage_text, stdout); return AP_EXIT_OK;
-		default: fputs(usage_text, stderr); return AP_EXIT_USAGE;
+		case 'h': usage(stdout); return AP_EXIT_OK;
+		default: usage(stderr); return AP_EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
 		warn("inspect: no input file");
-		fputs(usage_text, stderr);
+		usage(stderr);
 		return AP_EXIT_USAGE;
 	}
 	int ret = 0, nprinted = 0;

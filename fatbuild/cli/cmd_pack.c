@@ -6,29 +6,34 @@
 
 #include "cli.h"
 
-static const char usage_text[] =
-	"usage: fatbuild pack -o OUT.fatbin [--compress none|zstd|lz4] [--ident NAME]\n"
-	"                     [--cmdline OPTS] [-g] [--compress-text-only] IMAGE[@TARGET]...\n"
-	"\n"
-	"Packs device images into one fatbinary container, in the order given, byte-for-byte\n"
-	"as `fatbinary --create OUT --compress-mode=none` would (PTX is stored as given).\n"
-	"\n"
-	"  IMAGE              a .cubin (arch from its ELF e_flags; 'a' from .nv.compat), a .ptx\n"
-	"                     (arch from .target) or NVVM LTO-IR (needs @lto_XX)\n"
-	"  @TARGET            states the variant: k.cubin@sm_100f, k.ptx@compute_90a. The\n"
-	"                     cubin cannot record 'f', and for sm_90 the fatbin flag is what\n"
-	"                     the loader checks, so say it here.\n"
-	"  -o OUT             output file (written atomically)\n"
-	"  --compress MODE    none (default, loads on every driver), zstd (level 5, as nvcc)\n"
-	"                     or lz4 (LZ4 block, as fatbinary -compress-mode=speed)\n"
-	"  --ident NAME       identifier stored with every entry (fatbinary --ident)\n"
-	"  --cmdline OPTS     ptxas options stored with PTX entries for the JIT (fatbinary --cmdline)\n"
-	"  --compress-text-only  compress only PTX, LTO-IR and debug images, like fatbinary's\n"
-	"                     default (with --compress zstd: byte-identical to it)\n"
-	"  -g, --debug        mark every entry as debug code (flag 0x2)\n"
-	"\n"
-	"Example: fatbuild pack -o k.fatbin k_80.cubin k_90a.cubin@sm_90a k.ptx\n"
-	"Exit codes: 0 ok, 1 an image is malformed or the write failed, 2 usage.\n";
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: fatbuild pack -o OUT.fatbin [--compress none|zstd|lz4] [--ident NAME]\n"
+	        "                     [--cmdline OPTS] [-g] [--compress-text-only] IMAGE[@TARGET]...\n"
+	        "\n"
+	        "Packs device images into one fatbinary container, in the order given, byte-for-byte\n"
+	        "as `fatbinary --create OUT --compress-mode=none` would (PTX is stored as given).\n"
+	        "\n"
+	        "  IMAGE              a .cubin (arch from its ELF e_flags; 'a' from .nv.compat), a .ptx\n"
+	        "                     (arch from .target) or NVVM LTO-IR (needs @lto_XX)\n"
+	        "  @TARGET            states the variant: k.cubin@sm_100f, k.ptx@compute_90a. The\n"
+	        "                     cubin cannot record 'f', and for sm_90 the fatbin flag is what\n"
+	        "                     the loader checks, so say it here.\n"
+	        "  -o OUT             output file (written atomically)\n"
+	        "  --compress MODE    none (default, loads on every driver), zstd (level 5, as nvcc)\n"
+	        "                     or lz4 (LZ4 block, as fatbinary -compress-mode=speed)\n"
+	        "  --ident NAME       identifier stored with every entry (fatbinary --ident)\n"
+	        "  --cmdline OPTS     ptxas options stored with PTX entries for the JIT (fatbinary --cmdline)\n"
+	        "  --compress-text-only  compress only PTX, LTO-IR and debug images, like fatbinary's\n"
+	        "                     default (with --compress zstd: byte-identical to it)\n"
+	        "  -g, --debug        mark every entry as debug code (flag 0x2)\n"
+	        "\n"
+	        "Example: fatbuild pack -o k.fatbin k_80.cubin k_90a.cubin@sm_90a k.ptx\n"
+	        "Exit codes: %d ok, %d an image is malformed or the write failed, %d usage.\n",
+	        AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE);
+}
 
 static unsigned char *
 read_all(const char *path, size_t *n)
@@ -83,17 +88,17 @@ cmd_pack(int argc, char **argv)
 				comp = FB_COMPRESS_LZ4;
 			else {
 				warn("pack: unknown compression '%s' (none, zstd or lz4)", optarg);
-				fputs(usage_text, stderr);
+				usage(stderr);
 				return AP_EXIT_USAGE;
 			}
 			break;
-		case 'h': fputs(usage_text, stdout); return AP_EXIT_OK;
-		default: fputs(usage_text, stderr); return AP_EXIT_USAGE;
+		case 'h': usage(stdout); return AP_EXIT_OK;
+		default: usage(stderr); return AP_EXIT_USAGE;
 		}
 	}
 	if (!out || optind >= argc) {
 		warn("pack: %s", !out ? "no output file (-o OUT.fatbin)" : "no input image");
-		fputs(usage_text, stderr);
+		usage(stderr);
 		return AP_EXIT_USAGE;
 	}
 	struct fb_fatbin *fb = fb_fatbin_new();

@@ -8,37 +8,42 @@
 
 #include "cli.h"
 
-static const char usage_text[] =
-	"usage: fatbuild prune --arch-list LIST [options] IN -o OUT\n"
-	"       fatbuild prune -arch sm_90 | -gencode arch=compute_90,code=[sm_90,compute_90] ... IN -o OUT\n"
-	"\n"
-	"Keeps, in every container of IN, exactly the images the CUDA loader would use on the\n"
-	"listed GPUs: for each sm_X (8.0, 9.0a, ...) the SASS a real X GPU runs, or the PTX it\n"
-	"would JIT when no SASS fits; for each compute_X (+PTX) the PTX a JIT for X starts from.\n"
-	"Kept entries and everything else stay byte for byte as they were.\n"
-	"\n"
-	"  IN is a .fatbin (containers compacted), a relocatable .o or an .a archive (device\n"
-	"  sections rewritten to their new size, as nvprune does), or a shared library or\n"
-	"  executable (each container rewritten in place inside its section with the freed\n"
-	"  bytes zeroed: every address stays valid, the file keeps its size, and the zeros\n"
-	"  compress to nothing).\n"
-	"\n"
-	"  --arch-list LIST     the GPUs to keep (any fatbuild flags syntax: \"8.0 9.0 12.0+PTX\")\n"
-	"  -arch NAME, -gencode arch=A,code=C, --generate-code  nvprune/nvcc spellings, added\n"
-	"  -o, --output OUT     where to write (atomically); OUT may be IN only with --in-place\n"
-	"  --in-place           allow OUT = IN (the file is replaced)\n"
-	"  --allow-missing      prune even when a container keeps no image for a listed GPU\n"
-	"                       (its kernels cannot run there, before or after the prune)\n"
-	"  --prune-lto          also drop LTO-IR whose arch is not listed (kept by default)\n"
-	"  --prune-relocatable  linked files: also prune __nv_relfatbin containers and those\n"
-	"                       holding relocatable cubins (kept by default)\n"
-	"  --dry-run            report, write nothing\n"
-	"  --quiet              print nothing on success\n"
-	"\n"
-	"Obfuscated entries and unknown kinds are kept and reported.\n"
-	"Example: fatbuild prune --arch-list \"8.0 9.0\" libk.so -o libk.pruned.so\n"
-	"Exit codes: 0 pruned, 1 a container would keep no image (without --allow-missing),\n"
-	"2 usage or bad input.\n";
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: fatbuild prune --arch-list LIST [options] IN -o OUT\n"
+	        "       fatbuild prune -arch sm_90 | -gencode arch=compute_90,code=[sm_90,compute_90] ... IN -o OUT\n"
+	        "\n"
+	        "Keeps, in every container of IN, exactly the images the CUDA loader would use on the\n"
+	        "listed GPUs: for each sm_X (8.0, 9.0a, ...) the SASS a real X GPU runs, or the PTX it\n"
+	        "would JIT when no SASS fits; for each compute_X (+PTX) the PTX a JIT for X starts from.\n"
+	        "Kept entries and everything else stay byte for byte as they were.\n"
+	        "\n"
+	        "  IN is a .fatbin (containers compacted), a relocatable .o or an .a archive (device\n"
+	        "  sections rewritten to their new size, as nvprune does), or a shared library or\n"
+	        "  executable (each container rewritten in place inside its section with the freed\n"
+	        "  bytes zeroed: every address stays valid, the file keeps its size, and the zeros\n"
+	        "  compress to nothing).\n"
+	        "\n"
+	        "  --arch-list LIST     the GPUs to keep (any fatbuild flags syntax: \"8.0 9.0 12.0+PTX\")\n"
+	        "  -arch NAME, -gencode arch=A,code=C, --generate-code  nvprune/nvcc spellings, added\n"
+	        "  -o, --output OUT     where to write (atomically); OUT may be IN only with --in-place\n"
+	        "  --in-place           allow OUT = IN (the file is replaced)\n"
+	        "  --allow-missing      prune even when a container keeps no image for a listed GPU\n"
+	        "                       (its kernels cannot run there, before or after the prune)\n"
+	        "  --prune-lto          also drop LTO-IR whose arch is not listed (kept by default)\n"
+	        "  --prune-relocatable  linked files: also prune __nv_relfatbin containers and those\n"
+	        "                       holding relocatable cubins (kept by default)\n"
+	        "  --dry-run            report, write nothing\n"
+	        "  --quiet              print nothing on success\n"
+	        "\n"
+	        "Obfuscated entries and unknown kinds are kept and reported.\n"
+	        "Example: fatbuild prune --arch-list \"8.0 9.0\" libk.so -o libk.pruned.so\n"
+	        "Exit codes: %d pruned, %d a container would keep no image (without --allow-missing),\n"
+	        "%d usage or bad input.\n",
+	        AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE);
+}
 
 /* Appends the code= names of an nvcc -gencode value ("arch=compute_80,code=[sm_80,compute_80]"). */
 static void
@@ -165,7 +170,7 @@ cmd_prune(int argc, char **argv)
 	argc = prune_take_nvcc_args(argc, argv, names, sizeof(names));
 	if (argc < 0) {
 		warn("prune: -arch/-gencode needs a value");
-		fputs(usage_text, stderr);
+		usage(stderr);
 		return AP_EXIT_USAGE;
 	}
 	const char *list = NULL, *outp = NULL;
@@ -183,13 +188,13 @@ cmd_prune(int argc, char **argv)
 		case 'R': po.prune_relocatable = true; break;
 		case 'n': dry = true; break;
 		case 'q': quiet = true; break;
-		case 'h': fputs(usage_text, stdout); return AP_EXIT_OK;
-		default: fputs(usage_text, stderr); return AP_EXIT_USAGE;
+		case 'h': usage(stdout); return AP_EXIT_OK;
+		default: usage(stderr); return AP_EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 1 || (!outp && !dry)) {
 		warn("prune: %s", optind >= argc ? "no input file" : optind < argc - 1 ? "one input file at a time" : "-o OUT is required");
-		fputs(usage_text, stderr);
+		usage(stderr);
 		return AP_EXIT_USAGE;
 	}
 	const char *in = argv[optind];
