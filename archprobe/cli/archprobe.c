@@ -433,24 +433,36 @@ print_json(const struct ap_probe_result *r, bool probed, const struct ap_archlis
 
 /* ---- drop-in formats ------------------------------------------------------------------------ */
 
+/* A failed probe, for the drop-ins: the reason, exit 1. */
+static int
+dropin_failed(const struct ap_probe_result *r)
+{
+	msg("%s", r->reason);
+	return 1;
+}
+
+/* The index of the first device that could not be queried, or ndevices. */
+static int
+first_failed(const struct ap_probe_result *r)
+{
+	int i = 0;
+	while (i < r->ndevices && !r->devices[i].error)
+		i++;
+	return i;
+}
+
 /* LLVM nvptx-arch: sm_XY per device in order until one fails; no device is success. */
 static int
 out_nvptx_arch(const struct ap_probe_result *r)
 {
 	if (r->status == AP_PROBE_NO_DEVICE)
 		return 0;
-	if (r->status != AP_PROBE_OK) {
-		msg("%s", r->reason);
-		return 1;
-	}
-	for (int i = 0; i < r->ndevices; i++) {
-		if (r->devices[i].error) {
-			msg("%s", r->reason);
-			return 1;
-		}
+	if (r->status != AP_PROBE_OK)
+		return dropin_failed(r);
+	int bad = first_failed(r);
+	for (int i = 0; i < bad; i++)
 		printf("sm_%d%d\n", r->devices[i].major, r->devices[i].minor);
-	}
-	return 0;
+	return bad < r->ndevices ? dropin_failed(r) : 0;
 }
 
 /* CUDA __nvcc_device_query: sorted unique CC digits, comma-separated, no newline; a device
@@ -464,15 +476,9 @@ out_nvcc_query(const struct ap_probe_result *r)
 		msg("%s", r->reason);
 		return 2;
 	}
-	if (r->status != AP_PROBE_OK) {
-		msg("%s", r->reason);
-		return 1;
-	}
+	if (r->status != AP_PROBE_OK || first_failed(r) < r->ndevices)
+		return dropin_failed(r);
 	for (int i = 0; i < r->ndevices; i++) {
-		if (r->devices[i].error) {
-			msg("%s", r->reason);
-			return 1;
-		}
 		int sm = r->devices[i].major * 10 + r->devices[i].minor, k;
 		for (k = n; k > 0 && sms[k - 1] > sm; k--)
 			sms[k] = sms[k - 1];
@@ -570,17 +576,177 @@ print_warnings(const struct ap_archlist *l)
 		msg("%s", ap_archlist_warning(l, i));
 }
 
+/* What the ways of answering share: the options, the probe result (and its usable devices),
+ * the toolkit and the list resolved. */
+struct run {
+	struct cli *c;
+	struct ap_probe_result *r, *u;
+	struct ap_archlist *l;
+	struct ap_toolkit tk;
+	struct ap_resolve_opts ro;
+};
+
+/* A library error: its message, and its exit code. */
+static int
+fail(const struct ap_error *err)
+{
+	msg("%s", err->msg);
+	return ap_exit_code(err->code);
+}
+
+/* Whether the format prints an arch list (all but the drop-ins). */
+static bool
+list_format(const struct cli *c)
+{
+	return c->fmt != FMT_NVPTX_ARCH && c->fmt != FMT_NVCC_QUERY;
+}
+
+/* A device that could not be queried: an error with --strict, else a warning. 0 or the exit code. */
+static int
+check_left_out(const struct cli *c, const struct ap_probe_result *r)
+{
+	if (r->status != AP_PROBE_OK || !r->reason[0])
+		return 0;
+	if (c->strict) {
+		msg("%s", r->reason);
+		return AP_EXIT_DRIVER;
+	}
+	msg("warning: %s", r->reason);
+	return 0;
+}
+
+/* An explicit list: the arch-list engine (it probes itself for native/auto). */
+static int
+answer_list(struct run *x)
+{
+	const struct cli *c = x->c;
+	const char *override = getenv("ARCHPROBE_ARCHS");
+	struct ap_error err = {0};
+	bool probed = false;
+	int rc;
+
+	if (!list_format(c))
+		return usage_error("--arch-list does not apply to --format nvptx-arch / nvcc-query");
+	if (load_toolkit(c, &x->tk, &err) != 0)
+		return fail(&err);
+	/* native/auto: probe here, so that table and json show the devices too */
+	if (mentions_devices(c->arch_list) && !(override && *override)) {
+		if ((rc = ap_probe(&c->probe, x->r, &err)) != 0) {
+			msg("%s", err.msg);
+			return ap_exit_code(rc);
+		}
+		probed = true;
+		if ((rc = check_left_out(c, x->r)) != 0)
+			return rc;
+		usable_devices(x->r, x->u);
+		x->ro.devices = x->r->status == AP_PROBE_OK ? x->u : x->r;
+	}
+	x->ro.fallback = c->fallback_opt;
+	if (ap_archlist_resolve(c->arch_list, &x->ro, &x->l, &err) != 0)
+		return fail(&err);
+	print_warnings(x->l);
+	return emit(c, x->r, probed, x->l, NULL);
+}
+
+/* ARCHPROBE_ARCHS replaces probing (the drop-ins always report the real devices). */
+static int
+answer_override(struct run *x)
+{
+	struct ap_error err = {0};
+
+	x->ro.no_probe = true;
+	if (load_toolkit(x->c, &x->tk, &err) != 0 || ap_archlist_resolve("native", &x->ro, &x->l, &err) != 0)
+		return fail(&err);
+	print_warnings(x->l);
+	return emit(x->c, x->r, false, x->l, NULL);
+}
+
+static void
+print_trace(const struct ap_probe_result *r)
+{
+	for (const char *t = r->trace; *t;) {
+		size_t n = strcspn(t, "\n");
+		fprintf(stderr, "archprobe: trace: %.*s\n", (int)n, t);
+		t += n + (t[n] == '\n');
+	}
+	fprintf(stderr, "archprobe: trace: %s in %.3f s\n", ap_probe_status_name(r->status), r->seconds);
+}
+
+/* The probe failed and there is no fallback: say why (json still prints what is known). */
+static int
+probe_failure(const struct cli *c, const struct ap_probe_result *r)
+{
+	if (r->status == AP_PROBE_NO_DRIVER || r->status == AP_PROBE_NO_DEVICE)
+		msg("%s; pass --fallback LIST (or an explicit --arch-list) to answer without a GPU", r->reason);
+	else
+		msg("%s", r->reason);
+	if (c->fmt == FMT_JSON)
+		emit(c, r, true, NULL, NULL);
+	return probe_exit(r->status);
+}
+
+/* No toolkit to check the archs against: table and json show the devices with a note. */
+static int
+no_toolkit(const struct cli *c, const struct ap_probe_result *r, const struct ap_error *err)
+{
+	if (c->fmt == FMT_TABLE || c->fmt == FMT_JSON) {
+		char note[600];
+		snprintf(note, sizeof(note), "unknown: %s (pass --cuda-version X.Y)", err->msg);
+		msg("%s (pass --cuda-version X.Y)", err->msg);
+		int rc = emit(c, r, true, NULL, note);
+		if (rc == 0 && r->status != AP_PROBE_OK)
+			rc = probe_exit(r->status);
+		return rc;
+	}
+	msg("%s (or pass --cuda-version X.Y)", err->msg);
+	return ap_exit_code(err->code);
+}
+
+/* The devices probed: their list, or the fallback when there are none usable. */
+static int
+answer_probe(struct run *x)
+{
+	const struct cli *c = x->c;
+	const struct ap_probe_result *r = x->r;
+	struct ap_error err = {0};
+	int rc;
+
+	if ((rc = ap_probe(&c->probe, x->r, &err)) != 0) {
+		msg("%s", err.msg);
+		return ap_exit_code(rc);
+	}
+	if (c->verbose && !silent)
+		print_trace(r);
+	if (c->fmt == FMT_NVPTX_ARCH)
+		return out_nvptx_arch(r);
+	if (c->fmt == FMT_NVCC_QUERY)
+		return out_nvcc_query(r);
+	if ((rc = check_left_out(c, r)) != 0)
+		return rc;
+	if (r->status != AP_PROBE_OK && !c->fallback)
+		return probe_failure(c, r);
+	if (load_toolkit(c, &x->tk, &err) != 0)
+		return no_toolkit(c, r, &err);
+	usable_devices(r, x->u);
+	x->ro.devices = x->u;
+	if (r->status == AP_PROBE_OK)
+		rc = ap_archlist_resolve("native", &x->ro, &x->l, &err);
+	if (r->status != AP_PROBE_OK || (rc != 0 && c->fallback && err.code == AP_EUNSUPPORTED)) {
+		x->ro.fallback = c->fallback_opt; /* else the engine reads ARCHPROBE_FALLBACK and says so */
+		rc = ap_archlist_resolve("auto", &x->ro, &x->l, &err);
+	}
+	if (rc)
+		return fail(&err);
+	print_warnings(x->l);
+	return emit(c, r, true, x->l, NULL);
+}
+
 int
 main(int argc, char **argv)
 {
 	struct cli c = {0};
-	struct ap_probe_result *r = NULL, *u = NULL;
-	struct ap_archlist *l = NULL;
-	struct ap_toolkit tk;
-	struct ap_error err = {0};
-	struct ap_resolve_opts ro = {0};
+	struct run x = {.c = &c};
 	const char *override = getenv("ARCHPROBE_ARCHS");
-	bool list_fmt, probed = false;
 	int rc;
 
 	if ((rc = ap_probe_child_main(argc, argv)) >= 0) {
@@ -596,141 +762,21 @@ main(int argc, char **argv)
 		c.fallback = NULL;
 	if (c.strict)
 		c.fallback = NULL;
-	list_fmt = c.fmt != FMT_NVPTX_ARCH && c.fmt != FMT_NVCC_QUERY;
-	if (!(r = calloc(1, sizeof(*r))) || !(u = calloc(1, sizeof(*u)))) {
+	if (!(x.r = calloc(1, sizeof(*x.r))) || !(x.u = calloc(1, sizeof(*x.u)))) {
 		msg("out of memory");
-		free(r);
+		free(x.r);
 		return AP_EXIT_FAIL;
 	}
-	ro.probe = &c.probe;
-	ro.toolkit = &tk;
-
-	/* An explicit list: the arch-list engine (it probes itself for native/auto). */
-	if (c.arch_list) {
-		if (!list_fmt) {
-			rc = usage_error("--arch-list does not apply to --format nvptx-arch / nvcc-query");
-			goto out;
-		}
-		if ((rc = load_toolkit(&c, &tk, &err)) != 0) {
-			msg("%s", err.msg);
-			rc = ap_exit_code(err.code);
-			goto out;
-		}
-		/* native/auto: probe here, so that table and json show the devices too */
-		if (mentions_devices(c.arch_list) && !(override && *override)) {
-			if ((rc = ap_probe(&c.probe, r, &err)) != 0) {
-				msg("%s", err.msg);
-				rc = ap_exit_code(rc);
-				goto out;
-			}
-			probed = true;
-			if (r->status == AP_PROBE_OK && r->reason[0]) { /* a device left out */
-				if (c.strict) {
-					msg("%s", r->reason);
-					rc = AP_EXIT_DRIVER;
-					goto out;
-				}
-				msg("warning: %s", r->reason);
-			}
-			usable_devices(r, u);
-			ro.devices = r->status == AP_PROBE_OK ? u : r;
-		}
-		ro.fallback = c.fallback_opt;
-		if ((rc = ap_archlist_resolve(c.arch_list, &ro, &l, &err)) != 0) {
-			msg("%s", err.msg);
-			rc = ap_exit_code(err.code);
-			goto out;
-		}
-		print_warnings(l);
-		rc = emit(&c, r, probed, l, NULL);
-		goto out;
-	}
-
-	/* ARCHPROBE_ARCHS replaces probing (the drop-ins always report the real devices). */
-	if (list_fmt && override && *override) {
-		ro.no_probe = true;
-		if ((rc = load_toolkit(&c, &tk, &err)) != 0 || (rc = ap_archlist_resolve("native", &ro, &l, &err)) != 0) {
-			msg("%s", err.msg);
-			rc = ap_exit_code(err.code);
-			goto out;
-		}
-		print_warnings(l);
-		rc = emit(&c, r, false, l, NULL);
-		goto out;
-	}
-
-	if ((rc = ap_probe(&c.probe, r, &err)) != 0) {
-		msg("%s", err.msg);
-		rc = ap_exit_code(rc);
-		goto out;
-	}
-	if (c.verbose && !silent) {
-		for (const char *t = r->trace; *t;) {
-			size_t n = strcspn(t, "\n");
-			fprintf(stderr, "archprobe: trace: %.*s\n", (int)n, t);
-			t += n + (t[n] == '\n');
-		}
-		fprintf(stderr, "archprobe: trace: %s in %.3f s\n", ap_probe_status_name(r->status), r->seconds);
-	}
-	if (c.fmt == FMT_NVPTX_ARCH) {
-		rc = out_nvptx_arch(r);
-		goto out;
-	}
-	if (c.fmt == FMT_NVCC_QUERY) {
-		rc = out_nvcc_query(r);
-		goto out;
-	}
-
-	if (r->status == AP_PROBE_OK && r->reason[0]) {
-		if (c.strict) {
-			msg("%s", r->reason);
-			rc = AP_EXIT_DRIVER;
-			goto out;
-		}
-		msg("warning: %s", r->reason);
-	}
-	if (r->status != AP_PROBE_OK && !c.fallback) {
-		if (r->status == AP_PROBE_NO_DRIVER || r->status == AP_PROBE_NO_DEVICE)
-			msg("%s; pass --fallback LIST (or an explicit --arch-list) to answer without a GPU", r->reason);
-		else
-			msg("%s", r->reason);
-		if (c.fmt == FMT_JSON)
-			emit(&c, r, true, NULL, NULL);
-		rc = probe_exit(r->status);
-		goto out;
-	}
-	if ((rc = load_toolkit(&c, &tk, &err)) != 0) {
-		if (c.fmt == FMT_TABLE || c.fmt == FMT_JSON) {
-			char note[600];
-			snprintf(note, sizeof(note), "unknown: %s (pass --cuda-version X.Y)", err.msg);
-			msg("%s (pass --cuda-version X.Y)", err.msg);
-			rc = emit(&c, r, true, NULL, note);
-			if (rc == 0 && r->status != AP_PROBE_OK)
-				rc = probe_exit(r->status);
-		} else {
-			msg("%s (or pass --cuda-version X.Y)", err.msg);
-			rc = ap_exit_code(err.code);
-		}
-		goto out;
-	}
-	usable_devices(r, u);
-	ro.devices = u;
-	if (r->status == AP_PROBE_OK)
-		rc = ap_archlist_resolve("native", &ro, &l, &err);
-	if (r->status != AP_PROBE_OK || (rc != 0 && c.fallback && err.code == AP_EUNSUPPORTED)) {
-		ro.fallback = c.fallback_opt; /* else the engine reads ARCHPROBE_FALLBACK and says so */
-		rc = ap_archlist_resolve("auto", &ro, &l, &err);
-	}
-	if (rc) {
-		msg("%s", err.msg);
-		rc = ap_exit_code(err.code);
-		goto out;
-	}
-	print_warnings(l);
-	rc = emit(&c, r, true, l, NULL);
-out:
-	ap_archlist_free(l);
-	free(r);
-	free(u);
+	x.ro.probe = &c.probe;
+	x.ro.toolkit = &x.tk;
+	if (c.arch_list)
+		rc = answer_list(&x);
+	else if (list_format(&c) && override && *override)
+		rc = answer_override(&x);
+	else
+		rc = answer_probe(&x);
+	ap_archlist_free(x.l);
+	free(x.r);
+	free(x.u);
 	return rc;
 }
