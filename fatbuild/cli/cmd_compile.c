@@ -365,12 +365,8 @@ resolve_targets(const char *list, struct ap_target **out, size_t *n)
 	struct ap_resolve_opts ro = {0};
 	if (ap_archlist_resolve(list, &ro, &l, &aerr))
 		return cli_stopped() ? cli_stop_exit("compile") : fail_ap(&aerr);
-	for (size_t i = 0; i < ap_archlist_nwarnings(l); i++)
-		warn("warning: %s", ap_archlist_warning(l, i));
-	*n = ap_archlist_count(l);
-	*out = xcalloc(*n ? *n : 1, sizeof(**out));
-	for (size_t i = 0; i < *n; i++)
-		(*out)[i] = *ap_archlist_get(l, i);
+	warn_archlist(l);
+	*out = targets_copy(l, n);
 	ap_archlist_free(l);
 	return 0;
 }

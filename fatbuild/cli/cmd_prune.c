@@ -93,8 +93,10 @@ prune_take_nvcc_args(int argc, char **argv, char *names, size_t n)
 			continue;
 		}
 		if (!val) {
-			if (i + 1 >= argc)
+			if (i + 1 >= argc) {
+				warn("%s: -arch/-gencode needs a value", argv[0]);
 				return -1;
+			}
 			val = argv[++i];
 		}
 		if (gencode) {
@@ -108,7 +110,7 @@ prune_take_nvcc_args(int argc, char **argv, char *names, size_t n)
 	return w;
 }
 
-int
+static int
 prune_resolve(const char *text, struct ap_archlist **out)
 {
 	struct ap_error aerr = {0};
@@ -119,12 +121,11 @@ prune_resolve(const char *text, struct ap_archlist **out)
 	}
 	if (ap_archlist_resolve(text, &ro, out, &aerr) != 0)
 		return fail_ap(&aerr);
-	for (size_t i = 0; i < ap_archlist_nwarnings(*out); i++)
-		warn("warning: %s", ap_archlist_warning(*out, i));
+	warn_archlist(*out);
 	return AP_EXIT_OK;
 }
 
-void
+static void
 prune_targets_text(const struct ap_archlist *l, char *buf, size_t n)
 {
 	size_t w = 0;
@@ -133,6 +134,28 @@ prune_targets_text(const struct ap_archlist *l, char *buf, size_t n)
 		char tn[32];
 		w += (size_t)snprintf(buf + w, n - w, "%s%s", i ? " " : "", fb_target_name(ap_archlist_get(l, i), tn, sizeof(tn)));
 	}
+}
+
+int
+prune_targets(char *names, size_t n, const char *list, bool optional, struct ap_target **ts, size_t *nt,
+              char *text, size_t tn)
+{
+	size_t tl = strlen(names);
+	if (list)
+		snprintf(names + tl, n - tl, " %s", list);
+	*ts = NULL;
+	*nt = 0;
+	text[0] = 0;
+	if (optional && !names[0])
+		return 0;
+	struct ap_archlist *al = NULL;
+	int r = prune_resolve(names[0] == ' ' ? names + 1 : names, &al);
+	if (r)
+		return r;
+	*ts = targets_copy(al, nt);
+	prune_targets_text(al, text, tn);
+	ap_archlist_free(al);
+	return 0;
 }
 
 static const char *
@@ -169,7 +192,6 @@ cmd_prune(int argc, char **argv)
 	char names[4096] = "";
 	argc = prune_take_nvcc_args(argc, argv, names, sizeof(names));
 	if (argc < 0) {
-		warn("prune: -arch/-gencode needs a value");
 		usage(stderr);
 		return AP_EXIT_USAGE;
 	}
@@ -202,22 +224,12 @@ cmd_prune(int argc, char **argv)
 		warn("prune: -o %s is the input; pass --in-place to replace it", outp);
 		return AP_EXIT_USAGE;
 	}
-	size_t tl = strlen(names);
-	if (list)
-		snprintf(names + tl, sizeof(names) - tl, " %s", list);
-	struct ap_archlist *al = NULL;
-	int r = prune_resolve(names[0] == ' ' ? names + 1 : names, &al);
+	struct ap_target *ts;
+	char tt[1024];
+	int r = prune_targets(names, sizeof(names), list, false, &ts, &po.ntargets, tt, sizeof(tt));
 	if (r)
 		return r;
-	size_t nt = ap_archlist_count(al);
-	struct ap_target *ts = xcalloc(nt ? nt : 1, sizeof(*ts));
-	for (size_t i = 0; i < nt; i++)
-		ts[i] = *ap_archlist_get(al, i);
 	po.targets = ts;
-	po.ntargets = nt;
-	char tt[1024];
-	prune_targets_text(al, tt, sizeof(tt));
-	ap_archlist_free(al);
 
 	struct fb_error err = {0};
 	struct fb_prune_report rep;

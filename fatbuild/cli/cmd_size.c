@@ -194,7 +194,6 @@ cmd_size(int argc, char **argv)
 	char names[4096] = "";
 	argc = prune_take_nvcc_args(argc, argv, names, sizeof(names));
 	if (argc < 0) {
-		warn("size: -arch/-gencode needs a value");
 		fputs(usage_text, stderr);
 		return AP_EXIT_USAGE;
 	}
@@ -237,26 +236,14 @@ cmd_size(int argc, char **argv)
 		fputs(usage_text, stderr);
 		return AP_EXIT_USAGE;
 	}
-	size_t tl = strlen(names);
-	if (list)
-		snprintf(names + tl, sizeof(names) - tl, " %s", list);
-	struct ap_target *ts = NULL;
-	char tt[1024] = "";
-	if (names[0]) {
-		struct ap_archlist *al = NULL;
-		int r = prune_resolve(names[0] == ' ' ? names + 1 : names, &al);
-		if (r)
-			return r;
-		so.ntargets = ap_archlist_count(al);
-		ts = xcalloc(so.ntargets ? so.ntargets : 1, sizeof(*ts));
-		for (size_t i = 0; i < so.ntargets; i++)
-			ts[i] = *ap_archlist_get(al, i);
-		so.targets = ts;
-		prune_targets_text(al, tt, sizeof(tt));
-		ap_archlist_free(al);
-	} else {
+	struct ap_target *ts;
+	char tt[1024];
+	int prc = prune_targets(names, sizeof(names), list, true, &ts, &so.ntargets, tt, sizeof(tt));
+	if (prc)
+		return prc;
+	so.targets = ts;
+	if (!ts)
 		so.zstd_level = 0; /* the compressed size is a before/after comparison */
-	}
 	o.targets = tt;
 	int ret = AP_EXIT_OK;
 	if (o.json)
