@@ -71,8 +71,16 @@ usage(FILE *f)
 	        AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE, AP_EXIT_NODRIVER, AP_EXIT_STUB, AP_EXIT_DRIVER, AP_EXIT_TIMEOUT);
 }
 
-int
-cmd_flags(int argc, char **argv)
+struct flags_args {
+	const char *list, *fallback, *cuda;
+	bool have_list, drop, have_fmt;
+	int fmt, clang; /* clang: --clang-version, or -1 */
+};
+
+/* The options and the one operand into f. Returns -1 to go on, else the exit code (help
+ * printed, or the usage error reported). */
+static int
+parse_args(int argc, char **argv, struct flags_args *f)
 {
 	enum { OPT_ARCH = 256, OPT_FORMAT, OPT_CUDA, OPT_DROP, OPT_FALLBACK, OPT_CLANG };
 	static const struct option longopts[] = {
@@ -85,35 +93,26 @@ cmd_flags(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *list = NULL, *fallback = NULL, *cuda = NULL;
-	bool have_list = false, drop = false, have_fmt = false;
-	int fmt = AP_FMT_NVCC, clang = -1;
 	int c;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_ARCH:
-			list = optarg;
-			have_list = true;
+			f->list = optarg;
+			f->have_list = true;
 			break;
 		case OPT_FORMAT:
-			fmt = ap_format_parse(optarg);
-			have_fmt = true;
-			if (fmt < 0) {
+			f->fmt = ap_format_parse(optarg);
+			f->have_fmt = true;
+			if (f->fmt < 0) {
 				warn("flags: unknown format '%s' (nvcc, torch, cmake, clang, nvrtc, bazel, json, list)", optarg);
 				return AP_EXIT_USAGE;
 			}
 			break;
-		case OPT_CUDA:
-			cuda = optarg;
-			break;
-		case OPT_DROP:
-			drop = true;
-			break;
-		case OPT_FALLBACK:
-			fallback = optarg;
-			break;
+		case OPT_CUDA: f->cuda = optarg; break;
+		case OPT_DROP: f->drop = true; break;
+		case OPT_FALLBACK: f->fallback = optarg; break;
 		case OPT_CLANG: {
 			char *end;
 			long v = strtol(optarg, &end, 10);
@@ -121,7 +120,7 @@ cmd_flags(int argc, char **argv)
 				warn("flags: invalid --clang-version '%s' (the clang major version, e.g. 22)", optarg);
 				return AP_EXIT_USAGE;
 			}
-			clang = (int)v;
+			f->clang = (int)v;
 			break;
 		}
 		case 'h':
@@ -137,24 +136,23 @@ cmd_flags(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		if (have_list || optind + 1 < argc) {
-			warn("flags: unexpected argument '%s' (give the list once, quoted)", argv[have_list ? optind : optind + 1]);
+		if (f->have_list || optind + 1 < argc) {
+			warn("flags: unexpected argument '%s' (give the list once, quoted)",
+			     argv[f->have_list ? optind : optind + 1]);
 			fputs(synopsis, stderr);
 			return AP_EXIT_USAGE;
 		}
-		list = argv[optind];
-		have_list = true;
+		f->list = argv[optind];
+		f->have_list = true;
 	}
-	if (!have_list)
-		list = getenv("TORCH_CUDA_ARCH_LIST");
-	if (clang >= 0 && have_fmt && fmt != AP_FMT_CLANG) {
-		warn("flags: --clang-version applies to --format clang only");
-		return AP_EXIT_USAGE;
-	}
-	if (clang >= 0)
-		fmt = AP_FMT_CLANG;
+	return -1;
+}
 
-	struct ap_toolkit tk;
+/* The toolkit the list is checked against: --cuda-version's table, else the installed one.
+ * 0 or the exit code. */
+static int
+load_toolkit(const char *cuda, struct ap_toolkit *tk)
+{
 	struct ap_error err = {0};
 	if (cuda) {
 		int v = ap_cuda_version_parse(cuda);
@@ -162,26 +160,26 @@ cmd_flags(int argc, char **argv)
 			warn("flags: invalid --cuda-version '%s' (write X.Y, e.g. 12.8)", cuda);
 			return AP_EXIT_USAGE;
 		}
-		if (ap_toolkit_builtin(v, &tk, &err))
+		if (ap_toolkit_builtin(v, tk, &err))
 			return fail_ap(&err);
-	} else if (ap_toolkit_detect(NULL, &tk, &err)) {
+	} else if (ap_toolkit_detect(NULL, tk, &err)) {
 		warn("%s (or pass --cuda-version X.Y to check against a built-in table)", err.msg);
 		return ap_exit_code(err.code);
 	}
+	return 0;
+}
 
-	struct ap_resolve_opts opts = {.toolkit = &tk, .drop_unsupported = drop, .fallback = fallback};
-	struct ap_archlist *l = NULL;
-	int rc = ap_archlist_resolve(list, &opts, &l, &err);
-	if (rc)
-		return fail_ap(&err);
-	for (size_t i = 0; i < ap_archlist_nwarnings(l); i++)
-		warn("warning: %s", ap_archlist_warning(l, i));
+/* The list in its format on stdout, with a final newline; the exit code. */
+static int
+print_list(const struct ap_archlist *l, const struct flags_args *f)
+{
+	struct ap_error err = {0};
 	char *out = NULL;
-	if (clang >= 0)
-		rc = ap_archlist_format_clang(l, clang, &out, &err);
+	int rc;
+	if (f->clang >= 0)
+		rc = ap_archlist_format_clang(l, f->clang, &out, &err);
 	else
-		rc = ap_archlist_format(l, (enum ap_format)fmt, &out, &err);
-	ap_archlist_free(l);
+		rc = ap_archlist_format(l, (enum ap_format)f->fmt, &out, &err);
 	if (rc)
 		return fail_ap(&err);
 	size_t n = strlen(out);
@@ -194,4 +192,34 @@ cmd_flags(int argc, char **argv)
 		return AP_EXIT_FAIL;
 	}
 	return AP_EXIT_OK;
+}
+
+int
+cmd_flags(int argc, char **argv)
+{
+	struct flags_args f = {.fmt = AP_FMT_NVCC, .clang = -1};
+	int rc = parse_args(argc, argv, &f);
+	if (rc >= 0)
+		return rc;
+	if (!f.have_list)
+		f.list = getenv("TORCH_CUDA_ARCH_LIST");
+	if (f.clang >= 0 && f.have_fmt && f.fmt != AP_FMT_CLANG) {
+		warn("flags: --clang-version applies to --format clang only");
+		return AP_EXIT_USAGE;
+	}
+	if (f.clang >= 0)
+		f.fmt = AP_FMT_CLANG;
+
+	struct ap_toolkit tk;
+	if ((rc = load_toolkit(f.cuda, &tk)) != 0)
+		return rc;
+	struct ap_resolve_opts opts = {.toolkit = &tk, .drop_unsupported = f.drop, .fallback = f.fallback};
+	struct ap_archlist *l = NULL;
+	struct ap_error err = {0};
+	if (ap_archlist_resolve(f.list, &opts, &l, &err))
+		return fail_ap(&err);
+	warn_archlist(l);
+	rc = print_list(l, &f);
+	ap_archlist_free(l);
+	return rc;
 }
