@@ -29,6 +29,67 @@ usage(FILE *f)
 	        AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE);
 }
 
+/* The image named arch (want; lto_ names LTO-IR) in p, in one container (container >= 0: that
+ * one); *hit the first when a container holds several (said). 0 or the exit code (reported). */
+static int
+find_image(const struct fb_parsed *p, const struct ap_target *want, long container, const char *path,
+           const char *arch, const struct fb_entry **out)
+{
+	bool want_lto = strncmp(arch, "lto_", 4) == 0;
+	const struct fb_entry *hit = NULL;
+	size_t nhits = 0, ncont = 0;
+	long lastc = -1;
+	for (size_t i = 0; i < p->nentries; i++) {
+		const struct fb_entry *e = &p->entries[i];
+		bool is_lto = e->disk_kind == FB_DISK_KIND_LTO;
+		if (e->target.sm != want->sm || e->target.variant != want->variant || e->target.kind != want->kind ||
+		    is_lto != want_lto)
+			continue;
+		if (container >= 0 && (long)e->container != container)
+			continue;
+		if (!hit)
+			hit = e;
+		nhits++;
+		if ((long)e->container != lastc)
+			ncont++, lastc = (long)e->container;
+	}
+	if (!hit) {
+		warn("extract: %s has no %s image%s", path, arch, container >= 0 ? " in that container" : "");
+		return AP_EXIT_FAIL;
+	}
+	if (ncont > 1) {
+		warn("extract: %s has %s in %zu containers; choose one with --container N (see 'fatbuild inspect')", path,
+		     arch, ncont);
+		return AP_EXIT_FAIL;
+	}
+	if (nhits > 1)
+		warn("extract: %s has %zu %s images in container %zu; writing the first", path, nhits, arch, hit->container);
+	*out = hit;
+	return AP_EXIT_OK;
+}
+
+/* The image decompressed (at most cap bytes; 0: the library's bound), PTX without its
+ * trailing NULs, written to out. 0 or the exit code (reported). */
+static int
+write_image(const struct fb_entry *hit, unsigned long long cap, const char *path, const char *out)
+{
+	struct fb_error err = {0};
+	unsigned char *img = NULL;
+	size_t n = 0;
+	int ret = AP_EXIT_OK;
+	if (fb_entry_image(hit, cap, &img, &n, &err) != 0) {
+		warn("extract: %s: %s", path, err.msg);
+		return fb_exit_code(err.code);
+	}
+	if (hit->disk_kind == FB_DISK_KIND_PTX)
+		while (n && img[n - 1] == 0)
+			n--;
+	if (fb_write_file_atomic(out, img, n, 0666, &err) != 0)
+		ret = fail_fb(&err);
+	free(img);
+	return ret;
+}
+
 int
 cmd_extract(int argc, char **argv)
 {
@@ -75,7 +136,6 @@ cmd_extract(int argc, char **argv)
 		warn("extract: '%s' is not an image name like sm_80, sm_90a, compute_86", arch);
 		return AP_EXIT_USAGE;
 	}
-	bool want_lto = strncmp(arch, "lto_", 4) == 0;
 	const char *path = argv[optind];
 	struct fb_error err = {0};
 	struct fb_mapped m;
@@ -93,49 +153,9 @@ cmd_extract(int argc, char **argv)
 		ret = fb_exit_code(err.code);
 		goto done;
 	}
-	const struct fb_entry *hit = NULL;
-	size_t nhits = 0, ncont = 0;
-	long lastc = -1;
-	for (size_t i = 0; i < p.nentries; i++) {
-		const struct fb_entry *e = &p.entries[i];
-		bool is_lto = e->disk_kind == FB_DISK_KIND_LTO;
-		if (e->target.sm != want.sm || e->target.variant != want.variant || e->target.kind != want.kind ||
-		    is_lto != want_lto)
-			continue;
-		if (container >= 0 && (long)e->container != container)
-			continue;
-		if (!hit)
-			hit = e;
-		nhits++;
-		if ((long)e->container != lastc)
-			ncont++, lastc = (long)e->container;
-	}
-	if (!hit) {
-		warn("extract: %s has no %s image%s", path, arch, container >= 0 ? " in that container" : "");
-		ret = AP_EXIT_FAIL;
-		goto done;
-	}
-	if (ncont > 1) {
-		warn("extract: %s has %s in %zu containers; choose one with --container N (see 'fatbuild inspect')", path,
-		     arch, ncont);
-		ret = AP_EXIT_FAIL;
-		goto done;
-	}
-	if (nhits > 1)
-		warn("extract: %s has %zu %s images in container %zu; writing the first", path, nhits, arch, hit->container);
-	unsigned char *img = NULL;
-	size_t n = 0;
-	if (fb_entry_image(hit, cap, &img, &n, &err) != 0) {
-		warn("extract: %s: %s", path, err.msg);
-		ret = fb_exit_code(err.code);
-		goto done;
-	}
-	if (hit->disk_kind == FB_DISK_KIND_PTX)
-		while (n && img[n - 1] == 0)
-			n--;
-	if (fb_write_file_atomic(out, img, n, 0666, &err) != 0)
-		ret = fail_fb(&err);
-	free(img);
+	const struct fb_entry *hit;
+	if ((ret = find_image(&p, &want, container, path, arch, &hit)) == AP_EXIT_OK)
+		ret = write_image(hit, cap, path, out);
 done:
 	fb_parsed_free(&p);
 	fb_scan_free(&sc);
