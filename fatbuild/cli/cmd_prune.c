@@ -179,6 +179,62 @@ same_file(const char *a, const char *b)
 	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* What the prune kept and removed, on stdout; to: the output (or "(dry run)"), tt: the targets. */
+static void
+print_report(const struct fb_prune_report *rep, const struct fb_prune_opts *po, const char *in, const char *to,
+             const char *tt)
+{
+	char a[32], b[32], s1[32], s2[32];
+	printf("%s (%s) -> %s: kept %zu of %zu images for %s in %zu container%s (%s kept, %s removed)\n", in, rep->type,
+	       to, rep->kept_entries, rep->kept_entries + rep->removed_entries, tt, rep->ncontainers,
+	       rep->ncontainers == 1 ? "" : "s", human(rep->kept_bytes, a, sizeof(a)), human(rep->removed_bytes, b, sizeof(b)));
+	if (rep->in_place)
+		printf("linked file: containers rewritten in place inside their sections, file size kept (%s); the %s "
+		       "freed are zeros and compress to nothing\n",
+		       human(rep->out_size, s1, sizeof(s1)), human(rep->removed_bytes, s2, sizeof(s2)));
+	else
+		printf("file: %s -> %s\n", human(rep->in_size, s1, sizeof(s1)), human(rep->out_size, s2, sizeof(s2)));
+	if (rep->kept_relocatable)
+		printf("kept whole: %zu container(s) with relocatable code (--prune-relocatable prunes them)\n",
+		       rep->kept_relocatable);
+	if (rep->kept_lto)
+		printf("kept: %zu LTO-IR entries%s\n", rep->kept_lto, po->prune_lto ? " (listed archs)" : " (--prune-lto prunes them)");
+	if (rep->kept_other)
+		printf("kept: %zu obfuscated or unknown entries\n", rep->kept_other);
+	if (rep->missing)
+		printf("missing: %zu containers have no image for some listed GPU (allowed)\n", rep->missing);
+	if (rep->missing_ptx)
+		printf("no PTX: %zu containers have no PTX for a listed compute_X\n", rep->missing_ptx);
+}
+
+/* Prunes the file in into outp (NULL: a dry run, nothing written) with in's mode, notes
+ * said; *rep filled (free it). 0 or the exit code (reported). */
+static int
+prune_file(const char *in, const char *outp, const struct fb_prune_opts *po, struct fb_prune_report *rep)
+{
+	struct fb_error err = {0};
+	struct fb_mapped m;
+	if (fb_map_file(in, &m, &err) != 0)
+		return fail_fb(&err);
+	unsigned char *o = NULL;
+	size_t osz = 0;
+	int rc = fb_prune_buffer(m.data, m.size, in, po, &o, &osz, rep, &err);
+	fb_unmap_file(&m);
+	if (rep->notes)
+		warn_lines(rep->notes);
+	if (rc) {
+		free(o);
+		return fail_fb(&err);
+	}
+	if (outp) {
+		struct stat st;
+		int mode = stat(in, &st) == 0 ? (int)(st.st_mode & 07777) : 0644;
+		rc = fb_write_file_atomic(outp, o, osz, mode, &err);
+	}
+	free(o);
+	return rc ? fail_fb(&err) : 0;
+}
+
 int
 cmd_prune(int argc, char **argv)
 {
@@ -231,57 +287,15 @@ cmd_prune(int argc, char **argv)
 		return r;
 	po.targets = ts;
 
-	struct fb_error err = {0};
-	struct fb_prune_report rep;
-	struct fb_mapped m;
-	if (fb_map_file(in, &m, &err) != 0) {
-		free(ts);
-		return fail_fb(&err);
-	}
-	unsigned char *o = NULL;
-	size_t osz = 0;
-	int rc = fb_prune_buffer(m.data, m.size, in, &po, &o, &osz, &rep, &err);
-	fb_unmap_file(&m);
+	struct fb_prune_report rep = {0};
+	int rc = prune_file(in, dry ? NULL : outp, &po, &rep);
 	free(ts);
-	if (rep.notes)
-		warn_lines(rep.notes);
 	if (rc) {
 		fb_prune_report_free(&rep);
-		return fail_fb(&err);
+		return rc;
 	}
-	if (!dry) {
-		struct stat st;
-		int mode = stat(in, &st) == 0 ? (int)(st.st_mode & 07777) : 0644;
-		rc = fb_write_file_atomic(outp, o, osz, mode, &err);
-	}
-	free(o);
-	if (rc) {
-		fb_prune_report_free(&rep);
-		return fail_fb(&err);
-	}
-	if (!quiet) {
-		char a[32], b[32], s1[32], s2[32];
-		printf("%s (%s) -> %s: kept %zu of %zu images for %s in %zu container%s (%s kept, %s removed)\n", in, rep.type,
-		       dry ? "(dry run)" : outp, rep.kept_entries, rep.kept_entries + rep.removed_entries, tt, rep.ncontainers,
-		       rep.ncontainers == 1 ? "" : "s", human(rep.kept_bytes, a, sizeof(a)), human(rep.removed_bytes, b, sizeof(b)));
-		if (rep.in_place)
-			printf("linked file: containers rewritten in place inside their sections, file size kept (%s); the %s "
-			       "freed are zeros and compress to nothing\n",
-			       human(rep.out_size, s1, sizeof(s1)), human(rep.removed_bytes, s2, sizeof(s2)));
-		else
-			printf("file: %s -> %s\n", human(rep.in_size, s1, sizeof(s1)), human(rep.out_size, s2, sizeof(s2)));
-		if (rep.kept_relocatable)
-			printf("kept whole: %zu container(s) with relocatable code (--prune-relocatable prunes them)\n",
-			       rep.kept_relocatable);
-		if (rep.kept_lto)
-			printf("kept: %zu LTO-IR entries%s\n", rep.kept_lto, po.prune_lto ? " (listed archs)" : " (--prune-lto prunes them)");
-		if (rep.kept_other)
-			printf("kept: %zu obfuscated or unknown entries\n", rep.kept_other);
-		if (rep.missing)
-			printf("missing: %zu containers have no image for some listed GPU (allowed)\n", rep.missing);
-		if (rep.missing_ptx)
-			printf("no PTX: %zu containers have no PTX for a listed compute_X\n", rep.missing_ptx);
-	}
+	if (!quiet)
+		print_report(&rep, &po, in, dry ? "(dry run)" : outp, tt);
 	fb_prune_report_free(&rep);
 	return AP_EXIT_OK;
 }
