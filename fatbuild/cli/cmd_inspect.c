@@ -142,6 +142,48 @@ flag_notes(uint64_t f, char *buf, size_t size)
 		snprintf(buf + l, size - l, "%sunknown:0x%" PRIx64, l ? "," : "", f & ~FB_FLAGS_KNOWN);
 }
 
+/* One entry: a table row or a JSON object without its closing brace; with --kernels, the
+ * cubin's kernels too. Returns print_kernels' status, or 0. */
+static int
+print_entry(const struct fb_entry *e, size_t i, const struct opts *o, const char *path)
+{
+	char tn[32], kb[16], notes[128];
+	fb_target_name(&e->target, tn, sizeof(tn));
+	const char *kind = fb_disk_kind_name(e->disk_kind, kb, sizeof(kb));
+	if (e->disk_kind == FB_DISK_KIND_LTO)
+		snprintf(tn, sizeof(tn), "lto_%d%s", e->target.sm,
+		         e->target.variant == AP_ARCH ? "a" : e->target.variant == AP_FAMILY ? "f" : "");
+	flag_notes(e->flags, notes, sizeof(notes));
+	if (o->json) {
+		printf("%s\n      {\"kind\": \"%s\", \"arch\": \"%s\", \"sm\": %d, \"offset\": %zu, \"header_size\": %" PRIu32
+		       ", \"stored_size\": %zu, \"size\": %" PRIu64 ", \"compression\": \"%s\", \"flags\": %" PRIu64
+		       ", \"version\": \"%u.%u\", \"obfuscated\": %s, \"identifier\": ",
+		       i ? "," : "", kind, tn, e->target.sm, e->offset, e->header_size, e->stored_size, entry_size(e),
+		       comp_name(e->compress), e->flags, e->major, e->minor, e->obfuscated ? "true" : "false");
+		if (e->ident)
+			json_str(e->ident, e->ident_len);
+		else
+			printf("null");
+		printf(", \"options\": ");
+		if (e->options)
+			json_str(e->options, e->options_len);
+		else
+			printf("null");
+	} else {
+		printf("    %-3zu %-5s %-13s %10zu %10" PRIu64 " %-5s 0x%-8" PRIx64 " %-7s ", i, kind, tn, e->stored_size,
+		       entry_size(e), comp_name(e->compress), e->flags, notes[0] ? notes : "-");
+		if (e->ident)
+			for (size_t k = 0; k < e->ident_len && k < 200; k++)
+				putchar(e->ident[k] >= 0x20 && e->ident[k] < 0x7f ? e->ident[k] : '?');
+		else
+			putchar('-');
+		putchar('\n');
+	}
+	if (o->kernels && e->disk_kind == FB_DISK_KIND_ELF)
+		return print_kernels(e, o, path);
+	return 0;
+}
+
 static int
 inspect_file(const char *path, const struct opts *o, int *nprinted)
 {
@@ -168,7 +210,6 @@ inspect_file(const char *path, const struct opts *o, int *nprinted)
 		return fb_exit_code(rc);
 	}
 	int ret = 0;
-	char tn[32], kb[16], notes[128];
 	if (o->json) {
 		printf("%s\n  {\"file\": ", (*nprinted)++ ? "," : "");
 		json_str(path, strlen(path));
@@ -196,43 +237,9 @@ inspect_file(const char *path, const struct opts *o, int *nprinted)
 			       "flags", "notes", "identifier");
 		}
 		for (size_t i = 0; i < ct->count; i++) {
-			const struct fb_entry *e = &p.entries[ct->first + i];
-			fb_target_name(&e->target, tn, sizeof(tn));
-			const char *kind = fb_disk_kind_name(e->disk_kind, kb, sizeof(kb));
-			if (e->disk_kind == FB_DISK_KIND_LTO)
-				snprintf(tn, sizeof(tn), "lto_%d%s", e->target.sm,
-				         e->target.variant == AP_ARCH ? "a" : e->target.variant == AP_FAMILY ? "f" : "");
-			flag_notes(e->flags, notes, sizeof(notes));
-			if (o->json) {
-				printf("%s\n      {\"kind\": \"%s\", \"arch\": \"%s\", \"sm\": %d, \"offset\": %zu, \"header_size\": %" PRIu32
-				       ", \"stored_size\": %zu, \"size\": %" PRIu64 ", \"compression\": \"%s\", \"flags\": %" PRIu64
-				       ", \"version\": \"%u.%u\", \"obfuscated\": %s, \"identifier\": ",
-				       i ? "," : "", kind, tn, e->target.sm, e->offset, e->header_size, e->stored_size, entry_size(e),
-				       comp_name(e->compress), e->flags, e->major, e->minor, e->obfuscated ? "true" : "false");
-				if (e->ident)
-					json_str(e->ident, e->ident_len);
-				else
-					printf("null");
-				printf(", \"options\": ");
-				if (e->options)
-					json_str(e->options, e->options_len);
-				else
-					printf("null");
-			} else {
-				printf("    %-3zu %-5s %-13s %10zu %10" PRIu64 " %-5s 0x%-8" PRIx64 " %-7s ", i, kind, tn, e->stored_size,
-				       entry_size(e), comp_name(e->compress), e->flags, notes[0] ? notes : "-");
-				if (e->ident)
-					for (size_t k = 0; k < e->ident_len && k < 200; k++)
-						putchar(e->ident[k] >= 0x20 && e->ident[k] < 0x7f ? e->ident[k] : '?');
-				else
-					putchar('-');
-				putchar('\n');
-			}
-			if (o->kernels && e->disk_kind == FB_DISK_KIND_ELF) {
-				int r = print_kernels(e, o, path);
-				if (r && !ret)
-					ret = r;
-			}
+			int r = print_entry(&p.entries[ct->first + i], i, o, path);
+			if (r && !ret)
+				ret = r;
 			if (o->json)
 				printf("}");
 		}
