@@ -173,6 +173,83 @@ select_in(const struct fb_parsed *p, const struct fb_container *ct, const struct
 	return out;
 }
 
+/* A file with one container: which image the device runs, or that none fits. 0 or AP_EXIT_FAIL. */
+static int
+check_single(const struct fb_parsed *p, const struct ap_target *dev, const char *dn, const char *path, bool quiet)
+{
+	char tn[32], archs[1024], why[256];
+	struct unlinked u;
+	enum fb_how how;
+	long r = select_in(p, &p->containers[0], dev, &how, &u);
+	list_archs(p, &p->containers[0], archs, sizeof(archs));
+	explain_unlinked(&u, why, sizeof(why));
+	if (r < 0) {
+		warn("no kernel image is available for %s: %s has %s%s", dn, path, archs, why);
+		return AP_EXIT_FAIL;
+	}
+	if (!quiet) {
+		fb_target_name(&p->entries[r].target, tn, sizeof(tn));
+		if (how == FB_HOW_SASS)
+			printf("%s: %s: SASS %s (entry %zu)\n", dn, path, tn, p->entries[r].index);
+		else
+			printf("%s: %s: PTX JIT from %s (entry %zu)\n", dn, path, tn, p->entries[r].index);
+	}
+	return 0;
+}
+
+/* A file with several containers (each a module of its own): summarised; fails only when no
+ * container has an image for the device. 0 or AP_EXIT_FAIL. */
+static int
+check_containers(const struct fb_parsed *p, const struct fb_scan *sc, const struct ap_target *dev, const char *dn,
+                 const char *path, bool quiet)
+{
+	char archs[1024];
+	struct unlinked u;
+	size_t nsass = 0, nptx = 0, nnone = 0, nunlinked = 0;
+	long first_bad = -1;
+	for (size_t c = 0; c < p->ncontainers; c++) {
+		enum fb_how how;
+		select_in(p, &p->containers[c], dev, &how, &u);
+		const struct fb_container *ct = &p->containers[c];
+		bool rel_section = ct->blob < sc->nblobs && strstr(sc->blobs[ct->blob].where, "__nv_relfatbin");
+		if (rel_section || (how == FB_HOW_NONE && (u.nreloc || u.nlto) && u.nreloc + u.nlto == ct->count))
+			nunlinked++; /* the inputs of a device link (nvcc -rdc's __nv_relfatbin) */
+		else if (how == FB_HOW_SASS)
+			nsass++;
+		else if (how == FB_HOW_PTX_JIT)
+			nptx++;
+		else {
+			nnone++;
+			if (first_bad < 0)
+				first_bad = (long)c;
+		}
+	}
+	if (nnone == 0 && nunlinked == p->ncontainers) {
+		warn("no kernel image is available for %s: the %zu containers of %s hold only relocatable cubins or "
+		     "LTO-IR, not loadable until device-linked ('fatbuild dlink', or build with --rdc/--lto)",
+		     dn, p->ncontainers, path);
+		return AP_EXIT_FAIL;
+	}
+	if (nnone + nunlinked == p->ncontainers) {
+		list_archs(p, &p->containers[0], archs, sizeof(archs));
+		warn("no kernel image is available for %s: none of the %zu containers of %s has one (container 0 has %s)", dn,
+		     p->ncontainers, path, archs);
+		return AP_EXIT_FAIL;
+	}
+	if (!quiet) {
+		printf("%s: %s: %zu containers: %zu SASS, %zu PTX JIT", dn, path, p->ncontainers, nsass, nptx);
+		if (nunlinked)
+			printf(", %zu of relocatable code (device-link inputs: __nv_relfatbin, -rdc; not loaded)", nunlinked);
+		if (nnone) {
+			list_archs(p, &p->containers[first_bad], archs, sizeof(archs));
+			printf(", %zu without an image (their kernels cannot run on %s; container %ld has %s)", nnone, dn,
+			       first_bad, archs);
+		}
+		putchar('\n');
+	}
+	return 0;
+}
+
 static int
 check_file(const char *path, const struct ap_target *devs, size_t ndev, bool quiet)
 {
@@ -193,72 +270,20 @@ check_file(const char *path, const struct ap_target *devs, size_t ndev, bool qui
 		return fb_exit_code(err.code);
 	}
 	int ret = 0;
-	char dn[32], tn[32], archs[1024], why[256];
-	struct unlinked u;
+	char dn[32];
 	for (size_t d = 0; d < ndev; d++) {
 		dev_name(&devs[d], dn, sizeof(dn));
+		int r;
 		if (p.ncontainers == 0) {
 			warn("no kernel image is available for %s: %s has no device code", dn, path);
-			ret = AP_EXIT_FAIL;
-			continue;
+			r = AP_EXIT_FAIL;
+		} else if (p.ncontainers == 1) {
+			r = check_single(&p, &devs[d], dn, path, quiet);
+		} else {
+			r = check_containers(&p, &sc, &devs[d], dn, path, quiet);
 		}
-		if (p.ncontainers == 1) {
-			enum fb_how how;
-			long r = select_in(&p, &p.containers[0], &devs[d], &how, &u);
-			list_archs(&p, &p.containers[0], archs, sizeof(archs));
-			explain_unlinked(&u, why, sizeof(why));
-			if (r < 0) {
-				warn("no kernel image is available for %s: %s has %s%s", dn, path, archs, why);
-				ret = AP_EXIT_FAIL;
-			} else if (!quiet) {
-				fb_target_name(&p.entries[r].target, tn, sizeof(tn));
-				if (how == FB_HOW_SASS)
-					printf("%s: %s: SASS %s (entry %zu)\n", dn, path, tn, p.entries[r].index);
-				else
-					printf("%s: %s: PTX JIT from %s (entry %zu)\n", dn, path, tn, p.entries[r].index);
-			}
-			continue;
-		}
-		size_t nsass = 0, nptx = 0, nnone = 0, nunlinked = 0;
-		long first_bad = -1;
-		for (size_t c = 0; c < p.ncontainers; c++) {
-			enum fb_how how;
-			select_in(&p, &p.containers[c], &devs[d], &how, &u);
-			const struct fb_container *ct = &p.containers[c];
-			bool rel_section = ct->blob < sc.nblobs && strstr(sc.blobs[ct->blob].where, "__nv_relfatbin");
-			if (rel_section || (how == FB_HOW_NONE && (u.nreloc || u.nlto) && u.nreloc + u.nlto == ct->count))
-				nunlinked++; /* the inputs of a device link (nvcc -rdc's __nv_relfatbin) */
-			else if (how == FB_HOW_SASS)
-				nsass++;
-			else if (how == FB_HOW_PTX_JIT)
-				nptx++;
-			else {
-				nnone++;
-				if (first_bad < 0)
-					first_bad = (long)c;
-			}
-		}
-		if (nnone == 0 && nunlinked == p.ncontainers) {
-			warn("no kernel image is available for %s: the %zu containers of %s hold only relocatable cubins or "
-			     "LTO-IR, not loadable until device-linked ('fatbuild dlink', or build with --rdc/--lto)",
-			     dn, p.ncontainers, path);
-			ret = AP_EXIT_FAIL;
-		} else if (nnone + nunlinked == p.ncontainers) {
-			list_archs(&p, &p.containers[0], archs, sizeof(archs));
-			warn("no kernel image is available for %s: none of the %zu containers of %s has one (container 0 has %s)", dn,
-			     p.ncontainers, path, archs);
-			ret = AP_EXIT_FAIL;
-		} else if (!quiet) {
-			printf("%s: %s: %zu containers: %zu SASS, %zu PTX JIT", dn, path, p.ncontainers, nsass, nptx);
-			if (nunlinked)
-				printf(", %zu of relocatable code (device-link inputs: __nv_relfatbin, -rdc; not loaded)", nunlinked);
-			if (nnone) {
-				list_archs(&p, &p.containers[first_bad], archs, sizeof(archs));
-				printf(", %zu without an image (their kernels cannot run on %s; container %ld has %s)", nnone, dn,
-				       first_bad, archs);
-			}
-			putchar('\n');
-		}
+		if (r)
+			ret = r;
 	}
 	fb_parsed_free(&p);
 	fb_scan_free(&sc);
