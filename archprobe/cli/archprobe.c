@@ -332,6 +332,64 @@ print_table(const struct ap_probe_result *r, bool probed, const struct ap_archli
 		printf("devices: not probed: ARCHPROBE_ARCHS=%s\n", getenv("ARCHPROBE_ARCHS"));
 }
 
+/* A CUDA error as {"code": N, "name": "CUDA_ERROR_..."}; 0 is null. */
+static void
+json_cuda_error(int code)
+{
+	if (code) {
+		printf("{\"code\": %d, \"name\": ", code);
+		json_str(ap_cuda_error_name(code));
+		putchar('}');
+	} else {
+		fputs("null", stdout);
+	}
+}
+
+/* An SM number; 0 (none) is null. */
+static void
+json_sm(int sm)
+{
+	if (sm)
+		printf("%d", sm);
+	else
+		fputs("null", stdout);
+}
+
+static void
+json_device(const struct ap_device *d)
+{
+	char cc[16];
+	cc_text(d, cc, sizeof(cc));
+	printf("{\"ordinal\": %d, \"name\": ", d->ordinal);
+	json_str(d->name);
+	printf(", \"major\": %d, \"minor\": %d, \"cc\": ", d->major, d->minor);
+	json_str(d->error ? NULL : cc);
+	printf(", \"sm\": %d, \"uuid\": ", d->error ? 0 : d->major * 10 + d->minor);
+	json_str(d->uuid[0] ? d->uuid : NULL);
+	printf(", \"mig\": %s, \"pci_bus_id\": ", d->mig ? "true" : "false");
+	json_str(d->pci_bus_id[0] ? d->pci_bus_id : NULL);
+	printf(", \"total_memory\": %llu, \"multiprocessors\": %d, \"integrated\": %s, \"compute_mode\": %d, "
+	       "\"error\": ", (unsigned long long)d->total_memory, d->multiprocessors,
+	       d->integrated ? "true" : "false", d->compute_mode);
+	json_cuda_error(d->error);
+	putchar('}');
+}
+
+static void
+json_toolkit(const struct ap_toolkit *tk)
+{
+	char v[16];
+	version_text(tk->version, v, sizeof(v));
+	printf("{\"version\": ");
+	json_str(v);
+	printf(", \"supported\": [");
+	for (int i = 0; i < tk->nsm; i++)
+		printf("%s%d", i ? ", " : "", tk->sm[i]);
+	printf("], \"source\": ");
+	json_str(tk->source);
+	putchar('}');
+}
+
 static void
 print_json(const struct ap_probe_result *r, bool probed, const struct ap_archlist *l, const char *archs_note)
 {
@@ -345,13 +403,7 @@ print_json(const struct ap_probe_result *r, bool probed, const struct ap_archlis
 	printf(",\n  \"reason\": ");
 	json_str(probed && r->reason[0] ? r->reason : archs_note);
 	printf(",\n  \"cuda_error\": ");
-	if (probed && r->cuda_error) {
-		printf("{\"code\": %d, \"name\": ", r->cuda_error);
-		json_str(ap_cuda_error_name(r->cuda_error));
-		putchar('}');
-	} else {
-		fputs("null", stdout);
-	}
+	json_cuda_error(probed ? r->cuda_error : 0);
 	printf(",\n  \"driver\": {\"library\": ");
 	json_str(probed && *r->library && r->status != AP_PROBE_NO_DRIVER ? r->library : NULL);
 	version_text(r->driver_version, v, sizeof(v));
@@ -363,28 +415,8 @@ print_json(const struct ap_probe_result *r, bool probed, const struct ap_archlis
 	json_str(*r->cuda_device_order ? r->cuda_device_order : NULL);
 	printf("},\n  \"devices\": [");
 	for (int i = 0; i < r->ndevices; i++) {
-		const struct ap_device *d = &r->devices[i];
-		char cc[16];
-		cc_text(d, cc, sizeof(cc));
-		printf("%s\n    {\"ordinal\": %d, \"name\": ", i ? "," : "", d->ordinal);
-		json_str(d->name);
-		printf(", \"major\": %d, \"minor\": %d, \"cc\": ", d->major, d->minor);
-		json_str(d->error ? NULL : cc);
-		printf(", \"sm\": %d, \"uuid\": ", d->error ? 0 : d->major * 10 + d->minor);
-		json_str(d->uuid[0] ? d->uuid : NULL);
-		printf(", \"mig\": %s, \"pci_bus_id\": ", d->mig ? "true" : "false");
-		json_str(d->pci_bus_id[0] ? d->pci_bus_id : NULL);
-		printf(", \"total_memory\": %llu, \"multiprocessors\": %d, \"integrated\": %s, \"compute_mode\": %d, "
-		       "\"error\": ", (unsigned long long)d->total_memory, d->multiprocessors,
-		       d->integrated ? "true" : "false", d->compute_mode);
-		if (d->error) {
-			printf("{\"code\": %d, \"name\": ", d->error);
-			json_str(ap_cuda_error_name(d->error));
-			putchar('}');
-		} else {
-			fputs("null", stdout);
-		}
-		putchar('}');
+		printf("%s\n    ", i ? "," : "");
+		json_device(&r->devices[i]);
 	}
 	printf("%s],\n  \"archs\": [", r->ndevices ? "\n  " : "");
 	for (size_t i = 0; l && i < ap_archlist_count(l); i++) {
@@ -399,30 +431,14 @@ print_json(const struct ap_probe_result *r, bool probed, const struct ap_archlis
 			max = t->sm;
 	}
 	printf("],\n  \"min\": ");
-	if (min)
-		printf("%d", min);
-	else
-		fputs("null", stdout);
+	json_sm(min);
 	printf(", \"max\": ");
-	if (max)
-		printf("%d", max);
+	json_sm(max);
+	printf(",\n  \"toolkit\": ");
+	if (l)
+		json_toolkit(ap_archlist_toolkit(l));
 	else
 		fputs("null", stdout);
-	printf(",\n  \"toolkit\": ");
-	if (l) {
-		const struct ap_toolkit *tk = ap_archlist_toolkit(l);
-		version_text(tk->version, v, sizeof(v));
-		printf("{\"version\": ");
-		json_str(v);
-		printf(", \"supported\": [");
-		for (int i = 0; i < tk->nsm; i++)
-			printf("%s%d", i ? ", " : "", tk->sm[i]);
-		printf("], \"source\": ");
-		json_str(tk->source);
-		putchar('}');
-	} else {
-		fputs("null", stdout);
-	}
 	printf(",\n  \"warnings\": [");
 	for (size_t i = 0; l && i < ap_archlist_nwarnings(l); i++) {
 		printf("%s", i ? ", " : "");
