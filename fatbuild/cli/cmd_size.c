@@ -182,6 +182,38 @@ print_json(const char *path, const struct fb_size_report *r, const struct sopts 
 	printf("}");
 }
 
+/* Each file's report, as a table or one JSON document; the worst exit code. */
+static int
+size_files(char **files, size_t n, const struct fb_size_opts *so, struct sopts *o)
+{
+	int ret = AP_EXIT_OK;
+	if (o->json)
+		printf("{\"files\": [");
+	for (size_t i = 0; i < n; i++) {
+		struct fb_error err = {0};
+		struct fb_mapped m;
+		struct fb_size_report r;
+		if (fb_map_file(files[i], &m, &err) != 0 || fb_size(m.data, m.size, files[i], so, &r, &err) != 0) {
+			if (m.data)
+				fb_unmap_file(&m);
+			int e = fail_fb(&err);
+			if (e > ret)
+				ret = e;
+			continue;
+		}
+		fb_unmap_file(&m);
+		if (o->json)
+			print_json(files[i], &r, o);
+		else
+			print_table(files[i], &r, o);
+		o->first = false;
+		fb_size_report_free(&r);
+	}
+	if (o->json)
+		printf("\n]}\n");
+	return ret;
+}
+
 int
 cmd_size(int argc, char **argv)
 {
@@ -245,31 +277,7 @@ cmd_size(int argc, char **argv)
 	if (!ts)
 		so.zstd_level = 0; /* the compressed size is a before/after comparison */
 	o.targets = tt;
-	int ret = AP_EXIT_OK;
-	if (o.json)
-		printf("{\"files\": [");
-	for (int i = optind; i < argc; i++) {
-		struct fb_error err = {0};
-		struct fb_mapped m;
-		struct fb_size_report r;
-		if (fb_map_file(argv[i], &m, &err) != 0 || fb_size(m.data, m.size, argv[i], &so, &r, &err) != 0) {
-			if (m.data)
-				fb_unmap_file(&m);
-			int e = fail_fb(&err);
-			if (e > ret)
-				ret = e;
-			continue;
-		}
-		fb_unmap_file(&m);
-		if (o.json)
-			print_json(argv[i], &r, &o);
-		else
-			print_table(argv[i], &r, &o);
-		o.first = false;
-		fb_size_report_free(&r);
-	}
-	if (o.json)
-		printf("\n]}\n");
+	int ret = size_files(argv + optind, (size_t)(argc - optind), &so, &o);
 	free(ts);
 	return ret;
 }
