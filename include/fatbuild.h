@@ -411,6 +411,10 @@ FB_API int fb_compile_pack(const struct fb_compile_result *r, const struct fb_co
  * 0 = no limit), else the CPUs this process may run on, capped by its cgroups' CPU quota
  * (fb_jobs_default with /proc and /sys/fs/cgroup). */
 FB_API int fb_compile_default_jobs(void);
+/* Whether std names a standard fb_compile takes (fb_compile_opts.std): c++03, c++11, c++14,
+ * c++17 or c++20, the values NVRTC takes as -std=. NULL and "" are not names (as
+ * fb_compile_opts.std they mean c++17). */
+FB_API bool fb_compile_std_ok(const char *std);
 
 /* ---- default parallelism (common/cpus.c) ---- */
 

@@ -648,6 +648,13 @@ test_errors(void)
 	CHECK(strstr(err.msg, "no-such-option") != NULL);
 	o.nvrtc_opts = NULL;
 	o.nnvrtc_opts = 0;
+	/* the standards NVRTC takes, and only those */
+	CHECK(fb_compile_std_ok("c++03") && fb_compile_std_ok("c++11") && fb_compile_std_ok("c++20"));
+	CHECK(!fb_compile_std_ok("c++98") && !fb_compile_std_ok("c++23") && !fb_compile_std_ok("gnu++17"));
+	CHECK(!fb_compile_std_ok("") && !fb_compile_std_ok(NULL));
+	o.std = "c++98";
+	CHECK(fb_compile(ok, 1, &o, &r, &err) == FB_EINVAL && strstr(err.msg, "unsupported --std 'c++98'"));
+	o.std = NULL;
 	/* bad arguments */
 	CHECK(fb_compile(ok, 0, &o, &r, &err) == FB_EINVAL);
 	const char *twice[] = {at("e/ok.cu"), at("e/ok.cu")};

@@ -85,7 +85,7 @@ if [ "${1:-}" = --self-test ]; then
 		'archprobe/arch.c:/* see docs/nope.md */' \
 		'tests/arch_test.c:/* the vectors of docs/archlist.md §9, §42 */' \
 		'include/fatbuild.h:/* spe''c/fatbin.md §7 */' \
-		'tests/cli/probe_cvd.sh:# spe''c probe.md §8 (8)' \
+		'tests/cli/probe/cvd.sh:# spe''c probe.md §8 (8)' \
 		'HACKING.md:Read ..''/shared/STYLE.md once.' \
 		'README.md:The model of `docs/fatbin.md` §3.7.' \
 		'docs/README.md:[gone](gone.md)'; do

@@ -8,65 +8,70 @@
 
 #include "archprobe.h"
 
-static const char usage_text[] =
-	"usage: archprobe [--format FORMAT] [--arch-list LIST] [--fallback LIST] [--strict]\n"
-	"                 [--timeout S] [--libcuda PATH] [--no-subprocess] [--cache[=FILE]]\n"
-	"                 [--cuda-version X.Y] [--silent] [-v] [-h]\n"
-	"\n"
-	"Asks the CUDA driver (libcuda.so.1, loaded with dlopen in a helper process with a timeout; no\n"
-	"context is created) which GPUs are visible, and prints them with the arch list they need:\n"
-	"one entry per distinct compute capability, numerically sorted, PTX for the newest (what the\n"
-	"arch list 'native' means in fatbuild and docs/archlist.md).\n"
-	"\n"
-	"Formats (--format):\n"
-	"  table       (default) the devices, the driver, and under them the arch list\n"
-	"  json        everything, schema archprobe/1: status, source, reason, cuda_error, driver, env,\n"
-	"              devices[], archs[], min, max, toolkit\n"
-	"  cmake torch nvcc clang list nvrtc bazel\n"
-	"              the arch list only; devices 8.6 + 9.0 give cmake '86-real;90', torch '8.6 9.0+PTX'\n"
-	"  nvptx-arch  drop-in for LLVM's nvptx-arch: one sm_XY line per device in enumeration order\n"
-	"              (duplicates kept); exit 0 with no output when there is no device, 1 on failure\n"
-	"  nvcc-query  drop-in for CUDA's __nvcc_device_query: sorted unique '86,90' without newline;\n"
-	"              exit 2 when the driver counts 0 devices, 1 on any other failure\n"
-	"  (installed or linked under the name nvptx-arch or __nvcc_device_query, archprobe uses that\n"
-	"  format by default)\n"
-	"\n"
-	"Options:\n"
-	"  --arch-list LIST   resolve LIST instead (any mix of 8.6 / 86-real / sm_86 / Ampere / native /\n"
-	"                     auto / all-major), printed like `fatbuild flags`\n"
-	"  --fallback LIST    when probing fails (no driver, stub, no device, driver error, timeout) or\n"
-	"                     no device is supported, print LIST's archs instead, exit 0, and say why on\n"
-	"                     stderr (default: ARCHPROBE_FALLBACK; none: the failure is an error)\n"
-	"  --strict           never fall back; a device that could not be queried is an error (exit 5)\n"
-	"  --timeout S        give the driver S seconds (default: ARCHPROBE_TIMEOUT, else 10)\n"
-	"  --libcuda PATH     load exactly this file (default: ARCHPROBE_LIBCUDA, else libcuda.so.1 via\n"
-	"                     the system search, else /usr/lib/wsl/lib/libcuda.so.1)\n"
-	"  --no-subprocess    query the driver in this process (faster; no timeout or crash guard)\n"
-	"  --cache[=FILE]     reuse an earlier ok answer while nothing it depends on changed (libcuda\n"
-	"                     file, LD_LIBRARY_PATH, CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, boot);\n"
-	"                     default FILE: $XDG_CACHE_HOME/archprobe/probe (also ARCHPROBE_CACHE=FILE|1)\n"
-	"  --cuda-version X.Y check archs against the built-in table of CUDA X.Y instead of the\n"
-	"                     installed toolkit (CUDA_HOME, nvcc on PATH, /usr/local/cuda)\n"
-	"  --clang-version N  --format clang as clang N reads it (22+: --cuda-include-ptx for PTX; older:\n"
-	"                     --no-cuda-include-ptx for SASS only); default: a spelling every clang reads\n"
-	"  --silent           no diagnostics on stderr (as __nvcc_device_query --silent)\n"
-	"  -v, --verbose      also print the loader trace on stderr\n"
-	"  -h, --help         this text\n"
-	"\n"
-	"Environment: ARCHPROBE_ARCHS=\"8.6 9.0\" replaces probing (CI, docker build); ARCHPROBE_FALLBACK,\n"
-	"ARCHPROBE_TIMEOUT, ARCHPROBE_LIBCUDA, ARCHPROBE_CACHE as the options; CUDA_VISIBLE_DEVICES and\n"
-	"CUDA_DEVICE_ORDER reach the driver untouched and are reported.\n"
-	"\n"
-	"Examples:\n"
-	"  archprobe                                  devices and their arch list\n"
-	"  cmake -DCMAKE_CUDA_ARCHITECTURES=\"$(archprobe --format cmake --fallback all-major)\" ..\n"
-	"  TORCH_CUDA_ARCH_LIST=\"$(archprobe --format torch)\" pip install .\n"
-	"  clang --nvptx-arch-tool=\"archprobe --format nvptx-arch\" ...   (or a symlink named nvptx-arch)\n"
-	"\n"
-	"Exit codes: 0 success; 1 no visible device (the message mentions CUDA_VISIBLE_DEVICES when\n"
-	"set), no toolkit; 2 bad usage or arch list; 3 no CUDA driver; 4 the driver is NVIDIA's stub\n"
-	"library; 5 driver error; 6 the probe timed out or crashed. With --fallback (not --strict) the\n"
-	"probe failures 1 and 3-6 print the fallback and exit 0.\n";
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: archprobe [--format FORMAT] [--arch-list LIST] [--fallback LIST] [--strict]\n"
+	        "                 [--timeout S] [--libcuda PATH] [--no-subprocess] [--cache[=FILE]]\n"
+	        "                 [--cuda-version X.Y] [--silent] [-v] [-h]\n"
+	        "\n"
+	        "Asks the CUDA driver (libcuda.so.1, loaded with dlopen in a helper process with a timeout; no\n"
+	        "context is created) which GPUs are visible, and prints them with the arch list they need:\n"
+	        "one entry per distinct compute capability, numerically sorted, PTX for the newest (what the\n"
+	        "arch list 'native' means in fatbuild and docs/archlist.md).\n"
+	        "\n"
+	        "Formats (--format):\n"
+	        "  table       (default) the devices, the driver, and under them the arch list\n"
+	        "  json        everything, schema archprobe/1: status, source, reason, cuda_error, driver, env,\n"
+	        "              devices[], archs[], min, max, toolkit\n"
+	        "  cmake torch nvcc clang list nvrtc bazel\n"
+	        "              the arch list only; devices 8.6 + 9.0 give cmake '86-real;90', torch '8.6 9.0+PTX'\n"
+	        "  nvptx-arch  drop-in for LLVM's nvptx-arch: one sm_XY line per device in enumeration order\n"
+	        "              (duplicates kept); exit %d with no output when there is no device, %d on failure\n"
+	        "  nvcc-query  drop-in for CUDA's __nvcc_device_query: sorted unique '86,90' without newline;\n"
+	        "              exit %d when the driver counts 0 devices, %d on any other failure\n"
+	        "  (installed or linked under the name nvptx-arch or __nvcc_device_query, archprobe uses that\n"
+	        "  format by default)\n"
+	        "\n"
+	        "Options:\n"
+	        "  --arch-list LIST   resolve LIST instead (any mix of 8.6 / 86-real / sm_86 / Ampere / native /\n"
+	        "                     auto / all-major), printed like `fatbuild flags`\n"
+	        "  --fallback LIST    when probing fails (no driver, stub, no device, driver error, timeout) or\n"
+	        "                     no device is supported, print LIST's archs instead, exit %d, and say why on\n"
+	        "                     stderr (default: ARCHPROBE_FALLBACK; none: the failure is an error)\n"
+	        "  --strict           never fall back; a device that could not be queried is an error (exit %d)\n"
+	        "  --timeout S        give the driver S seconds (default: ARCHPROBE_TIMEOUT, else 10)\n"
+	        "  --libcuda PATH     load exactly this file (default: ARCHPROBE_LIBCUDA, else libcuda.so.1 via\n"
+	        "                     the system search, else /usr/lib/wsl/lib/libcuda.so.1)\n"
+	        "  --no-subprocess    query the driver in this process (faster; no timeout or crash guard)\n"
+	        "  --cache[=FILE]     reuse an earlier ok answer while nothing it depends on changed (libcuda\n"
+	        "                     file, LD_LIBRARY_PATH, CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, boot);\n"
+	        "                     default FILE: $XDG_CACHE_HOME/archprobe/probe (also ARCHPROBE_CACHE=FILE|1)\n"
+	        "  --cuda-version X.Y check archs against the built-in table of CUDA X.Y instead of the\n"
+	        "                     installed toolkit (CUDA_HOME, nvcc on PATH, /usr/local/cuda)\n"
+	        "  --clang-version N  --format clang as clang N reads it (22+: --cuda-include-ptx for PTX; older:\n"
+	        "                     --no-cuda-include-ptx for SASS only); default: a spelling every clang reads\n"
+	        "  --silent           no diagnostics on stderr (as __nvcc_device_query --silent)\n"
+	        "  -v, --verbose      also print the loader trace on stderr\n"
+	        "  -h, --help         this text\n"
+	        "\n"
+	        "Environment: ARCHPROBE_ARCHS=\"8.6 9.0\" replaces probing (CI, docker build); ARCHPROBE_FALLBACK,\n"
+	        "ARCHPROBE_TIMEOUT, ARCHPROBE_LIBCUDA, ARCHPROBE_CACHE as the options; CUDA_VISIBLE_DEVICES and\n"
+	        "CUDA_DEVICE_ORDER reach the driver untouched and are reported.\n"
+	        "\n"
+	        "Examples:\n"
+	        "  archprobe                                  devices and their arch list\n"
+	        "  cmake -DCMAKE_CUDA_ARCHITECTURES=\"$(archprobe --format cmake --fallback all-major)\" ..\n"
+	        "  TORCH_CUDA_ARCH_LIST=\"$(archprobe --format torch)\" pip install .\n"
+	        "  clang --nvptx-arch-tool=\"archprobe --format nvptx-arch\" ...   (or a symlink named nvptx-arch)\n"
+	        "\n"
+	        "Exit codes: %d success; %d no visible device (the message mentions CUDA_VISIBLE_DEVICES when\n"
+	        "set), no toolkit; %d bad usage or arch list; %d no CUDA driver; %d the driver is NVIDIA's stub\n"
+	        "library; %d driver error; %d the probe timed out or crashed. With --fallback (not --strict) the\n"
+	        "probe failures %d and %d-%d print the fallback and exit %d.\n",
+	        AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE, AP_EXIT_FAIL, AP_EXIT_OK, AP_EXIT_DRIVER, AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE, AP_EXIT_NODRIVER, AP_EXIT_STUB, AP_EXIT_DRIVER, AP_EXIT_TIMEOUT, AP_EXIT_FAIL, AP_EXIT_NODRIVER, AP_EXIT_TIMEOUT, AP_EXIT_OK);
+}
 
 enum { FMT_TABLE = 100, FMT_JSON, FMT_NVPTX_ARCH, FMT_NVCC_QUERY };
 
@@ -111,7 +116,7 @@ usage_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	fputs(usage_text, stderr);
+	usage(stderr);
 	return AP_EXIT_USAGE;
 }
 
@@ -203,7 +208,7 @@ parse_args(int argc, char **argv, struct cli *c)
 		}
 		case 'v': c->verbose = true; break;
 		case 'h':
-			fputs(usage_text, stdout);
+			usage(stdout);
 			return -1;
 		default:
 			if (optopt && optopt < 256)
@@ -327,6 +332,64 @@ print_table(const struct ap_probe_result *r, bool probed, const struct ap_archli
 		printf("devices: not probed: ARCHPROBE_ARCHS=%s\n", getenv("ARCHPROBE_ARCHS"));
 }
 
+/* A CUDA error as {"code": N, "name": "CUDA_ERROR_..."}; 0 is null. */
+static void
+json_cuda_error(int code)
+{
+	if (code) {
+		printf("{\"code\": %d, \"name\": ", code);
+		json_str(ap_cuda_error_name(code));
+		putchar('}');
+	} else {
+		fputs("null", stdout);
+	}
+}
+
+/* An SM number; 0 (none) is null. */
+static void
+json_sm(int sm)
+{
+	if (sm)
+		printf("%d", sm);
+	else
+		fputs("null", stdout);
+}
+
+static void
+json_device(const struct ap_device *d)
+{
+	char cc[16];
+	cc_text(d, cc, sizeof(cc));
+	printf("{\"ordinal\": %d, \"name\": ", d->ordinal);
+	json_str(d->name);
+	printf(", \"major\": %d, \"minor\": %d, \"cc\": ", d->major, d->minor);
+	json_str(d->error ? NULL : cc);
+	printf(", \"sm\": %d, \"uuid\": ", d->error ? 0 : d->major * 10 + d->minor);
+	json_str(d->uuid[0] ? d->uuid : NULL);
+	printf(", \"mig\": %s, \"pci_bus_id\": ", d->mig ? "true" : "false");
+	json_str(d->pci_bus_id[0] ? d->pci_bus_id : NULL);
+	printf(", \"total_memory\": %llu, \"multiprocessors\": %d, \"integrated\": %s, \"compute_mode\": %d, "
+	       "\"error\": ", (unsigned long long)d->total_memory, d->multiprocessors,
+	       d->integrated ? "true" : "false", d->compute_mode);
+	json_cuda_error(d->error);
+	putchar('}');
+}
+
+static void
+json_toolkit(const struct ap_toolkit *tk)
+{
+	char v[16];
+	version_text(tk->version, v, sizeof(v));
+	printf("{\"version\": ");
+	json_str(v);
+	printf(", \"supported\": [");
+	for (int i = 0; i < tk->nsm; i++)
+		printf("%s%d", i ? ", " : "", tk->sm[i]);
+	printf("], \"source\": ");
+	json_str(tk->source);
+	putchar('}');
+}
+
 static void
 print_json(const struct ap_probe_result *r, bool probed, const struct ap_archlist *l, const char *archs_note)
 {
@@ -340,13 +403,7 @@ print_json(const struct ap_probe_result *r, bool probed, const struct ap_archlis
 	printf(",\n  \"reason\": ");
 	json_str(probed && r->reason[0] ? r->reason : archs_note);
 	printf(",\n  \"cuda_error\": ");
-	if (probed && r->cuda_error) {
-		printf("{\"code\": %d, \"name\": ", r->cuda_error);
-		json_str(ap_cuda_error_name(r->cuda_error));
-		putchar('}');
-	} else {
-		fputs("null", stdout);
-	}
+	json_cuda_error(probed ? r->cuda_error : 0);
 	printf(",\n  \"driver\": {\"library\": ");
 	json_str(probed && *r->library && r->status != AP_PROBE_NO_DRIVER ? r->library : NULL);
 	version_text(r->driver_version, v, sizeof(v));
@@ -358,28 +415,8 @@ print_json(const struct ap_probe_result *r, bool probed, const struct ap_archlis
 	json_str(*r->cuda_device_order ? r->cuda_device_order : NULL);
 	printf("},\n  \"devices\": [");
 	for (int i = 0; i < r->ndevices; i++) {
-		const struct ap_device *d = &r->devices[i];
-		char cc[16];
-		cc_text(d, cc, sizeof(cc));
-		printf("%s\n    {\"ordinal\": %d, \"name\": ", i ? "," : "", d->ordinal);
-		json_str(d->name);
-		printf(", \"major\": %d, \"minor\": %d, \"cc\": ", d->major, d->minor);
-		json_str(d->error ? NULL : cc);
-		printf(", \"sm\": %d, \"uuid\": ", d->error ? 0 : d->major * 10 + d->minor);
-		json_str(d->uuid[0] ? d->uuid : NULL);
-		printf(", \"mig\": %s, \"pci_bus_id\": ", d->mig ? "true" : "false");
-		json_str(d->pci_bus_id[0] ? d->pci_bus_id : NULL);
-		printf(", \"total_memory\": %llu, \"multiprocessors\": %d, \"integrated\": %s, \"compute_mode\": %d, "
-		       "\"error\": ", (unsigned long long)d->total_memory, d->multiprocessors,
-		       d->integrated ? "true" : "false", d->compute_mode);
-		if (d->error) {
-			printf("{\"code\": %d, \"name\": ", d->error);
-			json_str(ap_cuda_error_name(d->error));
-			putchar('}');
-		} else {
-			fputs("null", stdout);
-		}
-		putchar('}');
+		printf("%s\n    ", i ? "," : "");
+		json_device(&r->devices[i]);
 	}
 	printf("%s],\n  \"archs\": [", r->ndevices ? "\n  " : "");
 	for (size_t i = 0; l && i < ap_archlist_count(l); i++) {
@@ -394,30 +431,14 @@ print_json(const struct ap_probe_result *r, bool probed, const struct ap_archlis
 			max = t->sm;
 	}
 	printf("],\n  \"min\": ");
-	if (min)
-		printf("%d", min);
-	else
-		fputs("null", stdout);
+	json_sm(min);
 	printf(", \"max\": ");
-	if (max)
-		printf("%d", max);
+	json_sm(max);
+	printf(",\n  \"toolkit\": ");
+	if (l)
+		json_toolkit(ap_archlist_toolkit(l));
 	else
 		fputs("null", stdout);
-	printf(",\n  \"toolkit\": ");
-	if (l) {
-		const struct ap_toolkit *tk = ap_archlist_toolkit(l);
-		version_text(tk->version, v, sizeof(v));
-		printf("{\"version\": ");
-		json_str(v);
-		printf(", \"supported\": [");
-		for (int i = 0; i < tk->nsm; i++)
-			printf("%s%d", i ? ", " : "", tk->sm[i]);
-		printf("], \"source\": ");
-		json_str(tk->source);
-		putchar('}');
-	} else {
-		fputs("null", stdout);
-	}
 	printf(",\n  \"warnings\": [");
 	for (size_t i = 0; l && i < ap_archlist_nwarnings(l); i++) {
 		printf("%s", i ? ", " : "");
@@ -428,24 +449,36 @@ print_json(const struct ap_probe_result *r, bool probed, const struct ap_archlis
 
 /* ---- drop-in formats ------------------------------------------------------------------------ */
 
+/* A failed probe, for the drop-ins: the reason, exit 1. */
+static int
+dropin_failed(const struct ap_probe_result *r)
+{
+	msg("%s", r->reason);
+	return 1;
+}
+
+/* The index of the first device that could not be queried, or ndevices. */
+static int
+first_failed(const struct ap_probe_result *r)
+{
+	int i = 0;
+	while (i < r->ndevices && !r->devices[i].error)
+		i++;
+	return i;
+}
+
 /* LLVM nvptx-arch: sm_XY per device in order until one fails; no device is success. */
 static int
 out_nvptx_arch(const struct ap_probe_result *r)
 {
 	if (r->status == AP_PROBE_NO_DEVICE)
 		return 0;
-	if (r->status != AP_PROBE_OK) {
-		msg("%s", r->reason);
-		return 1;
-	}
-	for (int i = 0; i < r->ndevices; i++) {
-		if (r->devices[i].error) {
-			msg("%s", r->reason);
-			return 1;
-		}
+	if (r->status != AP_PROBE_OK)
+		return dropin_failed(r);
+	int bad = first_failed(r);
+	for (int i = 0; i < bad; i++)
 		printf("sm_%d%d\n", r->devices[i].major, r->devices[i].minor);
-	}
-	return 0;
+	return bad < r->ndevices ? dropin_failed(r) : 0;
 }
 
 /* CUDA __nvcc_device_query: sorted unique CC digits, comma-separated, no newline; a device
@@ -459,15 +492,9 @@ out_nvcc_query(const struct ap_probe_result *r)
 		msg("%s", r->reason);
 		return 2;
 	}
-	if (r->status != AP_PROBE_OK) {
-		msg("%s", r->reason);
-		return 1;
-	}
+	if (r->status != AP_PROBE_OK || first_failed(r) < r->ndevices)
+		return dropin_failed(r);
 	for (int i = 0; i < r->ndevices; i++) {
-		if (r->devices[i].error) {
-			msg("%s", r->reason);
-			return 1;
-		}
 		int sm = r->devices[i].major * 10 + r->devices[i].minor, k;
 		for (k = n; k > 0 && sms[k - 1] > sm; k--)
 			sms[k] = sms[k - 1];
@@ -565,17 +592,177 @@ print_warnings(const struct ap_archlist *l)
 		msg("%s", ap_archlist_warning(l, i));
 }
 
+/* What the ways of answering share: the options, the probe result (and its usable devices),
+ * the toolkit and the list resolved. */
+struct run {
+	struct cli *c;
+	struct ap_probe_result *r, *u;
+	struct ap_archlist *l;
+	struct ap_toolkit tk;
+	struct ap_resolve_opts ro;
+};
+
+/* A library error: its message, and its exit code. */
+static int
+fail(const struct ap_error *err)
+{
+	msg("%s", err->msg);
+	return ap_exit_code(err->code);
+}
+
+/* Whether the format prints an arch list (all but the drop-ins). */
+static bool
+list_format(const struct cli *c)
+{
+	return c->fmt != FMT_NVPTX_ARCH && c->fmt != FMT_NVCC_QUERY;
+}
+
+/* A device that could not be queried: an error with --strict, else a warning. 0 or the exit code. */
+static int
+check_left_out(const struct cli *c, const struct ap_probe_result *r)
+{
+	if (r->status != AP_PROBE_OK || !r->reason[0])
+		return 0;
+	if (c->strict) {
+		msg("%s", r->reason);
+		return AP_EXIT_DRIVER;
+	}
+	msg("warning: %s", r->reason);
+	return 0;
+}
+
+/* An explicit list: the arch-list engine (it probes itself for native/auto). */
+static int
+answer_list(struct run *x)
+{
+	const struct cli *c = x->c;
+	const char *override = getenv("ARCHPROBE_ARCHS");
+	struct ap_error err = {0};
+	bool probed = false;
+	int rc;
+
+	if (!list_format(c))
+		return usage_error("--arch-list does not apply to --format nvptx-arch / nvcc-query");
+	if (load_toolkit(c, &x->tk, &err) != 0)
+		return fail(&err);
+	/* native/auto: probe here, so that table and json show the devices too */
+	if (mentions_devices(c->arch_list) && !(override && *override)) {
+		if ((rc = ap_probe(&c->probe, x->r, &err)) != 0) {
+			msg("%s", err.msg);
+			return ap_exit_code(rc);
+		}
+		probed = true;
+		if ((rc = check_left_out(c, x->r)) != 0)
+			return rc;
+		usable_devices(x->r, x->u);
+		x->ro.devices = x->r->status == AP_PROBE_OK ? x->u : x->r;
+	}
+	x->ro.fallback = c->fallback_opt;
+	if (ap_archlist_resolve(c->arch_list, &x->ro, &x->l, &err) != 0)
+		return fail(&err);
+	print_warnings(x->l);
+	return emit(c, x->r, probed, x->l, NULL);
+}
+
+/* ARCHPROBE_ARCHS replaces probing (the drop-ins always report the real devices). */
+static int
+answer_override(struct run *x)
+{
+	struct ap_error err = {0};
+
+	x->ro.no_probe = true;
+	if (load_toolkit(x->c, &x->tk, &err) != 0 || ap_archlist_resolve("native", &x->ro, &x->l, &err) != 0)
+		return fail(&err);
+	print_warnings(x->l);
+	return emit(x->c, x->r, false, x->l, NULL);
+}
+
+static void
+print_trace(const struct ap_probe_result *r)
+{
+	for (const char *t = r->trace; *t;) {
+		size_t n = strcspn(t, "\n");
+		fprintf(stderr, "archprobe: trace: %.*s\n", (int)n, t);
+		t += n + (t[n] == '\n');
+	}
+	fprintf(stderr, "archprobe: trace: %s in %.3f s\n", ap_probe_status_name(r->status), r->seconds);
+}
+
+/* The probe failed and there is no fallback: say why (json still prints what is known). */
+static int
+probe_failure(const struct cli *c, const struct ap_probe_result *r)
+{
+	if (r->status == AP_PROBE_NO_DRIVER || r->status == AP_PROBE_NO_DEVICE)
+		msg("%s; pass --fallback LIST (or an explicit --arch-list) to answer without a GPU", r->reason);
+	else
+		msg("%s", r->reason);
+	if (c->fmt == FMT_JSON)
+		emit(c, r, true, NULL, NULL);
+	return probe_exit(r->status);
+}
+
+/* No toolkit to check the archs against: table and json show the devices with a note. */
+static int
+no_toolkit(const struct cli *c, const struct ap_probe_result *r, const struct ap_error *err)
+{
+	if (c->fmt == FMT_TABLE || c->fmt == FMT_JSON) {
+		char note[600];
+		snprintf(note, sizeof(note), "unknown: %s (pass --cuda-version X.Y)", err->msg);
+		msg("%s (pass --cuda-version X.Y)", err->msg);
+		int rc = emit(c, r, true, NULL, note);
+		if (rc == 0 && r->status != AP_PROBE_OK)
+			rc = probe_exit(r->status);
+		return rc;
+	}
+	msg("%s (or pass --cuda-version X.Y)", err->msg);
+	return ap_exit_code(err->code);
+}
+
+/* The devices probed: their list, or the fallback when there are none usable. */
+static int
+answer_probe(struct run *x)
+{
+	const struct cli *c = x->c;
+	const struct ap_probe_result *r = x->r;
+	struct ap_error err = {0};
+	int rc;
+
+	if ((rc = ap_probe(&c->probe, x->r, &err)) != 0) {
+		msg("%s", err.msg);
+		return ap_exit_code(rc);
+	}
+	if (c->verbose && !silent)
+		print_trace(r);
+	if (c->fmt == FMT_NVPTX_ARCH)
+		return out_nvptx_arch(r);
+	if (c->fmt == FMT_NVCC_QUERY)
+		return out_nvcc_query(r);
+	if ((rc = check_left_out(c, r)) != 0)
+		return rc;
+	if (r->status != AP_PROBE_OK && !c->fallback)
+		return probe_failure(c, r);
+	if (load_toolkit(c, &x->tk, &err) != 0)
+		return no_toolkit(c, r, &err);
+	usable_devices(r, x->u);
+	x->ro.devices = x->u;
+	if (r->status == AP_PROBE_OK)
+		rc = ap_archlist_resolve("native", &x->ro, &x->l, &err);
+	if (r->status != AP_PROBE_OK || (rc != 0 && c->fallback && err.code == AP_EUNSUPPORTED)) {
+		x->ro.fallback = c->fallback_opt; /* else the engine reads ARCHPROBE_FALLBACK and says so */
+		rc = ap_archlist_resolve("auto", &x->ro, &x->l, &err);
+	}
+	if (rc)
+		return fail(&err);
+	print_warnings(x->l);
+	return emit(c, r, true, x->l, NULL);
+}
+
 int
 main(int argc, char **argv)
 {
 	struct cli c = {0};
-	struct ap_probe_result *r = NULL, *u = NULL;
-	struct ap_archlist *l = NULL;
-	struct ap_toolkit tk;
-	struct ap_error err = {0};
-	struct ap_resolve_opts ro = {0};
+	struct run x = {.c = &c};
 	const char *override = getenv("ARCHPROBE_ARCHS");
-	bool list_fmt, probed = false;
 	int rc;
 
 	if ((rc = ap_probe_child_main(argc, argv)) >= 0) {
@@ -591,141 +778,21 @@ main(int argc, char **argv)
 		c.fallback = NULL;
 	if (c.strict)
 		c.fallback = NULL;
-	list_fmt = c.fmt != FMT_NVPTX_ARCH && c.fmt != FMT_NVCC_QUERY;
-	if (!(r = calloc(1, sizeof(*r))) || !(u = calloc(1, sizeof(*u)))) {
+	if (!(x.r = calloc(1, sizeof(*x.r))) || !(x.u = calloc(1, sizeof(*x.u)))) {
 		msg("out of memory");
-		free(r);
+		free(x.r);
 		return AP_EXIT_FAIL;
 	}
-	ro.probe = &c.probe;
-	ro.toolkit = &tk;
-
-	/* An explicit list: the arch-list engine (it probes itself for native/auto). */
-	if (c.arch_list) {
-		if (!list_fmt) {
-			rc = usage_error("--arch-list does not apply to --format nvptx-arch / nvcc-query");
-			goto out;
-		}
-		if ((rc = load_toolkit(&c, &tk, &err)) != 0) {
-			msg("%s", err.msg);
-			rc = ap_exit_code(err.code);
-			goto out;
-		}
-		/* native/auto: probe here, so that table and json show the devices too */
-		if (mentions_devices(c.arch_list) && !(override && *override)) {
-			if ((rc = ap_probe(&c.probe, r, &err)) != 0) {
-				msg("%s", err.msg);
-				rc = ap_exit_code(rc);
-				goto out;
-			}
-			probed = true;
-			if (r->status == AP_PROBE_OK && r->reason[0]) { /* a device left out */
-				if (c.strict) {
-					msg("%s", r->reason);
-					rc = AP_EXIT_DRIVER;
-					goto out;
-				}
-				msg("warning: %s", r->reason);
-			}
-			usable_devices(r, u);
-			ro.devices = r->status == AP_PROBE_OK ? u : r;
-		}
-		ro.fallback = c.fallback_opt;
-		if ((rc = ap_archlist_resolve(c.arch_list, &ro, &l, &err)) != 0) {
-			msg("%s", err.msg);
-			rc = ap_exit_code(err.code);
-			goto out;
-		}
-		print_warnings(l);
-		rc = emit(&c, r, probed, l, NULL);
-		goto out;
-	}
-
-	/* ARCHPROBE_ARCHS replaces probing (the drop-ins always report the real devices). */
-	if (list_fmt && override && *override) {
-		ro.no_probe = true;
-		if ((rc = load_toolkit(&c, &tk, &err)) != 0 || (rc = ap_archlist_resolve("native", &ro, &l, &err)) != 0) {
-			msg("%s", err.msg);
-			rc = ap_exit_code(err.code);
-			goto out;
-		}
-		print_warnings(l);
-		rc = emit(&c, r, false, l, NULL);
-		goto out;
-	}
-
-	if ((rc = ap_probe(&c.probe, r, &err)) != 0) {
-		msg("%s", err.msg);
-		rc = ap_exit_code(rc);
-		goto out;
-	}
-	if (c.verbose && !silent) {
-		for (const char *t = r->trace; *t;) {
-			size_t n = strcspn(t, "\n");
-			fprintf(stderr, "archprobe: trace: %.*s\n", (int)n, t);
-			t += n + (t[n] == '\n');
-		}
-		fprintf(stderr, "archprobe: trace: %s in %.3f s\n", ap_probe_status_name(r->status), r->seconds);
-	}
-	if (c.fmt == FMT_NVPTX_ARCH) {
-		rc = out_nvptx_arch(r);
-		goto out;
-	}
-	if (c.fmt == FMT_NVCC_QUERY) {
-		rc = out_nvcc_query(r);
-		goto out;
-	}
-
-	if (r->status == AP_PROBE_OK && r->reason[0]) {
-		if (c.strict) {
-			msg("%s", r->reason);
-			rc = AP_EXIT_DRIVER;
-			goto out;
-		}
-		msg("warning: %s", r->reason);
-	}
-	if (r->status != AP_PROBE_OK && !c.fallback) {
-		if (r->status == AP_PROBE_NO_DRIVER || r->status == AP_PROBE_NO_DEVICE)
-			msg("%s; pass --fallback LIST (or an explicit --arch-list) to answer without a GPU", r->reason);
-		else
-			msg("%s", r->reason);
-		if (c.fmt == FMT_JSON)
-			emit(&c, r, true, NULL, NULL);
-		rc = probe_exit(r->status);
-		goto out;
-	}
-	if ((rc = load_toolkit(&c, &tk, &err)) != 0) {
-		if (c.fmt == FMT_TABLE || c.fmt == FMT_JSON) {
-			char note[600];
-			snprintf(note, sizeof(note), "unknown: %s (pass --cuda-version X.Y)", err.msg);
-			msg("%s (pass --cuda-version X.Y)", err.msg);
-			rc = emit(&c, r, true, NULL, note);
-			if (rc == 0 && r->status != AP_PROBE_OK)
-				rc = probe_exit(r->status);
-		} else {
-			msg("%s (or pass --cuda-version X.Y)", err.msg);
-			rc = ap_exit_code(err.code);
-		}
-		goto out;
-	}
-	usable_devices(r, u);
-	ro.devices = u;
-	if (r->status == AP_PROBE_OK)
-		rc = ap_archlist_resolve("native", &ro, &l, &err);
-	if (r->status != AP_PROBE_OK || (rc != 0 && c.fallback && err.code == AP_EUNSUPPORTED)) {
-		ro.fallback = c.fallback_opt; /* else the engine reads ARCHPROBE_FALLBACK and says so */
-		rc = ap_archlist_resolve("auto", &ro, &l, &err);
-	}
-	if (rc) {
-		msg("%s", err.msg);
-		rc = ap_exit_code(err.code);
-		goto out;
-	}
-	print_warnings(l);
-	rc = emit(&c, r, true, l, NULL);
-out:
-	ap_archlist_free(l);
-	free(r);
-	free(u);
+	x.ro.probe = &c.probe;
+	x.ro.toolkit = &x.tk;
+	if (c.arch_list)
+		rc = answer_list(&x);
+	else if (list_format(&c) && override && *override)
+		rc = answer_override(&x);
+	else
+		rc = answer_probe(&x);
+	ap_archlist_free(x.l);
+	free(x.r);
+	free(x.u);
 	return rc;
 }

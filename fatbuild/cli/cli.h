@@ -23,10 +23,13 @@ int cmd_env(int argc, char **argv);
 int cmd_size(int argc, char **argv);
 int cmd_prune(int argc, char **argv);
 /* prune/size arch lists (cmd_prune.c): -arch/-gencode/--generate-code taken out of argv (names
- * appended, new argc or -1), the list resolved (warnings printed), and its names joined. */
+ * appended; the new argc, or -1 with "CMD: -arch/-gencode needs a value" said, CMD = argv[0]);
+ * then those names and --arch-list LIST (NULL: none) resolved (warnings printed) into *ts (free
+ * it; *nt entries) and joined into text. With optional, no names at all is no targets (*ts NULL,
+ * text ""), else an error. Returns 0 or the exit code. */
 int prune_take_nvcc_args(int argc, char **argv, char *names, size_t n);
-int prune_resolve(const char *text, struct ap_archlist **out);
-void prune_targets_text(const struct ap_archlist *l, char *buf, size_t n);
+int prune_targets(char *names, size_t n, const char *list, bool optional, struct ap_target **ts, size_t *nt,
+                  char *text, size_t tn);
 int cmd_diff(int argc, char **argv);
 /* Prints the version report (tool, NVRTC version and arches). */
 int cmd_version(int argc, char **argv);
@@ -35,6 +38,10 @@ int cmd_version(int argc, char **argv);
 void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* warn("warning: LINE") for each line of text (NULL: nothing). */
 void warn_lines(const char *text);
+/* warn("warning: W") for each warning of an arch list. */
+void warn_archlist(const struct ap_archlist *l);
+/* The targets of l in a new array (xcalloc, at least one slot); *n: how many. */
+struct ap_target *targets_copy(const struct ap_archlist *l, size_t *n);
 /* warn(), then exit(code). */
 _Noreturn void fatal(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints "fatbuild: msg" for a library error and returns its exit code. */

@@ -1,4 +1,5 @@
 /* cmd_build.c: `fatbuild build` (also `fatbuild [--arch-list L] -o OUT.so SOURCES...`). */
+#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +34,7 @@ usage(FILE *f)
 	        "  --build-dir DIR    where build.ninja and objects go (default: $FATBUILD_BUILD_DIR/NAME,\n"
 	        "                     else $XDG_CACHE_HOME/fatbuild/build/NAME, else\n"
 	        "                     ~/.cache/fatbuild/build/NAME); it must be yours and writable by\n"
-	        "                     nobody else (else exit 7, see README: Security)\n"
+	        "                     nobody else (else exit %d, see README: Security)\n"
 	        "  -I DIR, -D X[=V]   include dirs and defines, for kernels and host code\n"
 	        "  --cflags S, --cxxflags S, --ldflags S   extra words for C, C++, the link; on nvcc's\n"
 	        "                     command line C++ flags go through -Xcompiler (-I -D -U -std= -g as they are)\n"
@@ -75,27 +76,140 @@ usage(FILE *f)
 	        "'fatbuild env' shows what will be used.\n"
 	        "\n"
 	        "SIGINT, SIGTERM or SIGHUP stop everything the build started (ninja, compilers, NVRTC\n"
-	        "jobs); nothing is written and the exit status is 128+signal (130, 143, 129).\n"
+	        "jobs); nothing is written and the exit status is 128+signal (%d, %d, %d).\n"
 	        "\n"
 	        "Examples:\n"
 	        "  fatbuild --arch-list \"8.0 8.6+PTX\" -o libx.so kernels.cu host.cpp\n"
-	        "  fatbuild build --torch --python-module --name muladd -o . muladd.cpp muladd.cu\n");
+	        "  fatbuild build --torch --python-module --name muladd -o . muladd.cpp muladd.cu\n",
+	        AP_EXIT_UNSAFE, 128 + SIGINT, 128 + SIGTERM, 128 + SIGHUP);
 }
 
-/* Takes the value of option `name` when argv[*i] is it; a missing value sets *bad (usage shown). */
+enum { OPT_ARCH = 256, OPT_NAME, OPT_BUILD_DIR, OPT_CFLAGS, OPT_CXXFLAGS, OPT_LDFLAGS, OPT_NVCC_FLAGS,
+       OPT_CUDA_FLAGS, OPT_TORCH, OPT_PYTHON, OPT_PYTHON_MODULE, OPT_WITH_CUDA, OPT_NO_CUDA, OPT_LAUNCHER,
+       OPT_REMOTE, OPT_REMOTE_MODE, OPT_BACKEND, OPT_EMIT_NINJA, OPT_EXECUTABLE, OPT_RDC, OPT_LTO };
+
+static const struct option longopts[] = {
+	{"arch-list", required_argument, NULL, OPT_ARCH},
+	{"arch", required_argument, NULL, OPT_ARCH},
+	{"output", required_argument, NULL, 'o'},
+	{"name", required_argument, NULL, OPT_NAME},
+	{"build-dir", required_argument, NULL, OPT_BUILD_DIR},
+	{"cflags", required_argument, NULL, OPT_CFLAGS},
+	{"cxxflags", required_argument, NULL, OPT_CXXFLAGS},
+	{"ldflags", required_argument, NULL, OPT_LDFLAGS},
+	{"nvcc-flags", required_argument, NULL, OPT_NVCC_FLAGS},
+	{"cuda-flags", required_argument, NULL, OPT_CUDA_FLAGS},
+	{"torch", no_argument, NULL, OPT_TORCH},
+	{"python", required_argument, NULL, OPT_PYTHON},
+	{"python-module", no_argument, NULL, OPT_PYTHON_MODULE},
+	{"with-cuda", no_argument, NULL, OPT_WITH_CUDA},
+	{"no-cuda", no_argument, NULL, OPT_NO_CUDA},
+	{"launcher", required_argument, NULL, OPT_LAUNCHER},
+	{"remote-cache", required_argument, NULL, OPT_REMOTE},
+	{"remote-cache-mode", required_argument, NULL, OPT_REMOTE_MODE},
+	{"backend", required_argument, NULL, OPT_BACKEND},
+	{"verbose", no_argument, NULL, 'v'},
+	{"emit-ninja", no_argument, NULL, OPT_EMIT_NINJA},
+	{"executable", no_argument, NULL, OPT_EXECUTABLE},
+	{"rdc", no_argument, NULL, OPT_RDC},
+	{"lto", no_argument, NULL, OPT_LTO},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+/* The value of an option that takes a word from a fixed set; 0 or -1 (reported). */
 static int
-opt(int argc, char **argv, int *i, const char *name, const char **v, int *bad)
+parse_value(int opt, const char *v, struct fb_build_opts *o)
 {
-	if (strcmp(argv[*i], name) != 0)
-		return 0;
-	if (*i + 1 >= argc) {
-		warn("build: %s needs a value", name);
-		usage(stderr);
-		*bad = 1;
-		return 0;
+	if (opt == OPT_REMOTE_MODE) {
+		if (strcmp(v, "read") != 0 && strcmp(v, "readwrite") != 0) {
+			warn("build: invalid --remote-cache-mode '%s' (read or readwrite)", v);
+			return -1;
+		}
+		setenv("FATBUILD_REMOTE_CACHE_MODE", v, 1);
+	} else if (opt == OPT_BACKEND) {
+		if (strcmp(v, "nvrtc") == 0) {
+			o->backend = FB_BACKEND_NVRTC;
+		} else if (strcmp(v, "nvcc") == 0) {
+			o->backend = FB_BACKEND_NVCC;
+		} else if (strcmp(v, "auto") == 0) {
+			o->backend = FB_BACKEND_AUTO;
+		} else {
+			warn("build: unknown backend '%s' (auto, nvrtc or nvcc)", v);
+			return -1;
+		}
+	} else {
+		char *end;
+		long j = strtol(v, &end, 10);
+		if (*end || j < 0 || j > 4096) {
+			warn("build: -j needs a number, not '%s'", v);
+			return -1;
+		}
+		o->jobs = (int)j;
 	}
-	*v = argv[++*i];
-	return 1;
+	return 0;
+}
+
+/* Fills o from argv; src, inc and def (argc entries each) take the sources, -I and -D values.
+ * Operands and options mix in any order ("-": getopt returns operands in place, as 1), and a
+ * "--" is refused as an unknown option. Returns -1 to go on, else the exit code (help shown,
+ * or the usage error reported). */
+static int
+parse_args(int argc, char **argv, struct fb_build_opts *o, const char **src, const char **inc, const char **def)
+{
+	int c, at;
+	opterr = 0;
+	optind = 1;
+	for (;;) {
+		at = optind; /* the word getopt reads next (it permutes nothing with "-") */
+		if ((c = getopt_long(argc, argv, "-:o:I:D:j:vh", longopts, NULL)) == -1)
+			break;
+		switch (c) {
+		case 1: src[o->nsources++] = optarg; break;
+		case 'h': usage(stdout); return AP_EXIT_OK;
+		case OPT_ARCH: o->arch_list = optarg; break;
+		case 'o': o->output = optarg; break;
+		case OPT_NAME: o->name = optarg; break;
+		case OPT_BUILD_DIR: o->build_dir = optarg; break;
+		case 'I': inc[o->ninclude_dirs++] = optarg; break;
+		case 'D': def[o->ndefines++] = optarg; break;
+		case OPT_CFLAGS: o->cflags = optarg; break;
+		case OPT_CXXFLAGS: o->cxxflags = optarg; break;
+		case OPT_LDFLAGS: o->ldflags = optarg; break;
+		case OPT_NVCC_FLAGS: o->nvcc_flags = optarg; break;
+		case OPT_CUDA_FLAGS: o->cuda_flags = optarg; break;
+		case OPT_TORCH: o->torch = true; break;
+		case OPT_PYTHON: o->python = optarg; break;
+		case OPT_PYTHON_MODULE: o->python_module = true; break;
+		case OPT_WITH_CUDA: o->torch_cuda = 1; break;
+		case OPT_NO_CUDA: o->torch_cuda = -1; break;
+		case OPT_LAUNCHER: o->launcher = optarg; break;
+		case OPT_REMOTE:
+			setenv("FATBUILD_REMOTE_CACHE", optarg, 1); /* the NVRTC edges run fatbuild compile */
+			break;
+		case OPT_REMOTE_MODE:
+		case OPT_BACKEND:
+		case 'j':
+			if (parse_value(c, optarg, o))
+				goto usage;
+			break;
+		case 'v': o->verbose = true; break;
+		case OPT_EMIT_NINJA: o->emit_ninja_only = true; break;
+		case OPT_EXECUTABLE: o->executable = true; break;
+		case OPT_RDC: o->rdc = true; break;
+		case OPT_LTO: o->lto = true; break;
+		case ':': warn("build: %s needs a value", argv[at]); goto usage;
+		default: warn("build: unknown option '%s'", argv[at]); goto usage;
+		}
+	}
+	if (at < argc) { /* getopt stopped at a "--" */
+		warn("build: unknown option '%s'", argv[at]);
+		goto usage;
+	}
+	return -1;
+usage:
+	usage(stderr);
+	return AP_EXIT_USAGE;
 }
 
 /* The running program's absolute path, for the edges to call back. */
@@ -117,109 +231,10 @@ cmd_build(int argc, char **argv)
 	const char **src = xcalloc((size_t)argc, sizeof(*src));
 	const char **inc = xcalloc((size_t)argc, sizeof(*inc));
 	const char **def = xcalloc((size_t)argc, sizeof(*def));
-	int rc = AP_EXIT_USAGE;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *v = NULL;
-		int bad = 0;
-#define OPT(name) opt(argc, argv, &i, name, &v, &bad)
-		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			usage(stdout);
-			rc = AP_EXIT_OK;
-			goto out;
-		} else if (OPT("--arch-list") || OPT("--arch")) {
-			o.arch_list = v;
-		} else if (strncmp(a, "--arch-list=", 12) == 0) {
-			o.arch_list = a + 12;
-		} else if (OPT("-o") || OPT("--output")) {
-			o.output = v;
-		} else if (OPT("--name")) {
-			o.name = v;
-		} else if (OPT("--build-dir")) {
-			o.build_dir = v;
-		} else if (OPT("-I")) {
-			inc[o.ninclude_dirs++] = v;
-		} else if (strncmp(a, "-I", 2) == 0 && a[2]) {
-			inc[o.ninclude_dirs++] = a + 2;
-		} else if (OPT("-D")) {
-			def[o.ndefines++] = v;
-		} else if (strncmp(a, "-D", 2) == 0 && a[2]) {
-			def[o.ndefines++] = a + 2;
-		} else if (OPT("--cflags")) {
-			o.cflags = v;
-		} else if (OPT("--cxxflags")) {
-			o.cxxflags = v;
-		} else if (OPT("--ldflags")) {
-			o.ldflags = v;
-		} else if (OPT("--nvcc-flags")) {
-			o.nvcc_flags = v;
-		} else if (OPT("--cuda-flags")) {
-			o.cuda_flags = v;
-		} else if (strcmp(a, "--torch") == 0) {
-			o.torch = true;
-		} else if (OPT("--python")) {
-			o.python = v;
-		} else if (strcmp(a, "--python-module") == 0) {
-			o.python_module = true;
-		} else if (strcmp(a, "--with-cuda") == 0) {
-			o.torch_cuda = 1;
-		} else if (strcmp(a, "--no-cuda") == 0) {
-			o.torch_cuda = -1;
-		} else if (OPT("--launcher")) {
-			o.launcher = v;
-		} else if (OPT("--remote-cache")) {
-			setenv("FATBUILD_REMOTE_CACHE", v, 1); /* the NVRTC edges run fatbuild compile */
-		} else if (OPT("--remote-cache-mode")) {
-			if (strcmp(v, "read") != 0 && strcmp(v, "readwrite") != 0) {
-				warn("build: invalid --remote-cache-mode '%s' (read or readwrite)", v);
-				usage(stderr);
-				goto out;
-			}
-			setenv("FATBUILD_REMOTE_CACHE_MODE", v, 1);
-		} else if (OPT("--backend")) {
-			if (strcmp(v, "nvrtc") == 0) {
-				o.backend = FB_BACKEND_NVRTC;
-			} else if (strcmp(v, "nvcc") == 0) {
-				o.backend = FB_BACKEND_NVCC;
-			} else if (strcmp(v, "auto") == 0) {
-				o.backend = FB_BACKEND_AUTO;
-			} else {
-				warn("build: unknown backend '%s' (auto, nvrtc or nvcc)", v);
-				usage(stderr);
-				goto out;
-			}
-		} else if (OPT("-j")) {
-			char *end;
-			long j = strtol(v, &end, 10);
-			if (*end || j < 0 || j > 4096) {
-				warn("build: -j needs a number, not '%s'", v);
-				usage(stderr);
-				goto out;
-			}
-			o.jobs = (int)j;
-		} else if (strncmp(a, "-j", 2) == 0 && a[2]) {
-			o.jobs = atoi(a + 2);
-		} else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
-			o.verbose = true;
-		} else if (strcmp(a, "--emit-ninja") == 0) {
-			o.emit_ninja_only = true;
-		} else if (strcmp(a, "--executable") == 0) {
-			o.executable = true;
-		} else if (strcmp(a, "--rdc") == 0) {
-			o.rdc = true;
-		} else if (strcmp(a, "--lto") == 0) {
-			o.lto = true;
-		} else if (bad) {
-			goto out;
-		} else if (a[0] == '-' && a[1]) {
-			warn("build: unknown option '%s'", a);
-			usage(stderr);
-			goto out;
-		} else {
-			src[o.nsources++] = a;
-		}
-#undef OPT
-	}
+	int rc = parse_args(argc, argv, &o, src, inc, def);
+	if (rc >= 0)
+		goto out;
+	rc = AP_EXIT_USAGE;
 	if (!o.output && o.torch && o.name)
 		o.output = "."; /* --torch --name NAME: ./NAME.so, or the module */
 	if ((o.python || o.python_module || o.torch_cuda) && !o.torch) {

@@ -4,29 +4,34 @@
 
 #include "cli.h"
 
-static const char usage_text[] =
-	"usage: fatbuild cache stats|clear|dir\n"
-	"\n"
-	"The compile cache holds one verified entry per (kernel, headers, options, NVRTC version,\n"
-	"target) that 'fatbuild compile' has built. It lives in FATBUILD_CACHE_DIR, else\n"
-	"$XDG_CACHE_HOME/fatbuild, else ~/.cache/fatbuild. Entries are written atomically and\n"
-	"checked (size and SHA-256) when read; a damaged entry is rebuilt. Deleting the directory\n"
-	"at any time is safe. It must be yours and writable by nobody else (else exit 7); a team\n"
-	"cache in a setgid group directory is opt-in: FATBUILD_CACHE_SHARED=1 (README: Security).\n"
-	"\n"
-	"  stats   print the directory, the number of entries and their size, and what the cache\n"
-	"          served: local and remote hits, misses, remote errors, corrupt entries, bytes\n"
-	"  clear   remove every entry\n"
-	"  dir     print the directory only\n"
-	"\n"
-	"Exit codes: 0 success, 1 the cache could not be read or cleared, 2 usage, 7 a cache\n"
-	"directory another user could write into.\n";
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: fatbuild cache stats|clear|dir\n"
+	        "\n"
+	        "The compile cache holds one verified entry per (kernel, headers, options, NVRTC version,\n"
+	        "target) that 'fatbuild compile' has built. It lives in FATBUILD_CACHE_DIR, else\n"
+	        "$XDG_CACHE_HOME/fatbuild, else ~/.cache/fatbuild. Entries are written atomically and\n"
+	        "checked (size and SHA-256) when read; a damaged entry is rebuilt. Deleting the directory\n"
+	        "at any time is safe. It must be yours and writable by nobody else (else exit %d); a team\n"
+	        "cache in a setgid group directory is opt-in: FATBUILD_CACHE_SHARED=1 (README: Security).\n"
+	        "\n"
+	        "  stats   print the directory, the number of entries and their size, and what the cache\n"
+	        "          served: local and remote hits, misses, remote errors, corrupt entries, bytes\n"
+	        "  clear   remove every entry\n"
+	        "  dir     print the directory only\n"
+	        "\n"
+	        "Exit codes: %d success, %d the cache could not be read or cleared, %d usage, %d a cache\n"
+	        "directory another user could write into.\n",
+	        AP_EXIT_UNSAFE, AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE, AP_EXIT_UNSAFE);
+}
 
 int
 cmd_cache(int argc, char **argv)
 {
 	if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-		fputs(usage_text, stdout);
+		usage(stdout);
 		return AP_EXIT_OK;
 	}
 	if (argc != 2) {

@@ -7,32 +7,37 @@
 
 #include "cli.h"
 
-static const char usage_text[] =
-	"usage: fatbuild check --arch 8.9[,9.0,...]|native [--quiet] FILE...\n"
-	"\n"
-	"For each arch, says which image of each file the CUDA loader would use and how:\n"
-	"SASS run as is, or PTX JIT-compiled from compute_X, or that no kernel image is\n"
-	"available (exit 1). Every container of a library is a separate module and must\n"
-	"have its own image; a file with several containers is summarised, and fails only\n"
-	"when no container has an image (libraries often ship per-arch modules).\n"
-	"\n"
-	"  --arch LIST   compute capabilities: 8.9, 89, 9.0, 10.0 or sm_90 / sm_90a names.\n"
-	"                X.Y is a real GPU (it runs its own 'a' code). sm_90 models\n"
-	"                nvJitLink -arch=sm_90 (refuses sm_90a images). native asks the\n"
-	"                driver for the visible GPUs.\n"
-	"  --quiet       print nothing on success\n"
-	"\n"
-	"The rules are the model of docs/fatbin.md §7 as observed with nvJitLink 13.0: SASS\n"
-	"of the same major and a lower or equal minor (sm_87/88 only exact; sm >= 100 needs\n"
-	"the compat blob for a lower minor); 'a' only on the same SM; 'f' within the family;\n"
-	"PTX compute_X on any sm >= X; the highest arch wins, SASS on a tie.\n"
-	"Relocatable cubins (-rdc) and LTO-IR are not loadable until device-linked ('fatbuild\n"
-	"dlink', or 'fatbuild build --rdc/--lto'); containers holding only them are the inputs\n"
-	"of a device link (nvcc -rdc objects) and are reported apart.\n"
-	"\n"
-	"Example: fatbuild check --arch 8.9,9.0 build/kernels.fatbin\n"
-	"Exit codes: 0 every arch has an image, 1 some arch has none (or a file is\n"
-	"malformed, or native found no device), 2 usage, 3-6 driver trouble for native.\n";
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: fatbuild check --arch 8.9[,9.0,...]|native [--quiet] FILE...\n"
+	        "\n"
+	        "For each arch, says which image of each file the CUDA loader would use and how:\n"
+	        "SASS run as is, or PTX JIT-compiled from compute_X, or that no kernel image is\n"
+	        "available (exit %d). Every container of a library is a separate module and must\n"
+	        "have its own image; a file with several containers is summarised, and fails only\n"
+	        "when no container has an image (libraries often ship per-arch modules).\n"
+	        "\n"
+	        "  --arch LIST   compute capabilities: 8.9, 89, 9.0, 10.0 or sm_90 / sm_90a names.\n"
+	        "                X.Y is a real GPU (it runs its own 'a' code). sm_90 models\n"
+	        "                nvJitLink -arch=sm_90 (refuses sm_90a images). native asks the\n"
+	        "                driver for the visible GPUs.\n"
+	        "  --quiet       print nothing on success\n"
+	        "\n"
+	        "The rules are the model of docs/fatbin.md §7 as observed with nvJitLink 13.0: SASS\n"
+	        "of the same major and a lower or equal minor (sm_87/88 only exact; sm >= 100 needs\n"
+	        "the compat blob for a lower minor); 'a' only on the same SM; 'f' within the family;\n"
+	        "PTX compute_X on any sm >= X; the highest arch wins, SASS on a tie.\n"
+	        "Relocatable cubins (-rdc) and LTO-IR are not loadable until device-linked ('fatbuild\n"
+	        "dlink', or 'fatbuild build --rdc/--lto'); containers holding only them are the inputs\n"
+	        "of a device link (nvcc -rdc objects) and are reported apart.\n"
+	        "\n"
+	        "Example: fatbuild check --arch 8.9,9.0 build/kernels.fatbin\n"
+	        "Exit codes: %d every arch has an image, %d some arch has none (or a file is\n"
+	        "malformed, or native found no device), %d usage, %d-%d driver trouble for native.\n",
+	        AP_EXIT_FAIL, AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE, AP_EXIT_NODRIVER, AP_EXIT_TIMEOUT);
+}
 
 #define MAXDEV 64
 
@@ -168,6 +173,83 @@ select_in(const struct fb_parsed *p, const struct fb_container *ct, const struct
 	return out;
 }
 
+/* A file with one container: which image the device runs, or that none fits. 0 or AP_EXIT_FAIL. */
+static int
+check_single(const struct fb_parsed *p, const struct ap_target *dev, const char *dn, const char *path, bool quiet)
+{
+	char tn[32], archs[1024], why[256];
+	struct unlinked u;
+	enum fb_how how;
+	long r = select_in(p, &p->containers[0], dev, &how, &u);
+	list_archs(p, &p->containers[0], archs, sizeof(archs));
+	explain_unlinked(&u, why, sizeof(why));
+	if (r < 0) {
+		warn("no kernel image is available for %s: %s has %s%s", dn, path, archs, why);
+		return AP_EXIT_FAIL;
+	}
+	if (!quiet) {
+		ap_target_name(&p->entries[r].target, tn, sizeof(tn));
+		if (how == FB_HOW_SASS)
+			printf("%s: %s: SASS %s (entry %zu)\n", dn, path, tn, p->entries[r].index);
+		else
+			printf("%s: %s: PTX JIT from %s (entry %zu)\n", dn, path, tn, p->entries[r].index);
+	}
+	return 0;
+}
+
+/* A file with several containers (each a module of its own): summarised; fails only when no
+ * container has an image for the device. 0 or AP_EXIT_FAIL. */
+static int
+check_containers(const struct fb_parsed *p, const struct fb_scan *sc, const struct ap_target *dev, const char *dn,
+                 const char *path, bool quiet)
+{
+	char archs[1024];
+	struct unlinked u;
+	size_t nsass = 0, nptx = 0, nnone = 0, nunlinked = 0;
+	long first_bad = -1;
+	for (size_t c = 0; c < p->ncontainers; c++) {
+		enum fb_how how;
+		select_in(p, &p->containers[c], dev, &how, &u);
+		const struct fb_container *ct = &p->containers[c];
+		bool rel_section = ct->blob < sc->nblobs && strstr(sc->blobs[ct->blob].where, "__nv_relfatbin");
+		if (rel_section || (how == FB_HOW_NONE && (u.nreloc || u.nlto) && u.nreloc + u.nlto == ct->count))
+			nunlinked++; /* the inputs of a device link (nvcc -rdc's __nv_relfatbin) */
+		else if (how == FB_HOW_SASS)
+			nsass++;
+		else if (how == FB_HOW_PTX_JIT)
+			nptx++;
+		else {
+			nnone++;
+			if (first_bad < 0)
+				first_bad = (long)c;
+		}
+	}
+	if (nnone == 0 && nunlinked == p->ncontainers) {
+		warn("no kernel image is available for %s: the %zu containers of %s hold only relocatable cubins or "
+		     "LTO-IR, not loadable until device-linked ('fatbuild dlink', or build with --rdc/--lto)",
+		     dn, p->ncontainers, path);
+		return AP_EXIT_FAIL;
+	}
+	if (nnone + nunlinked == p->ncontainers) {
+		list_archs(p, &p->containers[0], archs, sizeof(archs));
+		warn("no kernel image is available for %s: none of the %zu containers of %s has one (container 0 has %s)", dn,
+		     p->ncontainers, path, archs);
+		return AP_EXIT_FAIL;
+	}
+	if (!quiet) {
+		printf("%s: %s: %zu containers: %zu SASS, %zu PTX JIT", dn, path, p->ncontainers, nsass, nptx);
+		if (nunlinked)
+			printf(", %zu of relocatable code (device-link inputs: __nv_relfatbin, -rdc; not loaded)", nunlinked);
+		if (nnone) {
+			list_archs(p, &p->containers[first_bad], archs, sizeof(archs));
+			printf(", %zu without an image (their kernels cannot run on %s; container %ld has %s)", nnone, dn,
+			       first_bad, archs);
+		}
+		putchar('\n');
+	}
+	return 0;
+}
+
 static int
 check_file(const char *path, const struct ap_target *devs, size_t ndev, bool quiet)
 {
@@ -188,72 +270,20 @@ check_file(const char *path, const struct ap_target *devs, size_t ndev, bool qui
 		return fb_exit_code(err.code);
 	}
 	int ret = 0;
-	char dn[32], tn[32], archs[1024], why[256];
-	struct unlinked u;
+	char dn[32];
 	for (size_t d = 0; d < ndev; d++) {
 		dev_name(&devs[d], dn, sizeof(dn));
+		int r;
 		if (p.ncontainers == 0) {
 			warn("no kernel image is available for %s: %s has no device code", dn, path);
-			ret = AP_EXIT_FAIL;
-			continue;
+			r = AP_EXIT_FAIL;
+		} else if (p.ncontainers == 1) {
+			r = check_single(&p, &devs[d], dn, path, quiet);
+		} else {
+			r = check_containers(&p, &sc, &devs[d], dn, path, quiet);
 		}
-		if (p.ncontainers == 1) {
-			enum fb_how how;
-			long r = select_in(&p, &p.containers[0], &devs[d], &how, &u);
-			list_archs(&p, &p.containers[0], archs, sizeof(archs));
-			explain_unlinked(&u, why, sizeof(why));
-			if (r < 0) {
-				warn("no kernel image is available for %s: %s has %s%s", dn, path, archs, why);
-				ret = AP_EXIT_FAIL;
-			} else if (!quiet) {
-				ap_target_name(&p.entries[r].target, tn, sizeof(tn));
-				if (how == FB_HOW_SASS)
-					printf("%s: %s: SASS %s (entry %zu)\n", dn, path, tn, p.entries[r].index);
-				else
-					printf("%s: %s: PTX JIT from %s (entry %zu)\n", dn, path, tn, p.entries[r].index);
-			}
-			continue;
-		}
-		size_t nsass = 0, nptx = 0, nnone = 0, nunlinked = 0;
-		long first_bad = -1;
-		for (size_t c = 0; c < p.ncontainers; c++) {
-			enum fb_how how;
-			select_in(&p, &p.containers[c], &devs[d], &how, &u);
-			const struct fb_container *ct = &p.containers[c];
-			bool rel_section = ct->blob < sc.nblobs && strstr(sc.blobs[ct->blob].where, "__nv_relfatbin");
-			if (rel_section || (how == FB_HOW_NONE && (u.nreloc || u.nlto) && u.nreloc + u.nlto == ct->count))
-				nunlinked++; /* the inputs of a device link (nvcc -rdc's __nv_relfatbin) */
-			else if (how == FB_HOW_SASS)
-				nsass++;
-			else if (how == FB_HOW_PTX_JIT)
-				nptx++;
-			else {
-				nnone++;
-				if (first_bad < 0)
-					first_bad = (long)c;
-			}
-		}
-		if (nnone == 0 && nunlinked == p.ncontainers) {
-			warn("no kernel image is available for %s: the %zu containers of %s hold only relocatable cubins or "
-			     "LTO-IR, not loadable until device-linked ('fatbuild dlink', or build with --rdc/--lto)",
-			     dn, p.ncontainers, path);
-			ret = AP_EXIT_FAIL;
-		} else if (nnone + nunlinked == p.ncontainers) {
-			list_archs(&p, &p.containers[0], archs, sizeof(archs));
-			warn("no kernel image is available for %s: none of the %zu containers of %s has one (container 0 has %s)", dn,
-			     p.ncontainers, path, archs);
-			ret = AP_EXIT_FAIL;
-		} else if (!quiet) {
-			printf("%s: %s: %zu containers: %zu SASS, %zu PTX JIT", dn, path, p.ncontainers, nsass, nptx);
-			if (nunlinked)
-				printf(", %zu of relocatable code (device-link inputs: __nv_relfatbin, -rdc; not loaded)", nunlinked);
-			if (nnone) {
-				list_archs(&p, &p.containers[first_bad], archs, sizeof(archs));
-				printf(", %zu without an image (their kernels cannot run on %s; container %ld has %s)", nnone, dn,
-				       first_bad, archs);
-			}
-			putchar('\n');
-		}
+		if (r)
+			ret = r;
 	}
 	fb_parsed_free(&p);
 	fb_scan_free(&sc);
@@ -317,13 +347,13 @@ cmd_check(int argc, char **argv)
 		switch (c) {
 		case 'a': arch = optarg; break;
 		case 'q': quiet = true; break;
-		case 'h': fputs(usage_text, stdout); return AP_EXIT_OK;
-		default: fputs(usage_text, stderr); return AP_EXIT_USAGE;
+		case 'h': usage(stdout); return AP_EXIT_OK;
+		default: usage(stderr); return AP_EXIT_USAGE;
 		}
 	}
 	if (!arch || optind >= argc) {
 		warn("check: %s", !arch ? "--arch is required" : "no input file");
-		fputs(usage_text, stderr);
+		usage(stderr);
 		return AP_EXIT_USAGE;
 	}
 	struct ap_target devs[MAXDEV];

@@ -64,25 +64,30 @@ static const char usage_text[] =
 	"  -h, --help         this text\n";
 
 /* The rest of the help (ISO C bounds one string literal to 4095 bytes). */
-static const char usage_more[] =
-	"\n"
-	"One job per kernel file and SASS target, and per PTX target that has no SASS twin (a\n"
-	"'12.0+PTX' is one NVRTC run giving both). Progress on a terminal: [3/7] sm_90 kernels.cu 0.8s.\n"
-	"On an error the log of the first failing target is printed as file:line:col: error: ...\n"
-	"[sm_90], the other jobs are cancelled and nothing is written.\n"
-	"\n"
-	"Cache: FATBUILD_CACHE_DIR, else $XDG_CACHE_HOME/fatbuild, else ~/.cache/fatbuild\n"
-	"('fatbuild cache stats|clear'). FATBUILD_REMOTE_CACHE_HEADER: one header sent to the\n"
-	"remote cache ('Authorization: Bearer TOKEN'); FATBUILD_REMOTE_CACHE_TIMEOUT: seconds per\n"
-	"request (default 10); FATBUILD_CACHE_BASEDIR: paths below it enter the cache key relative\n"
-	"to it (default: each source's directory), so checkouts in other places share entries.\n"
-	"\n"
-	"Examples:\n"
-	"  fatbuild compile --arch-list \"8.0 9.0 12.0+PTX\" -o build/kernels/ softmax.cu gemm.cu\n"
-	"  fatbuild compile --arch-list 9.0a -I include --depfile k.fatbin.d -o k.fatbin k.cu\n"
-	"\n"
-	"Exit codes: 0 success, 1 compile error or no NVRTC, 2 usage or bad arch list, 128+signal\n"
-	"when stopped by SIGINT, SIGTERM or SIGHUP (its NVRTC jobs are stopped, nothing is written).\n";
+static void
+usage_more(FILE *f)
+{
+	fprintf(f,
+	        "\n"
+	        "One job per kernel file and SASS target, and per PTX target that has no SASS twin (a\n"
+	        "'12.0+PTX' is one NVRTC run giving both). Progress on a terminal: [3/7] sm_90 kernels.cu 0.8s.\n"
+	        "On an error the log of the first failing target is printed as file:line:col: error: ...\n"
+	        "[sm_90], the other jobs are cancelled and nothing is written.\n"
+	        "\n"
+	        "Cache: FATBUILD_CACHE_DIR, else $XDG_CACHE_HOME/fatbuild, else ~/.cache/fatbuild\n"
+	        "('fatbuild cache stats|clear'). FATBUILD_REMOTE_CACHE_HEADER: one header sent to the\n"
+	        "remote cache ('Authorization: Bearer TOKEN'); FATBUILD_REMOTE_CACHE_TIMEOUT: seconds per\n"
+	        "request (default 10); FATBUILD_CACHE_BASEDIR: paths below it enter the cache key relative\n"
+	        "to it (default: each source's directory), so checkouts in other places share entries.\n"
+	        "\n"
+	        "Examples:\n"
+	        "  fatbuild compile --arch-list \"8.0 9.0 12.0+PTX\" -o build/kernels/ softmax.cu gemm.cu\n"
+	        "  fatbuild compile --arch-list 9.0a -I include --depfile k.fatbin.d -o k.fatbin k.cu\n"
+	        "\n"
+	        "Exit codes: %d success, %d compile error or no NVRTC, %d usage or bad arch list, 128+signal\n"
+	        "when stopped by SIGINT, SIGTERM or SIGHUP (its NVRTC jobs are stopped, nothing is written).\n",
+	        AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE);
+}
 
 enum { OPT_ARCH = 256, OPT_STD, OPT_FAST, OPT_LINEINFO, OPT_MAXRREG, OPT_DEPFILE, OPT_EMIT, OPT_NOCACHE,
        OPT_COMPRESS, OPT_RDC, OPT_LTO, OPT_NOPCH, OPT_REMOTE, OPT_REMOTE_MODE };
@@ -172,8 +177,53 @@ now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-int
-cmd_compile(int argc, char **argv)
+/* What the command line asks for; args is argv without the -Xnvrtc pairs, the sources its tail. */
+struct compile_cli {
+	struct strv incs, defs, xopts;
+	char **args;
+	int nargs;
+	const char *list, *out, *depfile, *emit, *std, *compress, *remote, *remote_mode;
+	int have_list, verbose, jobs, maxrreg, per_file;
+	enum fb_compress cmode;
+	bool compress_elf;
+	const char *const *sources;
+	size_t nsources;
+};
+
+static void
+cli_free(struct compile_cli *c)
+{
+	free(c->args);
+	free(c->incs.v);
+	free(c->defs.v);
+	free(c->xopts.v);
+}
+
+/* -Xnvrtc OPT is a two-token option getopt cannot spell; take it out first. 0 or -1 (reported). */
+static int
+take_xnvrtc(struct compile_cli *c, int argc, char **argv)
+{
+	c->args = xcalloc((size_t)argc + 1, sizeof(*c->args));
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "-Xnvrtc") == 0 || strcmp(argv[i], "--Xnvrtc") == 0) {
+			if (i + 1 >= argc) {
+				warn("compile: option '%s' needs a value", argv[i]);
+				return -1;
+			}
+			push(&c->xopts, argv[++i]);
+		} else if (strncmp(argv[i], "-Xnvrtc=", 8) == 0) {
+			push(&c->xopts, argv[i] + 8);
+		} else {
+			c->args[c->nargs++] = argv[i];
+		}
+	}
+	return 0;
+}
+
+/* The options into c and o. Returns -1 to go on, else the exit code (help printed, or the
+ * usage error reported without the synopsis). */
+static int
+parse_args(struct compile_cli *c, struct fb_compile_opts *o)
 {
 	static const struct option longopts[] = {
 		{"arch-list", required_argument, NULL, OPT_ARCH},
@@ -194,209 +244,304 @@ cmd_compile(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct strv incs = {0}, defs = {0}, xopts = {0};
-	const char *list = NULL, *out = NULL, *depfile = NULL, *emit = NULL, *std = NULL, *compress = "default";
-	const char *remote = getenv("FATBUILD_REMOTE_CACHE"), *remote_mode = getenv("FATBUILD_REMOTE_CACHE_MODE");
-	int have_list = 0, verbose = 0, jobs = 0, maxrreg = 0, rc;
-	struct fb_compile_opts o = {0};
-
-	/* -Xnvrtc OPT is a two-token option getopt cannot spell; take it out first. */
-	char **args = xcalloc((size_t)argc + 1, sizeof(*args));
-	int nargs = 0;
-	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "-Xnvrtc") == 0 || strcmp(argv[i], "--Xnvrtc") == 0) {
-			if (i + 1 >= argc) {
-				warn("compile: option '%s' needs a value", argv[i]);
-				fputs(synopsis, stderr);
-				free(args);
-				return AP_EXIT_USAGE;
-			}
-			push(&xopts, argv[++i]);
-		} else if (strncmp(argv[i], "-Xnvrtc=", 8) == 0) {
-			push(&xopts, argv[i] + 8);
-		} else {
-			args[nargs++] = argv[i];
-		}
-	}
 	opterr = 0;
 	optind = 1;
-	int c;
-	while ((c = getopt_long(nargs, args, ":o:I:D:j:Gvh", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_ARCH: list = optarg; have_list = 1; break;
-		case OPT_STD: std = optarg; break;
-		case OPT_FAST: o.fast_math = true; break;
-		case OPT_LINEINFO: o.lineinfo = true; break;
+	int ch;
+	while ((ch = getopt_long(c->nargs, c->args, ":o:I:D:j:Gvh", longopts, NULL)) != -1) {
+		switch (ch) {
+		case OPT_ARCH: c->list = optarg; c->have_list = 1; break;
+		case OPT_STD: c->std = optarg; break;
+		case OPT_FAST: o->fast_math = true; break;
+		case OPT_LINEINFO: o->lineinfo = true; break;
 		case OPT_MAXRREG:
-			if (parse_int("--maxrregcount", optarg, 16, 255, &maxrreg))
-				goto usage;
+			if (parse_int("--maxrregcount", optarg, 16, 255, &c->maxrreg))
+				return AP_EXIT_USAGE;
 			break;
-		case OPT_DEPFILE: depfile = optarg; break;
-		case OPT_EMIT: emit = optarg; break;
-		case OPT_NOCACHE: o.no_cache = true; break;
-		case OPT_NOPCH: o.no_pch = true; break;
-		case OPT_COMPRESS: compress = optarg; break;
-		case OPT_RDC: o.rdc = true; break;
-		case OPT_LTO: o.lto = true; break;
-		case OPT_REMOTE: remote = optarg; break;
-		case OPT_REMOTE_MODE: remote_mode = optarg; break;
-		case 'o': out = optarg; break;
-		case 'I': push(&incs, optarg); break;
-		case 'D': push(&defs, optarg); break;
+		case OPT_DEPFILE: c->depfile = optarg; break;
+		case OPT_EMIT: c->emit = optarg; break;
+		case OPT_NOCACHE: o->no_cache = true; break;
+		case OPT_NOPCH: o->no_pch = true; break;
+		case OPT_COMPRESS: c->compress = optarg; break;
+		case OPT_RDC: o->rdc = true; break;
+		case OPT_LTO: o->lto = true; break;
+		case OPT_REMOTE: c->remote = optarg; break;
+		case OPT_REMOTE_MODE: c->remote_mode = optarg; break;
+		case 'o': c->out = optarg; break;
+		case 'I': push(&c->incs, optarg); break;
+		case 'D': push(&c->defs, optarg); break;
 		case 'j':
-			if (parse_int("-j value", optarg, 1, 1024, &jobs))
-				goto usage;
+			if (parse_int("-j value", optarg, 1, 1024, &c->jobs))
+				return AP_EXIT_USAGE;
 			break;
-		case 'G': o.device_debug = true; break;
-		case 'v': verbose = 1; break;
+		case 'G': o->device_debug = true; break;
+		case 'v': c->verbose = 1; break;
 		case 'h':
 			fputs(usage_text, stdout);
-			fputs(usage_more, stdout);
-			free(args);
+			usage_more(stdout);
 			return AP_EXIT_OK;
-		case ':':
-			warn("compile: option '%s' needs a value", args[optind - 1]);
-			goto usage;
-		default:
-			warn("compile: unknown option '%s'", args[optind - 1]);
-			goto usage;
+		case ':': warn("compile: option '%s' needs a value", c->args[optind - 1]); return AP_EXIT_USAGE;
+		default: warn("compile: unknown option '%s'", c->args[optind - 1]); return AP_EXIT_USAGE;
 		}
 	}
-	if (remote_mode && *remote_mode && strcmp(remote_mode, "read") && strcmp(remote_mode, "readwrite")) {
-		warn("compile: invalid --remote-cache-mode '%s' (read or readwrite)", remote_mode);
-		goto usage;
-	}
-	if (optind >= nargs) {
-		warn("compile: no kernel sources given");
-		goto usage;
-	}
-	if (!out && !emit) {
-		warn("compile: nothing to write: give -o OUT.fatbin (or --emit-dir DIR)");
-		goto usage;
-	}
-	if (depfile && !out) {
-		warn("compile: --depfile needs -o (the depfile's target)");
-		goto usage;
-	}
-	if (std && strcmp(std, "c++17") && strcmp(std, "c++20") && strcmp(std, "c++14") && strcmp(std, "c++11")) {
-		warn("compile: unsupported --std '%s' (use c++17 or c++20)", std);
-		goto usage;
-	}
-	enum fb_compress cmode = FB_COMPRESS_ZSTD;
-	bool compress_elf = false;
-	if (strcmp(compress, "default") == 0) {
-	} else if (strcmp(compress, "none") == 0) {
-		cmode = FB_COMPRESS_NONE;
-	} else if (strcmp(compress, "zstd") == 0) {
-		compress_elf = true;
-	} else if (strcmp(compress, "lz4") == 0) {
-		cmode = FB_COMPRESS_LZ4;
-		compress_elf = true;
+	c->sources = (const char *const *)c->args + optind;
+	c->nsources = optind < c->nargs ? (size_t)(c->nargs - optind) : 0;
+	return -1;
+}
+
+/* --compress MODE into c->cmode and c->compress_elf; 0 or -1 (reported). */
+static int
+parse_compress(struct compile_cli *c)
+{
+	c->cmode = FB_COMPRESS_ZSTD;
+	c->compress_elf = false;
+	if (strcmp(c->compress, "default") == 0) {
+	} else if (strcmp(c->compress, "none") == 0) {
+		c->cmode = FB_COMPRESS_NONE;
+	} else if (strcmp(c->compress, "zstd") == 0) {
+		c->compress_elf = true;
+	} else if (strcmp(c->compress, "lz4") == 0) {
+		c->cmode = FB_COMPRESS_LZ4;
+		c->compress_elf = true;
 	} else {
-		warn("compile: unknown --compress '%s' (default, none, zstd, lz4)", compress);
-		goto usage;
+		warn("compile: unknown --compress '%s' (default, none, zstd, lz4)", c->compress);
+		return -1;
 	}
-	const char *const *sources = (const char *const *)args + optind;
-	size_t nsources = (size_t)(nargs - optind);
+	return 0;
+}
+
+/* What the options say together; 0 or -1 (reported). Sets c->per_file. */
+static int
+check_args(struct compile_cli *c)
+{
+	if (c->remote_mode && *c->remote_mode && strcmp(c->remote_mode, "read") && strcmp(c->remote_mode, "readwrite")) {
+		warn("compile: invalid --remote-cache-mode '%s' (read or readwrite)", c->remote_mode);
+		return -1;
+	}
+	if (c->nsources == 0) {
+		warn("compile: no kernel sources given");
+		return -1;
+	}
+	if (!c->out && !c->emit) {
+		warn("compile: nothing to write: give -o OUT.fatbin (or --emit-dir DIR)");
+		return -1;
+	}
+	if (c->depfile && !c->out) {
+		warn("compile: --depfile needs -o (the depfile's target)");
+		return -1;
+	}
+	if (c->std && !fb_compile_std_ok(c->std)) {
+		warn("compile: unsupported --std '%s' (use c++17 or c++20)", c->std);
+		return -1;
+	}
+	if (parse_compress(c))
+		return -1;
 	/* -o DIR/ (or an existing directory): one fatbin per kernel file, DIR/NAME.fatbin. */
 	struct stat ost;
-	int per_file = out && (out[strlen(out) - 1] == '/' || (stat(out, &ost) == 0 && S_ISDIR(ost.st_mode)));
-	if (out && !per_file && nsources > 1)
+	const char *out = c->out;
+	c->per_file = out && (out[strlen(out) - 1] == '/' || (stat(out, &ost) == 0 && S_ISDIR(ost.st_mode)));
+	if (out && !c->per_file && c->nsources > 1)
 		warn("warning: %s will hold the images of %zu kernel files, but a CUDA module loads one image "
 		     "per GPU, so only one file's kernels can be found; give one file per fatbin or -o DIR/",
-		     out, nsources);
-	if (emit || per_file) {
+		     out, c->nsources);
+	if (c->emit || c->per_file) {
 		char a[PATH_MAX], b[PATH_MAX];
-		for (size_t i = 0; i < nsources; i++)
+		for (size_t i = 0; i < c->nsources; i++)
 			for (size_t k = 0; k < i; k++)
-				if (strcmp(base_stem(sources[i], a, sizeof(a)), base_stem(sources[k], b, sizeof(b))) == 0) {
-					warn("compile: %s: %s and %s would write the same file names", emit ? "--emit-dir" : "-o DIR/",
-					     sources[k], sources[i]);
-					goto usage;
+				if (strcmp(base_stem(c->sources[i], a, sizeof(a)), base_stem(c->sources[k], b, sizeof(b))) == 0) {
+					warn("compile: %s: %s and %s would write the same file names",
+					     c->emit ? "--emit-dir" : "-o DIR/", c->sources[k], c->sources[i]);
+					return -1;
 				}
 	}
-	if (!have_list)
-		list = getenv("TORCH_CUDA_ARCH_LIST");
+	return 0;
+}
 
-	cli_supervise(); /* from here on a signal stops the NVRTC jobs and the probe child too */
-
-	/* Targets. */
+/* The arch list resolved (warnings printed) into a malloc'd array; 0 or the exit code. */
+static int
+resolve_targets(const char *list, struct ap_target **out, size_t *n)
+{
 	struct ap_error aerr = {0};
 	struct ap_archlist *l = NULL;
 	struct ap_resolve_opts ro = {0};
-	if (ap_archlist_resolve(list, &ro, &l, &aerr)) {
-		free(args);
-		free(incs.v);
-		free(defs.v);
-		free(xopts.v);
+	if (ap_archlist_resolve(list, &ro, &l, &aerr))
 		return cli_stopped() ? cli_stop_exit("compile") : fail_ap(&aerr);
-	}
-	for (size_t i = 0; i < ap_archlist_nwarnings(l); i++)
-		warn("warning: %s", ap_archlist_warning(l, i));
-	size_t nt = ap_archlist_count(l);
-	struct ap_target *targets = xcalloc(nt ? nt : 1, sizeof(*targets));
-	for (size_t i = 0; i < nt; i++)
-		targets[i] = *ap_archlist_get(l, i);
+	warn_archlist(l);
+	*out = targets_copy(l, n);
 	ap_archlist_free(l);
+	return 0;
+}
 
-	struct progress pr = {.show = verbose || isatty(2), .verbose = verbose};
-	/* Without a cache the PCH directory goes beside the output. */
-	char pchp[PATH_MAX];
-	snprintf(pchp, sizeof(pchp), "%s", out);
-	char *sl = strrchr(pchp, '/');
+/* Without a cache the PCH directory goes beside the output (the current one for none). */
+static void
+pch_parent(const char *out, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s", out ? out : ".");
+	char *sl = strrchr(buf, '/');
 	if (!sl)
-		snprintf(pchp, sizeof(pchp), ".");
-	else if (sl == pchp)
+		snprintf(buf, n, ".");
+	else if (sl == buf)
 		sl[1] = 0;
 	else
 		*sl = 0;
-	o.pch_parent = pchp;
-	o.targets = targets;
-	o.ntargets = nt;
-	o.include_dirs = incs.v;
-	o.ninclude_dirs = incs.n;
-	o.defines = defs.v;
-	o.ndefines = defs.n;
-	o.std = std;
-	o.maxrregcount = maxrreg;
-	o.nvrtc_opts = xopts.v;
-	o.nnvrtc_opts = xopts.n;
-	o.jobs = jobs;
-	o.progress = on_progress;
-	o.progress_ctx = &pr;
-	o.cancel = cli_cancel_flag();
-	o.remote_cache = remote && *remote ? remote : NULL;
-	o.remote_header = getenv("FATBUILD_REMOTE_CACHE_HEADER");
-	o.remote_read_only = remote_mode && strcmp(remote_mode, "read") == 0;
-	const char *tmo = getenv("FATBUILD_REMOTE_CACHE_TIMEOUT");
-	o.remote_timeout_ms = tmo && *tmo ? (long)(strtod(tmo, NULL) * 1000) : 0;
-	o.cache_basedir = getenv("FATBUILD_CACHE_BASEDIR");
+}
 
+/* The rest of o: what the command line and the environment give the library. */
+static void
+fill_opts(struct fb_compile_opts *o, const struct compile_cli *c, struct progress *pr)
+{
+	o->include_dirs = c->incs.v;
+	o->ninclude_dirs = c->incs.n;
+	o->defines = c->defs.v;
+	o->ndefines = c->defs.n;
+	o->std = c->std;
+	o->maxrregcount = c->maxrreg;
+	o->nvrtc_opts = c->xopts.v;
+	o->nnvrtc_opts = c->xopts.n;
+	o->jobs = c->jobs;
+	o->progress = on_progress;
+	o->progress_ctx = pr;
+	o->cancel = cli_cancel_flag();
+	o->remote_cache = c->remote && *c->remote ? c->remote : NULL;
+	o->remote_header = getenv("FATBUILD_REMOTE_CACHE_HEADER");
+	o->remote_read_only = c->remote_mode && strcmp(c->remote_mode, "read") == 0;
+	const char *tmo = getenv("FATBUILD_REMOTE_CACHE_TIMEOUT");
+	o->remote_timeout_ms = tmo && *tmo ? (long)(strtod(tmo, NULL) * 1000) : 0;
+	o->cache_basedir = getenv("FATBUILD_CACHE_BASEDIR");
+}
+
+/* A failed compile: the log (the first failing target's), what NVRTC said without one, and a
+ * hint for host headers. Returns AP_EXIT_FAIL. */
+static int
+report_compile_error(const struct fb_compile_result *res, const struct fb_error *err)
+{
+	fputs(res->log, stderr);
+	if (res->log[0] && res->log[strlen(res->log) - 1] != '\n')
+		fputc('\n', stderr);
+	if (err->msg[0] && !strstr(res->log, err->msg)) /* no log: say what NVRTC returned */
+		warn("compile: %s", err->msg);
+	warn("compile: failed for %s; other jobs cancelled, nothing written", res->failed_target);
+	char hdr[256];
+	if (fb_nvrtc_missing_host_header(res->log, hdr, sizeof(hdr)))
+		warn("compile: NVRTC compiles device code only and has no host headers such as <%s>; build host "
+		     "code with nvcc (fatbuild build --backend nvcc)",
+		     hdr);
+	return AP_EXIT_FAIL;
+}
+
+/* Packs r into one container at path; 0 or the exit code. */
+static int
+write_fatbin(const char *path, const struct fb_compile_result *r, const struct fb_compile_opts *o,
+             const struct compile_cli *c)
+{
+	struct fb_error err = {0};
+	unsigned char *fat = NULL;
+	size_t fatsize = 0;
+	int rc = 0;
+	if (fb_compile_pack(r, o, c->cmode, c->compress_elf, &fat, &fatsize, &err) ||
+	    fb_write_file_atomic(path, fat, fatsize, 0666, &err))
+		rc = fail_fb(&err);
+	free(fat);
+	return rc;
+}
+
+/* -o DIR/: one container per kernel file, each a shallow result holding that file's images. */
+static int
+write_per_file(const struct fb_compile_result *res, const struct fb_compile_opts *o, const struct compile_cli *c)
+{
+	if (mkdirs(c->out)) {
+		warn("compile: cannot create %s:", c->out);
+		return AP_EXIT_FAIL;
+	}
+	struct fb_compile_result one = *res;
+	for (size_t s = 0; s < c->nsources; s++) {
+		size_t first = 0, n = 0;
+		while (first < res->nimages && res->images[first].source != s)
+			first++;
+		while (first + n < res->nimages && res->images[first + n].source == s)
+			n++;
+		one.images = res->images + first;
+		one.nimages = n;
+		char stem[PATH_MAX], path[PATH_MAX * 2 + 16];
+		snprintf(path, sizeof(path), "%s/%s.fatbin", c->out, base_stem(c->sources[s], stem, sizeof(stem)));
+		int rc = write_fatbin(path, &one, o, c);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* --emit-dir DIR: each image as DIR/STEM.TARGET.{cubin,ptx,ltoir}. */
+static int
+write_emit(const struct fb_compile_result *res, const struct compile_cli *c)
+{
+	struct fb_error err = {0};
+	if (mkdirs(c->emit)) {
+		warn("compile: cannot create %s:", c->emit);
+		return AP_EXIT_FAIL;
+	}
+	for (size_t i = 0; i < res->nimages; i++) {
+		const struct fb_compile_image *im = &res->images[i];
+		char stem[PATH_MAX], tn[32], path[PATH_MAX * 2 + 64];
+		ap_target_name(&im->target, tn, sizeof(tn));
+		snprintf(path, sizeof(path), "%s/%s.%s.%s", c->emit, base_stem(c->sources[im->source], stem, sizeof(stem)),
+		         tn, im->kind == FB_KIND_PTX ? "ptx" : im->kind == FB_KIND_LTO ? "ltoir" : "cubin");
+		if (fb_write_file_atomic(path, im->data, im->size, 0666, &err))
+			return fail_fb(&err);
+	}
+	return 0;
+}
+
+/* Everything is in memory; now write, output first, depfile last. 0 or the exit code. */
+static int
+write_outputs(const struct fb_compile_result *res, const struct fb_compile_opts *o, const struct compile_cli *c)
+{
+	int rc = 0;
+	if (c->out && c->per_file)
+		rc = write_per_file(res, o, c);
+	else if (c->out)
+		rc = write_fatbin(c->out, res, o, c);
+	if (!rc && c->emit)
+		rc = write_emit(res, c);
+	struct fb_error err = {0};
+	if (!rc && c->depfile &&
+	    fb_depfile_write(c->depfile, c->out, (const char *const *)res->deps, res->ndeps, &err))
+		rc = fail_fb(&err);
+	return rc;
+}
+
+/* -v: what ran, and how the caches did. */
+static void
+summary(const struct fb_compile_result *res, const struct fb_compile_opts *o, const struct compile_cli *c,
+        double seconds)
+{
+	warn("compile: %zu images for %zu targets from %zu sources: %zu jobs, %zu cached, %zu compiled "
+	     "(NVRTC %d.%d, -j %d) in %.2fs",
+	     res->nimages, o->ntargets, c->nsources, res->njobs, res->ncached, res->ncompiled, res->nvrtc_version / 1000,
+	     res->nvrtc_version % 1000 / 10, c->jobs ? c->jobs : fb_compile_default_jobs(), seconds);
+	if (res->pch_made + res->pch_used + res->pch_refused)
+		warn("compile: PCH made %zu, used %zu, refused %zu", res->pch_made, res->pch_used, res->pch_refused);
+	if (o->remote_cache)
+		warn("compile: remote cache %s: %zu of %zu jobs served", o->remote_cache, res->nremote, res->njobs);
+}
+
+/* Compiles, then writes; the exit code. */
+static int
+compile_and_write(struct fb_compile_opts *o, const struct compile_cli *c)
+{
 	double t0 = now();
 	struct fb_compile_result *res = NULL;
 	struct fb_error err = {0};
-	rc = fb_compile(sources, nsources, &o, &res, &err);
+	int rc = fb_compile(c->sources, c->nsources, o, &res, &err);
 	/* Corrupt cache entries are always reported: a recurring one points at a failing disk. */
 	warn_lines(res ? res->cache_note : NULL);
 	if (cli_stopped()) { /* checked once more below, before anything is written */
 		rc = cli_stop_exit("compile");
 		goto done;
 	}
-	if (res && res->pch_off[0] && (verbose || !strstr(res->pch_off, "no automatic-PCH API")))
+	if (res && res->pch_off[0] && (c->verbose || !strstr(res->pch_off, "no automatic-PCH API")))
 		warn("compile: note: %s; compiled without", res->pch_off);
 	if (rc == FB_ECOMPILE && res && res->log) {
-		fputs(res->log, stderr);
-		if (res->log[0] && res->log[strlen(res->log) - 1] != '\n')
-			fputc('\n', stderr);
-		if (err.msg[0] && !strstr(res->log, err.msg)) /* no log: say what NVRTC returned */
-			warn("compile: %s", err.msg);
-		warn("compile: failed for %s; other jobs cancelled, nothing written", res->failed_target);
-		char hdr[256];
-		if (fb_nvrtc_missing_host_header(res->log, hdr, sizeof(hdr)))
-			warn("compile: NVRTC compiles device code only and has no host headers such as <%s>; build host "
-			     "code with nvcc (fatbuild build --backend nvcc)",
-			     hdr);
-		rc = AP_EXIT_FAIL;
+		rc = report_compile_error(res, &err);
 		goto done;
 	}
 	if (rc) {
@@ -405,97 +550,49 @@ cmd_compile(int argc, char **argv)
 	}
 	if (res->log)
 		fputs(res->log, stderr); /* warnings */
-
-	/* Everything is in memory; now write, output first, depfile last. */
 	if (cli_stopped()) {
 		rc = cli_stop_exit("compile");
 		goto done;
 	}
-	if (out && per_file) {
-		if (mkdirs(out)) {
-			warn("compile: cannot create %s:", out);
-			rc = AP_EXIT_FAIL;
-			goto done;
-		}
-		/* one container per kernel file: a shallow result holding that file's images */
-		struct fb_compile_result one = *res;
-		for (size_t s = 0; s < nsources; s++) {
-			size_t first = 0, n = 0;
-			while (first < res->nimages && res->images[first].source != s)
-				first++;
-			while (first + n < res->nimages && res->images[first + n].source == s)
-				n++;
-			one.images = res->images + first;
-			one.nimages = n;
-			char stem[PATH_MAX], path[PATH_MAX * 2 + 16];
-			snprintf(path, sizeof(path), "%s/%s.fatbin", out, base_stem(sources[s], stem, sizeof(stem)));
-			unsigned char *fat = NULL;
-			size_t fatsize = 0;
-			if (fb_compile_pack(&one, &o, cmode, compress_elf, &fat, &fatsize, &err) ||
-			    fb_write_file_atomic(path, fat, fatsize, 0666, &err)) {
-				free(fat);
-				rc = fail_fb(&err);
-				goto done;
-			}
-			free(fat);
-		}
-	} else if (out) {
-		unsigned char *fat = NULL;
-		size_t fatsize = 0;
-		if (fb_compile_pack(res, &o, cmode, compress_elf, &fat, &fatsize, &err) ||
-		    fb_write_file_atomic(out, fat, fatsize, 0666, &err)) {
-			free(fat);
-			rc = fail_fb(&err);
-			goto done;
-		}
-		free(fat);
-	}
-	if (emit) {
-		struct fb_error e2 = {0};
-		if (mkdirs(emit)) {
-			warn("compile: cannot create %s:", emit);
-			rc = AP_EXIT_FAIL;
-			goto done;
-		}
-		for (size_t i = 0; i < res->nimages; i++) {
-			const struct fb_compile_image *im = &res->images[i];
-			char stem[PATH_MAX], tn[32], path[PATH_MAX * 2 + 64];
-			ap_target_name(&im->target, tn, sizeof(tn));
-			snprintf(path, sizeof(path), "%s/%s.%s.%s", emit, base_stem(sources[im->source], stem, sizeof(stem)),
-			         tn, im->kind == FB_KIND_PTX ? "ptx" : im->kind == FB_KIND_LTO ? "ltoir" : "cubin");
-			if (fb_write_file_atomic(path, im->data, im->size, 0666, &e2)) {
-				rc = fail_fb(&e2);
-				goto done;
-			}
-		}
-	}
-	if (depfile && fb_depfile_write(depfile, out, (const char *const *)res->deps, res->ndeps, &err)) {
-		rc = fail_fb(&err);
-		goto done;
-	}
-	if (verbose)
-		warn("compile: %zu images for %zu targets from %zu sources: %zu jobs, %zu cached, %zu compiled "
-		     "(NVRTC %d.%d, -j %d) in %.2fs",
-		     res->nimages, nt, nsources, res->njobs, res->ncached, res->ncompiled, res->nvrtc_version / 1000,
-		     res->nvrtc_version % 1000 / 10, jobs ? jobs : fb_compile_default_jobs(), now() - t0);
-	if (verbose && res->pch_made + res->pch_used + res->pch_refused)
-		warn("compile: PCH made %zu, used %zu, refused %zu", res->pch_made, res->pch_used, res->pch_refused);
-	if (verbose && o.remote_cache)
-		warn("compile: remote cache %s: %zu of %zu jobs served", o.remote_cache, res->nremote, res->njobs);
-	rc = AP_EXIT_OK;
+	rc = write_outputs(res, o, c);
+	if (!rc && c->verbose)
+		summary(res, o, c, now() - t0);
 done:
 	fb_compile_result_free(res);
-	free(targets);
-	free(args);
-	free(incs.v);
-	free(defs.v);
-	free(xopts.v);
 	return rc;
-usage:
-	fputs(synopsis, stderr);
-	free(args);
-	free(incs.v);
-	free(defs.v);
-	free(xopts.v);
-	return AP_EXIT_USAGE;
+}
+
+int
+cmd_compile(int argc, char **argv)
+{
+	struct compile_cli c = {.compress = "default"};
+	struct fb_compile_opts o = {0};
+	c.remote = getenv("FATBUILD_REMOTE_CACHE");
+	c.remote_mode = getenv("FATBUILD_REMOTE_CACHE_MODE");
+	int rc = take_xnvrtc(&c, argc, argv) ? AP_EXIT_USAGE : parse_args(&c, &o);
+	if (rc < 0 && check_args(&c))
+		rc = AP_EXIT_USAGE;
+	if (rc >= 0) {
+		if (rc == AP_EXIT_USAGE)
+			fputs(synopsis, stderr);
+		cli_free(&c);
+		return rc;
+	}
+	cli_supervise(); /* from here on a signal stops the NVRTC jobs and the probe child too */
+	struct ap_target *targets = NULL;
+	size_t nt = 0;
+	rc = resolve_targets(c.have_list ? c.list : getenv("TORCH_CUDA_ARCH_LIST"), &targets, &nt);
+	if (rc == 0) {
+		struct progress pr = {.show = c.verbose || isatty(2), .verbose = c.verbose};
+		char pchp[PATH_MAX];
+		pch_parent(c.out, pchp, sizeof(pchp));
+		o.pch_parent = pchp;
+		o.targets = targets;
+		o.ntargets = nt;
+		fill_opts(&o, &c, &pr);
+		rc = compile_and_write(&o, &c);
+	}
+	free(targets);
+	cli_free(&c);
+	return rc;
 }

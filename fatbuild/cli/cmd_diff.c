@@ -9,21 +9,26 @@
 
 #include "cli.h"
 
-static const char usage_text[] =
-	"usage: fatbuild diff [-q] A B\n"
-	"\n"
-	"Compares two files that hold device code (.fatbin, .cubin, .ptx, .o, .a, .so,\n"
-	"executables) entry by entry: the fatbin containers in order, and in each the entries\n"
-	"in order. Each pair is printed with kind, arch, stored size and a hash of the stored\n"
-	"bytes (FNV-1a 64, for telling entries apart, not for security), marked '=' when the\n"
-	"stored bytes are identical, '!' when they differ, '-' or '+' when only A or only B has\n"
-	"it. When every entry agrees but the files do not, the first differing byte outside is\n"
-	"named (host code, symbols, layout).\n"
-	"\n"
-	"  -q   print only the summary line\n"
-	"\n"
-	"Example: fatbuild diff build1/libext.so build2/libext.so\n"
-	"Exit codes: 0 the files are identical, 1 they differ, 2 usage or a file cannot be read.\n";
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: fatbuild diff [-q] A B\n"
+	        "\n"
+	        "Compares two files that hold device code (.fatbin, .cubin, .ptx, .o, .a, .so,\n"
+	        "executables) entry by entry: the fatbin containers in order, and in each the entries\n"
+	        "in order. Each pair is printed with kind, arch, stored size and a hash of the stored\n"
+	        "bytes (FNV-1a 64, for telling entries apart, not for security), marked '=' when the\n"
+	        "stored bytes are identical, '!' when they differ, '-' or '+' when only A or only B has\n"
+	        "it. When every entry agrees but the files do not, the first differing byte outside is\n"
+	        "named (host code, symbols, layout).\n"
+	        "\n"
+	        "  -q   print only the summary line\n"
+	        "\n"
+	        "Example: fatbuild diff build1/libext.so build2/libext.so\n"
+	        "Exit codes: %d the files are identical, %d they differ, %d usage or a file cannot be read.\n",
+	        AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE);
+}
 
 struct side {
 	const char *path;
@@ -120,7 +125,7 @@ cmd_diff(int argc, char **argv)
 	int quiet = 0, a = 1;
 	for (; a < argc && argv[a][0] == '-' && argv[a][1]; a++) {
 		if (strcmp(argv[a], "-h") == 0 || strcmp(argv[a], "--help") == 0) {
-			fputs(usage_text, stdout);
+			usage(stdout);
 			return AP_EXIT_OK;
 		}
 		if (strcmp(argv[a], "-q") == 0) {
@@ -132,12 +137,12 @@ cmd_diff(int argc, char **argv)
 			break;
 		}
 		warn("diff: unknown option '%s'", argv[a]);
-		fputs(usage_text, stderr);
+		usage(stderr);
 		return AP_EXIT_USAGE;
 	}
 	if (argc - a != 2) {
 		warn("diff: expected two files, got %d", argc - a);
-		fputs(usage_text, stderr);
+		usage(stderr);
 		return AP_EXIT_USAGE;
 	}
 	struct side A = {.path = argv[a]}, B = {.path = argv[a + 1]};

@@ -7,25 +7,30 @@
 
 #include "cli.h"
 
-static const char usage_text[] =
-	"usage: fatbuild inspect [--format table|json] [--kernels] [--max-size BYTES] FILE...\n"
-	"\n"
-	"Lists every fatbin container and every image in .fatbin, .cubin, .ptx, .o, .a, .so\n"
-	"and executables: kind (elf = SASS cubin, ptx, lto = LTO-IR), arch (sm_90a, compute_86),\n"
-	"stored and uncompressed size, compression, flags and identifier. Host files are read\n"
-	"through mmap; containers are found in the .nv_fatbin and __nv_relfatbin sections (also\n"
-	"inside static-archive members). Nothing is decompressed unless --kernels asks for it.\n"
-	"\n"
-	"  --format table|json  output format (default table). json is one document; every\n"
-	"                       entry is an object with at least \"kind\" and \"arch\".\n"
-	"  --kernels            also list the kernels of each cubin (decompressing if needed):\n"
-	"                       registers and static shared memory. On sm >= 90 the cubin\n"
-	"                       stores 1024 bytes more than the code asked for; the user\n"
-	"                       value is shown and marked as derived.\n"
-	"  --max-size BYTES     refuse to decompress an image larger than this (default 1 GiB)\n"
-	"\n"
-	"Example: fatbuild inspect --kernels build/kernels.fatbin\n"
-	"Exit codes: 0 ok, 1 a file is malformed or unreadable, 2 usage.\n";
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: fatbuild inspect [--format table|json] [--kernels] [--max-size BYTES] FILE...\n"
+	        "\n"
+	        "Lists every fatbin container and every image in .fatbin, .cubin, .ptx, .o, .a, .so\n"
+	        "and executables: kind (elf = SASS cubin, ptx, lto = LTO-IR), arch (sm_90a, compute_86),\n"
+	        "stored and uncompressed size, compression, flags and identifier. Host files are read\n"
+	        "through mmap; containers are found in the .nv_fatbin and __nv_relfatbin sections (also\n"
+	        "inside static-archive members). Nothing is decompressed unless --kernels asks for it.\n"
+	        "\n"
+	        "  --format table|json  output format (default table). json is one document; every\n"
+	        "                       entry is an object with at least \"kind\" and \"arch\".\n"
+	        "  --kernels            also list the kernels of each cubin (decompressing if needed):\n"
+	        "                       registers and static shared memory. On sm >= 90 the cubin\n"
+	        "                       stores 1024 bytes more than the code asked for; the user\n"
+	        "                       value is shown and marked as derived.\n"
+	        "  --max-size BYTES     refuse to decompress an image larger than this (default 1 GiB)\n"
+	        "\n"
+	        "Example: fatbuild inspect --kernels build/kernels.fatbin\n"
+	        "Exit codes: %d ok, %d a file is malformed or unreadable, %d usage.\n",
+	        AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE);
+}
 
 struct opts {
 	bool json, kernels;
@@ -137,6 +142,48 @@ flag_notes(uint64_t f, char *buf, size_t size)
 		snprintf(buf + l, size - l, "%sunknown:0x%" PRIx64, l ? "," : "", f & ~FB_FLAGS_KNOWN);
 }
 
+/* One entry: a table row or a JSON object without its closing brace; with --kernels, the
+ * cubin's kernels too. Returns print_kernels' status, or 0. */
+static int
+print_entry(const struct fb_entry *e, size_t i, const struct opts *o, const char *path)
+{
+	char tn[32], kb[16], notes[128];
+	ap_target_name(&e->target, tn, sizeof(tn));
+	const char *kind = fb_disk_kind_name(e->disk_kind, kb, sizeof(kb));
+	if (e->disk_kind == FB_DISK_KIND_LTO)
+		snprintf(tn, sizeof(tn), "lto_%d%s", e->target.sm,
+		         e->target.variant == AP_ARCH ? "a" : e->target.variant == AP_FAMILY ? "f" : "");
+	flag_notes(e->flags, notes, sizeof(notes));
+	if (o->json) {
+		printf("%s\n      {\"kind\": \"%s\", \"arch\": \"%s\", \"sm\": %d, \"offset\": %zu, \"header_size\": %" PRIu32
+		       ", \"stored_size\": %zu, \"size\": %" PRIu64 ", \"compression\": \"%s\", \"flags\": %" PRIu64
+		       ", \"version\": \"%u.%u\", \"obfuscated\": %s, \"identifier\": ",
+		       i ? "," : "", kind, tn, e->target.sm, e->offset, e->header_size, e->stored_size, entry_size(e),
+		       comp_name(e->compress), e->flags, e->major, e->minor, e->obfuscated ? "true" : "false");
+		if (e->ident)
+			json_str(e->ident, e->ident_len);
+		else
+			printf("null");
+		printf(", \"options\": ");
+		if (e->options)
+			json_str(e->options, e->options_len);
+		else
+			printf("null");
+	} else {
+		printf("    %-3zu %-5s %-13s %10zu %10" PRIu64 " %-5s 0x%-8" PRIx64 " %-7s ", i, kind, tn, e->stored_size,
+		       entry_size(e), comp_name(e->compress), e->flags, notes[0] ? notes : "-");
+		if (e->ident)
+			for (size_t k = 0; k < e->ident_len && k < 200; k++)
+				putchar(e->ident[k] >= 0x20 && e->ident[k] < 0x7f ? e->ident[k] : '?');
+		else
+			putchar('-');
+		putchar('\n');
+	}
+	if (o->kernels && e->disk_kind == FB_DISK_KIND_ELF)
+		return print_kernels(e, o, path);
+	return 0;
+}
+
 static int
 inspect_file(const char *path, const struct opts *o, int *nprinted)
 {
@@ -163,7 +210,6 @@ inspect_file(const char *path, const struct opts *o, int *nprinted)
 		return fb_exit_code(rc);
 	}
 	int ret = 0;
-	char tn[32], kb[16], notes[128];
 	if (o->json) {
 		printf("%s\n  {\"file\": ", (*nprinted)++ ? "," : "");
 		json_str(path, strlen(path));
@@ -191,43 +237,9 @@ inspect_file(const char *path, const struct opts *o, int *nprinted)
 			       "flags", "notes", "identifier");
 		}
 		for (size_t i = 0; i < ct->count; i++) {
-			const struct fb_entry *e = &p.entries[ct->first + i];
-			ap_target_name(&e->target, tn, sizeof(tn));
-			const char *kind = fb_disk_kind_name(e->disk_kind, kb, sizeof(kb));
-			if (e->disk_kind == FB_DISK_KIND_LTO)
-				snprintf(tn, sizeof(tn), "lto_%d%s", e->target.sm,
-				         e->target.variant == AP_ARCH ? "a" : e->target.variant == AP_FAMILY ? "f" : "");
-			flag_notes(e->flags, notes, sizeof(notes));
-			if (o->json) {
-				printf("%s\n      {\"kind\": \"%s\", \"arch\": \"%s\", \"sm\": %d, \"offset\": %zu, \"header_size\": %" PRIu32
-				       ", \"stored_size\": %zu, \"size\": %" PRIu64 ", \"compression\": \"%s\", \"flags\": %" PRIu64
-				       ", \"version\": \"%u.%u\", \"obfuscated\": %s, \"identifier\": ",
-				       i ? "," : "", kind, tn, e->target.sm, e->offset, e->header_size, e->stored_size, entry_size(e),
-				       comp_name(e->compress), e->flags, e->major, e->minor, e->obfuscated ? "true" : "false");
-				if (e->ident)
-					json_str(e->ident, e->ident_len);
-				else
-					printf("null");
-				printf(", \"options\": ");
-				if (e->options)
-					json_str(e->options, e->options_len);
-				else
-					printf("null");
-			} else {
-				printf("    %-3zu %-5s %-13s %10zu %10" PRIu64 " %-5s 0x%-8" PRIx64 " %-7s ", i, kind, tn, e->stored_size,
-				       entry_size(e), comp_name(e->compress), e->flags, notes[0] ? notes : "-");
-				if (e->ident)
-					for (size_t k = 0; k < e->ident_len && k < 200; k++)
-						putchar(e->ident[k] >= 0x20 && e->ident[k] < 0x7f ? e->ident[k] : '?');
-				else
-					putchar('-');
-				putchar('\n');
-			}
-			if (o->kernels && e->disk_kind == FB_DISK_KIND_ELF) {
-				int r = print_kernels(e, o, path);
-				if (r && !ret)
-					ret = r;
-			}
+			int r = print_entry(&p.entries[ct->first + i], i, o, path);
+			if (r && !ret)
+				ret = r;
 			if (o->json)
 				printf("}");
 		}
@@ -280,7 +292,7 @@ cmd_inspect(int argc, char **argv)
 				o.json = false;
 			else {
 				warn("inspect: unknown format '%s' (table or json)", optarg);
-				fputs(usage_text, stderr);
+				usage(stderr);
 				return AP_EXIT_USAGE;
 			}
 			break;
@@ -291,13 +303,13 @@ cmd_inspect(int argc, char **argv)
 				return AP_EXIT_USAGE;
 			}
 			break;
-		case 'h': fputs(usage_text, stdout); return AP_EXIT_OK;
-		default: fputs(usage_text, stderr); return AP_EXIT_USAGE;
+		case 'h': usage(stdout); return AP_EXIT_OK;
+		default: usage(stderr); return AP_EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
 		warn("inspect: no input file");
-		fputs(usage_text, stderr);
+		usage(stderr);
 		return AP_EXIT_USAGE;
 	}
 	int ret = 0, nprinted = 0;

@@ -8,37 +8,42 @@
 
 #include "cli.h"
 
-static const char usage_text[] =
-	"usage: fatbuild prune --arch-list LIST [options] IN -o OUT\n"
-	"       fatbuild prune -arch sm_90 | -gencode arch=compute_90,code=[sm_90,compute_90] ... IN -o OUT\n"
-	"\n"
-	"Keeps, in every container of IN, exactly the images the CUDA loader would use on the\n"
-	"listed GPUs: for each sm_X (8.0, 9.0a, ...) the SASS a real X GPU runs, or the PTX it\n"
-	"would JIT when no SASS fits; for each compute_X (+PTX) the PTX a JIT for X starts from.\n"
-	"Kept entries and everything else stay byte for byte as they were.\n"
-	"\n"
-	"  IN is a .fatbin (containers compacted), a relocatable .o or an .a archive (device\n"
-	"  sections rewritten to their new size, as nvprune does), or a shared library or\n"
-	"  executable (each container rewritten in place inside its section with the freed\n"
-	"  bytes zeroed: every address stays valid, the file keeps its size, and the zeros\n"
-	"  compress to nothing).\n"
-	"\n"
-	"  --arch-list LIST     the GPUs to keep (any fatbuild flags syntax: \"8.0 9.0 12.0+PTX\")\n"
-	"  -arch NAME, -gencode arch=A,code=C, --generate-code  nvprune/nvcc spellings, added\n"
-	"  -o, --output OUT     where to write (atomically); OUT may be IN only with --in-place\n"
-	"  --in-place           allow OUT = IN (the file is replaced)\n"
-	"  --allow-missing      prune even when a container keeps no image for a listed GPU\n"
-	"                       (its kernels cannot run there, before or after the prune)\n"
-	"  --prune-lto          also drop LTO-IR whose arch is not listed (kept by default)\n"
-	"  --prune-relocatable  linked files: also prune __nv_relfatbin containers and those\n"
-	"                       holding relocatable cubins (kept by default)\n"
-	"  --dry-run            report, write nothing\n"
-	"  --quiet              print nothing on success\n"
-	"\n"
-	"Obfuscated entries and unknown kinds are kept and reported.\n"
-	"Example: fatbuild prune --arch-list \"8.0 9.0\" libk.so -o libk.pruned.so\n"
-	"Exit codes: 0 pruned, 1 a container would keep no image (without --allow-missing),\n"
-	"2 usage or bad input.\n";
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: fatbuild prune --arch-list LIST [options] IN -o OUT\n"
+	        "       fatbuild prune -arch sm_90 | -gencode arch=compute_90,code=[sm_90,compute_90] ... IN -o OUT\n"
+	        "\n"
+	        "Keeps, in every container of IN, exactly the images the CUDA loader would use on the\n"
+	        "listed GPUs: for each sm_X (8.0, 9.0a, ...) the SASS a real X GPU runs, or the PTX it\n"
+	        "would JIT when no SASS fits; for each compute_X (+PTX) the PTX a JIT for X starts from.\n"
+	        "Kept entries and everything else stay byte for byte as they were.\n"
+	        "\n"
+	        "  IN is a .fatbin (containers compacted), a relocatable .o or an .a archive (device\n"
+	        "  sections rewritten to their new size, as nvprune does), or a shared library or\n"
+	        "  executable (each container rewritten in place inside its section with the freed\n"
+	        "  bytes zeroed: every address stays valid, the file keeps its size, and the zeros\n"
+	        "  compress to nothing).\n"
+	        "\n"
+	        "  --arch-list LIST     the GPUs to keep (any fatbuild flags syntax: \"8.0 9.0 12.0+PTX\")\n"
+	        "  -arch NAME, -gencode arch=A,code=C, --generate-code  nvprune/nvcc spellings, added\n"
+	        "  -o, --output OUT     where to write (atomically); OUT may be IN only with --in-place\n"
+	        "  --in-place           allow OUT = IN (the file is replaced)\n"
+	        "  --allow-missing      prune even when a container keeps no image for a listed GPU\n"
+	        "                       (its kernels cannot run there, before or after the prune)\n"
+	        "  --prune-lto          also drop LTO-IR whose arch is not listed (kept by default)\n"
+	        "  --prune-relocatable  linked files: also prune __nv_relfatbin containers and those\n"
+	        "                       holding relocatable cubins (kept by default)\n"
+	        "  --dry-run            report, write nothing\n"
+	        "  --quiet              print nothing on success\n"
+	        "\n"
+	        "Obfuscated entries and unknown kinds are kept and reported.\n"
+	        "Example: fatbuild prune --arch-list \"8.0 9.0\" libk.so -o libk.pruned.so\n"
+	        "Exit codes: %d pruned, %d a container would keep no image (without --allow-missing),\n"
+	        "%d usage or bad input.\n",
+	        AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE);
+}
 
 /* Appends the code= names of an nvcc -gencode value ("arch=compute_80,code=[sm_80,compute_80]"). */
 static void
@@ -88,8 +93,10 @@ prune_take_nvcc_args(int argc, char **argv, char *names, size_t n)
 			continue;
 		}
 		if (!val) {
-			if (i + 1 >= argc)
+			if (i + 1 >= argc) {
+				warn("%s: -arch/-gencode needs a value", argv[0]);
 				return -1;
+			}
 			val = argv[++i];
 		}
 		if (gencode) {
@@ -103,7 +110,7 @@ prune_take_nvcc_args(int argc, char **argv, char *names, size_t n)
 	return w;
 }
 
-int
+static int
 prune_resolve(const char *text, struct ap_archlist **out)
 {
 	struct ap_error aerr = {0};
@@ -114,12 +121,11 @@ prune_resolve(const char *text, struct ap_archlist **out)
 	}
 	if (ap_archlist_resolve(text, &ro, out, &aerr) != 0)
 		return fail_ap(&aerr);
-	for (size_t i = 0; i < ap_archlist_nwarnings(*out); i++)
-		warn("warning: %s", ap_archlist_warning(*out, i));
+	warn_archlist(*out);
 	return AP_EXIT_OK;
 }
 
-void
+static void
 prune_targets_text(const struct ap_archlist *l, char *buf, size_t n)
 {
 	size_t w = 0;
@@ -128,6 +134,28 @@ prune_targets_text(const struct ap_archlist *l, char *buf, size_t n)
 		char tn[32];
 		w += (size_t)snprintf(buf + w, n - w, "%s%s", i ? " " : "", ap_target_name(ap_archlist_get(l, i), tn, sizeof(tn)));
 	}
+}
+
+int
+prune_targets(char *names, size_t n, const char *list, bool optional, struct ap_target **ts, size_t *nt,
+              char *text, size_t tn)
+{
+	size_t tl = strlen(names);
+	if (list)
+		snprintf(names + tl, n - tl, " %s", list);
+	*ts = NULL;
+	*nt = 0;
+	text[0] = 0;
+	if (optional && !names[0])
+		return 0;
+	struct ap_archlist *al = NULL;
+	int r = prune_resolve(names[0] == ' ' ? names + 1 : names, &al);
+	if (r)
+		return r;
+	*ts = targets_copy(al, nt);
+	prune_targets_text(al, text, tn);
+	ap_archlist_free(al);
+	return 0;
 }
 
 static const char *
@@ -151,6 +179,62 @@ same_file(const char *a, const char *b)
 	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* What the prune kept and removed, on stdout; to: the output (or "(dry run)"), tt: the targets. */
+static void
+print_report(const struct fb_prune_report *rep, const struct fb_prune_opts *po, const char *in, const char *to,
+             const char *tt)
+{
+	char a[32], b[32], s1[32], s2[32];
+	printf("%s (%s) -> %s: kept %zu of %zu images for %s in %zu container%s (%s kept, %s removed)\n", in, rep->type,
+	       to, rep->kept_entries, rep->kept_entries + rep->removed_entries, tt, rep->ncontainers,
+	       rep->ncontainers == 1 ? "" : "s", human(rep->kept_bytes, a, sizeof(a)), human(rep->removed_bytes, b, sizeof(b)));
+	if (rep->in_place)
+		printf("linked file: containers rewritten in place inside their sections, file size kept (%s); the %s "
+		       "freed are zeros and compress to nothing\n",
+		       human(rep->out_size, s1, sizeof(s1)), human(rep->removed_bytes, s2, sizeof(s2)));
+	else
+		printf("file: %s -> %s\n", human(rep->in_size, s1, sizeof(s1)), human(rep->out_size, s2, sizeof(s2)));
+	if (rep->kept_relocatable)
+		printf("kept whole: %zu container(s) with relocatable code (--prune-relocatable prunes them)\n",
+		       rep->kept_relocatable);
+	if (rep->kept_lto)
+		printf("kept: %zu LTO-IR entries%s\n", rep->kept_lto, po->prune_lto ? " (listed archs)" : " (--prune-lto prunes them)");
+	if (rep->kept_other)
+		printf("kept: %zu obfuscated or unknown entries\n", rep->kept_other);
+	if (rep->missing)
+		printf("missing: %zu containers have no image for some listed GPU (allowed)\n", rep->missing);
+	if (rep->missing_ptx)
+		printf("no PTX: %zu containers have no PTX for a listed compute_X\n", rep->missing_ptx);
+}
+
+/* Prunes the file in into outp (NULL: a dry run, nothing written) with in's mode, notes
+ * said; *rep filled (free it). 0 or the exit code (reported). */
+static int
+prune_file(const char *in, const char *outp, const struct fb_prune_opts *po, struct fb_prune_report *rep)
+{
+	struct fb_error err = {0};
+	struct fb_mapped m;
+	if (fb_map_file(in, &m, &err) != 0)
+		return fail_fb(&err);
+	unsigned char *o = NULL;
+	size_t osz = 0;
+	int rc = fb_prune_buffer(m.data, m.size, in, po, &o, &osz, rep, &err);
+	fb_unmap_file(&m);
+	if (rep->notes)
+		warn_lines(rep->notes);
+	if (rc) {
+		free(o);
+		return fail_fb(&err);
+	}
+	if (outp) {
+		struct stat st;
+		int mode = stat(in, &st) == 0 ? (int)(st.st_mode & 07777) : 0644;
+		rc = fb_write_file_atomic(outp, o, osz, mode, &err);
+	}
+	free(o);
+	return rc ? fail_fb(&err) : 0;
+}
+
 int
 cmd_prune(int argc, char **argv)
 {
@@ -164,8 +248,7 @@ cmd_prune(int argc, char **argv)
 	char names[4096] = "";
 	argc = prune_take_nvcc_args(argc, argv, names, sizeof(names));
 	if (argc < 0) {
-		warn("prune: -arch/-gencode needs a value");
-		fputs(usage_text, stderr);
+		usage(stderr);
 		return AP_EXIT_USAGE;
 	}
 	const char *list = NULL, *outp = NULL;
@@ -183,13 +266,13 @@ cmd_prune(int argc, char **argv)
 		case 'R': po.prune_relocatable = true; break;
 		case 'n': dry = true; break;
 		case 'q': quiet = true; break;
-		case 'h': fputs(usage_text, stdout); return AP_EXIT_OK;
-		default: fputs(usage_text, stderr); return AP_EXIT_USAGE;
+		case 'h': usage(stdout); return AP_EXIT_OK;
+		default: usage(stderr); return AP_EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 1 || (!outp && !dry)) {
 		warn("prune: %s", optind >= argc ? "no input file" : optind < argc - 1 ? "one input file at a time" : "-o OUT is required");
-		fputs(usage_text, stderr);
+		usage(stderr);
 		return AP_EXIT_USAGE;
 	}
 	const char *in = argv[optind];
@@ -197,74 +280,22 @@ cmd_prune(int argc, char **argv)
 		warn("prune: -o %s is the input; pass --in-place to replace it", outp);
 		return AP_EXIT_USAGE;
 	}
-	size_t tl = strlen(names);
-	if (list)
-		snprintf(names + tl, sizeof(names) - tl, " %s", list);
-	struct ap_archlist *al = NULL;
-	int r = prune_resolve(names[0] == ' ' ? names + 1 : names, &al);
+	struct ap_target *ts;
+	char tt[1024];
+	int r = prune_targets(names, sizeof(names), list, false, &ts, &po.ntargets, tt, sizeof(tt));
 	if (r)
 		return r;
-	size_t nt = ap_archlist_count(al);
-	struct ap_target *ts = xcalloc(nt ? nt : 1, sizeof(*ts));
-	for (size_t i = 0; i < nt; i++)
-		ts[i] = *ap_archlist_get(al, i);
 	po.targets = ts;
-	po.ntargets = nt;
-	char tt[1024];
-	prune_targets_text(al, tt, sizeof(tt));
-	ap_archlist_free(al);
 
-	struct fb_error err = {0};
-	struct fb_prune_report rep;
-	struct fb_mapped m;
-	if (fb_map_file(in, &m, &err) != 0) {
-		free(ts);
-		return fail_fb(&err);
-	}
-	unsigned char *o = NULL;
-	size_t osz = 0;
-	int rc = fb_prune_buffer(m.data, m.size, in, &po, &o, &osz, &rep, &err);
-	fb_unmap_file(&m);
+	struct fb_prune_report rep = {0};
+	int rc = prune_file(in, dry ? NULL : outp, &po, &rep);
 	free(ts);
-	if (rep.notes)
-		warn_lines(rep.notes);
 	if (rc) {
 		fb_prune_report_free(&rep);
-		return fail_fb(&err);
+		return rc;
 	}
-	if (!dry) {
-		struct stat st;
-		int mode = stat(in, &st) == 0 ? (int)(st.st_mode & 07777) : 0644;
-		rc = fb_write_file_atomic(outp, o, osz, mode, &err);
-	}
-	free(o);
-	if (rc) {
-		fb_prune_report_free(&rep);
-		return fail_fb(&err);
-	}
-	if (!quiet) {
-		char a[32], b[32], s1[32], s2[32];
-		printf("%s (%s) -> %s: kept %zu of %zu images for %s in %zu container%s (%s kept, %s removed)\n", in, rep.type,
-		       dry ? "(dry run)" : outp, rep.kept_entries, rep.kept_entries + rep.removed_entries, tt, rep.ncontainers,
-		       rep.ncontainers == 1 ? "" : "s", human(rep.kept_bytes, a, sizeof(a)), human(rep.removed_bytes, b, sizeof(b)));
-		if (rep.in_place)
-			printf("linked file: containers rewritten in place inside their sections, file size kept (%s); the %s "
-			       "freed are zeros and compress to nothing\n",
-			       human(rep.out_size, s1, sizeof(s1)), human(rep.removed_bytes, s2, sizeof(s2)));
-		else
-			printf("file: %s -> %s\n", human(rep.in_size, s1, sizeof(s1)), human(rep.out_size, s2, sizeof(s2)));
-		if (rep.kept_relocatable)
-			printf("kept whole: %zu container(s) with relocatable code (--prune-relocatable prunes them)\n",
-			       rep.kept_relocatable);
-		if (rep.kept_lto)
-			printf("kept: %zu LTO-IR entries%s\n", rep.kept_lto, po.prune_lto ? " (listed archs)" : " (--prune-lto prunes them)");
-		if (rep.kept_other)
-			printf("kept: %zu obfuscated or unknown entries\n", rep.kept_other);
-		if (rep.missing)
-			printf("missing: %zu containers have no image for some listed GPU (allowed)\n", rep.missing);
-		if (rep.missing_ptx)
-			printf("no PTX: %zu containers have no PTX for a listed compute_X\n", rep.missing_ptx);
-	}
+	if (!quiet)
+		print_report(&rep, &po, in, dry ? "(dry run)" : outp, tt);
 	fb_prune_report_free(&rep);
 	return AP_EXIT_OK;
 }

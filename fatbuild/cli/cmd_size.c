@@ -182,6 +182,38 @@ print_json(const char *path, const struct fb_size_report *r, const struct sopts 
 	printf("}");
 }
 
+/* Each file's report, as a table or one JSON document; the worst exit code. */
+static int
+size_files(char **files, size_t n, const struct fb_size_opts *so, struct sopts *o)
+{
+	int ret = AP_EXIT_OK;
+	if (o->json)
+		printf("{\"files\": [");
+	for (size_t i = 0; i < n; i++) {
+		struct fb_error err = {0};
+		struct fb_mapped m;
+		struct fb_size_report r;
+		if (fb_map_file(files[i], &m, &err) != 0 || fb_size(m.data, m.size, files[i], so, &r, &err) != 0) {
+			if (m.data)
+				fb_unmap_file(&m);
+			int e = fail_fb(&err);
+			if (e > ret)
+				ret = e;
+			continue;
+		}
+		fb_unmap_file(&m);
+		if (o->json)
+			print_json(files[i], &r, o);
+		else
+			print_table(files[i], &r, o);
+		o->first = false;
+		fb_size_report_free(&r);
+	}
+	if (o->json)
+		printf("\n]}\n");
+	return ret;
+}
+
 int
 cmd_size(int argc, char **argv)
 {
@@ -194,7 +226,6 @@ cmd_size(int argc, char **argv)
 	char names[4096] = "";
 	argc = prune_take_nvcc_args(argc, argv, names, sizeof(names));
 	if (argc < 0) {
-		warn("size: -arch/-gencode needs a value");
 		fputs(usage_text, stderr);
 		return AP_EXIT_USAGE;
 	}
@@ -237,52 +268,16 @@ cmd_size(int argc, char **argv)
 		fputs(usage_text, stderr);
 		return AP_EXIT_USAGE;
 	}
-	size_t tl = strlen(names);
-	if (list)
-		snprintf(names + tl, sizeof(names) - tl, " %s", list);
-	struct ap_target *ts = NULL;
-	char tt[1024] = "";
-	if (names[0]) {
-		struct ap_archlist *al = NULL;
-		int r = prune_resolve(names[0] == ' ' ? names + 1 : names, &al);
-		if (r)
-			return r;
-		so.ntargets = ap_archlist_count(al);
-		ts = xcalloc(so.ntargets ? so.ntargets : 1, sizeof(*ts));
-		for (size_t i = 0; i < so.ntargets; i++)
-			ts[i] = *ap_archlist_get(al, i);
-		so.targets = ts;
-		prune_targets_text(al, tt, sizeof(tt));
-		ap_archlist_free(al);
-	} else {
+	struct ap_target *ts;
+	char tt[1024];
+	int prc = prune_targets(names, sizeof(names), list, true, &ts, &so.ntargets, tt, sizeof(tt));
+	if (prc)
+		return prc;
+	so.targets = ts;
+	if (!ts)
 		so.zstd_level = 0; /* the compressed size is a before/after comparison */
-	}
 	o.targets = tt;
-	int ret = AP_EXIT_OK;
-	if (o.json)
-		printf("{\"files\": [");
-	for (int i = optind; i < argc; i++) {
-		struct fb_error err = {0};
-		struct fb_mapped m;
-		struct fb_size_report r;
-		if (fb_map_file(argv[i], &m, &err) != 0 || fb_size(m.data, m.size, argv[i], &so, &r, &err) != 0) {
-			if (m.data)
-				fb_unmap_file(&m);
-			int e = fail_fb(&err);
-			if (e > ret)
-				ret = e;
-			continue;
-		}
-		fb_unmap_file(&m);
-		if (o.json)
-			print_json(argv[i], &r, &o);
-		else
-			print_table(argv[i], &r, &o);
-		o.first = false;
-		fb_size_report_free(&r);
-	}
-	if (o.json)
-		printf("\n]}\n");
+	int ret = size_files(argv + optind, (size_t)(argc - optind), &so, &o);
 	free(ts);
 	return ret;
 }

@@ -37,6 +37,23 @@ warn_lines(const char *text)
 	}
 }
 
+void
+warn_archlist(const struct ap_archlist *l)
+{
+	for (size_t i = 0; i < ap_archlist_nwarnings(l); i++)
+		warn("warning: %s", ap_archlist_warning(l, i));
+}
+
+struct ap_target *
+targets_copy(const struct ap_archlist *l, size_t *n)
+{
+	*n = ap_archlist_count(l);
+	struct ap_target *ts = xcalloc(*n ? *n : 1, sizeof(*ts));
+	for (size_t i = 0; i < *n; i++)
+		ts[i] = *ap_archlist_get(l, i);
+	return ts;
+}
+
 _Noreturn void
 fatal(int code, const char *fmt, ...)
 {

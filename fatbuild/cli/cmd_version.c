@@ -13,13 +13,13 @@ int
 cmd_version(int argc, char **argv)
 {
 	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-		fputs("usage: fatbuild --version\n"
-		      "\n"
-		      "Prints the fatbuild version, the NVRTC that 'fatbuild compile' would load (from\n"
-		      "CUDA_HOME, else the nvcc on PATH, else /usr/local/cuda), its version and the SASS\n"
-		      "arches it supports. Exit 0; 1 when no NVRTC can be loaded (the message says where\n"
-		      "it looked).\n",
-		      stdout);
+		printf("usage: fatbuild --version\n"
+		       "\n"
+		       "Prints the fatbuild version, the NVRTC that 'fatbuild compile' would load (from\n"
+		       "CUDA_HOME, else the nvcc on PATH, else /usr/local/cuda), its version and the SASS\n"
+		       "arches it supports. Exit %d; %d when no NVRTC can be loaded (the message says where\n"
+		       "it looked).\n",
+		       AP_EXIT_OK, AP_EXIT_FAIL);
 		return AP_EXIT_OK;
 	}
 	if (argc > 1) {

@@ -50,9 +50,10 @@ usage(FILE *f)
 	        "folder holding one, e.g. a pip wheel's site-packages/nvidia/cu13/lib); the same as\n"
 	        "FATBUILD_NVRTC=PATH, which is how the compiles of a build get it too.\n"
 	        "\n"
-	        "Exit codes: 0 success, 1 the job failed (build error, no image fits),\n"
-	        "2 usage or bad input (unparseable or unsupported arch), 3 no CUDA driver,\n"
-	        "4 the driver is NVIDIA's stub, 5 driver error, 6 probe timed out or crashed.\n");
+	        "Exit codes: %d success, %d the job failed (build error, no image fits),\n"
+	        "%d usage or bad input (unparseable or unsupported arch), %d no CUDA driver,\n"
+	        "%d the driver is NVIDIA's stub, %d driver error, %d probe timed out or crashed.\n",
+	        AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE, AP_EXIT_NODRIVER, AP_EXIT_STUB, AP_EXIT_DRIVER, AP_EXIT_TIMEOUT);
 }
 
 /* A source file makes an argument list a build rather than a flags query. */

@@ -37,6 +37,19 @@ is_dir(const char *p)
 	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* The -std= values NVRTC 13.0 takes (it refuses c++98, c++0x, c++23 and the gnu++ spellings). */
+bool
+fb_compile_std_ok(const char *std)
+{
+	static const char *const ok[] = {"c++03", "c++11", "c++14", "c++17", "c++20"};
+	if (!std)
+		return false;
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (strcmp(std, ok[i]) == 0)
+			return true;
+	return false;
+}
+
 /* The NVRTC options every job shares. */
 int
 fb_run_options(struct run *r, const char *home, struct fb_error *err)
@@ -44,8 +57,7 @@ fb_run_options(struct run *r, const char *home, struct fb_error *err)
 	const struct fb_compile_opts *o = r->o;
 	int rc = 0;
 	const char *std = o->std && *o->std ? o->std : "c++17";
-	if (strcmp(std, "c++11") && strcmp(std, "c++14") && strcmp(std, "c++17") && strcmp(std, "c++20") &&
-	    strcmp(std, "c++03"))
+	if (!fb_compile_std_ok(std))
 		return fb_seterr(err, FB_EINVAL, "unsupported --std '%s' (use c++17 or c++20)", std);
 	rc |= add_opt(r, "-std=%s", std);
 	for (size_t i = 0; i < o->ninclude_dirs; i++)

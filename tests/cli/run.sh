@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Golden CLI test runner (zstd style).
-#   run.sh [--update] [--exec-prefix "valgrind ..."] tests/cli/NAME.sh
+# Golden CLI test runner (zstd style), the one runner of every golden.
+#   run.sh [--update] [--exec-prefix "valgrind ..."] tests/cli/COMMAND/NAME.sh
+# The goldens are grouped by the command they exercise (build/, compile/, diff/, dlink/,
+# fatbin/, flags/, probe/, prune/); ctest runs each as cli_COMMAND_NAME.
 # Runs NAME.sh in a scratch directory with $ARCHPROBE and $FATBUILD set (prefixed by
-# --exec-prefix / $FB_EXEC_PREFIX), then compares stdout, stderr and the exit code with
-# NAME.sh.stdout, NAME.sh.stderr (or .stdout.glob/.stderr.glob: a line "..." skips any
-# number of lines, '*' inside a line matches anything) and NAME.sh.exit (default 0).
-# A missing golden file means "not checked". --update rewrites the exact goldens.
+# --exec-prefix / $FB_EXEC_PREFIX) and $FB_TESTS_DIR naming tests/, then compares stdout,
+# stderr and the exit code with NAME.sh.stdout, NAME.sh.stderr (or .stdout.glob/.stderr.glob:
+# a line "..." skips any number of lines, '*' inside a line matches anything) and NAME.sh.exit
+# (default 0). A missing golden file means "not checked". --update rewrites the exact goldens.
 set -u
 update=0
 prefix=${FB_EXEC_PREFIX:-}
@@ -22,7 +24,7 @@ script=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/fbcli.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 export ARCHPROBE="$prefix $ARCHPROBE_BIN" FATBUILD="$prefix $FATBUILD_BIN" FB_EXEC_PREFIX="$prefix"
-export FB_TESTS_DIR=$(dirname "$script")/..
+export FB_TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export FB_CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 (cd "$scratch" && bash "$script") >"$scratch/.out" 2>"$scratch/.err"
 rc=$?

@@ -1,5 +1,5 @@
 # --help teaches (stdout, exit 0); bad usage prints the usage on stderr with exit 2.
-. "$FB_TESTS_DIR/cli/probe_prelude.inc"
+. "$FB_TESTS_DIR/cli/probe/prelude.inc"
 $ARCHPROBE --help | head -3; echo "[exit ${PIPESTATUS[0]}]"
 $ARCHPROBE -h | grep -c 'Exit codes'
 $ARCHPROBE --format yaml 2>&1 | head -2; echo "[exit ${PIPESTATUS[0]}]"

@@ -1,7 +1,7 @@
 # The opt-in cache (docs/probe.md §8 (12)): a hit even when the (fake) driver would now answer
 # differently; a miss when the key changes (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER,
 # LD_LIBRARY_PATH, the library file's mtime, another library); failures are never stored.
-. "$FB_TESTS_DIR/cli/probe_prelude.inc"
+. "$FB_TESTS_DIR/cli/probe/prelude.inc"
 cp "$FAKE" libcuda.so.1
 export ARCHPROBE_LIBCUDA=$PWD/libcuda.so.1 ARCHPROBE_CACHE=$PWD/probe.cache
 probe() { env "$@" $ARCHPROBE --format list --cuda-version 13.0 -v 2>&1 | grep -v 'trace: [^c]' | mask; }

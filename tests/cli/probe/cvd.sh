@@ -1,6 +1,6 @@
 # CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER (docs/probe.md §8 (8)): passed to the driver untouched
 # (the fake emulates the documented driver rules) and reported verbatim.
-. "$FB_TESTS_DIR/cli/probe_prelude.inc"
+. "$FB_TESTS_DIR/cli/probe/prelude.inc"
 export FAKECUDA_DEVICES=8.6,9.0,12.0 FAKECUDA_DEV2='rank=-1;pci=0000:81:00.0'
 for cvd in 1 2,0 GPU-fa4ec0da-0000-4000-8000-000000000001 GPU-fa4ec0da-0000-4000-8000-00000000000 \
 	GPU-fa4e 0,2,-1,1 0,7,1 abc 0,0 ""; do

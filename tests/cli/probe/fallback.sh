@@ -1,6 +1,6 @@
 # ARCHPROBE_ARCHS replaces probing; --fallback / ARCHPROBE_FALLBACK turn failures into a list
 # with exit 0 and a reason on stderr; --strict keeps the failure (docs/probe.md §8 (11)).
-. "$FB_TESTS_DIR/cli/probe_prelude.inc"
+. "$FB_TESTS_DIR/cli/probe/prelude.inc"
 run ARCHPROBE_ARCHS="8.6 9.0" ARCHPROBE_LIBCUDA=/nonexistent $ARCHPROBE --cuda-version 13.0
 run ARCHPROBE_ARCHS="86;120" $ARCHPROBE --cuda-version 13.0 --format cmake
 run ARCHPROBE_ARCHS="8.6" $ARCHPROBE --cuda-version 13.0 --format json

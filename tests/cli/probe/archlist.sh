@@ -1,6 +1,6 @@
 # --arch-list: resolved by the arch-list engine like `fatbuild flags`; lists naming native/auto
 # (or blank) are probed first so table/json show the devices; ARCHPROBE_ARCHS still overrides.
-. "$FB_TESTS_DIR/cli/probe_prelude.inc"
+. "$FB_TESTS_DIR/cli/probe/prelude.inc"
 export FAKECUDA_DEVICES=8.6,9.0
 run $ARCHPROBE --arch-list "native 8.0" --cuda-version 13.0
 run $ARCHPROBE --arch-list "Ampere" --cuda-version 13.0 --format torch

@@ -2,7 +2,7 @@
 # overflowing number): the device is left out like one whose query failed, never rounded into
 # another arch (8.12 is not 9.2); every device bad is a driver error (5). Found while writing
 # fuzz_probe: 8.12 became 9.2, 8.-3 became 7.7, and 2147483647.5 overflowed major * 10.
-. "$FB_TESTS_DIR/cli/probe_prelude.inc"
+. "$FB_TESTS_DIR/cli/probe/prelude.inc"
 run FAKECUDA_DEVICES=8.6,8.12 $ARCHPROBE --cuda-version 13.0
 run FAKECUDA_DEVICES=8.6,8.12 $ARCHPROBE --cuda-version 13.0 --format cmake --strict
 run FAKECUDA_DEVICES=8.6,0.5 $ARCHPROBE --cuda-version 13.0 --format json --silent

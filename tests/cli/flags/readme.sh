@@ -1,10 +1,10 @@
 # The examples of README.md's arch-list section are real: every "$ fatbuild ..." line in a block
-# marked "checked by tests/cli/flags_readme.sh" runs and prints exactly the lines after it.
+# marked "checked by tests/cli/flags/readme.sh" runs and prints exactly the lines after it.
 readme=$FB_TESTS_DIR/../README.md
 export CUDA_HOME=$FB_CUDA_HOME
 unset TORCH_CUDA_ARCH_LIST ARCHPROBE_ARCHS ARCHPROBE_FALLBACK
 awk '/<!-- BEGIN archlist -->/ { on = 1 } /<!-- END archlist -->/ { on = 0 }
-	on && /checked by tests\/cli\/flags_readme.sh/ { want = 1; next }
+	on && /checked by tests\/cli\/flags\/readme.sh/ { want = 1; next }
 	on && want && /^```/ { if (inb) { inb = 0; want = 0 } else inb = 1; next }
 	on && inb { print }' "$readme" >examples
 [ -s examples ] || { echo "no checked examples in README.md" >&2; exit 1; }

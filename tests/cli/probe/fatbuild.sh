@@ -1,6 +1,6 @@
 # fatbuild's native/auto go through ap_probe via the arch-list engine; its probe child is the
 # archprobe beside the fatbuild binary.
-. "$FB_TESTS_DIR/cli/probe_prelude.inc"
+. "$FB_TESTS_DIR/cli/probe/prelude.inc"
 export FAKECUDA_DEVICES=8.6,9.0
 run $FATBUILD flags --arch-list native --format cmake --cuda-version 13.0
 run $FATBUILD flags --format torch --cuda-version 13.0

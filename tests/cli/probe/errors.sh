@@ -1,5 +1,5 @@
 # The failure statuses and their exit codes and advice (docs/probe.md §8 (1), (3), (4), (5)).
-. "$FB_TESTS_DIR/cli/probe_prelude.inc"
+. "$FB_TESTS_DIR/cli/probe/prelude.inc"
 export FAKECUDA_DEVICES=8.6
 run ARCHPROBE_LIBCUDA=/nonexistent/libcuda.so.1 $ARCHPROBE
 run $ARCHPROBE --libcuda /nonexistent/libcuda.so.1 --format cmake

@@ -1,5 +1,5 @@
 # Every output format for two devices, 8.6 and 9.0 (docs/probe.md §8 (6)).
-. "$FB_TESTS_DIR/cli/probe_prelude.inc"
+. "$FB_TESTS_DIR/cli/probe/prelude.inc"
 export FAKECUDA_DEVICES=8.6,9.0
 for f in table json cmake torch nvcc clang list nvrtc bazel nvptx-arch; do
 	run $ARCHPROBE --format $f --cuda-version 13.0

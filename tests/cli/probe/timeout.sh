@@ -1,6 +1,6 @@
 # A hanging driver is killed at the timeout, a crashing one is reported (docs/probe.md §8 (10)):
 # both exit 6 and the caller survives.
-. "$FB_TESTS_DIR/cli/probe_prelude.inc"
+. "$FB_TESTS_DIR/cli/probe/prelude.inc"
 export FAKECUDA_DEVICES=8.6
 # under an exec prefix (valgrind) the parent itself starts slowly: allow for it (the fake hangs
 # for ever, so any bound still proves the cut-off)
