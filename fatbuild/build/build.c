@@ -379,12 +379,12 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 	}
 	fb_ninja_free(g.nj);
 	ap_archlist_free(g.archs);
-	lfree(&g.objects);
-	lfree(&g.fatbins);
+	fb_strlist_free(&g.objects);
+	fb_strlist_free(&g.fatbins);
 	for (size_t i = 0; g.tparts && i < g.ntparts; i++)
-		lfree(&g.tparts[i]);
+		fb_strlist_free(&g.tparts[i]);
 	free(g.tparts);
-	lfree(&g.nvcc_objs);
+	fb_strlist_free(&g.nvcc_objs);
 	free(g.torch);
 	free(langs);
 	return rc;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fatbuild.h"
+#include "common/strbuf.h"
 
 /* ---- hash.c: SHA-256 (FIPS 180-4) ---- */
 
@@ -82,14 +83,6 @@ char *fb_nvrtc_log_rewrite(const char *log, const char *tag);
 void fb_nvrtc_log_first(const char *rewritten, char *buf, size_t size);
 
 /* ---- depfile.c: #include resolution (NVRTC reports no dependencies) ---- */
-
-struct fb_strlist {
-	char **v;
-	size_t n, cap;
-};
-
-int fb_strlist_add(struct fb_strlist *l, const char *s);
-void fb_strlist_free(struct fb_strlist *l);
 
 /* Appends to deps every file that source includes, transitively: quoted includes are looked
  * up beside the including file, then in dirs; angle includes in dirs. Unresolvable includes
