@@ -643,6 +643,14 @@ struct fb_build_result {
  * else to our stdout/stderr). The output is linked to a temporary name and renamed, so a failed build
  * leaves the previous one. result may be NULL. */
 FB_API int fb_build(const struct fb_build_opts *opts, struct fb_build_result *result, struct fb_error *err);
+/* Where a build finds the runtime library it links: runtime_lib (NULL: $FATBUILD_RUNTIME), else
+ * DIR/../lib/libfatbuild_runtime.a beside the fatbuild program in dir (else the build tree's).
+ * Writes the absolute path into out and returns 0, or writes the path tried and returns
+ * FB_ENOTOOL. fb_build and `fatbuild env` both ask here. */
+FB_API int fb_build_runtime_lib(const char *dir, const char *runtime_lib, char *out, size_t size);
+/* The same for the directory of fatbuild_runtime.h: include_dir (NULL: $FATBUILD_INCLUDE), else
+ * DIR/../include (else the build tree's). */
+FB_API int fb_build_runtime_include(const char *dir, const char *include_dir, char *out, size_t size);
 /* The default build dir for name (NULL: "NAME"): $FATBUILD_BUILD_DIR/NAME, else
  * $XDG_CACHE_HOME/fatbuild/build/NAME, else ~/.cache/fatbuild/build/NAME. 0 or FB_EINVAL. */
 FB_API int fb_build_dir_default(const char *name, char *buf, size_t size, struct fb_error *err);
@@ -739,7 +747,7 @@ FB_API void fb_size_report_free(struct fb_size_report *r);
 FB_API int fb_zstd_size(const void *data, size_t size, int level, uint64_t *out, struct fb_error *err);
 
 /* END SECTION prune */
-/* ---- command words (words.c) ------------------------------------------------------------ */
+/* ---- command words and PATH (words.c) ---------------------------------------------------- */
 
 /* Splits a command given in one variable (CC="ccache gcc -m64") into words as the shell splits
  * an unquoted $CC with the default IFS: at runs of spaces, tabs and newlines, nothing else (no
@@ -747,6 +755,10 @@ FB_API int fb_zstd_size(const void *data, size_t size, int level, uint64_t *out,
  * n may be NULL. A blank or NULL string gives no words. */
 FB_API int fb_words_split(const char *s, char ***words, size_t *n, struct fb_error *err);
 FB_API void fb_words_free(char **words);
+/* One step of a PATH search for prog (a name without '/'): from *pos (NULL: the start of $PATH,
+ * "/usr/bin:/bin" when unset) to the next entry whose DIR/prog fits in size and is executable,
+ * written into cand; empty entries are skipped. Returns false when PATH has no more. */
+FB_API bool fb_path_next(const char **pos, const char *prog, char *cand, size_t size);
 
 /* ---- files ----------------------------------------------------------------------------- */
 

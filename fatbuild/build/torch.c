@@ -71,19 +71,12 @@ find_python(const char *python, char *out, size_t size)
 			}
 			return 0;
 		}
-		const char *path = getenv("PATH");
-		if (!path)
-			path = "/usr/bin:/bin";
-		while (*path) {
-			const char *end = strchr(path, ':');
-			size_t n = end ? (size_t)(end - path) : strlen(path);
-			char cand[FB_TORCH_PATH];
-			int w = snprintf(cand, sizeof(cand), "%.*s/%s", (int)n, path, p);
-			if (n && w > 0 && (size_t)w < sizeof(cand) && access(cand, X_OK) == 0 && cand[0] == '/') {
+		char cand[FB_TORCH_PATH];
+		for (const char *pos = NULL; fb_path_next(&pos, p, cand, sizeof(cand));) {
+			if (cand[0] == '/') {
 				snprintf(out, size, "%s", cand);
 				return 0;
 			}
-			path += n + (end ? 1 : 0);
 		}
 	}
 	return -1;

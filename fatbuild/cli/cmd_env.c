@@ -74,18 +74,12 @@ which(const char *prog, char *out, size_t size)
 		snprintf(out, size, "%s", prog);
 		return access(prog, X_OK);
 	}
-	const char *path = getenv("PATH");
-	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
-		size_t n = strcspn(p, ":");
-		char cand[PATH_MAX];
-		if (n && (size_t)snprintf(cand, sizeof(cand), "%.*s/%s", (int)n, p, prog) < sizeof(cand) &&
-		    access(cand, X_OK) == 0) {
-			snprintf(out, size, "%s", cand);
-			return 0;
-		}
-		p += n + (p[n] == ':');
-	}
-	return -1;
+	char cand[PATH_MAX];
+	const char *pos = NULL;
+	if (!fb_path_next(&pos, prog, cand, sizeof(cand)))
+		return -1;
+	snprintf(out, size, "%s", cand);
+	return 0;
 }
 
 static void
@@ -98,33 +92,20 @@ self_dir(char *buf, size_t size)
 		*s = 0;
 }
 
+/* The runtime library and header directory, as the build finds them beside this program. */
 static void
 runtime_paths(char *lib, size_t lsize, char *inc, size_t isize)
 {
-	char dir[PATH_MAX], cand[PATH_MAX + 64];
+	char dir[PATH_MAX], cand[PATH_MAX];
 	self_dir(dir, sizeof(dir));
-	const char *e = getenv("FATBUILD_RUNTIME");
-	snprintf(cand, sizeof(cand), "%s/../lib/libfatbuild_runtime.a", dir);
-	if (e && e[0])
-		snprintf(cand, sizeof(cand), "%s", e);
-#ifdef FB_RUNTIME_BUILD_PATH
-	else if (access(cand, R_OK) != 0)
-		snprintf(cand, sizeof(cand), "%s", FB_RUNTIME_BUILD_PATH);
-#endif
-	if (!realpath(cand, lib))
+	if (fb_build_runtime_lib(dir, NULL, cand, sizeof(cand)))
 		snprintf(lib, lsize, "%.4000s (missing)", cand);
-	e = getenv("FATBUILD_INCLUDE");
-	snprintf(cand, sizeof(cand), "%s/../include/fatbuild_runtime.h", dir);
-	if (e && e[0])
-		snprintf(cand, sizeof(cand), "%s/fatbuild_runtime.h", e);
-#ifdef FB_INCLUDE_BUILD_DIR
-	else if (access(cand, R_OK) != 0)
-		snprintf(cand, sizeof(cand), "%s/fatbuild_runtime.h", FB_INCLUDE_BUILD_DIR);
-#endif
-	char *s = strrchr(cand, '/');
-	*s = 0;
-	if (!realpath(cand, inc))
+	else
+		snprintf(lib, lsize, "%s", cand);
+	if (fb_build_runtime_include(dir, NULL, cand, sizeof(cand)))
 		snprintf(inc, isize, "%.4000s (missing)", cand);
+	else
+		snprintf(inc, isize, "%s", cand);
 }
 
 static int
