@@ -643,6 +643,10 @@ struct fb_build_result {
  * else to our stdout/stderr). The output is linked to a temporary name and renamed, so a failed build
  * leaves the previous one. result may be NULL. */
 FB_API int fb_build(const struct fb_build_opts *opts, struct fb_build_result *result, struct fb_error *err);
+/* A build source's kind by its extension: .cu CUDA, .c C, .cc .cpp .cxx .C C++; NONE otherwise
+ * (also for a dot in a directory name only). */
+enum fb_source_kind { FB_SOURCE_NONE, FB_SOURCE_CUDA, FB_SOURCE_C, FB_SOURCE_CXX };
+FB_API enum fb_source_kind fb_source_kind(const char *path);
 /* Where a build finds the runtime library it links: runtime_lib (NULL: $FATBUILD_RUNTIME), else
  * DIR/../lib/libfatbuild_runtime.a beside the fatbuild program in dir (else the build tree's).
  * Writes the absolute path into out and returns 0, or writes the path tried and returns
@@ -761,6 +765,10 @@ FB_API void fb_words_free(char **words);
 FB_API bool fb_path_next(const char **pos, const char *prog, char *cand, size_t size);
 
 /* ---- files ----------------------------------------------------------------------------- */
+
+/* mkdir -p for an output directory the user named (common/safefs.c): missing components are
+ * made 0777 through the umask. 0, FB_EINVAL (too long) or FB_EIO naming the component. */
+FB_API int fb_dir_make_output(const char *path, struct fb_error *err);
 
 /* Writes data to path atomically: a new file with a random name beside it (path.tmp.XXXXXXXXXX,
  * O_CREAT|O_EXCL|O_NOFOLLOW: nothing planted at that name is followed or truncated), then an

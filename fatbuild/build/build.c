@@ -58,23 +58,38 @@ abs_output(const char *path, char *out, struct fb_error *err)
 	return 0;
 }
 
+enum fb_source_kind
+fb_source_kind(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+	const char *slash = strrchr(path, '/');
+	if (!dot || (slash && dot < slash))
+		return FB_SOURCE_NONE;
+	if (strcmp(dot, ".cu") == 0)
+		return FB_SOURCE_CUDA;
+	if (strcmp(dot, ".c") == 0)
+		return FB_SOURCE_C;
+	if (strcmp(dot, ".cc") == 0 || strcmp(dot, ".cpp") == 0 || strcmp(dot, ".cxx") == 0 || strcmp(dot, ".C") == 0)
+		return FB_SOURCE_CXX;
+	return FB_SOURCE_NONE;
+}
+
 static int
 classify(const char *src, enum fb_backend backend, enum lang *out)
 {
-	const char *dot = strrchr(src, '.');
-	const char *slash = strrchr(src, '/');
-	if (!dot || (slash && dot < slash))
-		return -1;
-	if (strcmp(dot, ".cu") == 0)
+	switch (fb_source_kind(src)) {
+	case FB_SOURCE_CUDA:
 		*out = backend == FB_BACKEND_NVCC ? L_NVCC : L_KERNEL;
-	else if (strcmp(dot, ".c") == 0)
+		return 0;
+	case FB_SOURCE_C:
 		*out = L_C;
-	else if (strcmp(dot, ".cc") == 0 || strcmp(dot, ".cpp") == 0 || strcmp(dot, ".cxx") == 0 ||
-	         strcmp(dot, ".C") == 0)
+		return 0;
+	case FB_SOURCE_CXX:
 		*out = L_CXX;
-	else
+		return 0;
+	default:
 		return -1;
-	return 0;
+	}
 }
 
 static void
@@ -151,28 +166,6 @@ note(char *buf, size_t size, const char *fmt, ...)
 	len = strlen(buf);
 	buf[len] = '\n';
 	buf[len + 1] = 0;
-}
-
-/* mkdir -p for an output directory the user named (-o DIR/ of a Python module): new components
- * get 0777 through the umask, like any directory the user makes; it is not read back. */
-static int
-make_output_dir(const char *path, struct fb_error *err)
-{
-	char p[PATHMAX];
-	if (bfmt(p, sizeof(p), "%s", path) < 0)
-		return fb_seterr(err, FB_EINVAL, "%s: path too long", path);
-	for (char *c = p + 1;; c++) {
-		if (*c == '/' || !*c) {
-			char keep = *c;
-			*c = 0;
-			if (mkdir(p, 0777) != 0 && errno != EEXIST)
-				return fb_seterr(err, FB_EIO, "cannot create %s: %s", p, strerror(errno));
-			*c = keep;
-			if (!keep)
-				break;
-		}
-	}
-	return 0;
 }
 
 /* Whether output names a directory: a trailing '/' or an existing one. */
@@ -279,7 +272,7 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 			note(result->warnings, sizeof(result->warnings),
 			     "--torch: torch %s is a CPU-only build: its CUDA libraries are not linked", g.torch->version);
 		if (!rc && out_dir)
-			rc = make_output_dir(o->output, err);
+			rc = fb_dir_make_output(o->output, err);
 		if (!rc && out_dir) {
 			char file[PATHMAX];
 			if (bfmt(file, sizeof(file), "%s/%s%s", o->output, name,

@@ -205,3 +205,26 @@ fb_tmp_open(const char *target, int mode, char *tmp, size_t tmpsize, int *fd, st
 	}
 	return fb_seterr(err, FB_EIO, "cannot write %s: no free temporary name beside it", target);
 }
+
+/* New components get 0777 through the umask, like any directory the user makes: the directory
+ * is the user's output, never read back, so none of fb_dir_make's checks apply. */
+int
+fb_dir_make_output(const char *path, struct fb_error *err)
+{
+	char p[PATH_MAX];
+	int n = snprintf(p, sizeof(p), "%s", path);
+	if (n < 0 || (size_t)n >= sizeof(p))
+		return fb_seterr(err, FB_EINVAL, "%s: path too long", path);
+	for (char *c = p + 1;; c++) {
+		if (*c == '/' || !*c) {
+			char keep = *c;
+			*c = 0;
+			if (mkdir(p, 0777) != 0 && errno != EEXIST)
+				return fb_seterr(err, FB_EIO, "cannot create %s: %s", p, strerror(errno));
+			*c = keep;
+			if (!keep)
+				break;
+		}
+	}
+	return 0;
+}
