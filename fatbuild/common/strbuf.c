@@ -38,7 +38,7 @@ fb_strlist_add(struct fb_strlist *l, const char *s)
 {
 	if (l->oom)
 		return FB_ENOMEM;
-	if (l->n == l->cap) {
+	if (l->n + 1 >= l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 16;
 		char **v = realloc(l->v, cap * sizeof(*v));
 		if (!v) {
@@ -54,6 +54,7 @@ fb_strlist_add(struct fb_strlist *l, const char *s)
 		return FB_ENOMEM;
 	}
 	l->v[l->n++] = d;
+	l->v[l->n] = NULL;
 	return 0;
 }
 

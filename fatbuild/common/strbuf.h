@@ -18,7 +18,8 @@ void fb_buf_put(struct fb_buf *b, const char *s, size_t len);
 /* Appends the string s. */
 void fb_buf_puts(struct fb_buf *b, const char *s);
 
-/* Zero-initialised is empty; v[0..n) are malloc'd copies. */
+/* Zero-initialised is empty; v[0..n) are malloc'd copies and v[n] is NULL (v itself is NULL
+ * until the first add). */
 struct fb_strlist {
 	char **v;
 	size_t n, cap;
