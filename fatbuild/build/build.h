@@ -13,6 +13,7 @@
 
 #include "fatbuild.h"
 #include "common/strbuf.h"
+#include "ninja.h"
 #include "torch.h"
 
 #define PATHMAX 4096

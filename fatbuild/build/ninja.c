@@ -9,6 +9,7 @@
 #include "fatbuild.h"
 #include "common/error_priv.h"
 #include "common/strbuf.h"
+#include "ninja.h"
 
 struct fb_ninja {
 	struct fb_buf b;
