@@ -28,7 +28,7 @@ which(const char *prog, char *out)
 	return -1;
 }
 
-static bool __attribute__((unused))
+static bool
 exists(const char *p)
 {
 	struct stat st;
@@ -45,40 +45,44 @@ resolved(const char *cand, char *out, size_t size)
 	return found ? 0 : FB_ENOTOOL;
 }
 
-int
-fb_build_runtime_lib(const char *dir, const char *runtime_lib, char *out, size_t size)
-{
-	const char *rt = runtime_lib ? runtime_lib : getenv("FATBUILD_RUNTIME");
-	char cand[PATHMAX];
-	if (rt && rt[0]) {
-		bfmt(cand, sizeof(cand), "%s", rt);
-	} else {
-		bfmt(cand, sizeof(cand), "%s/../lib/libfatbuild_runtime.a", dir);
-#ifdef FB_RUNTIME_BUILD_PATH
-		if (!exists(cand))
-			bfmt(cand, sizeof(cand), "%s", FB_RUNTIME_BUILD_PATH);
+#ifndef FB_RUNTIME_BUILD_PATH
+#define FB_RUNTIME_BUILD_PATH NULL
 #endif
+#ifndef FB_INCLUDE_BUILD_DIR
+#define FB_INCLUDE_BUILD_DIR NULL
+#endif
+
+/* given (NULL: $var), else DIR/rel, else (when DIR/rel + probe is missing) the build tree's
+ * built (if any); made absolute into out. */
+static int
+runtime_file(const char *dir, const char *given, const char *var, const char *rel, const char *probe,
+             const char *built, char *out, size_t size)
+{
+	const char *v = given ? given : getenv(var);
+	char cand[PATHMAX], p[PATHMAX + 32];
+	if (v && v[0]) {
+		bfmt(cand, sizeof(cand), "%s", v);
+	} else {
+		bfmt(cand, sizeof(cand), "%s/%s", dir, rel);
+		bfmt(p, sizeof(p), "%s%s", cand, probe);
+		if (built && !exists(p))
+			bfmt(cand, sizeof(cand), "%s", built);
 	}
 	return resolved(cand, out, size);
 }
 
 int
+fb_build_runtime_lib(const char *dir, const char *runtime_lib, char *out, size_t size)
+{
+	return runtime_file(dir, runtime_lib, "FATBUILD_RUNTIME", "../lib/libfatbuild_runtime.a", "",
+	                    FB_RUNTIME_BUILD_PATH, out, size);
+}
+
+int
 fb_build_runtime_include(const char *dir, const char *include_dir, char *out, size_t size)
 {
-	const char *inc = include_dir ? include_dir : getenv("FATBUILD_INCLUDE");
-	char cand[PATHMAX];
-	if (inc && inc[0]) {
-		bfmt(cand, sizeof(cand), "%s", inc);
-	} else {
-		bfmt(cand, sizeof(cand), "%s/../include", dir);
-		char h[PATHMAX + 32];
-		bfmt(h, sizeof(h), "%s/fatbuild_runtime.h", cand);
-#ifdef FB_INCLUDE_BUILD_DIR
-		if (!exists(h))
-			bfmt(cand, sizeof(cand), "%s", FB_INCLUDE_BUILD_DIR);
-#endif
-	}
-	return resolved(cand, out, size);
+	return runtime_file(dir, include_dir, "FATBUILD_INCLUDE", "../include", "/fatbuild_runtime.h",
+	                    FB_INCLUDE_BUILD_DIR, out, size);
 }
 
 int
