@@ -536,42 +536,6 @@ struct fb_embed_opts {
 FB_API int fb_embed(const void *const *fatbins, const size_t *sizes, size_t n, const char *out_path,
                     const struct fb_embed_opts *opts, struct fb_error *err);
 
-/* ---- build.ninja writer (ninja.c) ---- */
-
-struct fb_ninja; /* a build.ninja being assembled */
-
-FB_API struct fb_ninja *fb_ninja_new(void);
-FB_API void fb_ninja_free(struct fb_ninja *n);
-/* Escapes a path for a build line: '$' before '$', ' ' and ':'. A newline is FB_EINVAL.
- * *out is malloc'd. */
-FB_API int fb_ninja_escape_path(const char *path, char **out, struct fb_error *err);
-/* Escapes a variable value (commands, depfile): '$' before '$'. A newline is FB_EINVAL. */
-FB_API int fb_ninja_escape_value(const char *value, char **out, struct fb_error *err);
-/* Quotes one argument for the POSIX shell ninja runs commands with ('…' with '\'' for quotes);
- * plain words ([A-Za-z0-9_./=+,:@%-]) are left as they are. A newline is FB_EINVAL. */
-FB_API int fb_shell_quote(const char *arg, char **out, struct fb_error *err);
-/* Rule and variable names are reduced to [A-Za-z0-9_] (others become '_'). */
-FB_API int fb_ninja_var(struct fb_ninja *n, const char *name, const char *value, struct fb_error *err);
-/* A rule whose command is `command` (a raw value: "$cmd" expands the edge's own cmd variable).
- * depfile and deps ("gcc") may be NULL. */
-FB_API int fb_ninja_rule(struct fb_ninja *n, const char *name, const char *command, const char *description,
-                         const char *depfile, const char *deps, struct fb_error *err);
-struct fb_ninja_edge {
-	const char *rule;
-	const char *const *outputs; size_t noutputs;
-	const char *const *inputs; size_t ninputs;
-	const char *const *implicit; size_t nimplicit;   /* | deps: rebuild when they change */
-	const char *const *order_only; size_t norder_only;
-	const char *const *vars; size_t nvars;           /* name, value, name, value ... (2*nvars strings) */
-};
-FB_API int fb_ninja_edge(struct fb_ninja *n, const struct fb_ninja_edge *e, struct fb_error *err);
-/* "pool NAME / depth = DEPTH": at most DEPTH edges that name it (pool = NAME) run at once. */
-FB_API int fb_ninja_pool(struct fb_ninja *n, const char *name, int depth, struct fb_error *err);
-/* The text so far (owned by n). */
-FB_API const char *fb_ninja_text(const struct fb_ninja *n);
-/* Writes the file atomically, only when its content differs; *changed says whether it did. */
-FB_API int fb_ninja_write(const struct fb_ninja *n, const char *path, bool *changed, struct fb_error *err);
-
 /* ---- extension builds (build.c) ---- */
 
 /* AUTO: each .cu by its content (fb_build_result.notes says which and why): host headers, <<<,
@@ -644,6 +608,18 @@ struct fb_build_result {
  * else to our stdout/stderr). The output is linked to a temporary name and renamed, so a failed build
  * leaves the previous one. result may be NULL. */
 FB_API int fb_build(const struct fb_build_opts *opts, struct fb_build_result *result, struct fb_error *err);
+/* A build source's kind by its extension: .cu CUDA, .c C, .cc .cpp .cxx .C C++; NONE otherwise
+ * (also for a dot in a directory name only). */
+enum fb_source_kind { FB_SOURCE_NONE, FB_SOURCE_CUDA, FB_SOURCE_C, FB_SOURCE_CXX };
+FB_API enum fb_source_kind fb_source_kind(const char *path);
+/* Where a build finds the runtime library it links: runtime_lib (NULL: $FATBUILD_RUNTIME), else
+ * DIR/../lib/libfatbuild_runtime.a beside the fatbuild program in dir (else the build tree's).
+ * Writes the absolute path into out and returns 0, or writes the path tried and returns
+ * FB_ENOTOOL. fb_build and `fatbuild env` both ask here. */
+FB_API int fb_build_runtime_lib(const char *dir, const char *runtime_lib, char *out, size_t size);
+/* The same for the directory of fatbuild_runtime.h: include_dir (NULL: $FATBUILD_INCLUDE), else
+ * DIR/../include (else the build tree's). */
+FB_API int fb_build_runtime_include(const char *dir, const char *include_dir, char *out, size_t size);
 /* The default build dir for name (NULL: "NAME"): $FATBUILD_BUILD_DIR/NAME, else
  * $XDG_CACHE_HOME/fatbuild/build/NAME, else ~/.cache/fatbuild/build/NAME. 0 or FB_EINVAL. */
 FB_API int fb_build_dir_default(const char *name, char *buf, size_t size, struct fb_error *err);
@@ -740,7 +716,7 @@ FB_API void fb_size_report_free(struct fb_size_report *r);
 FB_API int fb_zstd_size(const void *data, size_t size, int level, uint64_t *out, struct fb_error *err);
 
 /* END SECTION prune */
-/* ---- command words (words.c) ------------------------------------------------------------ */
+/* ---- command words and PATH (words.c) ---------------------------------------------------- */
 
 /* Splits a command given in one variable (CC="ccache gcc -m64") into words as the shell splits
  * an unquoted $CC with the default IFS: at runs of spaces, tabs and newlines, nothing else (no
@@ -748,8 +724,16 @@ FB_API int fb_zstd_size(const void *data, size_t size, int level, uint64_t *out,
  * n may be NULL. A blank or NULL string gives no words. */
 FB_API int fb_words_split(const char *s, char ***words, size_t *n, struct fb_error *err);
 FB_API void fb_words_free(char **words);
+/* One step of a PATH search for prog (a name without '/'): from *pos (NULL: the start of $PATH,
+ * "/usr/bin:/bin" when unset) to the next entry whose DIR/prog fits in size and is executable,
+ * written into cand; empty entries are skipped. Returns false when PATH has no more. */
+FB_API bool fb_path_next(const char **pos, const char *prog, char *cand, size_t size);
 
 /* ---- files ----------------------------------------------------------------------------- */
+
+/* mkdir -p for an output directory the user named (common/safefs.c): missing components are
+ * made 0777 through the umask. 0, FB_EINVAL (too long) or FB_EIO naming the component. */
+FB_API int fb_dir_make_output(const char *path, struct fb_error *err);
 
 /* Writes data to path atomically: a new file with a random name beside it (path.tmp.XXXXXXXXXX,
  * O_CREAT|O_EXCL|O_NOFOLLOW: nothing planted at that name is followed or truncated), then an

@@ -252,6 +252,57 @@ host_launch(const char *s, const char *const *b, const char *const *e, size_t n,
 	return NULL;
 }
 
+enum brace { B_SCOPE, B_DEVICE, B_OTHER };
+
+/* What the '{' at p opens, by its declaration [decl, p): a namespace or extern "C" scope, the
+ * body of a __global__/__device__ function, or anything else. The first host function's name
+ * goes into *hostfn (hostlen bytes) while *hostfn is NULL. */
+static enum brace
+brace_kind(const char *decl, const char *p, const char **hostfn, int *hostlen)
+{
+	const char *paren = NULL, *eq = NULL;
+	int depth = 0;
+	for (const char *c = decl; c < p; c++) {
+		if (*c == '(') {
+			if (depth == 0)
+				paren = c;
+			depth++;
+		} else if (*c == ')') {
+			depth--;
+		} else if (*c == '=' && depth == 0 && !paren && c[1] != '=' && (c == decl || !strchr("=!<>", c[-1]))) {
+			eq = c;
+		}
+	}
+	if (!paren && !eq && (has_word(decl, p, "namespace") || has_word(decl, p, "extern")))
+		return B_SCOPE;
+	if (!paren || eq)
+		return B_OTHER;
+	/* The last top-level '(' of the declaration: the parameter list, when only qualifiers
+	 * (const, noexcept, -> T, : init) follow its ')'. */
+	const char *last = paren, *close = NULL;
+	depth = 0;
+	for (const char *c = decl; c < p; c++) {
+		if (*c == '(' && depth++ == 0)
+			last = c;
+		else if (*c == ')' && --depth == 0)
+			close = c;
+	}
+	bool device = has_word(decl, p, "__global__") || has_word(decl, p, "__device__");
+	if (close && function_tail(close + 1, p) && !device && !*hostfn) {
+		const char *e = last;
+		while (e > decl && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n'))
+			e--;
+		const char *b = e;
+		while (b > decl && (is_ident(b[-1]) || b[-1] == ':'))
+			b--;
+		*hostfn = b;
+		*hostlen = (int)(e - b);
+	} else if (close && device) {
+		return B_DEVICE;
+	}
+	return B_OTHER;
+}
+
 /* Function definitions at file scope (and inside namespace / extern "C" blocks): a '{' whose
  * declaration, since the last ';', '{' or '}' of that scope, has a parenthesised parameter list
  * and no '=' before it. Other braces (classes, initialisers, bodies) are skipped whole. A
@@ -274,64 +325,24 @@ scan_code(struct scan *sc, const char *path, const char *s)
 		}
 		if (*p != '{')
 			continue;
-		bool dev_body = false; /* the body of a __global__/__device__ function */
-		/* The declaration [decl, p): what kind of brace is this? */
-		const char *paren = NULL, *eq = NULL;
-		int depth = 0;
-		for (const char *c = decl; c < p; c++) {
-			if (*c == '(') {
-				if (depth == 0)
-					paren = c;
-				depth++;
-			} else if (*c == ')') {
-				depth--;
-			} else if (*c == '=' && depth == 0 && !paren && c[1] != '=' && (c == decl || !strchr("=!<>", c[-1]))) {
-				eq = c;
-			}
-		}
-		bool transparent = !paren && !eq && (has_word(decl, p, "namespace") || has_word(decl, p, "extern"));
-		if (transparent) {
+		enum brace kind = brace_kind(decl, p, &hostfn, &hostlen);
+		if (kind == B_SCOPE) {
 			decl = p + 1;
 			continue;
 		}
-		if (paren && !eq) {
-			/* The last top-level '(' of the declaration: the parameter list, when only
-			 * qualifiers (const, noexcept, -> T, : init) follow its ')'. */
-			const char *last = paren, *close = NULL;
-			depth = 0;
-			for (const char *c = decl; c < p; c++) {
-				if (*c == '(' && depth++ == 0)
-					last = c;
-				else if (*c == ')' && --depth == 0)
-					close = c;
-			}
-			bool device = has_word(decl, p, "__global__") || has_word(decl, p, "__device__");
-			if (close && function_tail(close + 1, p) && !device && !hostfn) {
-				const char *e = last;
-				while (e > decl && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n'))
-					e--;
-				const char *b = e;
-				while (b > decl && (is_ident(b[-1]) || b[-1] == ':'))
-					b--;
-				hostfn = b;
-				hostlen = (int)(e - b);
-			} else if (close && device) {
-				dev_body = true;
-			}
-		}
 		/* Skip the braced block whole. */
 		const char *body = p;
-		depth = 0;
+		int depth = 0;
 		for (; *p; p++) {
 			if (*p == '{')
 				depth++;
 			else if (*p == '}' && --depth == 0)
 				break;
 		}
-		if (dev_body && ndev < MAXDEV) {
+		if (kind == B_DEVICE && ndev < MAXDEV) {
 			devb[ndev] = body;
 			deve[ndev++] = p;
-		} else if (dev_body) {
+		} else if (kind == B_DEVICE) {
 			overflow = true;
 		}
 		if (!*p)

@@ -58,23 +58,38 @@ abs_output(const char *path, char *out, struct fb_error *err)
 	return 0;
 }
 
+enum fb_source_kind
+fb_source_kind(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+	const char *slash = strrchr(path, '/');
+	if (!dot || (slash && dot < slash))
+		return FB_SOURCE_NONE;
+	if (strcmp(dot, ".cu") == 0)
+		return FB_SOURCE_CUDA;
+	if (strcmp(dot, ".c") == 0)
+		return FB_SOURCE_C;
+	if (strcmp(dot, ".cc") == 0 || strcmp(dot, ".cpp") == 0 || strcmp(dot, ".cxx") == 0 || strcmp(dot, ".C") == 0)
+		return FB_SOURCE_CXX;
+	return FB_SOURCE_NONE;
+}
+
 static int
 classify(const char *src, enum fb_backend backend, enum lang *out)
 {
-	const char *dot = strrchr(src, '.');
-	const char *slash = strrchr(src, '/');
-	if (!dot || (slash && dot < slash))
-		return -1;
-	if (strcmp(dot, ".cu") == 0)
+	switch (fb_source_kind(src)) {
+	case FB_SOURCE_CUDA:
 		*out = backend == FB_BACKEND_NVCC ? L_NVCC : L_KERNEL;
-	else if (strcmp(dot, ".c") == 0)
+		return 0;
+	case FB_SOURCE_C:
 		*out = L_C;
-	else if (strcmp(dot, ".cc") == 0 || strcmp(dot, ".cpp") == 0 || strcmp(dot, ".cxx") == 0 ||
-	         strcmp(dot, ".C") == 0)
+		return 0;
+	case FB_SOURCE_CXX:
 		*out = L_CXX;
-	else
+		return 0;
+	default:
 		return -1;
-	return 0;
+	}
 }
 
 static void
@@ -153,28 +168,6 @@ note(char *buf, size_t size, const char *fmt, ...)
 	buf[len + 1] = 0;
 }
 
-/* mkdir -p for an output directory the user named (-o DIR/ of a Python module): new components
- * get 0777 through the umask, like any directory the user makes; it is not read back. */
-static int
-make_output_dir(const char *path, struct fb_error *err)
-{
-	char p[PATHMAX];
-	if (bfmt(p, sizeof(p), "%s", path) < 0)
-		return fb_seterr(err, FB_EINVAL, "%s: path too long", path);
-	for (char *c = p + 1;; c++) {
-		if (*c == '/' || !*c) {
-			char keep = *c;
-			*c = 0;
-			if (mkdir(p, 0777) != 0 && errno != EEXIST)
-				return fb_seterr(err, FB_EIO, "cannot create %s: %s", p, strerror(errno));
-			*c = keep;
-			if (!keep)
-				break;
-		}
-	}
-	return 0;
-}
-
 /* Whether output names a directory: a trailing '/' or an existing one. */
 static bool
 output_is_dir(const char *output)
@@ -182,6 +175,205 @@ output_is_dir(const char *output)
 	struct stat st;
 	size_t n = strlen(output);
 	return (n && output[n - 1] == '/') || (stat(output, &st) == 0 && S_ISDIR(st.st_mode));
+}
+
+/* What the sources need: nvcc, a kernel compile, $CC, $CXX. */
+struct needs {
+	bool nvcc, kernel, c, cxx;
+};
+
+/* Each source's language into g->langs (--backend auto: decided here, noted in the result). */
+static int
+take_sources(struct gen *g, struct fb_build_result *result, struct needs *nd, struct fb_error *err)
+{
+	const struct fb_build_opts *o = g->o;
+	if (!(g->langs = calloc(o->nsources, sizeof(*g->langs))))
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	for (size_t i = 0; i < o->nsources; i++) {
+		enum lang l;
+		if (!o->sources[i] || classify(o->sources[i], o->backend, &l) != 0)
+			return fb_seterr(err, FB_EINVAL,
+			                 "build: %s: unknown source type (kernels: .cu; host code: .c .cc .cpp .cxx .C)",
+			                 o->sources[i] ? o->sources[i] : "(null)");
+		if (access(o->sources[i], R_OK) != 0)
+			return fb_seterr(err, FB_EIO, "build: %s: %s", o->sources[i], strerror(errno));
+		if (l == L_KERNEL && o->backend == FB_BACKEND_AUTO) {
+			char why[700];
+			l = fb_cu_needs_nvcc(o->sources[i], o->include_dirs, o->ninclude_dirs, why, sizeof(why)) ? L_NVCC
+			                                                                                         : L_KERNEL;
+			if (result)
+				note(result->notes, sizeof(result->notes), "backend %s: %s", l == L_NVCC ? "nvcc" : "nvrtc", why);
+		}
+		g->langs[i] = l;
+		nd->nvcc |= l == L_NVCC;
+		nd->c |= l == L_C;
+		nd->cxx |= l == L_CXX || l == L_NVCC;
+		nd->kernel |= l == L_KERNEL || l == L_NVCC;
+	}
+	g->any_cu = nd->kernel;
+	return 0;
+}
+
+/* The tools, then CUDA_HOME for --torch's include dirs even without nvcc (none: left empty). */
+static int
+find_tools(struct gen *g, const struct needs *nd, struct fb_error *err)
+{
+	int rc = fb_build_find_tools(g->o, nd->nvcc, &g->t, err);
+	if (!rc && (nd->c || !nd->cxx))
+		rc = fb_build_check_compiler("CC", g->t.cc, err);
+	if (!rc && nd->cxx)
+		rc = fb_build_check_compiler("CXX", g->t.cxx, err);
+	if (!rc && g->o->torch && !g->t.cuda_home[0]) {
+		struct ap_error ae = {0};
+		if (ap_cuda_home(g->t.cuda_home, sizeof(g->t.cuda_home), &ae) != 0)
+			g->t.cuda_home[0] = 0;
+	}
+	return rc;
+}
+
+/* The absolute output (unless it is a directory --torch fills later), the extension's name and
+ * the build dir. */
+static int
+prepare_dir(struct gen *g, bool out_dir, struct fb_build_result *result, struct fb_error *err)
+{
+	const struct fb_build_opts *o = g->o;
+	int rc;
+	if (!out_dir && (rc = abs_output(o->output, g->out, err)))
+		return rc;
+	default_name(o->name && o->name[0] ? o->name : g->out, g->name, sizeof(g->name));
+	char dir[PATHMAX];
+	if ((rc = fb_builddir_prepare(o->build_dir, g->name, dir, sizeof(dir), err)))
+		return rc;
+	if (!realpath(dir, g->dir))
+		return fb_seterr(err, FB_EIO, "build dir %s: %s", dir, strerror(errno));
+	note_depfile_paths(o, g->dir, result);
+	return 0;
+}
+
+/* --torch: what torch says, noted; -o DIR becomes DIR/NAME.so (or the module's suffix). */
+static int
+query_torch(struct gen *g, bool out_dir, struct fb_build_result *result, struct fb_error *err)
+{
+	const struct fb_build_opts *o = g->o;
+	if (!(g->torch = calloc(1, sizeof(*g->torch))))
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	int rc = fb_torch_query(o->python, g->dir, g->torch, err);
+	if (rc)
+		return rc;
+	const struct fb_torch *t = g->torch;
+	if (result)
+		note(result->notes, sizeof(result->notes), "torch %s (CUDA %s, %s, %s ABI) from %s%s", t->version,
+		     t->cuda[0] ? t->cuda : "none", t->std, t->cxx11_abi ? "cxx11" : "pre-cxx11", t->python,
+		     t->cached ? " (cached)" : "");
+	if (result && g->any_cu && !t->cuda[0])
+		note(result->warnings, sizeof(result->warnings),
+		     "--torch: torch %s is a CPU-only build: its CUDA libraries are not linked", t->version);
+	if (!out_dir)
+		return 0;
+	if ((rc = fb_dir_make_output(o->output, err)))
+		return rc;
+	char file[PATHMAX];
+	if (bfmt(file, sizeof(file), "%s/%s%s", o->output, g->name, o->python_module ? t->ext_suffix : ".so") < 0)
+		return fb_seterr(err, FB_EINVAL, "%s: path too long", o->output);
+	return abs_output(file, g->out, err);
+}
+
+/* The arch list (--arch-list, else TORCH_CUDA_ARCH_LIST, else auto), its warnings noted. */
+static int
+resolve_archs(struct gen *g, struct fb_build_result *result, struct fb_error *err)
+{
+	const char *text = g->o->arch_list;
+	if (!text)
+		text = getenv("TORCH_CUDA_ARCH_LIST");
+	struct ap_resolve_opts ro = {0};
+	ro.toolkit = g->o->toolkit;
+	struct ap_error ae = {0};
+	if (ap_archlist_resolve(text, &ro, &g->archs, &ae) != 0) {
+		fb_seterr(err, FB_EARCH, "%s", ae.msg[0] ? ae.msg : ap_strerror(ae.code));
+		if (err)
+			err->ap_code = ae.code;
+		return FB_EARCH;
+	}
+	for (size_t i = 0; result && i < ap_archlist_nwarnings(g->archs); i++) {
+		size_t len = strlen(result->warnings);
+		snprintf(result->warnings + len, sizeof(result->warnings) - len, "%s\n", ap_archlist_warning(g->archs, i));
+	}
+	if (ap_archlist_count(g->archs) == 0)
+		return fb_seterr(err, FB_EARCH, "the arch list '%s' resolves to no target", text ? text : "auto");
+	if (g->torch && result) {
+		const struct ap_toolkit *tk = ap_archlist_toolkit(g->archs);
+		char w[1024];
+		fb_torch_cuda_check(g->torch, tk ? tk->version : 0, g->t.cuda_home, w, sizeof(w));
+		if (w[0])
+			note(result->warnings, sizeof(result->warnings), "%s", w);
+	}
+	return 0;
+}
+
+/* Where the build dir and build.ninja are, whether it changed, and the targets. */
+static void
+fill_result(const struct gen *g, const char *ninja_file, bool changed, struct fb_build_result *result)
+{
+	bfmt(result->build_dir, sizeof(result->build_dir), "%s", g->dir);
+	bfmt(result->ninja_file, sizeof(result->ninja_file), "%s", ninja_file);
+	result->ninja_changed = changed;
+	result->ntargets = g->archs ? ap_archlist_count(g->archs) : 0;
+	size_t off = 0;
+	for (size_t i = 0; g->archs && i < result->ntargets && off + 20 < sizeof(result->targets); i++) {
+		char t[32];
+		ap_target_name(ap_archlist_get(g->archs, i), t, sizeof(t));
+		off += (size_t)snprintf(result->targets + off, sizeof(result->targets) - off, "%s%s", i ? " " : "", t);
+	}
+}
+
+/* Writes build.ninja, then (unless emit_ninja_only) runs ninja and publishes the output. */
+static int
+generate_and_run(struct gen *g, struct fb_build_result *result, struct fb_error *err)
+{
+	const struct fb_build_opts *o = g->o;
+	g->reloc = o->rdc || o->lto;
+	if (g->reloc && g->archs) {
+		g->ntparts = ap_archlist_count(g->archs);
+		if (!(g->tparts = calloc(g->ntparts, sizeof(*g->tparts))))
+			return fb_seterr(err, FB_ENOMEM, "out of memory");
+	}
+	if (!(g->nj = fb_ninja_new()))
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	int rc = fb_build_generate(g, err);
+	char ninja_file[PATHMAX + 16];
+	bfmt(ninja_file, sizeof(ninja_file), "%s/build.ninja", g->dir);
+	bool changed = false;
+	if (!rc)
+		rc = fb_ninja_write(g->nj, ninja_file, &changed, err);
+	if (result)
+		fill_result(g, ninja_file, changed, result);
+	if (rc || o->emit_ninja_only)
+		return rc;
+	bool no_work = false, copied = false;
+	char staged[PATHMAX + 16];
+	fb_build_staged_path(g, staged, sizeof(staged));
+	fb_builddir_unstage_stale(staged, g->out);
+	rc = fb_build_run_ninja(g, &no_work, err);
+	if (!rc)
+		rc = fb_builddir_publish(staged, g->out, &copied, err);
+	if (result)
+		result->up_to_date = !rc && no_work && !copied;
+	return rc;
+}
+
+static void
+gen_free(struct gen *g)
+{
+	fb_ninja_free(g->nj);
+	ap_archlist_free(g->archs);
+	fb_strlist_free(&g->objects);
+	fb_strlist_free(&g->fatbins);
+	for (size_t i = 0; g->tparts && i < g->ntparts; i++)
+		fb_strlist_free(&g->tparts[i]);
+	free(g->tparts);
+	fb_strlist_free(&g->nvcc_objs);
+	free(g->torch);
+	free(g->langs);
 }
 
 int
@@ -196,197 +388,24 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 	bool out_dir = o->torch && output_is_dir(o->output);
 	if (out_dir && !(o->name && o->name[0]))
 		return fb_seterr(err, FB_EINVAL, "build: -o %s is a directory: --name NAME says what to call the module in it",
-		            o->output);
-	enum lang *langs = calloc(o->nsources, sizeof(*langs));
-	if (!langs)
-		return fb_seterr(err, FB_ENOMEM, "out of memory");
-	bool need_nvcc = false, any_kernel = false, any_c = false, any_cxx = false;
-	for (size_t i = 0; i < o->nsources; i++) {
-		enum lang l;
-		if (!o->sources[i] || classify(o->sources[i], o->backend, &l) != 0) {
-			free(langs);
-			return fb_seterr(err, FB_EINVAL,
-			            "build: %s: unknown source type (kernels: .cu; host code: .c .cc .cpp .cxx .C)",
-			            o->sources[i] ? o->sources[i] : "(null)");
-		}
-		if (access(o->sources[i], R_OK) != 0) {
-			free(langs);
-			return fb_seterr(err, FB_EIO, "build: %s: %s", o->sources[i], strerror(errno));
-		}
-		if (l == L_KERNEL && o->backend == FB_BACKEND_AUTO) {
-			char why[700];
-			l = fb_cu_needs_nvcc(o->sources[i], o->include_dirs, o->ninclude_dirs, why, sizeof(why)) ? L_NVCC
-			                                                                                         : L_KERNEL;
-			if (result)
-				note(result->notes, sizeof(result->notes), "backend %s: %s", l == L_NVCC ? "nvcc" : "nvrtc", why);
-		}
-		langs[i] = l;
-		need_nvcc |= l == L_NVCC;
-		any_c |= l == L_C;
-		any_cxx |= l == L_CXX || l == L_NVCC;
-		any_kernel |= l == L_KERNEL || l == L_NVCC;
-	}
+		                 o->output);
 	struct gen g = {0};
 	g.o = o;
-	g.langs = langs;
-	g.any_cu = any_kernel;
-	int rc = fb_build_find_tools(o, need_nvcc, &g.t, err);
-	if (!rc && (any_c || !any_cxx))
-		rc = fb_build_check_compiler("CC", g.t.cc, err);
-	if (!rc && any_cxx)
-		rc = fb_build_check_compiler("CXX", g.t.cxx, err);
-	if (rc) {
-		free(langs);
-		return rc;
-	}
-	if (o->torch && !g.t.cuda_home[0]) {
-		struct ap_error ae = {0};
-		if (ap_cuda_home(g.t.cuda_home, sizeof(g.t.cuda_home), &ae) != 0)
-			g.t.cuda_home[0] = 0;
-	}
-	if (!out_dir && (rc = abs_output(o->output, g.out, err))) {
-		free(langs);
-		return rc;
-	}
-	char *name = g.name;
-	if (o->name && o->name[0])
-		default_name(o->name, name, sizeof(g.name));
-	else
-		default_name(g.out, name, sizeof(g.name));
-	char dir[PATHMAX];
-	rc = fb_builddir_prepare(o->build_dir, name, dir, sizeof(dir), err);
-	if (rc) {
-		free(langs);
-		return rc;
-	}
-	if (!realpath(dir, g.dir)) {
-		free(langs);
-		return fb_seterr(err, FB_EIO, "build dir %s: %s", dir, strerror(errno));
-	}
-	note_depfile_paths(o, g.dir, result);
-
-	if (o->torch) {
-		g.torch = calloc(1, sizeof(*g.torch));
-		if (!g.torch)
-			rc = fb_seterr(err, FB_ENOMEM, "out of memory");
-		else
-			rc = fb_torch_query(o->python, g.dir, g.torch, err);
-		if (!rc && result)
-			note(result->notes, sizeof(result->notes), "torch %s (CUDA %s, %s, %s ABI) from %s%s", g.torch->version,
-			     g.torch->cuda[0] ? g.torch->cuda : "none", g.torch->std, g.torch->cxx11_abi ? "cxx11" : "pre-cxx11",
-			     g.torch->python, g.torch->cached ? " (cached)" : "");
-		if (!rc && result && any_kernel && !g.torch->cuda[0])
-			note(result->warnings, sizeof(result->warnings),
-			     "--torch: torch %s is a CPU-only build: its CUDA libraries are not linked", g.torch->version);
-		if (!rc && out_dir)
-			rc = make_output_dir(o->output, err);
-		if (!rc && out_dir) {
-			char file[PATHMAX];
-			if (bfmt(file, sizeof(file), "%s/%s%s", o->output, name,
-			         o->python_module ? g.torch->ext_suffix : ".so") < 0)
-				rc = fb_seterr(err, FB_EINVAL, "%s: path too long", o->output);
-			else
-				rc = abs_output(file, g.out, err);
-		}
-		if (rc) {
-			free(g.torch);
-			free(langs);
-			return rc;
-		}
-	}
-	if (result)
-		bfmt(result->output, sizeof(result->output), "%s", g.out);
-
-	if (any_kernel) {
-		const char *text = o->arch_list;
-		if (!text)
-			text = getenv("TORCH_CUDA_ARCH_LIST");
-		struct ap_resolve_opts ro = {0};
-		ro.toolkit = o->toolkit;
-		struct ap_error ae = {0};
-		if (ap_archlist_resolve(text, &ro, &g.archs, &ae) != 0) {
-			fb_seterr(err, FB_EARCH, "%s", ae.msg[0] ? ae.msg : ap_strerror(ae.code));
-			if (err)
-				err->ap_code = ae.code;
-			free(g.torch);
-			free(langs);
-			return FB_EARCH;
-		}
-		for (size_t i = 0; result && i < ap_archlist_nwarnings(g.archs); i++) {
-			size_t len = strlen(result->warnings);
-			snprintf(result->warnings + len, sizeof(result->warnings) - len, "%s\n", ap_archlist_warning(g.archs, i));
-		}
-		if (ap_archlist_count(g.archs) == 0) {
-			ap_archlist_free(g.archs);
-			free(g.torch);
-			free(langs);
-			return fb_seterr(err, FB_EARCH, "the arch list '%s' resolves to no target", text ? text : "auto");
-		}
-		if (g.torch && result) {
-			const struct ap_toolkit *tk = ap_archlist_toolkit(g.archs);
-			char w[1024];
-			fb_torch_cuda_check(g.torch, tk ? tk->version : 0, g.t.cuda_home, w, sizeof(w));
-			if (w[0])
-				note(result->warnings, sizeof(result->warnings), "%s", w);
-		}
-	}
-	g.reloc = o->rdc || o->lto;
-	if (g.reloc && g.archs) {
-		g.ntparts = ap_archlist_count(g.archs);
-		if (!(g.tparts = calloc(g.ntparts, sizeof(*g.tparts)))) {
-			ap_archlist_free(g.archs);
-			free(g.torch);
-			free(langs);
-			return fb_seterr(err, FB_ENOMEM, "out of memory");
-		}
-	}
-	g.nj = fb_ninja_new();
-	if (!g.nj) {
-		free(g.tparts);
-		ap_archlist_free(g.archs);
-		free(g.torch);
-		free(langs);
-		return fb_seterr(err, FB_ENOMEM, "out of memory");
-	}
-	rc = fb_build_generate(&g, err);
-	char ninja_file[PATHMAX + 16];
-	bfmt(ninja_file, sizeof(ninja_file), "%s/build.ninja", g.dir);
-	bool changed = false;
+	struct needs nd = {0};
+	int rc = take_sources(&g, result, &nd, err);
 	if (!rc)
-		rc = fb_ninja_write(g.nj, ninja_file, &changed, err);
-	if (result) {
-		bfmt(result->build_dir, sizeof(result->build_dir), "%s", g.dir);
-		bfmt(result->ninja_file, sizeof(result->ninja_file), "%s", ninja_file);
-		result->ninja_changed = changed;
-		result->ntargets = g.archs ? ap_archlist_count(g.archs) : 0;
-		size_t off = 0;
-		for (size_t i = 0; g.archs && i < result->ntargets && off + 20 < sizeof(result->targets); i++) {
-			char t[32];
-			ap_target_name(ap_archlist_get(g.archs, i), t, sizeof(t));
-			off += (size_t)snprintf(result->targets + off, sizeof(result->targets) - off, "%s%s", i ? " " : "", t);
-		}
-	}
-	if (!rc && !o->emit_ninja_only) {
-		bool no_work = false, copied = false;
-		char staged[PATHMAX + 16];
-		fb_build_staged_path(&g, staged, sizeof(staged));
-		fb_builddir_unstage_stale(staged, g.out);
-		rc = fb_build_run_ninja(&g, &no_work, err);
-		if (!rc)
-			rc = fb_builddir_publish(staged, g.out, &copied, err);
-		if (result)
-			result->up_to_date = !rc && no_work && !copied;
-	}
-	fb_ninja_free(g.nj);
-	ap_archlist_free(g.archs);
-	lfree(&g.objects);
-	lfree(&g.fatbins);
-	for (size_t i = 0; g.tparts && i < g.ntparts; i++)
-		lfree(&g.tparts[i]);
-	free(g.tparts);
-	lfree(&g.nvcc_objs);
-	free(g.torch);
-	free(langs);
+		rc = find_tools(&g, &nd, err);
+	if (!rc)
+		rc = prepare_dir(&g, out_dir, result, err);
+	if (!rc && o->torch)
+		rc = query_torch(&g, out_dir, result, err);
+	if (!rc && result)
+		bfmt(result->output, sizeof(result->output), "%s", g.out);
+	if (!rc && nd.kernel)
+		rc = resolve_archs(&g, result, err);
+	if (!rc)
+		rc = generate_and_run(&g, result, err);
+	gen_free(&g);
 	return rc;
 }
 

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "fatbuild.h"
+#include "common/strbuf.h"
+#include "ninja.h"
 #include "torch.h"
 
 #define PATHMAX 4096
@@ -28,21 +30,6 @@ bfmt(char *buf, size_t size, const char *fmt, ...)
 	int n = vsnprintf(buf, size, fmt, ap);
 	va_end(ap);
 	return n < 0 || (size_t)n >= size ? -1 : n;
-}
-
-struct list {
-	char **v;
-	size_t n, cap;
-	bool oom;
-};
-
-static inline void
-lfree(struct list *l)
-{
-	for (size_t i = 0; i < l->n; i++)
-		free(l->v[i]);
-	free(l->v);
-	memset(l, 0, sizeof(*l));
 }
 
 enum lang { L_KERNEL, L_C, L_CXX, L_NVCC };
@@ -64,13 +51,13 @@ struct gen {
 	char dir[PATHMAX];     /* build dir */
 	char out[PATHMAX];     /* absolute output */
 	struct ap_archlist *archs;
-	struct list objects;   /* link inputs */
-	struct list fatbins;   /* per-kernel-source merged fatbins */
+	struct fb_strlist objects; /* link inputs */
+	struct fb_strlist fatbins; /* per-kernel-source merged fatbins */
 	bool any_cxx, any_nvcc, any_cu;
 	bool reloc;            /* rdc or lto: device link before the embed */
-	struct list *tparts;   /* reloc, nvrtc: per target, every kernel's obj/K.TARGET.fatbin */
+	struct fb_strlist *tparts; /* reloc, nvrtc: per target, every kernel's obj/K.TARGET.fatbin */
 	size_t ntparts;
-	struct list nvcc_objs; /* reloc, nvcc: the -rdc=true objects */
+	struct fb_strlist nvcc_objs; /* reloc, nvcc: the -rdc=true objects */
 	enum lang *langs;      /* per source: --backend auto decided in fb_build */
 	struct fb_torch *torch; /* --torch: what torch said; else NULL */
 	char name[256];

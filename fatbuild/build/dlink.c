@@ -12,6 +12,7 @@
 
 #include "dlink.h"
 #include "common/error_priv.h"
+#include "ninja.h"
 
 struct cmd {
 	char *s;

@@ -8,39 +8,23 @@
 
 #include "fatbuild.h"
 #include "common/error_priv.h"
+#include "common/strbuf.h"
+#include "ninja.h"
 
 struct fb_ninja {
-	char *buf;
-	size_t len, cap;
-	bool oom;
+	struct fb_buf b;
 };
 
 static void
 put(struct fb_ninja *n, const char *s, size_t len)
 {
-	if (n->oom)
-		return;
-	if (n->len + len + 1 > n->cap) {
-		size_t cap = n->cap ? n->cap : 1024;
-		while (cap < n->len + len + 1)
-			cap *= 2;
-		char *p = realloc(n->buf, cap);
-		if (!p) {
-			n->oom = true;
-			return;
-		}
-		n->buf = p;
-		n->cap = cap;
-	}
-	memcpy(n->buf + n->len, s, len);
-	n->len += len;
-	n->buf[n->len] = 0;
+	fb_buf_put(&n->b, s, len);
 }
 
 static void
 puts_(struct fb_ninja *n, const char *s)
 {
-	put(n, s, strlen(s));
+	fb_buf_puts(&n->b, s);
 }
 
 struct fb_ninja *
@@ -57,14 +41,14 @@ fb_ninja_free(struct fb_ninja *n)
 {
 	if (!n)
 		return;
-	free(n->buf);
+	free(n->b.s);
 	free(n);
 }
 
 const char *
 fb_ninja_text(const struct fb_ninja *n)
 {
-	return n && n->buf ? n->buf : "";
+	return n && n->b.s ? n->b.s : "";
 }
 
 /* The one escaper: every byte in `special` gets a '$' before it; '$' always does. */
@@ -203,11 +187,11 @@ put_paths(struct fb_ninja *n, const char *const *paths, size_t count, struct fb_
 static int
 done(struct fb_ninja *n, size_t mark, int rc, struct fb_error *err)
 {
-	if (!rc && n->oom)
+	if (!rc && n->b.oom)
 		rc = fb_seterr(err, FB_ENOMEM, "%s: out of memory", "build.ninja");
-	if (rc && n->buf) {
-		n->len = mark; /* drop the half-written statement */
-		n->buf[mark] = 0;
+	if (rc && n->b.s) {
+		n->b.len = mark; /* drop the half-written statement */
+		n->b.s[mark] = 0;
 	}
 	return rc;
 }
@@ -217,7 +201,7 @@ fb_ninja_var(struct fb_ninja *n, const char *name, const char *value, struct fb_
 {
 	if (!n)
 		return fb_seterr(err, FB_EINVAL, "%s: NULL writer", "fb_ninja_var");
-	size_t mark = n->len;
+	size_t mark = n->b.len;
 	put_name(n, name);
 	puts_(n, " = ");
 	int rc = put_value(n, value ? value : "", err);
@@ -231,7 +215,7 @@ fb_ninja_rule(struct fb_ninja *n, const char *name, const char *command, const c
 {
 	if (!n || !command)
 		return fb_seterr(err, FB_EINVAL, "%s: NULL argument", "fb_ninja_rule");
-	size_t mark = n->len;
+	size_t mark = n->b.len;
 	int rc = 0;
 	puts_(n, "rule ");
 	put_name(n, name);
@@ -265,7 +249,7 @@ fb_ninja_edge(struct fb_ninja *n, const struct fb_ninja_edge *e, struct fb_error
 {
 	if (!n || !e || !e->rule || e->noutputs == 0)
 		return fb_seterr(err, FB_EINVAL, "%s: an edge needs a rule and an output", "fb_ninja_edge");
-	size_t mark = n->len;
+	size_t mark = n->b.len;
 	puts_(n, "build");
 	int rc = put_paths(n, e->outputs, e->noutputs, err);
 	if (!rc) {
@@ -300,7 +284,7 @@ fb_ninja_write(const struct fb_ninja *n, const char *path, bool *changed, struct
 		*changed = false;
 	if (!n || !path)
 		return fb_seterr(err, FB_EINVAL, "%s: NULL argument", "fb_ninja_write");
-	if (n->oom)
+	if (n->b.oom)
 		return fb_seterr(err, FB_ENOMEM, "%s: out of memory", path);
 	const char *text = fb_ninja_text(n);
 	size_t len = strlen(text);
@@ -325,7 +309,7 @@ fb_ninja_pool(struct fb_ninja *n, const char *name, int depth, struct fb_error *
 {
 	if (!n || !name || depth < 1)
 		return fb_seterr(err, FB_EINVAL, "%s: a pool needs a name and a depth of at least 1", "fb_ninja_pool");
-	size_t mark = n->len;
+	size_t mark = n->b.len;
 	char d[32];
 	snprintf(d, sizeof(d), "%d", depth);
 	puts_(n, "pool ");

@@ -140,10 +140,96 @@ remove_link_temp(struct gen *g)
 	unlink(tmp);
 }
 
+/* One ninja per build dir at a time: a second build of the same dir waits here (two ninjas
+ * would write the same objects, .ninja_log and OUT.tmp at once). The kernel drops the lock when
+ * the holder dies; ninja's own lock (the run lock) covers the time it outlives us. Fills *lock
+ * (the build lock's descriptor, open on success) and runpath. */
+static int
+take_locks(struct gen *g, int *lock, char *runpath, size_t size, struct fb_error *err)
+{
+	char lockpath[PATHMAX + 16];
+	bfmt(lockpath, sizeof(lockpath), "%s/.fatbuild.lock", g->dir);
+	bfmt(runpath, size, "%s/.fatbuild.running", g->dir);
+	*lock = open(lockpath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (*lock < 0)
+		return fb_seterr(err, FB_EIO, "cannot create the build lock %s: %s", lockpath, strerror(errno));
+	int rc = lock_wait(g, *lock, lockpath, false, err);
+	int run = -1;
+	if (!rc && (run = open(runpath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
+		rc = fb_seterr(err, FB_EIO, "cannot create %s: %s", runpath, strerror(errno));
+	if (!rc)
+		rc = lock_wait(g, run, runpath, true, err); /* an earlier build's ninja still stopping */
+	if (run >= 0)
+		close(run);
+	if (!rc && cancelled(g->o))
+		rc = fb_seterr(err, FB_ECANCELED, "build stopped before ninja started");
+	if (rc)
+		close(*lock);
+	return rc;
+}
+
+/* Waits for ninja, forwarding a stop request once; fills *status. */
+static int
+wait_ninja(struct gen *g, pid_t pid, int *status, struct fb_error *err)
+{
+	bool forwarded = false;
+	while (waitpid(pid, status, 0) < 0) {
+		if (errno != EINTR)
+			return fb_seterr(err, FB_EIO, "waitpid(ninja): %s", strerror(errno));
+		if (cancelled(g->o) && !forwarded) {
+			/* ninja stops its edges, waits for them and deletes what they had begun */
+			kill(pid, *g->o->cancel > 0 && *g->o->cancel < 65 ? *g->o->cancel : SIGTERM);
+			forwarded = true;
+		}
+	}
+	return 0;
+}
+
+/* The output of the first failed command in the log, as far as tail (size) holds. */
+static void
+log_tail(const char *log, char *tail, size_t size)
+{
+	tail[0] = 0;
+	FILE *f = fopen(log, "r");
+	if (!f)
+		return;
+	char line[1024];
+	size_t n = 0;
+	int on = 0; /* 1: the command line after "FAILED: outputs" (skipped); 2: its output */
+	while (fgets(line, sizeof(line), f)) {
+		if (!on && strncmp(line, "FAILED: ", 8) == 0)
+			on = 1;
+		else if (on == 1)
+			on = 2;
+		else if (on == 2 && strncmp(line, "ninja: build stopped", 20) != 0) {
+			line[strcspn(line, "\n")] = 0;
+			int w = snprintf(tail + n, size - n, "%s%s", n ? " | " : "", line);
+			if (w < 0 || (size_t)w >= size - n)
+				break;
+			n += (size_t)w;
+		}
+	}
+	fclose(f);
+}
+
+/* What ninja's exit status says, as an error. */
+static int
+ninja_failed(struct gen *g, int status, struct fb_error *err)
+{
+	if (WIFSIGNALED(status))
+		return fb_seterr(err, FB_ECOMPILE, "ninja was killed by signal %d (build dir %s)", WTERMSIG(status), g->dir);
+	if (!(g->o->log && g->o->log[0]))
+		return fb_seterr(err, FB_ECOMPILE,
+		                 "build failed (ninja exited with status %d; the messages above say why; build dir %s)",
+		                 WEXITSTATUS(status), g->dir);
+	char tail[640];
+	log_tail(g->o->log, tail, sizeof(tail));
+	return fb_seterr(err, FB_ECOMPILE, "build failed (log %s): %s", g->o->log, tail[0] ? tail : "see the log");
+}
+
 int
 fb_build_run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 {
-	int rc;
 	char jobs[32];
 	const char *argv[8];
 	int a = 0;
@@ -156,29 +242,11 @@ fb_build_run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	if (g->o->verbose)
 		argv[a++] = "-v";
 	argv[a] = NULL;
-	/* One ninja per build dir at a time: a second build of the same dir waits here (two ninjas
-	 * would write the same objects, .ninja_log and OUT.tmp at once). The kernel drops the lock
-	 * when the holder dies; ninja's own lock (below) covers the time it outlives us. */
-	char lockpath[PATHMAX + 16], runpath[PATHMAX + 24];
-	bfmt(lockpath, sizeof(lockpath), "%s/.fatbuild.lock", g->dir);
-	bfmt(runpath, sizeof(runpath), "%s/.fatbuild.running", g->dir);
-	int lock = open(lockpath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (lock < 0)
-		return fb_seterr(err, FB_EIO, "cannot create the build lock %s: %s", lockpath, strerror(errno));
-	rc = lock_wait(g, lock, lockpath, false, err);
-	int run = -1;
-	if (!rc && (run = open(runpath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
-		rc = fb_seterr(err, FB_EIO, "cannot create %s: %s", runpath, strerror(errno));
-	if (!rc)
-		rc = lock_wait(g, run, runpath, true, err); /* an earlier build's ninja still stopping */
-	if (run >= 0)
-		close(run);
-	if (!rc && cancelled(g->o))
-		rc = fb_seterr(err, FB_ECANCELED, "build stopped before ninja started");
-	if (rc) {
-		close(lock);
+	int lock;
+	char runpath[PATHMAX + 24];
+	int rc = take_locks(g, &lock, runpath, sizeof(runpath), err);
+	if (rc)
 		return rc;
-	}
 	struct stat before, after;
 	bool had = log_stamp(g->dir, &before);
 	pid_t pid = -1;
@@ -188,56 +256,17 @@ fb_build_run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 		return fb_seterr(err, FB_ENOTOOL, "cannot run %s: %s", g->t.ninja, strerror(rc));
 	}
 	int status;
-	bool forwarded = false;
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			close(lock);
-			return fb_seterr(err, FB_EIO, "waitpid(ninja): %s", strerror(errno));
-		}
-		if (cancelled(g->o) && !forwarded) {
-			/* ninja stops its edges, waits for them and deletes what they had begun */
-			kill(pid, *g->o->cancel > 0 && *g->o->cancel < 65 ? *g->o->cancel : SIGTERM);
-			forwarded = true;
-		}
+	if ((rc = wait_ninja(g, pid, &status, err))) {
+		close(lock);
+		return rc;
 	}
 	if (WIFSIGNALED(status) || WEXITSTATUS(status) != 0 || cancelled(g->o))
 		remove_link_temp(g); /* a link stopped between writing and renaming */
-	if (cancelled(g->o)) {
-		close(lock);
-		return fb_seterr(err, FB_ECANCELED, "build stopped (build dir %s)", g->dir);
-	}
 	close(lock);
-	if (WIFSIGNALED(status))
-		return fb_seterr(err, FB_ECOMPILE, "ninja was killed by signal %d (build dir %s)", WTERMSIG(status), g->dir);
-	if (WEXITSTATUS(status) != 0) {
-		if (!(g->o->log && g->o->log[0]))
-			return fb_seterr(err, FB_ECOMPILE,
-			            "build failed (ninja exited with status %d; the messages above say why; build dir %s)",
-			            WEXITSTATUS(status), g->dir);
-		/* The output of the first failed command in the log, as far as the message holds. */
-		char tail[640] = "";
-		FILE *f = fopen(g->o->log, "r");
-		if (f) {
-			char line[1024];
-			size_t n = 0;
-			int on = 0; /* 1: the command line after "FAILED: outputs" (skipped); 2: its output */
-			while (fgets(line, sizeof(line), f)) {
-				if (!on && strncmp(line, "FAILED: ", 8) == 0)
-					on = 1;
-				else if (on == 1)
-					on = 2;
-				else if (on == 2 && strncmp(line, "ninja: build stopped", 20) != 0) {
-					line[strcspn(line, "\n")] = 0;
-					int w = snprintf(tail + n, sizeof(tail) - n, "%s%s", n ? " | " : "", line);
-					if (w < 0 || (size_t)w >= sizeof(tail) - n)
-						break;
-					n += (size_t)w;
-				}
-			}
-			fclose(f);
-		}
-		return fb_seterr(err, FB_ECOMPILE, "build failed (log %s): %s", g->o->log, tail[0] ? tail : "see the log");
-	}
+	if (cancelled(g->o))
+		return fb_seterr(err, FB_ECANCELED, "build stopped (build dir %s)", g->dir);
+	if (WIFSIGNALED(status) || WEXITSTATUS(status) != 0)
+		return ninja_failed(g, status, err);
 	bool has = log_stamp(g->dir, &after);
 	*no_work = had && has && before.st_size == after.st_size && before.st_mtim.tv_sec == after.st_mtim.tv_sec &&
 	           before.st_mtim.tv_nsec == after.st_mtim.tv_nsec;

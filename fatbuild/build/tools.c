@@ -2,6 +2,7 @@
  * the host compilers and (--backend nvcc) nvcc. */
 #define _GNU_SOURCE /* realpath */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -20,28 +21,68 @@ which(const char *prog, char *out)
 			return -1;
 		return realpath(prog, out) ? 0 : -1;
 	}
-	const char *path = getenv("PATH");
-	if (!path)
-		path = "/usr/bin:/bin";
-	while (*path) {
-		const char *end = strchr(path, ':');
-		size_t n = end ? (size_t)(end - path) : strlen(path);
-		char cand[PATHMAX];
-		if (n && bfmt(cand, sizeof(cand), "%.*s/%s", (int)n, path, prog) >= 0 &&
-		    access(cand, X_OK) == 0) {
-			if (realpath(cand, out))
-				return 0;
-		}
-		path += n + (end ? 1 : 0);
-	}
+	char cand[PATHMAX];
+	for (const char *pos = NULL; fb_path_next(&pos, prog, cand, sizeof(cand));)
+		if (realpath(cand, out))
+			return 0;
 	return -1;
 }
 
-static bool __attribute__((unused))
+static bool
 exists(const char *p)
 {
 	struct stat st;
 	return stat(p, &st) == 0;
+}
+
+/* The absolute path of cand into out (0), or cand itself (FB_ENOTOOL). */
+static int
+resolved(const char *cand, char *out, size_t size)
+{
+	char real[PATH_MAX];
+	bool found = realpath(cand, real) != NULL;
+	bfmt(out, size, "%s", found ? real : cand);
+	return found ? 0 : FB_ENOTOOL;
+}
+
+#ifndef FB_RUNTIME_BUILD_PATH
+#define FB_RUNTIME_BUILD_PATH NULL
+#endif
+#ifndef FB_INCLUDE_BUILD_DIR
+#define FB_INCLUDE_BUILD_DIR NULL
+#endif
+
+/* given (NULL: $var), else DIR/rel, else (when DIR/rel + probe is missing) the build tree's
+ * built (if any); made absolute into out. */
+static int
+runtime_file(const char *dir, const char *given, const char *var, const char *rel, const char *probe,
+             const char *built, char *out, size_t size)
+{
+	const char *v = given ? given : getenv(var);
+	char cand[PATHMAX], p[PATHMAX + 32];
+	if (v && v[0]) {
+		bfmt(cand, sizeof(cand), "%s", v);
+	} else {
+		bfmt(cand, sizeof(cand), "%s/%s", dir, rel);
+		bfmt(p, sizeof(p), "%s%s", cand, probe);
+		if (built && !exists(p))
+			bfmt(cand, sizeof(cand), "%s", built);
+	}
+	return resolved(cand, out, size);
+}
+
+int
+fb_build_runtime_lib(const char *dir, const char *runtime_lib, char *out, size_t size)
+{
+	return runtime_file(dir, runtime_lib, "FATBUILD_RUNTIME", "../lib/libfatbuild_runtime.a", "",
+	                    FB_RUNTIME_BUILD_PATH, out, size);
+}
+
+int
+fb_build_runtime_include(const char *dir, const char *include_dir, char *out, size_t size)
+{
+	return runtime_file(dir, include_dir, "FATBUILD_INCLUDE", "../include", "/fatbuild_runtime.h",
+	                    FB_INCLUDE_BUILD_DIR, out, size);
 }
 
 int
@@ -57,34 +98,12 @@ fb_build_find_tools(const struct fb_build_opts *o, bool need_nvcc, struct tools 
 	char *slash = strrchr(dir, '/');
 	if (slash)
 		*slash = 0;
-	const char *rt = o->runtime_lib ? o->runtime_lib : getenv("FATBUILD_RUNTIME");
-	char cand[PATHMAX];
-	if (rt && rt[0]) {
-		bfmt(cand, sizeof(cand), "%s", rt);
-	} else {
-		bfmt(cand, sizeof(cand), "%s/../lib/libfatbuild_runtime.a", dir);
-#ifdef FB_RUNTIME_BUILD_PATH
-		if (!exists(cand))
-			bfmt(cand, sizeof(cand), "%s", FB_RUNTIME_BUILD_PATH);
-#endif
-	}
-	if (!realpath(cand, t->runtime))
-		return fb_seterr(err, FB_ENOTOOL, "cannot find libfatbuild_runtime.a (tried %s; set FATBUILD_RUNTIME)", cand);
-	const char *inc = o->include_dir ? o->include_dir : getenv("FATBUILD_INCLUDE");
-	if (inc && inc[0]) {
-		bfmt(cand, sizeof(cand), "%s", inc);
-	} else {
-		bfmt(cand, sizeof(cand), "%s/../include", dir);
-		char h[PATHMAX + 32];
-		bfmt(h, sizeof(h), "%s/fatbuild_runtime.h", cand);
-#ifdef FB_INCLUDE_BUILD_DIR
-		if (!exists(h))
-			bfmt(cand, sizeof(cand), "%s", FB_INCLUDE_BUILD_DIR);
-#endif
-	}
-	if (!realpath(cand, t->include))
+	if (fb_build_runtime_lib(dir, o->runtime_lib, t->runtime, sizeof(t->runtime)))
+		return fb_seterr(err, FB_ENOTOOL, "cannot find libfatbuild_runtime.a (tried %s; set FATBUILD_RUNTIME)",
+		                 t->runtime);
+	if (fb_build_runtime_include(dir, o->include_dir, t->include, sizeof(t->include)))
 		return fb_seterr(err, FB_ENOTOOL, "cannot find the directory of fatbuild_runtime.h (tried %s; set FATBUILD_INCLUDE)",
-		            cand);
+		                 t->include);
 	const char *nj = o->ninja ? o->ninja : getenv("FATBUILD_NINJA");
 	if (!nj || !nj[0])
 		nj = "ninja";

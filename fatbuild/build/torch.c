@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/error_priv.h"
+#include "common/strbuf.h"
 #include "torch.h"
 
 extern char **environ;
@@ -71,19 +72,12 @@ find_python(const char *python, char *out, size_t size)
 			}
 			return 0;
 		}
-		const char *path = getenv("PATH");
-		if (!path)
-			path = "/usr/bin:/bin";
-		while (*path) {
-			const char *end = strchr(path, ':');
-			size_t n = end ? (size_t)(end - path) : strlen(path);
-			char cand[FB_TORCH_PATH];
-			int w = snprintf(cand, sizeof(cand), "%.*s/%s", (int)n, path, p);
-			if (n && w > 0 && (size_t)w < sizeof(cand) && access(cand, X_OK) == 0 && cand[0] == '/') {
+		char cand[FB_TORCH_PATH];
+		for (const char *pos = NULL; fb_path_next(&pos, p, cand, sizeof(cand));) {
+			if (cand[0] == '/') {
 				snprintf(out, size, "%s", cand);
 				return 0;
 			}
-			path += n + (end ? 1 : 0);
 		}
 	}
 	return -1;
@@ -164,27 +158,11 @@ read_cache(const char *path, const char *key, struct fb_torch *t)
 	return ok && stamps_ok && complete(t);
 }
 
-int
-fb_torch_query(const char *python, const char *cache_dir, struct fb_torch *t, struct fb_error *err)
+/* python -c QUERY, stdout and stderr into one pipe (*fd, its reading end); no current directory
+ * on sys.path (a ./torch source tree would shadow the installed one). */
+static int
+spawn_query(const char *python, pid_t *pid, int *fd, struct fb_error *err)
 {
-	memset(t, 0, sizeof(*t));
-	if (find_python(python, t->python, sizeof(t->python)) != 0)
-		return fb_seterr(err, FB_ENOTOOL, "--torch: %s not found%s", python && python[0] ? python : "python3",
-		            python && python[0] ? "" : " on PATH (choose the interpreter with --python PY)");
-	char key[3 * FB_TORCH_PATH], cache[FB_TORCH_PATH + 32];
-	make_key(t->python, key, sizeof(key));
-	snprintf(cache, sizeof(cache), "%s/torch.query", cache_dir);
-	char python_path[FB_TORCH_PATH];
-	snprintf(python_path, sizeof(python_path), "%s", t->python);
-	if (read_cache(cache, key, t)) {
-		t->cached = true;
-		return 0;
-	}
-	memset(t, 0, sizeof(*t));
-	snprintf(t->python, sizeof(t->python), "%s", python_path);
-
-	/* python -c QUERY, stdout and stderr into one pipe; no current directory on sys.path (a
-	 * ./torch source tree would shadow the installed one). */
 	size_t nenv = 0;
 	while (environ[nenv])
 		nenv++;
@@ -209,104 +187,110 @@ fb_torch_query(const char *python, const char *cache_dir, struct fb_torch *t, st
 	posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
 	posix_spawn_file_actions_addclose(&fa, fds[1]);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	char *argv[] = {t->python, "-c", (char *)query_py, NULL};
-	pid_t pid;
-	int src = posix_spawn(&pid, t->python, &fa, NULL, argv, envp);
+	char *argv[] = {(char *)python, "-c", (char *)query_py, NULL};
+	int src = posix_spawn(pid, python, &fa, NULL, argv, envp);
 	posix_spawn_file_actions_destroy(&fa);
 	free(envp);
 	close(fds[1]);
 	if (src != 0) {
 		close(fds[0]);
-		return fb_seterr(err, FB_ENOTOOL, "--torch: cannot run %s: %s", t->python, strerror(src));
+		return fb_seterr(err, FB_ENOTOOL, "--torch: cannot run %s: %s", python, strerror(src));
 	}
-	FILE *f = fdopen(fds[0], "r");
-	char line[FB_TORCH_PATH + 64], errline[512] = "", last[512] = "";
-	struct { char *s; size_t len, cap; } ans = {0};
-	bool oom = false;
-	while (f && fgets(line, sizeof(line), f)) {
+	*fd = fds[0];
+	return 0;
+}
+
+/* Reads the answer lines from fd (closed) into t and ans (for the cache); errline gets the error
+ * line, last the last line of Python's own. */
+static void
+read_answers(int fd, struct fb_torch *t, struct fb_buf *ans, char *errline, size_t errsize, char *last,
+             size_t lastsize)
+{
+	FILE *f = fdopen(fd, "r");
+	char line[FB_TORCH_PATH + 64];
+	while (f && fgets(line, sizeof(line), f) && !ans->oom) {
 		if (strncmp(line, "fbtq ", 5) != 0) {
 			if (line[0] && line[0] != '\n')
-				snprintf(last, sizeof(last), "%.*s", (int)strcspn(line, "\n"), line);
+				snprintf(last, lastsize, "%.*s", (int)strcspn(line, "\n"), line);
 			continue;
 		}
-		size_t n = strlen(line);
-		if (ans.len + n + 1 > ans.cap) {
-			size_t cap = ans.cap ? 2 * ans.cap : 4096;
-			while (cap < ans.len + n + 1)
-				cap *= 2;
-			char *p = realloc(ans.s, cap);
-			if (!p) {
-				oom = true;
-				break;
-			}
-			ans.s = p;
-			ans.cap = cap;
-		}
-		memcpy(ans.s + ans.len, line, n + 1);
-		ans.len += n;
-		take(t, line, NULL, errline, sizeof(errline));
+		fb_buf_puts(ans, line);
+		take(t, line, NULL, errline, errsize);
 	}
 	if (f)
 		fclose(f);
 	else
-		close(fds[0]);
-	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (oom) {
-		free(ans.s);
-		return fb_seterr(err, FB_ENOMEM, "out of memory");
-	}
-	if (errline[0] || !complete(t)) {
-		free(ans.s);
-		if (errline[0])
-			return fb_seterr(err, FB_ENOTOOL,
-			            "--torch: %s cannot import torch (%s); install it (%s -m pip install torch) or choose "
-			            "the interpreter with --python PY",
-			            t->python, errline, t->python);
-		return fb_seterr(err, FB_ENOTOOL, "--torch: asking %s for torch's paths failed (%s%s)", t->python,
-		            WIFSIGNALED(status) ? "killed by a signal" : "exit status ",
-		            WIFSIGNALED(status) ? "" : last[0] ? last : "no answer");
-	}
-	/* Best effort: a build dir we cannot write to only means asking again next time. */
-	size_t clen = strlen(CACHE_MAGIC) + strlen(key) + ans.len + 3;
+		close(fd);
+}
+
+/* Best effort: a build dir we cannot write to only means asking again next time. */
+static void
+write_cache(const char *cache, const char *key, const struct fb_buf *ans)
+{
+	size_t clen = strlen(CACHE_MAGIC) + strlen(key) + ans->len + 3;
 	char *text = malloc(clen);
 	if (text) {
-		int n = snprintf(text, clen, "%s\n%s\n%s", CACHE_MAGIC, key, ans.s ? ans.s : "");
+		int n = snprintf(text, clen, "%s\n%s\n%s", CACHE_MAGIC, key, ans->s ? ans->s : "");
 		if (n > 0)
 			fb_write_file_atomic(cache, text, (size_t)n, 0644, NULL);
 		free(text);
 	}
+}
+
+int
+fb_torch_query(const char *python, const char *cache_dir, struct fb_torch *t, struct fb_error *err)
+{
+	memset(t, 0, sizeof(*t));
+	if (find_python(python, t->python, sizeof(t->python)) != 0)
+		return fb_seterr(err, FB_ENOTOOL, "--torch: %s not found%s", python && python[0] ? python : "python3",
+		            python && python[0] ? "" : " on PATH (choose the interpreter with --python PY)");
+	char key[3 * FB_TORCH_PATH], cache[FB_TORCH_PATH + 32];
+	make_key(t->python, key, sizeof(key));
+	snprintf(cache, sizeof(cache), "%s/torch.query", cache_dir);
+	char python_path[FB_TORCH_PATH];
+	snprintf(python_path, sizeof(python_path), "%s", t->python);
+	if (read_cache(cache, key, t)) {
+		t->cached = true;
+		return 0;
+	}
+	memset(t, 0, sizeof(*t));
+	snprintf(t->python, sizeof(t->python), "%s", python_path);
+	pid_t pid = -1;
+	int fd = -1;
+	int rc = spawn_query(t->python, &pid, &fd, err);
+	if (rc)
+		return rc;
+	char errline[512] = "", last[512] = "";
+	struct fb_buf ans = {0};
+	read_answers(fd, t, &ans, errline, sizeof(errline), last, sizeof(last));
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (ans.oom)
+		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
+	else if (errline[0])
+		rc = fb_seterr(err, FB_ENOTOOL,
+		               "--torch: %s cannot import torch (%s); install it (%s -m pip install torch) or choose "
+		               "the interpreter with --python PY",
+		               t->python, errline, t->python);
+	else if (!complete(t))
+		rc = fb_seterr(err, FB_ENOTOOL, "--torch: asking %s for torch's paths failed (%s%s)", t->python,
+		               WIFSIGNALED(status) ? "killed by a signal" : "exit status ",
+		               WIFSIGNALED(status) ? "" : last[0] ? last : "no answer");
+	else
+		write_cache(cache, key, &ans);
 	free(ans.s);
-	return 0;
+	return rc;
 }
 
 /* ---- the words ---- */
 
-struct vec {
-	char **v;
-	size_t n, cap;
-	bool oom;
-};
+static void
+add(struct fb_strlist *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void
-add(struct vec *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void
-add(struct vec *v, const char *fmt, ...)
+add(struct fb_strlist *v, const char *fmt, ...)
 {
-	if (v->oom)
-		return;
-	if (v->n + 2 > v->cap) {
-		size_t cap = v->cap ? 2 * v->cap : 32;
-		char **p = realloc(v->v, cap * sizeof(*p));
-		if (!p) {
-			v->oom = true;
-			return;
-		}
-		v->v = p;
-		v->cap = cap;
-	}
 	va_list ap;
 	va_start(ap, fmt);
 	int n = vsnprintf(NULL, 0, fmt, ap);
@@ -319,18 +303,16 @@ add(struct vec *v, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(s, (size_t)n + 1, fmt, ap);
 	va_end(ap);
-	v->v[v->n++] = s;
-	v->v[v->n] = NULL;
+	fb_strlist_add(v, s);
+	free(s);
 }
 
+/* The NULL-terminated vector, or NULL (and nothing kept) when an add failed or none was made. */
 static char **
-done(struct vec *v)
+done(struct fb_strlist *v)
 {
 	if (v->oom || !v->v) {
-		if (v->v) {
-			v->v[v->n] = NULL;
-			fb_torch_words_free(v->v);
-		}
+		fb_strlist_free(v);
 		return NULL;
 	}
 	return v->v;
@@ -356,7 +338,7 @@ has_std(const char *s)
 }
 
 static void
-common(struct vec *v, const struct fb_torch *t, const char *name, const char *cuda_home)
+common(struct fb_strlist *v, const struct fb_torch *t, const char *name, const char *cuda_home)
 {
 	add(v, "-DTORCH_EXTENSION_NAME=%s", name);
 	add(v, "-DTORCH_API_INCLUDE_EXTENSION_H");
@@ -376,7 +358,7 @@ common(struct vec *v, const struct fb_torch *t, const char *name, const char *cu
 char **
 fb_torch_cxx_words(const struct fb_torch *t, const char *name, const char *cuda_home, const char *user_flags)
 {
-	struct vec v = {0};
+	struct fb_strlist v = {0};
 	common(&v, t, name, cuda_home);
 	if (!has_std(user_flags))
 		add(&v, "-std=%s", t->std);
@@ -386,7 +368,7 @@ fb_torch_cxx_words(const struct fb_torch *t, const char *name, const char *cuda_
 char **
 fb_torch_nvcc_words(const struct fb_torch *t, const char *name, const char *cuda_home, const char *user_flags)
 {
-	struct vec v = {0};
+	struct fb_strlist v = {0};
 	common(&v, t, name, cuda_home);
 	static const char *const nvcc[] = {"-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__",
 	                                   "-D__CUDA_NO_BFLOAT16_CONVERSIONS__", "-D__CUDA_NO_HALF2_OPERATORS__",
@@ -401,7 +383,7 @@ fb_torch_nvcc_words(const struct fb_torch *t, const char *name, const char *cuda
 char **
 fb_torch_link_words(const struct fb_torch *t, const char *cuda_home, bool with_cuda)
 {
-	struct vec v = {0};
+	struct fb_strlist v = {0};
 	add(&v, "-L%s", t->lib_dir);
 	add(&v, "-lc10");
 	if (with_cuda)

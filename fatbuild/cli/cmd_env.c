@@ -74,18 +74,12 @@ which(const char *prog, char *out, size_t size)
 		snprintf(out, size, "%s", prog);
 		return access(prog, X_OK);
 	}
-	const char *path = getenv("PATH");
-	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
-		size_t n = strcspn(p, ":");
-		char cand[PATH_MAX];
-		if (n && (size_t)snprintf(cand, sizeof(cand), "%.*s/%s", (int)n, p, prog) < sizeof(cand) &&
-		    access(cand, X_OK) == 0) {
-			snprintf(out, size, "%s", cand);
-			return 0;
-		}
-		p += n + (p[n] == ':');
-	}
-	return -1;
+	char cand[PATH_MAX];
+	const char *pos = NULL;
+	if (!fb_path_next(&pos, prog, cand, sizeof(cand)))
+		return -1;
+	snprintf(out, size, "%s", cand);
+	return 0;
 }
 
 static void
@@ -98,33 +92,20 @@ self_dir(char *buf, size_t size)
 		*s = 0;
 }
 
+/* The runtime library and header directory, as the build finds them beside this program. */
 static void
 runtime_paths(char *lib, size_t lsize, char *inc, size_t isize)
 {
-	char dir[PATH_MAX], cand[PATH_MAX + 64];
+	char dir[PATH_MAX], cand[PATH_MAX];
 	self_dir(dir, sizeof(dir));
-	const char *e = getenv("FATBUILD_RUNTIME");
-	snprintf(cand, sizeof(cand), "%s/../lib/libfatbuild_runtime.a", dir);
-	if (e && e[0])
-		snprintf(cand, sizeof(cand), "%s", e);
-#ifdef FB_RUNTIME_BUILD_PATH
-	else if (access(cand, R_OK) != 0)
-		snprintf(cand, sizeof(cand), "%s", FB_RUNTIME_BUILD_PATH);
-#endif
-	if (!realpath(cand, lib))
+	if (fb_build_runtime_lib(dir, NULL, cand, sizeof(cand)))
 		snprintf(lib, lsize, "%.4000s (missing)", cand);
-	e = getenv("FATBUILD_INCLUDE");
-	snprintf(cand, sizeof(cand), "%s/../include/fatbuild_runtime.h", dir);
-	if (e && e[0])
-		snprintf(cand, sizeof(cand), "%s/fatbuild_runtime.h", e);
-#ifdef FB_INCLUDE_BUILD_DIR
-	else if (access(cand, R_OK) != 0)
-		snprintf(cand, sizeof(cand), "%s/fatbuild_runtime.h", FB_INCLUDE_BUILD_DIR);
-#endif
-	char *s = strrchr(cand, '/');
-	*s = 0;
-	if (!realpath(cand, inc))
+	else
+		snprintf(lib, lsize, "%s", cand);
+	if (fb_build_runtime_include(dir, NULL, cand, sizeof(cand)))
 		snprintf(inc, isize, "%.4000s (missing)", cand);
+	else
+		snprintf(inc, isize, "%s", cand);
 }
 
 static int
@@ -163,6 +144,108 @@ compiler(const char *label, const char *var, const char *def)
 	return 0;
 }
 
+/* NVRTC (1 when missing: the default build needs it) and nvJitLink. */
+static int
+print_libs(const char *home)
+{
+	int missing = 0;
+	struct fb_nvrtc_info ni;
+	struct fb_error fe = {0};
+	if (fb_nvrtc_info(home, &ni, &fe) == 0) {
+		const char *nv = getenv("FATBUILD_NVRTC");
+		const char *nvhow = nv && nv[0] ? "FATBUILD_NVRTC or --nvrtc"
+		                    : !home || !strchr(ni.path, '/') ? "the loader's search path"
+		                    : strncmp(ni.path, home, strlen(home)) == 0 ? "CUDA_HOME's tree"
+		                                                               : "the pip wheel next to CUDA_HOME";
+		printf("%-10s %d.%d (%s, from %s); arches:", "NVRTC", ni.version / 1000, ni.version % 1000 / 10, ni.path,
+		       nvhow);
+		for (int i = 0; i < ni.narchs; i++)
+			printf(" sm_%d", ni.archs[i]);
+		printf("\n");
+	} else {
+		printf("%-10s NOT FOUND: %s\n", "NVRTC", fe.msg);
+		missing = 1;
+	}
+	struct fb_jitlink_info ji;
+	if (fb_jitlink_info(home, &ji, &fe) == 0)
+		printf("%-10s %d.%d (%s; the device link of --rdc/--lto)\n", "nvJitLink", ji.version / 1000,
+		       ji.version % 1000 / 10, ji.path);
+	else
+		printf("%-10s NOT FOUND (needed only for --rdc/--lto): %s\n", "nvJitLink", fe.msg);
+	return missing;
+}
+
+/* nvcc's release and arches (only --backend nvcc needs it). */
+static void
+print_nvcc(const char *home)
+{
+	char nvcc[PATH_MAX + 16], out[16384];
+	snprintf(nvcc, sizeof(nvcc), "%s/bin/nvcc", home ? home : "/usr/local/cuda");
+	if (access(nvcc, X_OK) != 0) {
+		printf("%-10s not found at %s (only --backend nvcc needs it)\n", "nvcc", nvcc);
+		return;
+	}
+	const char *v[] = {nvcc, "--version", NULL};
+	capture(v, out, sizeof(out), 1);
+	const char *rel = strstr(out, "release ");
+	char ver[32] = "?";
+	if (rel)
+		snprintf(ver, sizeof(ver), "%.*s", (int)strcspn(rel + 8, ","), rel + 8);
+	const char *l[] = {nvcc, "--list-gpu-arch", NULL};
+	capture(l, out, sizeof(out), 1);
+	for (char *p = out; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+	size_t n = strlen(out);
+	while (n && out[n - 1] == ' ')
+		out[--n] = 0;
+	printf("%-10s %s (%s; for --backend nvcc); arches: %s\n", "nvcc", ver, nvcc, out);
+}
+
+/* ninja ($FATBUILD_NINJA, else on PATH); 1 when missing. */
+static int
+print_ninja(void)
+{
+	const char *nj = getenv("FATBUILD_NINJA");
+	const char *njhow = nj && nj[0] ? "FATBUILD_NINJA" : "PATH";
+	if (!nj || !nj[0])
+		nj = "ninja";
+	char njpath[PATH_MAX], out[16384];
+	if (which(nj, njpath, sizeof(njpath)) != 0) {
+		printf("%-10s NOT FOUND ('%s' from %s): install it (apt-get install ninja-build, pip install ninja) "
+		       "or set FATBUILD_NINJA\n",
+		       "ninja", nj, njhow);
+		return 1;
+	}
+	const char *v[] = {njpath, "--version", NULL};
+	capture(v, out, sizeof(out), 0);
+	printf("%-10s %s (%s, from %s)\n", "ninja", out, njpath, njhow);
+	return 0;
+}
+
+/* The build and cache directories, the arch list and the job count. */
+static void
+print_settings(void)
+{
+	struct fb_error fe = {0};
+	const char *bd = getenv("FATBUILD_BUILD_DIR");
+	char bdir[PATH_MAX];
+	if (fb_build_dir_default(NULL, bdir, sizeof(bdir), &fe) != 0)
+		printf("%-10s NONE (%s)\n", "build dir", fe.msg);
+	else if (bd && bd[0])
+		printf("%-10s %s (from FATBUILD_BUILD_DIR)\n", "build dir", bdir);
+	else
+		printf("%-10s %s (default; set FATBUILD_BUILD_DIR)\n", "build dir", bdir);
+	char cache[PATH_MAX];
+	if (fb_cache_dir(cache, sizeof(cache), &fe) == 0)
+		printf("%-10s %s\n", "cache", cache);
+	const char *arch = getenv("TORCH_CUDA_ARCH_LIST");
+	printf("%-10s %s\n", "arch list", arch && arch[0] ? arch : "auto (TORCH_CUDA_ARCH_LIST is unset)");
+	struct fb_jobs_info jobs;
+	fb_jobs_default(NULL, NULL, 0, getenv("MAX_JOBS"), &jobs);
+	printf("%-10s %d (from %s; -j or MAX_JOBS overrides)\n", "jobs", jobs.jobs, jobs.where);
+}
+
 int
 cmd_env(int argc, char **argv)
 {
@@ -189,7 +272,6 @@ cmd_env(int argc, char **argv)
 			printf("%s/include\n", home);
 		return AP_EXIT_OK;
 	}
-	int missing = 0;
 	const char *ch = getenv("CUDA_HOME");
 	char nvpath[PATH_MAX];
 	const char *how = ch && ch[0] ? "CUDA_HOME" : which("nvcc", nvpath, sizeof(nvpath)) == 0 ? "nvcc on PATH"
@@ -200,88 +282,14 @@ cmd_env(int argc, char **argv)
 		           ? "; a pip wheel tree" : "");
 	else
 		printf("%-10s NOT FOUND: %s\n", "CUDA_HOME", ae.msg);
-
-	struct fb_nvrtc_info ni;
-	struct fb_error fe = {0};
-	if (fb_nvrtc_info(have_home ? home : NULL, &ni, &fe) == 0) {
-		const char *nv = getenv("FATBUILD_NVRTC");
-		const char *nvhow = nv && nv[0] ? "FATBUILD_NVRTC or --nvrtc"
-		                    : !have_home || !strchr(ni.path, '/') ? "the loader's search path"
-		                    : strncmp(ni.path, home, strlen(home)) == 0 ? "CUDA_HOME's tree"
-		                                                               : "the pip wheel next to CUDA_HOME";
-		printf("%-10s %d.%d (%s, from %s); arches:", "NVRTC", ni.version / 1000, ni.version % 1000 / 10, ni.path,
-		       nvhow);
-		for (int i = 0; i < ni.narchs; i++)
-			printf(" sm_%d", ni.archs[i]);
-		printf("\n");
-	} else {
-		printf("%-10s NOT FOUND: %s\n", "NVRTC", fe.msg);
-		missing = 1;
-	}
-	struct fb_jitlink_info ji;
-	if (fb_jitlink_info(have_home ? home : NULL, &ji, &fe) == 0)
-		printf("%-10s %d.%d (%s; the device link of --rdc/--lto)\n", "nvJitLink", ji.version / 1000,
-		       ji.version % 1000 / 10, ji.path);
-	else
-		printf("%-10s NOT FOUND (needed only for --rdc/--lto): %s\n", "nvJitLink", fe.msg);
-
-	char nvcc[PATH_MAX + 16], out[16384];
-	snprintf(nvcc, sizeof(nvcc), "%s/bin/nvcc", have_home ? home : "/usr/local/cuda");
-	if (access(nvcc, X_OK) == 0) {
-		const char *v[] = {nvcc, "--version", NULL};
-		capture(v, out, sizeof(out), 1);
-		const char *rel = strstr(out, "release ");
-		char ver[32] = "?";
-		if (rel)
-			snprintf(ver, sizeof(ver), "%.*s", (int)strcspn(rel + 8, ","), rel + 8);
-		const char *l[] = {nvcc, "--list-gpu-arch", NULL};
-		capture(l, out, sizeof(out), 1);
-		for (char *p = out; *p; p++)
-			if (*p == '\n')
-				*p = ' ';
-		size_t n = strlen(out);
-		while (n && out[n - 1] == ' ')
-			out[--n] = 0;
-		printf("%-10s %s (%s; for --backend nvcc); arches: %s\n", "nvcc", ver, nvcc, out);
-	} else {
-		printf("%-10s not found at %s (only --backend nvcc needs it)\n", "nvcc", nvcc);
-	}
-
-	const char *nj = getenv("FATBUILD_NINJA");
-	const char *njhow = nj && nj[0] ? "FATBUILD_NINJA" : "PATH";
-	if (!nj || !nj[0])
-		nj = "ninja";
-	char njpath[PATH_MAX];
-	if (which(nj, njpath, sizeof(njpath)) == 0) {
-		const char *v[] = {njpath, "--version", NULL};
-		capture(v, out, sizeof(out), 0);
-		printf("%-10s %s (%s, from %s)\n", "ninja", out, njpath, njhow);
-	} else {
-		printf("%-10s NOT FOUND ('%s' from %s): install it (apt-get install ninja-build, pip install ninja) "
-		       "or set FATBUILD_NINJA\n",
-		       "ninja", nj, njhow);
-		missing = 1;
-	}
+	int missing = print_libs(have_home ? home : NULL);
+	print_nvcc(have_home ? home : NULL);
+	missing |= print_ninja();
 	missing |= compiler("CC", "CC", "cc");
 	missing |= compiler("CXX", "CXX", "c++");
 	printf("%-10s %s\n", "runtime", lib);
 	printf("%-10s %s\n", "include", inc);
-	const char *bd = getenv("FATBUILD_BUILD_DIR");
-	char bdir[PATH_MAX];
-	if (fb_build_dir_default(NULL, bdir, sizeof(bdir), &fe) != 0)
-		printf("%-10s NONE (%s)\n", "build dir", fe.msg);
-	else if (bd && bd[0])
-		printf("%-10s %s (from FATBUILD_BUILD_DIR)\n", "build dir", bdir);
-	else
-		printf("%-10s %s (default; set FATBUILD_BUILD_DIR)\n", "build dir", bdir);
-	char cache[PATH_MAX];
-	if (fb_cache_dir(cache, sizeof(cache), &fe) == 0)
-		printf("%-10s %s\n", "cache", cache);
-	const char *arch = getenv("TORCH_CUDA_ARCH_LIST");
-	printf("%-10s %s\n", "arch list", arch && arch[0] ? arch : "auto (TORCH_CUDA_ARCH_LIST is unset)");
-	struct fb_jobs_info jobs;
-	fb_jobs_default(NULL, NULL, 0, getenv("MAX_JOBS"), &jobs);
-	printf("%-10s %d (from %s; -j or MAX_JOBS overrides)\n", "jobs", jobs.jobs, jobs.where);
+	print_settings();
 	if (missing)
 		warn("env: something the build needs is missing (see NOT FOUND above)");
 	return missing ? AP_EXIT_FAIL : AP_EXIT_OK;

@@ -60,16 +60,13 @@ usage(FILE *f)
 static int
 has_sources(int argc, char **argv)
 {
-	static const char *const exts[] = {".cu", ".c", ".cc", ".cpp", ".cxx", ".C"};
 	for (int i = 1; i < argc; i++) {
-		const char *dot = strrchr(argv[i], '.');
-		if (argv[i][0] == '-' || !dot)
+		if (argv[i][0] == '-')
 			continue;
 		if (i > 1 && argv[i - 1][0] == '-' && argv[i - 1][1] != '-' && strlen(argv[i - 1]) == 2)
 			continue; /* value of a short option: -o x.so */
-		for (size_t k = 0; k < sizeof(exts) / sizeof(exts[0]); k++)
-			if (strcmp(dot, exts[k]) == 0)
-				return 1;
+		if (fb_source_kind(argv[i]) != FB_SOURCE_NONE)
+			return 1;
 	}
 	return 0;
 }

@@ -1,5 +1,6 @@
-/* safefs.c: the checks every directory fatbuild reads from or writes into passes, its mkdir -p,
- * and temporary files with unpredictable names that are never opened through a planted name.
+/* safefs.c: the checks every directory fatbuild reads from or writes into passes, its mkdir -p
+ * (and the plain one for output directories the user names), and temporary files with
+ * unpredictable names that are never opened through a planted name.
  * The rules (README.md, "Security"): a directory is trusted when it is owned by the effective
  * user and writable by nobody else; the exceptions are the flags in safefs.h. */
 #include <errno.h>
@@ -204,4 +205,27 @@ fb_tmp_open(const char *target, int mode, char *tmp, size_t tmpsize, int *fd, st
 			return fb_seterr(err, FB_EIO, "cannot write %s: %s", target, strerror(errno));
 	}
 	return fb_seterr(err, FB_EIO, "cannot write %s: no free temporary name beside it", target);
+}
+
+/* New components get 0777 through the umask, like any directory the user makes: the directory
+ * is the user's output, never read back, so none of fb_dir_make's checks apply. */
+int
+fb_dir_make_output(const char *path, struct fb_error *err)
+{
+	char p[PATH_MAX];
+	int n = snprintf(p, sizeof(p), "%s", path);
+	if (n < 0 || (size_t)n >= sizeof(p))
+		return fb_seterr(err, FB_EINVAL, "%s: path too long", path);
+	for (char *c = p + 1;; c++) {
+		if (*c == '/' || !*c) {
+			char keep = *c;
+			*c = 0;
+			if (mkdir(p, 0777) != 0 && errno != EEXIST)
+				return fb_seterr(err, FB_EIO, "cannot create %s: %s", p, strerror(errno));
+			*c = keep;
+			if (!keep)
+				break;
+		}
+	}
+	return 0;
 }

@@ -1,9 +1,12 @@
 /* words.c: a command held in one variable (CC="ccache gcc -m64") split into its words, as the
  * shell splits an unquoted $CC with the default IFS: at runs of blanks (space, tab, newline)
  * and nowhere else. No quotes, no backslashes, no globbing, no other expansion: what make,
- * meson and PyTorch's cpp_extension (whose build.ninja uses $CXX unquoted) do with it. */
+ * meson and PyTorch's cpp_extension (whose build.ninja uses $CXX unquoted) do with it. And the
+ * one PATH search, which finds a command's first word. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fatbuild.h"
 #include "error_priv.h"
@@ -46,4 +49,20 @@ fb_words_free(char **words)
 	for (size_t i = 0; words && words[i]; i++)
 		free(words[i]);
 	free(words);
+}
+
+bool
+fb_path_next(const char **pos, const char *prog, char *cand, size_t size)
+{
+	if (!*pos && !(*pos = getenv("PATH")))
+		*pos = "/usr/bin:/bin";
+	while (**pos) {
+		const char *dir = *pos;
+		size_t n = strcspn(dir, ":");
+		*pos = dir + n + (dir[n] == ':');
+		int w = snprintf(cand, size, "%.*s/%s", (int)n, dir, prog);
+		if (n && w >= 0 && (size_t)w < size && access(cand, X_OK) == 0)
+			return true;
+	}
+	return false;
 }

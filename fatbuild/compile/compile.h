@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fatbuild.h"
+#include "common/strbuf.h"
 
 /* ---- hash.c: SHA-256 (FIPS 180-4) ---- */
 
@@ -92,14 +93,6 @@ void fb_log_first_line(const char *log, const char *const *needles, const char *
 int fb_fork_piped(pid_t *parent, pid_t *pid, int *fd, struct fb_error *err);
 
 /* ---- depfile.c: #include resolution (NVRTC reports no dependencies) ---- */
-
-struct fb_strlist {
-	char **v;
-	size_t n, cap;
-};
-
-int fb_strlist_add(struct fb_strlist *l, const char *s);
-void fb_strlist_free(struct fb_strlist *l);
 
 /* Appends to deps every file that source includes, transitively: quoted includes are looked
  * up beside the including file, then in dirs; angle includes in dirs. Unresolvable includes

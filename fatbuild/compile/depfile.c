@@ -16,36 +16,6 @@
 #include "compile.h"
 #include "common/error_priv.h"
 
-
-int
-fb_strlist_add(struct fb_strlist *l, const char *s)
-{
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 16;
-		char **v = realloc(l->v, cap * sizeof(*v));
-		if (!v)
-			return FB_ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
-	size_t len = strlen(s) + 1;
-	char *d = malloc(len);
-	if (!d)
-		return FB_ENOMEM;
-	memcpy(d, s, len);
-	l->v[l->n++] = d;
-	return 0;
-}
-
-void
-fb_strlist_free(struct fb_strlist *l)
-{
-	for (size_t i = 0; i < l->n; i++)
-		free(l->v[i]);
-	free(l->v);
-	memset(l, 0, sizeof(*l));
-}
-
 /* Files seen, by identity. */
 struct seen {
 	struct {

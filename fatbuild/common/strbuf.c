@@ -1,0 +1,68 @@
+/* strbuf.c: growable strings and string lists (strbuf.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fatbuild.h"
+#include "strbuf.h"
+
+void
+fb_buf_put(struct fb_buf *b, const char *s, size_t len)
+{
+	if (b->oom)
+		return;
+	if (b->len + len + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		while (cap < b->len + len + 1)
+			cap *= 2;
+		char *p = realloc(b->s, cap);
+		if (!p) {
+			b->oom = true;
+			return;
+		}
+		b->s = p;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, s, len);
+	b->len += len;
+	b->s[b->len] = 0;
+}
+
+void
+fb_buf_puts(struct fb_buf *b, const char *s)
+{
+	fb_buf_put(b, s, strlen(s));
+}
+
+int
+fb_strlist_add(struct fb_strlist *l, const char *s)
+{
+	if (l->oom)
+		return FB_ENOMEM;
+	if (l->n + 1 >= l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		char **v = realloc(l->v, cap * sizeof(*v));
+		if (!v) {
+			l->oom = true;
+			return FB_ENOMEM;
+		}
+		l->v = v;
+		l->cap = cap;
+	}
+	char *d = strdup(s);
+	if (!d) {
+		l->oom = true;
+		return FB_ENOMEM;
+	}
+	l->v[l->n++] = d;
+	l->v[l->n] = NULL;
+	return 0;
+}
+
+void
+fb_strlist_free(struct fb_strlist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}

@@ -1,0 +1,34 @@
+/* strbuf.h: a growable string and a list of strings, both with a sticky out-of-memory flag so
+ * that a caller appends freely and checks once. Private; symbols are hidden. */
+#ifndef FB_STRBUF_H
+#define FB_STRBUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Zero-initialised is empty. s is NUL-terminated once anything was appended (NULL before). */
+struct fb_buf {
+	char *s;
+	size_t len, cap;
+	bool oom; /* an append failed: s holds what came before it, later appends do nothing */
+};
+
+/* Appends len bytes of s. */
+void fb_buf_put(struct fb_buf *b, const char *s, size_t len);
+/* Appends the string s. */
+void fb_buf_puts(struct fb_buf *b, const char *s);
+
+/* Zero-initialised is empty; v[0..n) are malloc'd copies and v[n] is NULL (v itself is NULL
+ * until the first add). */
+struct fb_strlist {
+	char **v;
+	size_t n, cap;
+	bool oom; /* an add failed: later adds fail too */
+};
+
+/* Appends a copy of s; returns 0 or FB_ENOMEM (then, and ever after, oom is set). */
+int fb_strlist_add(struct fb_strlist *l, const char *s);
+/* Frees every string and the vector; leaves l empty. */
+void fb_strlist_free(struct fb_strlist *l);
+
+#endif
