@@ -68,6 +68,9 @@ usage(FILE *f)
 	        "                     'fatbuild dlink' per target with nvJitLink; nvcc: nvcc -dlink) with\n"
 	        "                     the device runtime libcudadevrt\n"
 	        "  --lto              device link-time optimisation: LTO-IR and an LTO device link (implies --rdc)\n"
+	        "  --no-compile-server  compile each NVRTC edge in its own processes (by default one\n"
+	        "                     server per build keeps warm PCH workers for them; also\n"
+	        "                     FATBUILD_COMPILE_SERVER=0)\n"
 	        "\n"
 	        "Environment: CC, CXX (commands, split into words: CC=\"ccache gcc\"), CUDA_HOME,\n"
 	        "FATBUILD_BUILD_DIR, FATBUILD_NINJA, FATBUILD_RUNTIME, FATBUILD_INCLUDE, MAX_JOBS,\n"
@@ -109,9 +112,47 @@ self_path(char *buf, size_t size)
 		buf[n] = 0;
 }
 
+/* The build's compile server (docs/compile-server.md), started once the build dir is ready. */
+struct server {
+	const char *program;
+	int jobs, off, verbose;
+	pid_t pid;
+	char dir[4096];
+};
+
+static void
+start_server(void *ctx, const char *build_dir)
+{
+	struct server *s = ctx;
+	const char *env = getenv("FATBUILD_COMPILE_SERVER");
+	if (s->off || (env && strcmp(env, "0") == 0) || !s->program)
+		return;
+	int jobs = fb_compile_default_jobs(); /* as the ninja pool the NVRTC edges run in */
+	if (s->jobs > 0 && s->jobs < jobs)
+		jobs = s->jobs;
+	char sock[4096];
+	struct fb_error err = {0};
+	if (fb_compile_server_start(s->program, build_dir, jobs, &s->pid, sock, sizeof(sock), &err) != 0) {
+		if (s->verbose)
+			warn("build: note: no compile server: %s", err.msg);
+		return;
+	}
+	snprintf(s->dir, sizeof(s->dir), "%s", build_dir);
+	setenv("FATBUILD_COMPILE_SOCKET", sock, 1); /* ninja and its edges get the environment */
+	if (s->verbose)
+		setenv("FATBUILD_COMPILE_VERBOSE", "1", 1); /* each edge says where its jobs ran, and the PCH */
+}
+
 int
 cmd_build(int argc, char **argv)
 {
+	if (argc == 5 && strcmp(argv[1], "--compile-server") == 0) { /* the server fb_compile_server_start execs */
+		struct fb_error err = {0};
+		return fb_compile_server_main(argv[2], atoi(argv[3]), atoi(argv[4]), &err) ? fail_fb(&err) : AP_EXIT_OK;
+	}
+	struct server srv = {0};
+	unsetenv("FATBUILD_COMPILE_SOCKET"); /* only this build's own server */
+	unsetenv("FATBUILD_COMPILE_VERBOSE");
 	struct fb_build_opts o = {0};
 	o.backend = FB_BACKEND_AUTO;
 	const char **src = xcalloc((size_t)argc, sizeof(*src));
@@ -209,6 +250,8 @@ cmd_build(int argc, char **argv)
 			o.rdc = true;
 		} else if (strcmp(a, "--lto") == 0) {
 			o.lto = true;
+		} else if (strcmp(a, "--no-compile-server") == 0) {
+			srv.off = 1;
 		} else if (bad) {
 			goto out;
 		} else if (a[0] == '-' && a[1]) {
@@ -242,9 +285,15 @@ cmd_build(int argc, char **argv)
 	if (!o.emit_ninja_only)
 		cli_supervise(); /* from here on a signal stops ninja, its edges and the probe child too */
 	o.cancel = cli_cancel_flag();
+	srv.program = o.fatbuild;
+	srv.jobs = o.jobs;
+	srv.verbose = o.verbose;
+	o.on_build_dir = start_server;
+	o.on_build_dir_ctx = &srv;
 	struct fb_build_result res;
 	struct fb_error err = {0};
 	int brc = fb_build(&o, &res, &err);
+	fb_compile_server_stop(srv.pid, srv.dir);
 	for (const char *w = o.verbose ? res.notes : ""; *w;) { /* -v: the backend of each .cu and why */
 		size_t n = strcspn(w, "\n");
 		warn("build: %.*s", (int)n, w);

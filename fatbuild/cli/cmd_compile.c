@@ -339,6 +339,9 @@ cmd_compile(int argc, char **argv)
 		targets[i] = *ap_archlist_get(l, i);
 	ap_archlist_free(l);
 
+	const char *bv = getenv("FATBUILD_COMPILE_VERBOSE"); /* `fatbuild build -v` with its compile server */
+	if (bv && strcmp(bv, "1") == 0)
+		verbose = 1;
 	struct progress pr = {.show = verbose || isatty(2), .verbose = verbose};
 	/* Without a cache the PCH directory goes beside the output. */
 	char pchp[PATH_MAX];
@@ -382,6 +385,8 @@ cmd_compile(int argc, char **argv)
 		rc = cli_stop_exit("compile");
 		goto done;
 	}
+	if (res && res->server_note[0] && verbose)
+		warn("compile: note: %s", res->server_note);
 	if (res && res->pch_off[0] && (verbose || !strstr(res->pch_off, "no automatic-PCH API")))
 		warn("compile: note: %s; compiled without", res->pch_off);
 	if (rc == FB_ECOMPILE && res && res->log) {
