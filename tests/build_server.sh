@@ -10,6 +10,7 @@
 #   - the server SIGKILLed while the first edge's job runs in its worker: the build still
 #     succeeds, the same bytes, and -v says the server ended mid-job and the job was compiled here;
 #   - fatbuild SIGKILLed mid-build: within 2 s no process naming the build dir is left;
+#   - a compile error: the same diagnostics and exit status as without the server;
 #   - a socket that is group-accessible, a symlink to a good socket, a regular file, a socket in
 #     a directory others can enter (and, as root, a socket of another user): never used; the same
 #     socket once private is (the control).
@@ -144,6 +145,23 @@ for k in $(seq 20); do
 	sleep 0.1
 done
 [ -z "$l" ] || no "stop: processes left 2 s after SIGKILL:$l"
+
+# A compile error: the same diagnostics and exit status with and without the server.
+printf '%s\n' '__global__ void k(float *x) { x[threadIdx.x] = undefined_name; }' >"$t/src/bad.cu"
+for n in badon badoff; do
+	mkdir -p "$t/$n"
+	opt=()
+	[ "$n" = badoff ] && opt=(--no-compile-server)
+	(cd "$t/src" && NINJA_NOTES="$t/$n/notes" FATBUILD_CACHE_DIR="$t/$n/cache" "$fb" build "${opt[@]}" -j1 \
+		--arch-list "$arch" --build-dir "$t/$n/bd" -o "$t/$n/ext.so" bad.cu) >"$t/$n/log" 2>&1
+	echo $? >"$t/$n/rc"
+	grep "error" "$t/$n/log" | grep -v "^FAILED\|^ninja\|^fatbuild: build: build failed" >"$t/$n/errors"
+done
+grep -q "^server " "$t/badon/notes" || no "compile error: the build had no server"
+[ "$(cat "$t/badon/rc")" != 0 ] && [ "$(cat "$t/badon/rc")" = "$(cat "$t/badoff/rc")" ] ||
+	no "compile error: exit $(cat "$t/badon/rc") with the server, $(cat "$t/badoff/rc") without"
+grep -q "bad.cu:1:[0-9]*: error: .*undefined_name" "$t/badon/errors" || no "compile error: no diagnostic with the server"
+cmp -s "$t/badon/errors" "$t/badoff/errors" || { no "compile error: other diagnostics with the server"; diff "$t/badon/errors" "$t/badoff/errors" >&2; }
 
 # 5: planted sockets. A real server (the words fatbuild build execs) in $t/p/bd.
 printf '%s\n' '__global__ void k(float *x) { x[threadIdx.x] *= 2.0f; }' >"$t/small.cu"
