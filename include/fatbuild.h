@@ -392,6 +392,9 @@ struct fb_compile_result {
 	size_t pch_made, pch_used, pch_refused;
 	char pch_off[512];
 	size_t nremote;                /* of ncached: hits served by the remote cache */
+	/* Why the build's compile server (FATBUILD_COMPILE_SOCKET) was not used, or failed and the
+	 * jobs were compiled here; "" when it was not asked for or served without trouble. */
+	char server_note[512];
 };
 
 /* Compiles. Returns 0, or FB_ECOMPILE (err->msg: the first diagnostic; (*out)->log: the
@@ -415,6 +418,22 @@ FB_API int fb_compile_default_jobs(void);
  * c++17 or c++20, the values NVRTC takes as -std=. NULL and "" are not names (as
  * fb_compile_opts.std they mean c++17). */
 FB_API bool fb_compile_std_ok(const char *std);
+
+/* The build's compile server (docs/compile-server.md): one process per `fatbuild build`, which
+ * keeps NVRTC workers with warm precompiled headers (at most jobs, and at most jobs compiles at
+ * once) for the build's `fatbuild compile` edges. fb_compile_server_start forks and execs
+ * program with the words "build --compile-server BUILD_DIR JOBS READY_FD", on which the CLI
+ * calls fb_compile_server_main; the server dies with the caller (PR_SET_PDEATHSIG) and listens
+ * on BUILD_DIR/tmp/compile.sock (filled into sock), which the caller exports to the edges as
+ * FATBUILD_COMPILE_SOCKET. 0 once the server listens, or FB_E* (then there is none: the edges
+ * compile as without). fb_compile_server_stop ends it, waits for it and removes what it
+ * left in build_dir (pid <= 0: nothing). */
+FB_API int fb_compile_server_start(const char *program, const char *build_dir, int jobs, pid_t *pid, char *sock,
+                                   size_t size, struct fb_error *err);
+FB_API void fb_compile_server_stop(pid_t pid, const char *build_dir);
+/* The server itself: serves until SIGTERM, SIGINT or SIGHUP, then removes its socket and PCH
+ * files. ready_fd (>= 0) gets one byte once it listens and is closed. */
+FB_API int fb_compile_server_main(const char *build_dir, int jobs, int ready_fd, struct fb_error *err);
 
 /* ---- default parallelism (common/cpus.c) ---- */
 
@@ -590,6 +609,10 @@ struct fb_build_opts {
 	/* Words put before the host compiler and nvcc on their edges ("ccache", "sccache",
 	 * "distcc"), as CMake's <LANG>_COMPILER_LAUNCHER; NULL: FATBUILD_LAUNCHER, else none. */
 	const char *launcher;
+	/* Called once the build dir is made and checked, before ninja runs, when a kernel goes to
+	 * NVRTC (not with emit_ninja_only): the CLI starts the build's compile server there. */
+	void (*on_build_dir)(void *ctx, const char *build_dir);
+	void *on_build_dir_ctx;
 };
 
 struct fb_build_result {

@@ -11,13 +11,15 @@
 #   scripts/bench-compile.sh [BUILD_DIR]      (default: build)
 #
 # The multi-file case (BENCH_CASES has "multi"): the six CUB kernels of bench/cub/, which share
-# one header, for the same arch list, built cold four ways in interleaved rounds:
+# one header, for the same arch list, built cold six ways in interleaved rounds:
 #   a. nvcc -fatbin --threads N, one file after the other (N = the CPUs)
 #   b. nvcc -fatbin per file under ninja -j N (one edge per file)
 #   c. fatbuild compile -j N -o DIR/, cold cache, precompiled headers (the default)
 #   d. the same with --no-pch
+#   e. fatbuild build -j N (one ninja edge per file and target), with the build's compile server
+#   f. the same with --no-compile-server (each edge its own NVRTC processes, no PCH across edges)
 # Timed here (wall and the children's CPU time, no hyperfine needed); medians and ratios are
-# printed, and c and d are checked to give byte-identical fatbins.
+# printed, and c and d (e and f, with the .so) are checked to give byte-identical fatbins.
 #
 # Env: BENCH_ARCHS (default "7.5 8.0 8.6 8.9 9.0 10.0 12.0+PTX"), BENCH_RUNS, CUDA_HOME,
 # BENCH_CASES (default "multi bundled").
@@ -67,6 +69,10 @@ builds = {
                                       "-j", cpus, "-o", d + "/out/"] + files],
     "fatbuild cold, --no-pch": lambda d: [["env", "FATBUILD_CACHE_DIR=%s/cache" % d, fb, "compile", "--no-pch",
                                            "--arch-list", archs, "-j", cpus, "-o", d + "/out/"] + files],
+    "fatbuild build -j %s, compile server" % cpus: lambda d: [["env", "FATBUILD_CACHE_DIR=%s/cache" % d, fb, "build",
+        "--arch-list", archs, "-j", cpus, "--build-dir", d + "/bd", "-o", d + "/ext.so"] + files],
+    "fatbuild build -j %s, --no-compile-server" % cpus: lambda d: [["env", "FATBUILD_CACHE_DIR=%s/cache" % d, fb, "build",
+        "--no-compile-server", "--arch-list", archs, "-j", cpus, "--build-dir", d + "/bd", "-o", d + "/ext.so"] + files],
 }
 res = {k: {"wall": [], "cpu": []} for k in builds}
 for r in range(runs):
@@ -85,8 +91,12 @@ for r in range(runs):
         print("  %-34s %7.2f s" % (name, wall), flush=True)
 same = all(filecmp.cmp(os.path.join(work, "b2/out", stem(f) + ".fatbin"), os.path.join(work, "b3/out", stem(f) + ".fatbin"),
                        shallow=False) for f in files)
+bfat = sorted(f for f in os.listdir(os.path.join(work, "b4/bd/obj")) if f.endswith(".fatbin"))
+bsame = filecmp.cmp(os.path.join(work, "b4/ext.so"), os.path.join(work, "b5/ext.so"), shallow=False) and all(
+    filecmp.cmp(os.path.join(work, "b4/bd/obj", f), os.path.join(work, "b5/bd/obj", f), shallow=False) for f in bfat)
 print("load after: %s" % " ".join(open("/proc/loadavg").read().split()[:3]))
 print("PCH and --no-pch fatbins: %s" % ("byte-identical" if same else "DIFFERENT"))
+print("fatbuild build with and without the compile server (fatbins, .so): %s" % ("byte-identical" if bsame else "DIFFERENT"))
 print()
 print("| build (%d CUB files, %s) | median wall | min | max | CPU (user+sys, median) | runs |" % (len(files), archs))
 print("|---|---:|---:|---:|---:|---:|")
@@ -106,6 +116,9 @@ print("fatbuild cold, no PCH  vs better nvcc: %.2fx faster" % (best / med[names[
 print("PCH vs no PCH (fatbuild):              %.2fx faster wall, %.2fx less CPU" % (med[names[3]] / med[names[2]],
                                                                                cpu[names[3]] / cpu[names[2]]))
 print("CPU, better nvcc / fatbuild PCH:       %.2fx less work" % (cpu[bestname] / cpu[names[2]]))
+print("fatbuild build, server vs better nvcc: %.2fx faster" % (best / med[names[4]]))
+print("fatbuild build, server vs no server:   %.2fx faster wall, %.2fx less CPU" % (med[names[5]] / med[names[4]],
+                                                                               cpu[names[5]] / cpu[names[4]]))
 PY
 	echo
 fi

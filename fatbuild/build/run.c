@@ -247,6 +247,11 @@ fb_build_run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	int rc = take_locks(g, &lock, runpath, sizeof(runpath), err);
 	if (rc)
 		return rc;
+	bool nvrtc = false;
+	for (size_t i = 0; i < g->o->nsources; i++)
+		nvrtc |= g->langs[i] == L_KERNEL;
+	if (nvrtc && g->o->on_build_dir)
+		g->o->on_build_dir(g->o->on_build_dir_ctx, g->dir); /* under the lock: the build's compile server */
 	struct stat before, after;
 	bool had = log_stamp(g->dir, &before);
 	pid_t pid = -1;

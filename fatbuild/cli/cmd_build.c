@@ -69,6 +69,9 @@ usage(FILE *f)
 	        "                     'fatbuild dlink' per target with nvJitLink; nvcc: nvcc -dlink) with\n"
 	        "                     the device runtime libcudadevrt\n"
 	        "  --lto              device link-time optimisation: LTO-IR and an LTO device link (implies --rdc)\n"
+	        "  --no-compile-server  compile each NVRTC edge in its own processes (by default one\n"
+	        "                     server per build keeps warm PCH workers for them; also\n"
+	        "                     FATBUILD_COMPILE_SERVER=0)\n"
 	        "\n"
 	        "Environment: CC, CXX (commands, split into words: CC=\"ccache gcc\"), CUDA_HOME,\n"
 	        "FATBUILD_BUILD_DIR, FATBUILD_NINJA, FATBUILD_RUNTIME, FATBUILD_INCLUDE, MAX_JOBS,\n"
@@ -86,7 +89,8 @@ usage(FILE *f)
 
 enum { OPT_ARCH = 256, OPT_NAME, OPT_BUILD_DIR, OPT_CFLAGS, OPT_CXXFLAGS, OPT_LDFLAGS, OPT_NVCC_FLAGS,
        OPT_CUDA_FLAGS, OPT_TORCH, OPT_PYTHON, OPT_PYTHON_MODULE, OPT_WITH_CUDA, OPT_NO_CUDA, OPT_LAUNCHER,
-       OPT_REMOTE, OPT_REMOTE_MODE, OPT_BACKEND, OPT_EMIT_NINJA, OPT_EXECUTABLE, OPT_RDC, OPT_LTO };
+       OPT_REMOTE, OPT_REMOTE_MODE, OPT_BACKEND, OPT_EMIT_NINJA, OPT_EXECUTABLE, OPT_RDC, OPT_LTO,
+       OPT_NO_SERVER };
 
 static const struct option longopts[] = {
 	{"arch-list", required_argument, NULL, OPT_ARCH},
@@ -113,6 +117,7 @@ static const struct option longopts[] = {
 	{"executable", no_argument, NULL, OPT_EXECUTABLE},
 	{"rdc", no_argument, NULL, OPT_RDC},
 	{"lto", no_argument, NULL, OPT_LTO},
+	{"no-compile-server", no_argument, NULL, OPT_NO_SERVER},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -150,12 +155,14 @@ parse_value(int opt, const char *v, struct fb_build_opts *o)
 	return 0;
 }
 
-/* Fills o from argv; src, inc and def (argc entries each) take the sources, -I and -D values.
+/* Fills o from argv; src, inc and def (argc entries each) take the sources, -I and -D values;
+ * *no_server is set by --no-compile-server.
  * Operands and options mix in any order ("-": getopt returns operands in place, as 1), and a
  * "--" is refused as an unknown option. Returns -1 to go on, else the exit code (help shown,
  * or the usage error reported). */
 static int
-parse_args(int argc, char **argv, struct fb_build_opts *o, const char **src, const char **inc, const char **def)
+parse_args(int argc, char **argv, struct fb_build_opts *o, const char **src, const char **inc, const char **def,
+           int *no_server)
 {
 	int c, at;
 	opterr = 0;
@@ -198,6 +205,7 @@ parse_args(int argc, char **argv, struct fb_build_opts *o, const char **src, con
 		case OPT_EXECUTABLE: o->executable = true; break;
 		case OPT_RDC: o->rdc = true; break;
 		case OPT_LTO: o->lto = true; break;
+		case OPT_NO_SERVER: *no_server = 1; break;
 		case ':': warn("build: %s needs a value", argv[at]); goto usage;
 		default: warn("build: unknown option '%s'", argv[at]); goto usage;
 		}
@@ -210,6 +218,37 @@ parse_args(int argc, char **argv, struct fb_build_opts *o, const char **src, con
 usage:
 	usage(stderr);
 	return AP_EXIT_USAGE;
+}
+
+/* The build's compile server (docs/compile-server.md), started once the build dir is ready. */
+struct server {
+	const char *program;
+	int jobs, off, verbose;
+	pid_t pid;
+	char dir[4096];
+};
+
+static void
+start_server(void *ctx, const char *build_dir)
+{
+	struct server *s = ctx;
+	const char *env = getenv("FATBUILD_COMPILE_SERVER");
+	if (s->off || (env && strcmp(env, "0") == 0) || !s->program)
+		return;
+	int jobs = fb_compile_default_jobs(); /* as the ninja pool the NVRTC edges run in */
+	if (s->jobs > 0 && s->jobs < jobs)
+		jobs = s->jobs;
+	char sock[4096];
+	struct fb_error err = {0};
+	if (fb_compile_server_start(s->program, build_dir, jobs, &s->pid, sock, sizeof(sock), &err) != 0) {
+		if (s->verbose)
+			warn("build: note: no compile server: %s", err.msg);
+		return;
+	}
+	snprintf(s->dir, sizeof(s->dir), "%s", build_dir);
+	setenv("FATBUILD_COMPILE_SOCKET", sock, 1); /* ninja and its edges get the environment */
+	if (s->verbose)
+		setenv("FATBUILD_COMPILE_VERBOSE", "1", 1); /* each edge says where its jobs ran, and the PCH */
 }
 
 /* The running program's absolute path, for the edges to call back. */
@@ -226,12 +265,19 @@ self_path(char *buf, size_t size)
 int
 cmd_build(int argc, char **argv)
 {
+	if (argc == 5 && strcmp(argv[1], "--compile-server") == 0) { /* the server fb_compile_server_start execs */
+		struct fb_error err = {0};
+		return fb_compile_server_main(argv[2], atoi(argv[3]), atoi(argv[4]), &err) ? fail_fb(&err) : AP_EXIT_OK;
+	}
+	struct server srv = {0};
+	unsetenv("FATBUILD_COMPILE_SOCKET"); /* only this build's own server */
+	unsetenv("FATBUILD_COMPILE_VERBOSE");
 	struct fb_build_opts o = {0};
 	o.backend = FB_BACKEND_AUTO;
 	const char **src = xcalloc((size_t)argc, sizeof(*src));
 	const char **inc = xcalloc((size_t)argc, sizeof(*inc));
 	const char **def = xcalloc((size_t)argc, sizeof(*def));
-	int rc = parse_args(argc, argv, &o, src, inc, def);
+	int rc = parse_args(argc, argv, &o, src, inc, def, &srv.off);
 	if (rc >= 0)
 		goto out;
 	rc = AP_EXIT_USAGE;
@@ -257,9 +303,15 @@ cmd_build(int argc, char **argv)
 	if (!o.emit_ninja_only)
 		cli_supervise(); /* from here on a signal stops ninja, its edges and the probe child too */
 	o.cancel = cli_cancel_flag();
+	srv.program = o.fatbuild;
+	srv.jobs = o.jobs;
+	srv.verbose = o.verbose;
+	o.on_build_dir = start_server;
+	o.on_build_dir_ctx = &srv;
 	struct fb_build_result res;
 	struct fb_error err = {0};
 	int brc = fb_build(&o, &res, &err);
+	fb_compile_server_stop(srv.pid, srv.dir);
 	for (const char *w = o.verbose ? res.notes : ""; *w;) { /* -v: the backend of each .cu and why */
 		size_t n = strcspn(w, "\n");
 		warn("build: %.*s", (int)n, w);

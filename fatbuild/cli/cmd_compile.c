@@ -538,6 +538,8 @@ compile_and_write(struct fb_compile_opts *o, const struct compile_cli *c)
 		rc = cli_stop_exit("compile");
 		goto done;
 	}
+	if (res && res->server_note[0] && c->verbose)
+		warn("compile: note: %s", res->server_note);
 	if (res && res->pch_off[0] && (c->verbose || !strstr(res->pch_off, "no automatic-PCH API")))
 		warn("compile: note: %s; compiled without", res->pch_off);
 	if (rc == FB_ECOMPILE && res && res->log) {
@@ -582,6 +584,9 @@ cmd_compile(int argc, char **argv)
 	struct ap_target *targets = NULL;
 	size_t nt = 0;
 	rc = resolve_targets(c.have_list ? c.list : getenv("TORCH_CUDA_ARCH_LIST"), &targets, &nt);
+	const char *bv = getenv("FATBUILD_COMPILE_VERBOSE"); /* `fatbuild build -v` with its compile server */
+	if (bv && strcmp(bv, "1") == 0)
+		c.verbose = 1;
 	if (rc == 0) {
 		struct progress pr = {.show = c.verbose || isatty(2), .verbose = c.verbose};
 		char pchp[PATH_MAX];

@@ -26,6 +26,85 @@ fb_write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
+void
+fb_run_job_options(const struct run *r, const struct job *j, struct fb_job_opts *jo)
+{
+	const struct source *s = &r->src[j->src];
+	jo->n = 0;
+	snprintf(jo->arch, sizeof(jo->arch), "-arch=%s", j->arch);
+	snprintf(jo->inc, sizeof(jo->inc), "-I%s", s->dir);
+	jo->v[jo->n++] = jo->arch;
+	jo->v[jo->n++] = jo->inc;
+	for (size_t m = 0; m < r->ncommon; m++)
+		jo->v[jo->n++] = r->common[m];
+	if (j->seed[0]) {
+		snprintf(jo->seed, sizeof(jo->seed), "--frandom-seed=%s", j->seed);
+		jo->v[jo->n++] = jo->seed;
+	}
+	if (j->lto && !r->o->lto)
+		jo->v[jo->n++] = "-dlto";
+}
+
+int
+fb_worker_compile(const struct fb_nvrtc *nv, const struct fb_worker_job *wj, struct fb_pch_state *ps, int pch,
+                  const char *wdir, const char *first_note, int fd, int *rcout)
+{
+	struct fb_nvrtc_out out = {0};
+	struct fb_error e = {0};
+	char note[256] = "", pchopt[PATH_MAX + 16];
+	size_t heap = 0, nopts = wj->nopts;
+	const char **opts = wj->opts;
+	int rc;
+	pch = pch && !ps->off;
+	if (pch && fb_pch_options(wdir, pchopt, sizeof(pchopt), opts + nopts) == 0)
+		nopts += 2;
+	else
+		pch = 0;
+	if (pch && ps->heap) {
+		fb_nvrtc_pch_heap(nv, NULL, ps->heap);
+		ps->heap = 0;
+	}
+	if (pch)
+		fb_nvrtc_pch_heap(nv, &heap, 0);
+	rc = fb_nvrtc_compile(nv, wj->text, wj->name, opts, (int)nopts, wj->want_ptx, wj->want_cubin, &out, &e);
+	if (pch && (rc || out.result != 0)) {
+		/* never let the PCH fail a job: the same compile without it decides */
+		fb_nvrtc_out_clear(&out);
+		rc = fb_nvrtc_compile(nv, wj->text, wj->name, opts, (int)nopts - 2, wj->want_ptx, wj->want_cubin, &out, &e);
+		if (!rc && out.result == 0) {
+			ps->off = 1;
+			snprintf(note, sizeof(note), "PCH refused: the compile failed with it and passed without; "
+			                             "plain compiles from here");
+		}
+		pch = 0;
+	}
+	if (first_note && first_note[0])
+		snprintf(note, sizeof(note), "PCH refused: %.200s", first_note);
+	if (!rc && pch) {
+		int used = 0;
+		if (out.log)
+			fb_pch_log_strip(out.log, &used);
+		fb_pch_verdict(ps, out.pch_status, out.pch_heap_required, used, heap, note, sizeof(note));
+	}
+	const char *log = rc ? e.msg : out.log ? out.log : "";
+	unsigned char hdr[ANSWER];
+	fb_wr64(hdr, (uint64_t)rc);
+	fb_wr64(hdr + 8, (uint64_t)(int64_t)out.result);
+	fb_wr64(hdr + 16, strlen(log));
+	fb_wr64(hdr + 24, strlen(note));
+	fb_wr64(hdr + 32, rc ? 0 : out.ptx_size);
+	fb_wr64(hdr + 40, rc ? 0 : out.cubin_size);
+	int bad = fb_write_all(fd, hdr, sizeof(hdr)) || fb_write_all(fd, log, strlen(log)) ||
+	          fb_write_all(fd, note, strlen(note));
+	if (!bad && !rc && out.ptx_size)
+		bad = fb_write_all(fd, out.ptx, out.ptx_size);
+	if (!bad && !rc && out.cubin_size)
+		bad = fb_write_all(fd, out.cubin, out.cubin_size);
+	fb_nvrtc_out_clear(&out);
+	*rcout = rc;
+	return bad ? -1 : 0;
+}
+
 /* The child: a worker running the jobs of one unit in order, each one NVRTC compile; each
  * answer is 48 bytes (status, nvrtcResult, four sizes) then log, PCH note, PTX and cubin.
  * With u->pch the jobs share one option set and NVRTC's automatic PCH (worker.c): the first
@@ -36,11 +115,11 @@ fb_write_all(int fd, const void *p, size_t n)
 int
 fb_run_child(struct run *r, struct unit *u, int fd)
 {
-	size_t maxopts = r->ncommon + 6;
-	const char **opts = calloc(maxopts, sizeof(*opts));
-	char arch[64], inc[PATH_MAX + 3], seed[40], pchopt[PATH_MAX + 16], wdir[PATH_MAX], why[PATH_MAX + 64] = "";
+	struct fb_job_opts jo;
+	char wdir[PATH_MAX], why[PATH_MAX + 64] = "";
 	struct fb_pch_state ps = {0};
 	int bad = 0;
+	jo.v = calloc(r->ncommon + 6, sizeof(*jo.v));
 	if (u->pch) {
 		fb_worker_child_init(r->parent);
 		if (fb_pch_worker_dir(r->pch_dir, (size_t)(u - r->units), wdir, sizeof(wdir), why, sizeof(why)) != 0)
@@ -49,76 +128,24 @@ fb_run_child(struct run *r, struct unit *u, int fd)
 	for (size_t k = 0; k < u->n && !bad; k++) {
 		struct job *j = &r->jobs[u->jobs[k]];
 		struct source *s = &r->src[j->src];
-		struct fb_nvrtc_out out = {0};
-		struct fb_error e = {0};
-		char note[256] = "";
-		int rc = FB_ENOMEM, pch = u->pch && !ps.off;
-		size_t heap = 0, nopts = 0;
-		if (opts) {
-			snprintf(arch, sizeof(arch), "-arch=%s", j->arch);
-			snprintf(inc, sizeof(inc), "-I%s", s->dir);
-			opts[nopts++] = arch;
-			opts[nopts++] = inc;
-			for (size_t m = 0; m < r->ncommon; m++)
-				opts[nopts++] = r->common[m];
-			if (j->seed[0]) {
-				snprintf(seed, sizeof(seed), "--frandom-seed=%s", j->seed);
-				opts[nopts++] = seed;
-			}
-			if (j->lto && !r->o->lto)
-				opts[nopts++] = "-dlto";
-			if (pch && fb_pch_options(wdir, pchopt, sizeof(pchopt), opts + nopts) == 0)
-				nopts += 2;
-			else
-				pch = 0;
-			if (pch && ps.heap) {
-				fb_nvrtc_pch_heap(r->nv, NULL, ps.heap);
-				ps.heap = 0;
-			}
-			if (pch)
-				fb_nvrtc_pch_heap(r->nv, &heap, 0);
-			rc = fb_nvrtc_compile(r->nv, s->text, s->path, opts, (int)nopts, j->ptx != NONE && !j->lto,
-			                      j->lto ? FB_NVRTC_LTOIR : j->sass != NONE, &out, &e);
-			if (pch && (rc || out.result != 0)) {
-				/* never let the PCH fail a job: the same compile without it decides */
-				fb_nvrtc_out_clear(&out);
-				rc = fb_nvrtc_compile(r->nv, s->text, s->path, opts, (int)nopts - 2, j->ptx != NONE && !j->lto,
-				                      j->lto ? FB_NVRTC_LTOIR : j->sass != NONE, &out, &e);
-				if (!rc && out.result == 0) {
-					ps.off = 1;
-					snprintf(note, sizeof(note), "PCH refused: the compile failed with it and passed without; "
-					                             "plain compiles from here");
-				}
-				pch = 0;
-			}
+		int rc = FB_ENOMEM;
+		if (!jo.v) {
+			struct fb_error e = {0};
+			fb_seterr(&e, FB_ENOMEM, "out of memory");
+			unsigned char hdr[ANSWER] = {0};
+			fb_wr64(hdr, (uint64_t)FB_ENOMEM);
+			fb_wr64(hdr + 16, strlen(e.msg));
+			bad = fb_write_all(fd, hdr, sizeof(hdr)) || fb_write_all(fd, e.msg, strlen(e.msg));
+			break;
 		}
-		if (k == 0 && why[0])
-			snprintf(note, sizeof(note), "PCH refused: %.200s", why);
-		if (!rc && pch) {
-			int used = 0;
-			if (out.log)
-				fb_pch_log_strip(out.log, &used);
-			fb_pch_verdict(&ps, out.pch_status, out.pch_heap_required, used, heap, note, sizeof(note));
-		}
-		const char *log = rc ? e.msg : out.log ? out.log : "";
-		unsigned char hdr[ANSWER];
-		fb_wr64(hdr, (uint64_t)rc);
-		fb_wr64(hdr + 8, (uint64_t)(int64_t)out.result);
-		fb_wr64(hdr + 16, strlen(log));
-		fb_wr64(hdr + 24, strlen(note));
-		fb_wr64(hdr + 32, rc ? 0 : out.ptx_size);
-		fb_wr64(hdr + 40, rc ? 0 : out.cubin_size);
-		bad = fb_write_all(fd, hdr, sizeof(hdr)) || fb_write_all(fd, log, strlen(log)) ||
-		      fb_write_all(fd, note, strlen(note));
-		if (!bad && !rc && out.ptx_size)
-			bad = fb_write_all(fd, out.ptx, out.ptx_size);
-		if (!bad && !rc && out.cubin_size)
-			bad = fb_write_all(fd, out.cubin, out.cubin_size);
-		fb_nvrtc_out_clear(&out);
+		fb_run_job_options(r, j, &jo);
+		struct fb_worker_job wj = {s->text, s->path, jo.v, jo.n, j->ptx != NONE && !j->lto,
+		                           j->lto ? FB_NVRTC_LTOIR : j->sass != NONE};
+		bad = fb_worker_compile(r->nv, &wj, &ps, u->pch, wdir, k == 0 ? why : NULL, fd, &rc) != 0;
 		if (rc)
 			break; /* NVRTC could not be driven: the parent stops the run */
 	}
-	free(opts);
+	free(jo.v);
 	close(fd);
 	return bad ? 3 : 0;
 }

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "run.h"
+#include "server.h"
 #include "worker.h"
 
 int
@@ -308,15 +309,123 @@ setup_pch(struct run *r, struct fb_compile_result *res)
 		r->pch = 1;
 }
 
-int
-fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_opts *opts,
-           struct fb_compile_result **out, struct fb_error *err)
+/* NVRTC, the cache directory (a directory others can write into is refused; one that cannot
+ * be used only costs the caching) and the base directory of the keys. */
+static int
+open_run(struct run *r, const char *home, struct fb_error *err)
 {
-	struct run r = {0};
-	struct fb_compile_result *res = NULL;
-	char home[PATH_MAX] = "";
-	int rc;
-	*out = NULL;
+	const struct fb_compile_opts *o = r->o;
+	int rc = fb_nvrtc_open(home, &r->nv, err);
+	if (rc)
+		return rc;
+	r->use_cache = !o->no_cache;
+	if (r->use_cache) {
+		if (o->cache_dir && *o->cache_dir)
+			snprintf(r->cache_dir, sizeof(r->cache_dir), "%s", o->cache_dir);
+		else if (fb_cache_dir(r->cache_dir, sizeof(r->cache_dir), NULL) != 0)
+			r->use_cache = 0; /* no HOME: compile without a cache */
+	}
+	if (r->use_cache) {
+		struct fb_error ce = {0};
+		int cc = fb_cache_check(r->cache_dir, o->cache_dir && *o->cache_dir, &ce);
+		if (cc == FB_EUNSAFE)
+			return fb_seterr(err, cc, "%s", ce.msg);
+		if (cc)
+			r->use_cache = 0;
+	}
+	if (r->use_cache &&
+	    fb_key_nvrtc(r->cache_dir, fb_nvrtc_ident(r->nv), o->cancel, r->nvrtc_key, sizeof(r->nvrtc_key)) != 0)
+		r->nvrtc_key[0] = 0;
+	if (o->cache_basedir && *o->cache_basedir && !realpath(o->cache_basedir, r->basedir))
+		snprintf(r->basedir, sizeof(r->basedir), "%s", o->cache_basedir);
+	if (!(r->src = calloc(r->nsrc, sizeof(*r->src))))
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	return 0;
+}
+
+/* Cache hits first: local, then remote. */
+static void
+cache_lookup(struct run *r, struct fb_compile_result *res)
+{
+	for (size_t i = 0; r->use_cache && i < r->njobs; i++) {
+		struct job *j = &r->jobs[i];
+		struct fb_error ce = {0};
+		int got = fb_cache_get(r->cache_dir, j->key, &j->e, &ce);
+		bool hit = got == 0;
+		if (got == FB_EFORMAT) {
+			char line[sizeof(ce.msg) + 512];
+			snprintf(line, sizeof(line), "corrupt cache entry for %s (%s) removed and recompiled: %s",
+			         r->src[j->src].path, j->arch, ce.msg);
+			log_append(&res->cache_note, line);
+			res->ncorrupt++;
+		}
+		if (hit &&
+		    (j->lto ? !j->e.cubin_size : (j->sass != NONE && !j->e.cubin_size) || (j->ptx != NONE && !j->e.ptx_size))) {
+			fb_cache_entry_clear(&j->e); /* an entry without what the job makes: a miss */
+			hit = false;
+		}
+		if (!hit && !remote_get(r, j, res))
+			continue;
+		j->state = J_DONE;
+		j->cached = hit ? 1 : 2;
+		res->ncached++;
+		res->nremote += j->cached == 2;
+		fb_run_job_done(r, j);
+	}
+}
+
+/* The cache-missed jobs go to the build's compile server when the build names one (and it is
+ * not turned off); what it does not answer well is compiled here. */
+static void
+server_jobs(struct run *r, const char *home, struct fb_compile_result *res)
+{
+	const char *sock = getenv(FB_SERVER_ENV), *off = getenv(FB_SERVER_OFF_ENV);
+	if (!sock || !*sock || (off && strcmp(off, "0") == 0))
+		return;
+	for (size_t i = 0; i < r->njobs; i++)
+		if (r->jobs[i].state == J_PENDING) {
+			fb_server_run(r, home, sock, res->server_note, sizeof(res->server_note));
+			return;
+		}
+}
+
+/* The error for the first failing job: its first diagnostic, or the NVRTC result. */
+static int
+describe_failure(struct run *r, struct job *failed, struct fb_compile_result *res, struct fb_error *err)
+{
+	char *rw = fb_nvrtc_log_rewrite(failed->e.log, failed->arch);
+	char first[sizeof(err->msg)];
+	fb_nvrtc_log_first(rw, first, sizeof(first));
+	if (blank(failed->e.log))
+		snprintf(first, sizeof(first), "%s: %s for %s", r->src[failed->src].path,
+		         fb_nvrtc_result_name(failed->result), failed->arch);
+	free(res->log);
+	res->log = rw;
+	snprintf(res->failed_target, sizeof(res->failed_target), "%s", failed->arch);
+	return fb_seterr(err, failed->result == FB_NVRTC_INVALID_OPTION ? FB_EINVAL : FB_ECOMPILE, "%s", first);
+}
+
+/* The compiled jobs: counted and kept in the caches (best effort). */
+static void
+cache_store(struct run *r, struct fb_compile_result *res)
+{
+	for (size_t i = 0; i < r->njobs; i++) {
+		struct job *j = &r->jobs[i];
+		if (j->cached)
+			continue;
+		res->pch_made += strncmp(j->pch_note, "PCH made", 8) == 0;
+		res->pch_used += strstr(j->pch_note, "PCH used") != NULL;
+		res->pch_refused += strncmp(j->pch_note, "PCH refused", 11) == 0;
+		res->ncompiled++;
+		if (r->use_cache)
+			fb_cache_put(r->cache_dir, j->key, &j->e, NULL);
+		remote_put(r, j, res);
+	}
+}
+
+static int
+check_args(const char *const *sources, size_t nsources, const struct fb_compile_opts *opts, struct fb_error *err)
+{
 	if (!opts || !sources || nsources == 0)
 		return fb_seterr(err, FB_EINVAL, "no sources to compile");
 	if (!opts->targets || opts->ntargets == 0)
@@ -325,6 +434,51 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 		for (size_t k = 0; k < i; k++)
 			if (strcmp(sources[i], sources[k]) == 0)
 				return fb_seterr(err, FB_EINVAL, "%s given twice", sources[i]);
+	return 0;
+}
+
+/* Everything after the jobs are made: caches, the build's server, the local workers, the
+ * result. */
+static int
+run_jobs(struct run *r, const char *home, struct fb_compile_result *res, struct fb_error *err)
+{
+	const struct fb_compile_opts *opts = r->o;
+	res->nvrtc_version = fb_nvrtc_version(r->nv);
+	res->njobs = r->njobs;
+	int rc = add_deps(r, res, err);
+	if (rc)
+		return rc;
+	remote_start(r, res);
+	cache_lookup(r, res);
+	server_jobs(r, home, res);
+	int maxjobs = opts->jobs > 0 ? opts->jobs : fb_compile_default_jobs();
+	setup_pch(r, res);
+	struct job *failed = NULL;
+	rc = fb_run_jobs(r, maxjobs, &failed, err);
+	if (opts->cancel && *opts->cancel) /* jobs killed by the stopping signal are no failure */
+		return fb_seterr(err, FB_ECANCELED, "compile stopped");
+	if (rc == FB_ECOMPILE && failed)
+		return describe_failure(r, failed, res, err);
+	if (rc)
+		return rc;
+	cache_store(r, res);
+	rc = assemble(r, res, err);
+	if (!rc)
+		count_run(r, res);
+	return rc;
+}
+
+int
+fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_opts *opts,
+           struct fb_compile_result **out, struct fb_error *err)
+{
+	struct run r = {0};
+	struct fb_compile_result *res = NULL;
+	char home[PATH_MAX] = "";
+	*out = NULL;
+	int rc = check_args(sources, nsources, opts, err);
+	if (rc)
+		return rc;
 	r.o = opts;
 	r.srcpaths = sources;
 	r.nsrc = nsources;
@@ -335,115 +489,16 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 		if (ap_cuda_home(home, sizeof(home), &aerr) != 0)
 			home[0] = 0;
 	}
-	if ((rc = fb_nvrtc_open(home, &r.nv, err)))
-		goto out;
-	r.use_cache = !opts->no_cache;
-	if (r.use_cache) {
-		if (opts->cache_dir && *opts->cache_dir)
-			snprintf(r.cache_dir, sizeof(r.cache_dir), "%s", opts->cache_dir);
-		else if (fb_cache_dir(r.cache_dir, sizeof(r.cache_dir), NULL) != 0)
-			r.use_cache = 0; /* no HOME: compile without a cache */
-	}
-	if (r.use_cache) {
-		/* a directory others can write into is refused; one that cannot be used only costs the caching */
-		struct fb_error ce = {0};
-		int cc = fb_cache_check(r.cache_dir, opts->cache_dir && *opts->cache_dir, &ce);
-		if (cc == FB_EUNSAFE) {
-			rc = fb_seterr(err, cc, "%s", ce.msg);
-			goto out;
-		}
-		if (cc)
-			r.use_cache = 0;
-	}
-	if (r.use_cache && fb_key_nvrtc(r.cache_dir, fb_nvrtc_ident(r.nv), opts->cancel, r.nvrtc_key, sizeof(r.nvrtc_key)) != 0)
-		r.nvrtc_key[0] = 0;
-	if (opts->cache_basedir && *opts->cache_basedir && !realpath(opts->cache_basedir, r.basedir))
-		snprintf(r.basedir, sizeof(r.basedir), "%s", opts->cache_basedir);
-	if (!(r.src = calloc(nsources, sizeof(*r.src)))) {
-		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
-		goto out;
-	}
-	if ((rc = fb_run_options(&r, home, err)) || (rc = fb_run_load_sources(&r, err)) || (rc = fb_run_make_jobs(&r, err)))
+	if ((rc = open_run(&r, home, err)) || (rc = fb_run_options(&r, home, err)) || (rc = fb_run_load_sources(&r, err)) ||
+	    (rc = fb_run_make_jobs(&r, err)))
 		goto out;
 	if (!(res = r.res = calloc(1, sizeof(*res)))) {
 		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 		goto out;
 	}
-	res->nvrtc_version = fb_nvrtc_version(r.nv);
-	res->njobs = r.njobs;
-	if ((rc = add_deps(&r, res, err)))
-		goto out;
-	remote_start(&r, res);
-	/* Cache hits first: local, then remote. */
-	for (size_t i = 0; r.use_cache && i < r.njobs; i++) {
-		struct job *j = &r.jobs[i];
-		struct fb_error ce = {0};
-		int got = fb_cache_get(r.cache_dir, j->key, &j->e, &ce);
-		bool hit = got == 0;
-		if (got == FB_EFORMAT) {
-			char line[sizeof(ce.msg) + 512];
-			snprintf(line, sizeof(line), "corrupt cache entry for %s (%s) removed and recompiled: %s",
-			         r.src[j->src].path, j->arch, ce.msg);
-			log_append(&res->cache_note, line);
-			res->ncorrupt++;
-		}
-		if (hit &&
-		    (j->lto ? !j->e.cubin_size : (j->sass != NONE && !j->e.cubin_size) || (j->ptx != NONE && !j->e.ptx_size))) {
-			fb_cache_entry_clear(&j->e); /* an entry without what the job makes: a miss */
-			hit = false;
-		}
-		if (!hit && !remote_get(&r, j, res))
-			continue;
-		j->state = J_DONE;
-		j->cached = hit ? 1 : 2;
-		res->ncached++;
-		res->nremote += j->cached == 2;
-		fb_run_job_done(&r, j);
-	}
-	int maxjobs = opts->jobs > 0 ? opts->jobs : fb_compile_default_jobs();
-	setup_pch(&r, res);
-	struct job *failed = NULL;
-	rc = fb_run_jobs(&r, maxjobs, &failed, err);
-	if (opts->cancel && *opts->cancel) { /* jobs killed by the stopping signal are no failure */
-		rc = fb_seterr(err, FB_ECANCELED, "compile stopped");
-		goto out;
-	}
-	if (rc == FB_ECOMPILE && failed) {
-		char *rw = fb_nvrtc_log_rewrite(failed->e.log, failed->arch);
-		char first[sizeof(err->msg)];
-		fb_nvrtc_log_first(rw, first, sizeof(first));
-		if (blank(failed->e.log))
-			snprintf(first, sizeof(first), "%s: %s for %s", r.src[failed->src].path,
-			         fb_nvrtc_result_name(failed->result), failed->arch);
-		res->log = rw;
-		snprintf(res->failed_target, sizeof(res->failed_target), "%s", failed->arch);
-		rc = fb_seterr(err, failed->result == FB_NVRTC_INVALID_OPTION ? FB_EINVAL : FB_ECOMPILE, "%s", first);
-		if (rc == FB_EINVAL) {
-			/* a bad -Xnvrtc option: usage, not a build failure; no result */
-			fb_compile_result_free(res);
-			res = NULL;
-		}
-		goto out;
-	}
-	if (rc)
-		goto out;
-	for (size_t i = 0; i < r.njobs; i++) {
-		struct job *j = &r.jobs[i];
-		if (j->cached)
-			continue;
-		res->pch_made += strncmp(j->pch_note, "PCH made", 8) == 0;
-		res->pch_used += strstr(j->pch_note, "PCH used") != NULL;
-		res->pch_refused += strncmp(j->pch_note, "PCH refused", 11) == 0;
-		res->ncompiled++;
-		if (r.use_cache)
-			fb_cache_put(r.cache_dir, j->key, &j->e, NULL); /* best effort */
-		remote_put(&r, j, res);
-	}
-	rc = assemble(&r, res, err);
-	if (!rc)
-		count_run(&r, res);
+	rc = run_jobs(&r, home, res, err);
 out:
-	if (rc && rc != FB_ECOMPILE) {
+	if (rc && rc != FB_ECOMPILE) { /* a bad -Xnvrtc option (FB_EINVAL) included: usage, no result */
 		fb_compile_result_free(res);
 		res = NULL;
 	}

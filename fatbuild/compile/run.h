@@ -112,6 +112,14 @@ int fb_run_same_options(const struct run *r, const struct job *a, const struct j
  * rest. *failed: that job. */
 int fb_run_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error *err);
 
+/* The NVRTC options of one job, as child.c passes them: v has room for r->ncommon + 6. */
+struct fb_job_opts {
+	char arch[64], inc[PATH_MAX + 3], seed[40];
+	const char **v;
+	size_t n;
+};
+void fb_run_job_options(const struct run *r, const struct job *j, struct fb_job_opts *jo);
+
 /* child.c: the forked worker for unit u, answering through fd; returns the exit code for _exit. */
 int fb_run_child(struct run *r, struct unit *u, int fd);
 /* The size of the complete answer at the start of p[0..n), or 0 while it is incomplete;

@@ -1,5 +1,6 @@
-/* worker.h: private to compile.c, child.c and jitlink.c: the NVRTC worker's PCH directory, options,
- * heap policy and verdicts (worker.c). */
+/* worker.h: private to compile.c, child.c, server.c and jitlink.c: the NVRTC worker's PCH
+ * directory, options, heap policy and verdicts (worker.c), and one job's compile and answer
+ * (child.c). */
 #ifndef FB_COMPILE_WORKER_H
 #define FB_COMPILE_WORKER_H
 
@@ -39,5 +40,20 @@ struct fb_pch_state {
  * refused: ..."), updates s (a larger heap once when exhausted; off after a second failure). */
 void fb_pch_verdict(struct fb_pch_state *s, int status, size_t required, int used, size_t heap, char *note,
                     size_t size);
+
+/* One job for a worker: text (named name in diagnostics) compiled with opts[0..nopts), which
+ * has room for two more (the PCH options); want_ptx / want_cubin as fb_nvrtc_compile takes them. */
+struct fb_worker_job {
+	const char *text, *name;
+	const char **opts;
+	size_t nopts;
+	int want_ptx, want_cubin;
+};
+/* Compiles wj in this process (with the PCH in wdir when pch and s allow it; a failure with the
+ * PCH is retried without) and writes its answer (child.c's format) to fd. first_note, when not
+ * empty, is why the PCH is off ("PCH refused: ..."). *rc: fb_nvrtc_compile's code. 0, or -1
+ * when fd could not be written. */
+int fb_worker_compile(const struct fb_nvrtc *nv, const struct fb_worker_job *wj, struct fb_pch_state *s, int pch,
+                      const char *wdir, const char *first_note, int fd, int *rc);
 
 #endif
