@@ -3,7 +3,7 @@
 # two-file CUB extension (tests/repro: template-only kernels, whose internal names take the
 # front end's seed) are built in different directories, with different cache and build dirs,
 # by different processes: the per-kernel fatbins, the objects and the .so are byte-identical,
-# with the NVRTC backend (also with -g host code) and with --backend nvcc. `fatbuild compile`
+# with the NVRTC backend (also with -g host code) and with --backend nvcc (also with -g). `fatbuild compile`
 # likewise. `fatbuild diff` agrees, and names the entry when one kernel changes.
 set -u
 : "${FATBUILD_BIN:?}" "${FB_SOURCE_DIR:?}"
@@ -47,6 +47,12 @@ if [ -x "$nvcc" ]; then
 	build "$t/one" nvcc -O2 src || no "nvcc build one"
 	build "$t/two" nvcc -O2 "$t/two/deeper/proj" || no "nvcc build two"
 	same nvcc "nvcc backend"
+	# With -g the host compiler's debug line strings are ordered by a hash of nvcc's temporary
+	# file names, which hold nvcc's process id unless its intermediates are named (-keep).
+	build "$t/one" nvcc -g src || no "nvcc -g build one"
+	build "$t/two" nvcc -g "$t/two/deeper/proj" || no "nvcc -g build two"
+	same nvcc "nvcc backend with -g"
+	ls "$t"/one/b.nvcc/obj/*.keep >/dev/null 2>&1 && no "nvcc's kept intermediates were not removed"
 else
 	echo "no nvcc at $nvcc: nvcc backend part skipped"
 fi

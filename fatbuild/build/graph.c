@@ -309,9 +309,10 @@ nvcc_seed(struct gen *g, const char *src, const char *gencode, struct cmd *c)
 	arg(c, name);
 }
 
-/* The nvcc compile's words up to its own flags: launcher, nvcc, gencode, seed, host compiler. */
+/* The nvcc compile's words up to its own flags: launcher, nvcc, gencode, seed, where its
+ * intermediates go (keep), host compiler. */
 static int
-nvcc_words(struct gen *g, const char *src, struct cmd *c)
+nvcc_words(struct gen *g, const char *src, const char *keep, struct cmd *c)
 {
 	char nvcc[PATHMAX + 16];
 	bfmt(nvcc, sizeof(nvcc), "%s/bin/nvcc", g->t.cuda_home);
@@ -346,6 +347,8 @@ nvcc_words(struct gen *g, const char *src, struct cmd *c)
 	}
 	nvcc_seed(g, src, gencode, c);
 	free(gencode);
+	swords(c, "-keep -keep-dir");
+	arg(c, keep);
 	arg(c, "-ccbin");
 	arg(c, k ? w[k - 1] : "c++");
 	for (size_t i = k; !c->rc && i < nw; i++) {
@@ -359,13 +362,20 @@ nvcc_words(struct gen *g, const char *src, struct cmd *c)
 static int
 gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_error *err)
 {
-	char st[256], out[PATHMAX + 300], dep[PATHMAX + 310], desc[512];
+	char st[256], out[PATHMAX + 300], dep[PATHMAX + 310], keep[PATHMAX + 310], desc[512];
 	stem(idx, src, st, sizeof(st));
 	bfmt(out, sizeof(out), "%s/obj/%s.o", g->dir, st);
 	bfmt(dep, sizeof(dep), "%s.d", out);
+	bfmt(keep, sizeof(keep), "%s.keep", out);
 	struct cmd c = {.err = err};
 	if (lang == L_NVCC) {
-		int rc = nvcc_words(g, src, &c);
+		/* nvcc's intermediates get fixed names in a directory of their own (-keep): unnamed, they
+		 * are tmpxft_<pid>_..., and the host compiler's debug line strings are ordered by a
+		 * hash of those names, so a -g object would differ from one process to the next. */
+		raw(&c, "mkdir -p");
+		arg(&c, keep);
+		raw(&c, " &&");
+		int rc = nvcc_words(g, src, keep, &c);
 		if (rc)
 			return rc;
 		if (g->torch)
@@ -400,10 +410,9 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 	arg(&c, out);
 	arg(&c, src);
 	if (lang == L_NVCC) {
-		/* nvcc names its temporary files tmpxft_<pid>_...; the host compiler records that
-		 * name in the object's file symbol. Same length replaced, nothing else moves. */
-		raw(&c, " && LC_ALL=C sed -i 's/tmpxft_[0-9a-f]\\{8\\}_/tmpxft_00000000_/g'");
-		arg(&c, out);
+		raw(&c, "; s=$?; rm -rf");
+		arg(&c, keep);
+		raw(&c, "; exit $s");
 	}
 	int rc = cmd_end(&c);
 	bfmt(desc, sizeof(desc), "%s %s", lang == L_NVCC ? "NVCC" : lang == L_C ? "CC" : "CXX",

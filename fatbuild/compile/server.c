@@ -654,9 +654,13 @@ int
 fb_compile_server_start(const char *program, const char *build_dir, int jobs, pid_t *pid, char *sock, size_t size,
                         struct fb_error *err)
 {
-	char jobs_s[32], fd_s[32];
+	char jobs_s[32], fd_s[32], tmpdir[PATH_MAX + 16];
 	int p[2];
 	*pid = -1;
+	/* NVRTC's front end writes its temporaries to TMPDIR: the build's private one, as the edges
+	 * ninja runs get, never the user's shared /tmp. */
+	if (snprintf(tmpdir, sizeof(tmpdir), "TMPDIR=%s/tmp", build_dir) >= (int)sizeof(tmpdir))
+		return fb_seterr(err, FB_EINVAL, "%s: path too long", build_dir);
 	if (snprintf(sock, size, "%s/tmp/%s", build_dir, FB_SERVER_SOCKET) >= (int)size ||
 	    strlen(sock) >= sizeof(((struct sockaddr_un *)0)->sun_path))
 		return fb_seterr(err, FB_EINVAL, "%s/tmp/%s: too long for a socket name", build_dir, FB_SERVER_SOCKET);
@@ -676,6 +680,7 @@ fb_compile_server_start(const char *program, const char *build_dir, int jobs, pi
 		signal(SIGINT, SIG_DFL);      /* exec keeps an ignored signal ignored */
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
+		putenv(tmpdir);
 		char *argv[] = {(char *)program, "build", "--compile-server", (char *)build_dir, jobs_s, fd_s, NULL};
 		execv(program, argv);
 		_exit(127);
