@@ -70,7 +70,12 @@ fb_server_job_parse(const unsigned char *p, size_t n, struct fb_server_job *j)
 			j->opts = NULL;
 			return -1;
 		}
-	return p == end ? 0 : -1;
+	if (p != end) { /* trailing bytes: not a job this client wrote */
+		free(j->opts);
+		j->opts = NULL;
+		return -1;
+	}
+	return 0;
 }
 
 /* What decides whether two jobs can share a worker's PCH: all but the name, text and seed. */

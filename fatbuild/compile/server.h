@@ -34,7 +34,7 @@ struct fb_server_job {
 	const char **opts;          /* nopts, and room for two more (the PCH options) */
 	size_t nopts;
 };
-/* Parses job bytes p[0..n); opts is malloc'd (free it). 0, or -1 for garbage. */
+/* Parses job bytes p[0..n); on success opts is malloc'd (free it). 0, or -1 for garbage (nothing held). */
 int fb_server_job_parse(const unsigned char *p, size_t n, struct fb_server_job *j);
 
 /* client.c: runs r's pending jobs at the server whose socket is sock, when sock passes the
