@@ -388,9 +388,12 @@ struct fb_compile_result {
 	size_t ncorrupt;
 	char *cache_note;
 	/* PCH: jobs that made one, used one, had it refused (compiled plainly); pch_off says why
-	 * the PCH was not tried at all ("" when it was, or when no_pch asked for that). */
+	 * the PCH was not tried at all ("" when it was, or when no_pch asked for that);
+	 * pch_unsupported: because this NVRTC has no automatic-PCH API (older than 12.8), which is
+	 * expected rather than a problem. */
 	size_t pch_made, pch_used, pch_refused;
 	char pch_off[512];
+	bool pch_unsupported;
 	size_t nremote;                /* of ncached: hits served by the remote cache */
 	/* Why the build's compile server (FATBUILD_COMPILE_SOCKET) was not used, or failed and the
 	 * jobs were compiled here; "" when it was not asked for or served without trouble. */

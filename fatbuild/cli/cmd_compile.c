@@ -540,7 +540,7 @@ compile_and_write(struct fb_compile_opts *o, const struct compile_cli *c)
 	}
 	if (res && res->server_note[0] && c->verbose)
 		warn("compile: note: %s", res->server_note);
-	if (res && res->pch_off[0] && (c->verbose || !strstr(res->pch_off, "no automatic-PCH API")))
+	if (res && res->pch_off[0] && (c->verbose || !res->pch_unsupported))
 		warn("compile: note: %s; compiled without", res->pch_off);
 	if (rc == FB_ECOMPILE && res && res->log) {
 		rc = report_compile_error(res, &err);

@@ -298,9 +298,10 @@ setup_pch(struct run *r, struct fb_compile_result *res)
 			         fb_run_same_options(r, &r->jobs[i], &r->jobs[k]);
 	if (!shared)
 		return;
-	if (!fb_nvrtc_has_pch(r->nv))
+	if (!fb_nvrtc_has_pch(r->nv)) {
 		snprintf(res->pch_off, sizeof(res->pch_off), "PCH off: %.400s has no automatic-PCH API", fb_nvrtc_path(r->nv));
-	else if (!parent || !*parent)
+		res->pch_unsupported = true;
+	} else if (!parent || !*parent)
 		snprintf(res->pch_off, sizeof(res->pch_off), "PCH off: no private directory for it (no cache directory)");
 	else if (fb_pch_dir_new(parent, r->pch_dir, sizeof(r->pch_dir), &e) != 0) {
 		r->pch_dir[0] = 0;
