@@ -147,28 +147,6 @@ base_stem(const char *path, char *buf, size_t size)
 	return buf;
 }
 
-/* mkdir -p; 0 or -1 with errno. */
-static int
-mkdirs(const char *path)
-{
-	char buf[PATH_MAX];
-	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	for (char *p = buf + 1;; p++) {
-		if (*p == '/' || *p == 0) {
-			char c = *p;
-			*p = 0;
-			if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-				return -1;
-			*p = c;
-			if (!c)
-				return 0;
-		}
-	}
-}
-
 static double
 now(void)
 {
@@ -448,8 +426,9 @@ write_fatbin(const char *path, const struct fb_compile_result *r, const struct f
 static int
 write_per_file(const struct fb_compile_result *res, const struct fb_compile_opts *o, const struct compile_cli *c)
 {
-	if (mkdirs(c->out)) {
-		warn("compile: cannot create %s:", c->out);
+	struct fb_error derr = {0};
+	if (fb_dir_make_output(c->out, &derr)) {
+		warn("compile: %s", derr.msg);
 		return AP_EXIT_FAIL;
 	}
 	struct fb_compile_result one = *res;
@@ -475,8 +454,9 @@ static int
 write_emit(const struct fb_compile_result *res, const struct compile_cli *c)
 {
 	struct fb_error err = {0};
-	if (mkdirs(c->emit)) {
-		warn("compile: cannot create %s:", c->emit);
+	struct fb_error derr = {0};
+	if (fb_dir_make_output(c->emit, &derr)) {
+		warn("compile: %s", derr.msg);
 		return AP_EXIT_FAIL;
 	}
 	for (size_t i = 0; i < res->nimages; i++) {

@@ -11,6 +11,22 @@
 #include "common/bytes.h"
 
 int
+fb_read_all(int fd, void *p, size_t n)
+{
+	unsigned char *c = p;
+	while (n) {
+		ssize_t k = read(fd, c, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		c += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+int
 fb_write_all(int fd, const void *p, size_t n)
 {
 	const unsigned char *c = p;

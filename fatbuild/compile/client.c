@@ -20,14 +20,6 @@
 #include "worker.h"
 #include "common/bytes.h"
 
-static double
-now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 struct out {
 	unsigned char *p;
 	size_t n, cap;
@@ -169,7 +161,7 @@ take(struct run *r, struct job *j, const unsigned char *a, size_t n, double t0)
 	snprintf(j->pch_note + l, sizeof(j->pch_note) - l, "%s", l ? ", via the build's compile server"
 	                                                            : "compiled by the build's compile server");
 	j->state = J_DONE;
-	j->secs = now() - t0;
+	j->secs = fb_run_now() - t0;
 	fb_run_job_done(r, j);
 }
 
@@ -179,7 +171,7 @@ exchange(struct run *r, int fd, const struct out *o, const size_t *idx, size_t n
 {
 	unsigned char *rx = NULL;
 	size_t rxn = 0, rxcap = 0, left = n, sent = 0;
-	double t0 = now();
+	double t0 = fb_run_now();
 	while (left && !(r->o->cancel && *r->o->cancel)) {
 		struct pollfd pf = {fd, (short)(POLLIN | (sent < o->n ? POLLOUT : 0)), 0};
 		if (poll(&pf, 1, -1) < 0) {

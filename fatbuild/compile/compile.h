@@ -200,6 +200,8 @@ int fb_mkdirs(const char *path, struct fb_error *err);
 
 /* child.c: writes all of p[0..n) to fd, through EINTR; 0, or -1. (Also jitlink.c's worker.) */
 int fb_write_all(int fd, const void *p, size_t n);
+/* Reads exactly n bytes from fd, retrying on EINTR: 0, or -1 on an error or an early end. */
+int fb_read_all(int fd, void *p, size_t n);
 
 /* A copy of p[0..n) with a NUL after it (for text); NULL on OOM. */
 static inline unsigned char *

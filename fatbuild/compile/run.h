@@ -104,6 +104,8 @@ int fb_run_options(struct run *r, const char *home, struct fb_error *err);
 int fb_run_load_sources(struct run *r, struct fb_error *err);
 int fb_run_make_jobs(struct run *r, struct fb_error *err);
 
+/* schedule.c: CLOCK_MONOTONIC seconds, for the jobs' times. */
+double fb_run_now(void);
 /* schedule.c: counts j done and tells the caller's progress callback. */
 void fb_run_job_done(struct run *r, struct job *j);
 /* Whether a and b share an option set (arch and include path), so one PCH serves both. */

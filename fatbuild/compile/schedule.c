@@ -15,8 +15,8 @@
 
 #include "run.h"
 
-static double
-now(void)
+double
+fb_run_now(void)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
@@ -95,7 +95,7 @@ start(struct run *r, struct unit *u, struct fb_error *err)
 	u->pid = pid;
 	u->fd = fd;
 	u->state = J_RUNNING;
-	u->t0 = now();
+	u->t0 = fb_run_now();
 	for (size_t k = 0; k < u->n; k++)
 		r->jobs[u->jobs[k]].state = J_RUNNING;
 	return 0;
@@ -216,7 +216,7 @@ take_answers(struct run *r, struct unit *u, struct job **failed, struct fb_error
 	size_t sz;
 	while (!rc && u->done < u->n && (sz = fb_answer_size(u->rx, u->rxn)) != 0) {
 		struct job *j = &r->jobs[u->jobs[u->done++]];
-		double t = now();
+		double t = fb_run_now();
 		j->state = J_DONE;
 		j->secs = t - (u->tlast > 0 ? u->tlast : u->t0);
 		u->tlast = t;

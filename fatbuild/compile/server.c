@@ -97,22 +97,6 @@ job_key(const struct fb_server_job *j)
 
 /* ---- the worker ----------------------------------------------------------------------- */
 
-static int
-read_all(int fd, void *p, size_t n)
-{
-	unsigned char *c = p;
-	while (n) {
-		ssize_t k = read(fd, c, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		c += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 static void
 answer_error(int fd, int code, const char *msg)
 {
@@ -139,12 +123,12 @@ worker_main(int fd, const char *pch_root, unsigned id)
 		ps.off = 1;
 	for (;;) {
 		unsigned char h[8];
-		if (read_all(fd, h, 8) != 0)
+		if (fb_read_all(fd, h, 8) != 0)
 			break;
 		uint64_t n = fb_rd64(h);
 		unsigned char *b = n <= FB_SERVER_MAX_JOB ? malloc(n ? n : 1) : NULL;
 		struct fb_server_job j;
-		if (!b || read_all(fd, b, n) != 0 || fb_server_job_parse(b, n, &j) != 0) {
+		if (!b || fb_read_all(fd, b, n) != 0 || fb_server_job_parse(b, n, &j) != 0) {
 			free(b);
 			break;
 		}
