@@ -126,6 +126,87 @@ exists_file(const char *path, struct stat *st)
 	return stat(path, st) == 0 && S_ISREG(st->st_mode);
 }
 
+/* The header an #include or #include_next line names, or NULL: the name is cut out of line in
+ * place; *close is '"' or '>', *next says include_next. */
+static const char *
+include_name(char *line, char *close, int *next)
+{
+	char *q = line;
+	while (*q == ' ' || *q == '\t')
+		q++;
+	if (*q++ != '#')
+		return NULL;
+	while (*q == ' ' || *q == '\t')
+		q++;
+	*next = 0;
+	if (strncmp(q, "include_next", 12) == 0) {
+		q += 12;
+		*next = 1;
+	} else if (strncmp(q, "include", 7) == 0) {
+		q += 7;
+	} else {
+		return NULL;
+	}
+	while (*q == ' ' || *q == '\t')
+		q++;
+	*close = *q == '"' ? '"' : *q == '<' ? '>' : 0;
+	char *end = *close ? strchr(q + 1, *close) : NULL;
+	if (!end || end == q + 1)
+		return NULL;
+	*end = 0;
+	return q + 1;
+}
+
+/* Where the compiler finds name, included from cur (its directory: curdirlen bytes): path and
+ * st filled, 1; or 0 when it is in none of the places searched. */
+static int
+find_header(const char *name, char close, int next, const char *cur, size_t curdirlen, const char *const *dirs,
+            size_t ndirs, char *path, size_t size, struct stat *st)
+{
+	if (name[0] == '/')
+		return join(path, size, "", 0, name) && exists_file(path, st);
+	if (close == '"' && !next && join(path, size, cur, curdirlen, name) && exists_file(path, st))
+		return 1;
+	for (size_t d = 0; d < ndirs; d++)
+		if (join(path, size, dirs[d], strlen(dirs[d]), name) && exists_file(path, st) &&
+		    !(next && strcmp(path, cur) == 0)) /* include_next: a later directory */
+			return 1;
+	return 0;
+}
+
+/* Adds the headers text (the comment-free contents of cur) includes to todo and deps, each
+ * file once. 0, or -1 when out of memory. */
+static int
+scan_text(char *text, const char *cur, const char *const *dirs, size_t ndirs, struct seen *seen,
+          struct fb_strlist *todo, struct fb_strlist *deps)
+{
+	const char *slash = strrchr(cur, '/');
+	size_t curdirlen = slash ? (size_t)(slash - cur) : 0;
+	if (slash == cur)
+		curdirlen = 1; /* "/x.h" */
+	for (char *p = text; p && *p;) {
+		char *eol = strchr(p, '\n');
+		if (eol)
+			*eol = 0;
+		char close, path[PATH_MAX];
+		int next;
+		struct stat st;
+		const char *name = include_name(p, &close, &next);
+		if (name && find_header(name, close, next, cur, curdirlen, dirs, ndirs, path, sizeof(path), &st)) {
+			int fresh = seen_add(seen, &st);
+			if (fresh < 0)
+				return -1;
+			if (fresh) {
+				tidy(path, sizeof(path));
+				if (fb_strlist_add(todo, path) || fb_strlist_add(deps, path))
+					return -1;
+			}
+		}
+		p = eol ? eol + 1 : NULL;
+	}
+	return 0;
+}
+
 int
 fb_deps_scan(const char *source, const char *const *dirs, size_t ndirs, struct fb_strlist *deps,
              struct fb_error *err)
@@ -153,72 +234,10 @@ fb_deps_scan(const char *source, const char *const *dirs, size_t ndirs, struct f
 			continue;
 		}
 		strip_comments(text);
-		const char *cur = todo.v[t];
-		const char *slash = strrchr(cur, '/');
-		size_t curdirlen = slash ? (size_t)(slash - cur) : 0;
-		if (slash == cur)
-			curdirlen = 1; /* "/x.h" */
-		for (char *p = text; p && *p;) {
-			char *eol = strchr(p, '\n');
-			if (eol)
-				*eol = 0;
-			char *q = p;
-			while (*q == ' ' || *q == '\t')
-				q++;
-			if (*q == '#') {
-				q++;
-				while (*q == ' ' || *q == '\t')
-					q++;
-				int next = 0;
-				if (strncmp(q, "include_next", 12) == 0) {
-					q += 12;
-					next = 1;
-				} else if (strncmp(q, "include", 7) == 0) {
-					q += 7;
-				} else {
-					q = NULL;
-				}
-				while (q && (*q == ' ' || *q == '\t'))
-					q++;
-				char close = q && *q == '"' ? '"' : q && *q == '<' ? '>' : 0;
-				char *end = close ? strchr(q + 1, close) : NULL;
-				if (end && end > q + 1) {
-					*end = 0;
-					const char *name = q + 1;
-					char path[PATH_MAX];
-					int found = 0;
-					if (name[0] == '/') {
-						found = join(path, sizeof(path), "", 0, name) && exists_file(path, &st);
-					} else {
-						if (close == '"' && !next)
-							found = join(path, sizeof(path), cur, curdirlen, name) &&
-							        exists_file(path, &st);
-						for (size_t d = 0; !found && d < ndirs; d++) {
-							found = join(path, sizeof(path), dirs[d], strlen(dirs[d]), name) &&
-							        exists_file(path, &st);
-							if (found && next && strcmp(path, cur) == 0)
-								found = 0; /* include_next: a later directory */
-						}
-					}
-					if (found) {
-						int fresh = seen_add(&seen, &st);
-						if (fresh < 0) {
-							free(text);
-							goto oom;
-						}
-						if (fresh) {
-							tidy(path, sizeof(path));
-							if (fb_strlist_add(&todo, path) || fb_strlist_add(deps, path)) {
-								free(text);
-								goto oom;
-							}
-						}
-					}
-				}
-			}
-			p = eol ? eol + 1 : NULL;
-		}
+		int bad = scan_text(text, todo.v[t], dirs, ndirs, &seen, &todo, deps);
 		free(text);
+		if (bad)
+			goto oom;
 	}
 	goto out;
 oom:
