@@ -76,7 +76,7 @@ __global__ void k(float *x) { x[threadIdx.x] = 1.0f; }
 extern "C" int launch_k(float *x) { k<<<1, 1>>>(x); return 0; }
 K
 	CXX="ccache c++ -DFROM_CXX_WORDS=1" $FB build --emit-ninja --backend nvcc --arch-list 8.0 -o libn.so k.cu >log 2>&1
-	grep -q "cmd = ccache $cuda/bin/nvcc -c .* -ccbin c++ -Xcompiler -DFROM_CXX_WORDS=1" builds/n/build.ninja &&
+	grep -q "cmd = mkdir -p [^ ]*\.keep && ccache $cuda/bin/nvcc -c .* -ccbin c++ -Xcompiler -DFROM_CXX_WORDS=1" builds/n/build.ninja &&
 		ok "nvcc: ccache runs nvcc, c++ is -ccbin, -D goes through -Xcompiler" ||
 		bad "nvcc words: $(grep -m1 'cmd = .*nvcc' builds/n/build.ninja)"
 	CXX="c++ -DFROM_CXX_WORDS=1" $FB build --backend nvcc --arch-list 8.0 -o libn.so k.cu >log 2>&1 &&
