@@ -10,36 +10,32 @@
 #include "worker.h"
 #include "common/bytes.h"
 
-int
-fb_read_all(int fd, void *p, size_t n)
+/* Moves all n bytes between p and fd (write when out), through EINTR; 0, or -1. */
+static int
+move_all(int fd, unsigned char *p, size_t n, bool out)
 {
-	unsigned char *c = p;
 	while (n) {
-		ssize_t k = read(fd, c, n);
+		ssize_t k = out ? write(fd, p, n) : read(fd, p, n);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
 			return -1;
-		c += k;
+		p += k;
 		n -= (size_t)k;
 	}
 	return 0;
 }
 
 int
+fb_read_all(int fd, void *p, size_t n)
+{
+	return move_all(fd, p, n, false);
+}
+
+int
 fb_write_all(int fd, const void *p, size_t n)
 {
-	const unsigned char *c = p;
-	while (n) {
-		ssize_t k = write(fd, c, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		c += k;
-		n -= (size_t)k;
-	}
-	return 0;
+	return move_all(fd, (unsigned char *)(uintptr_t)p, n, true); /* written from, never to */
 }
 
 void
