@@ -4,6 +4,6 @@ export FATBUILD_CACHE_DIR=$PWD/cache
 printf '#if __cplusplus >= 201103L\n#error not C++03\n#endif\nextern "C" __global__ void k(int *p) { *p = 1; }\n' >old.cu
 $FATBUILD compile --arch-list 8.0 -j 1 --std c++03 -o old.fatbin old.cu; echo "rc=$?"
 $FATBUILD compile --arch-list 8.0 -j 1 --std c++11 -o new.fatbin old.cu >/dev/null 2>&1; echo "rc=$?"
-$FATBUILD compile --arch-list 8.0 --std c++23 -o x.fatbin old.cu 2>&1 | head -1; echo "rc=${PIPESTATUS[0]}"
-$FATBUILD compile --arch-list 8.0 --std '' -o x.fatbin old.cu 2>&1 | head -1; echo "rc=${PIPESTATUS[0]}"
+$FATBUILD compile --arch-list 8.0 --std c++23 -o x.fatbin old.cu >err 2>&1; rc=$?; head -n 1 err; echo "rc=$rc"
+$FATBUILD compile --arch-list 8.0 --std '' -o x.fatbin old.cu >err 2>&1; rc=$?; head -n 1 err; echo "rc=$rc"
 ls *.fatbin
