@@ -1,0 +1,21 @@
+# Sourced by every golden that runs more than one command ($FB_TESTS_DIR/cli/lib.sh): run() is
+# the one transcript form. It prints "$ " and the command line, the command's stdout and stderr
+# merged, then "[exit N]", all on stdout; paths are masked: the binaries (with the runner's exec
+# prefix) as archprobe / fatbuild, the build dir as BUILD, the scratch dir as SCRATCH, the CUDA
+# toolkit as CUDA/, timings as S. A leading VAR=value word sets the environment of that command.
+mask() {
+	sed -e "s|${FB_EXEC_PREFIX:+$FB_EXEC_PREFIX }$ARCHPROBE_BIN|archprobe|g" -e "s|${FB_EXEC_PREFIX:+$FB_EXEC_PREFIX }$FATBUILD_BIN|fatbuild|g" \
+		-e "s|$ARCHPROBE_BIN|archprobe|g" -e "s|$FATBUILD_BIN|fatbuild|g" -e "s|${FB_BINARY_DIR:-/nonexistent/build}|BUILD|g" \
+		-e "s|$PWD|SCRATCH|g" -e "s|${FB_CUDA_HOME:-/usr/local/cuda}/|CUDA/|g" -e 's/"seconds": [0-9.]*/"seconds": S/' -e 's/ in [0-9.]* s$/ in S s/'
+}
+run() {
+	echo "\$ $*" | mask
+	env "$@" 2>&1 | mask
+	echo "[exit ${PIPESTATUS[0]}]"
+}
+# run1: the same, only the first line of output
+run1() {
+	echo "\$ $*" | mask
+	env "$@" 2>&1 | mask | head -1
+	echo "[exit ${PIPESTATUS[0]}]"
+}
