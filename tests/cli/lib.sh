@@ -13,9 +13,13 @@ run() {
 	env "$@" 2>&1 | mask
 	echo "[exit ${PIPESTATUS[0]}]"
 }
-# run1: the same, only the first line of output
-run1() {
+# runhead N: the same, only the first N lines of output (all of it is read: no SIGPIPE)
+runhead() {
+	local n=$1
+	shift
 	echo "\$ $*" | mask
-	env "$@" 2>&1 | mask | head -1
+	env "$@" 2>&1 | mask | sed -n "1,${n}p"
 	echo "[exit ${PIPESTATUS[0]}]"
 }
+# run1: runhead 1
+run1() { runhead 1 "$@"; }
