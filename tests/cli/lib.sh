@@ -23,3 +23,14 @@ runhead() {
 }
 # run1: runhead 1
 run1() { runhead 1 "$@"; }
+# run2: the same with the streams apart, for goldens where which stream matters (usage and
+# errors on stderr, nothing on stdout): stdout, then "[stderr]" and stderr if there is any.
+run2() {
+	echo "\$ $*" | mask
+	env "$@" >.run2.out 2>.run2.err
+	local rc=$?
+	mask <.run2.out
+	[ -s .run2.err ] && echo "[stderr]" && mask <.run2.err
+	rm -f .run2.out .run2.err
+	echo "[exit $rc]"
+}
