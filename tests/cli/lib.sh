@@ -1,8 +1,10 @@
-# Sourced by every golden that runs more than one command ($FB_TESTS_DIR/cli/lib.sh): run() is
-# the one transcript form. It prints "$ " and the command line, the command's stdout and stderr
-# merged, then "[exit N]", all on stdout; paths are masked: the binaries (with the runner's exec
-# prefix) as archprobe / fatbuild, the build dir as BUILD, the scratch dir as SCRATCH, the CUDA
-# toolkit as CUDA/, timings as S. A leading VAR=value word sets the environment of that command.
+# Sourced ($FB_TESTS_DIR/cli/lib.sh) by the goldens that check more than one command: each
+# command runs as `run CMD...`, which prints "$ " and the command line, the command's stdout and
+# stderr merged, then "[exit N]", all on stdout (run1 / runhead N: only the first lines of the
+# output; run2: stdout, then "[stderr]" and stderr, where which stream matters). Paths are
+# masked: the binaries (with the runner's exec prefix) as archprobe / fatbuild, the build dir as
+# BUILD, the scratch dir as SCRATCH, the CUDA toolkit as CUDA/, timings as S. Leading VAR=value
+# words set the environment of that command.
 mask() {
 	sed -e "s|${FB_EXEC_PREFIX:+$FB_EXEC_PREFIX }$ARCHPROBE_BIN|archprobe|g" -e "s|${FB_EXEC_PREFIX:+$FB_EXEC_PREFIX }$FATBUILD_BIN|fatbuild|g" \
 		-e "s|$ARCHPROBE_BIN|archprobe|g" -e "s|$FATBUILD_BIN|fatbuild|g" -e "s|${FB_BINARY_DIR:-/nonexistent/build}|BUILD|g" \
