@@ -8,6 +8,11 @@
 # stderr and the exit code with NAME.sh.stdout, NAME.sh.stderr (or .stdout.glob/.stderr.glob:
 # a line "..." skips any number of lines, '*' inside a line matches anything) and NAME.sh.exit
 # (default 0). A missing golden file means "not checked". --update rewrites the exact goldens.
+# One convention: a script that runs one command leaves its streams and exit code to these
+# files; a script that checks several commands sources $FB_TESTS_DIR/cli/lib.sh and runs each
+# as `run CMD`, whose transcript ("$ CMD", the merged output with paths masked, "[exit N]")
+# goes to stdout (run2: stdout, then "[stderr]" and stderr; run1 / runhead N: the first lines
+# only); no other exit-status lines.
 set -u
 update=0
 prefix=${FB_EXEC_PREFIX:-}

@@ -1,8 +1,7 @@
 # env: what the build will use, how each piece was found; a missing ninja is named (exit 1).
+. "$FB_TESTS_DIR/cli/lib.sh"
 $FATBUILD env --help | head -n 1
 $FATBUILD env | cut -c1-10 | sed 's/ *$//'
 $FATBUILD env --include-paths | sed "s|^$FB_CUDA_HOME|CUDA|" | while read -r d; do [ -d "${d/#CUDA/$FB_CUDA_HOME}" ] && echo "dir ${d##*/}"; done
-FATBUILD_NINJA=/nonexistent/ninja $FATBUILD env >out 2>err; echo "exit $?"
-grep '^ninja' out
-cat err
+run FATBUILD_NINJA=/nonexistent/ninja $FATBUILD env | grep -E '^(\$ |\[exit |ninja |fatbuild: )'
 $FATBUILD env --bogus 2>&1 | head -n 1

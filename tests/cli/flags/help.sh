@@ -1,3 +1,2 @@
 # --help teaches on stdout with exit 0.
-echo "+ fatbuild flags --help" >&2
 $FATBUILD flags --help
