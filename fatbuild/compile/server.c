@@ -3,10 +3,13 @@
  * NVRTC's automatic PCH lives in the heap of the process that made it, so a `fatbuild compile`
  * edge, one process per (kernel, target), could never reuse one. The server outlives the edges:
  * it keeps forked workers keyed by NVRTC option set (everything but the per-job seed: the arch,
- * the include path, the defines, the NVRTC library and the working directory), at most `jobs`
- * of them, each compiling one job at a time, so no more than `jobs` NVRTC compiles run at once.
- * A job goes to an idle worker of its option set, else to a new worker while there are fewer
- * than `jobs`, else an idle worker of another set is replaced, else it waits. The server only
+ * the include path, the defines, the NVRTC library and the working directory), each compiling
+ * one job at a time, and no more than `jobs` of them compiling at once. Up to
+ * FB_SERVER_IDLE_SETS more stay alive idle, with their PCH: ninja runs a kernel's targets one
+ * after another, so with one slot per compile every target's worker would be replaced before
+ * the next kernel needed it. A job goes to an idle worker of its option set, else to a new
+ * worker while a slot is free, else the least recently used idle worker of another set is
+ * replaced, else it waits. The server only
  * forwards: the client decodes and checks every answer, and anything odd there means a local
  * compile, so the server never decides a build's outcome. */
 #define _GNU_SOURCE /* SO_PEERCRED, struct ucred */
@@ -224,7 +227,7 @@ struct srv {
 	const char *dir;
 	char sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char pch[PATH_MAX];
-	int lfd, jobs;
+	int lfd, jobs, nw;          /* compiles at once; worker slots (jobs + FB_SERVER_IDLE_SETS) */
 	struct conn *c;
 	size_t nc;
 	struct pend *q;
@@ -301,7 +304,7 @@ worker_start(struct srv *s, struct wk *w, const char *key)
 		for (size_t i = 0; i < s->nc; i++)
 			if (s->c[i].fd >= 0)
 				close(s->c[i].fd);
-		for (int i = 0; i < s->jobs; i++)
+		for (int i = 0; i < s->nw; i++)
 			if (s->w[i].pid)
 				close(s->w[i].fd);
 		_exit(worker_main(sv[1], s->pch, id));
@@ -343,10 +346,13 @@ deliver_error(struct srv *s, size_t conn, unsigned long gen, uint64_t idx, const
 static void
 dispatch(struct srv *s)
 {
-	for (size_t k = 0; k < s->nq;) {
+	int busy = 0;
+	for (int i = 0; i < s->nw; i++)
+		busy += s->w[i].pid && s->w[i].busy;
+	for (size_t k = 0; k < s->nq && busy < s->jobs;) {
 		struct pend *p = &s->q[k];
 		struct wk *w = NULL, *idle = NULL, *free_slot = NULL;
-		for (int i = 0; i < s->jobs; i++) {
+		for (int i = 0; i < s->nw; i++) {
 			struct wk *x = &s->w[i];
 			if (!x->pid) {
 				free_slot = free_slot ? free_slot : x;
@@ -379,6 +385,7 @@ dispatch(struct srv *s)
 			worker_end(w);
 		} else {
 			w->busy = 1;
+			busy++;
 			w->conn = p->conn;
 			w->gen = p->gen;
 			w->idx = p->idx;
@@ -521,7 +528,7 @@ serve(struct srv *s, struct fb_error *err)
 	struct pollfd *pf = NULL;
 	while (!stop) {
 		dispatch(s);
-		size_t need = 1 + s->nc + (size_t)s->jobs, n = 0;
+		size_t need = 1 + s->nc + (size_t)s->nw, n = 0;
 		if (need > cap) {
 			struct pollfd *q = realloc(pf, need * sizeof(*q));
 			if (!q) {
@@ -534,7 +541,7 @@ serve(struct srv *s, struct fb_error *err)
 		pf[n++] = (struct pollfd){s->lfd, POLLIN, 0};
 		for (size_t i = 0; i < s->nc; i++)
 			pf[n++] = (struct pollfd){s->c[i].fd, (short)(POLLIN | (s->c[i].tx.n ? POLLOUT : 0)), 0};
-		for (int i = 0; i < s->jobs; i++)
+		for (int i = 0; i < s->nw; i++)
 			pf[n++] = (struct pollfd){s->w[i].pid ? s->w[i].fd : -1, POLLIN, 0};
 		sigset_t none;
 		sigemptyset(&none);
@@ -548,7 +555,7 @@ serve(struct srv *s, struct fb_error *err)
 		for (size_t i = 0; i < nc; i++)
 			if (pf[1 + i].revents && s->c[i].fd >= 0 && s->c[i].fd == pf[1 + i].fd)
 				conn_io(s, i, pf[1 + i].revents);
-		for (int i = 0; i < s->jobs; i++)
+		for (int i = 0; i < s->nw; i++)
 			if (pf[1 + nc + (size_t)i].revents && s->w[i].pid)
 				worker_io(s, &s->w[i]);
 		if (pf[0].revents & POLLIN)
@@ -593,6 +600,7 @@ int
 fb_compile_server_main(const char *build_dir, int jobs, int ready_fd, struct fb_error *err)
 {
 	struct srv s = {.dir = build_dir, .lfd = -1, .jobs = jobs > 0 ? jobs : 1};
+	s.nw = s.jobs + FB_SERVER_IDLE_SETS;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;
@@ -608,7 +616,7 @@ fb_compile_server_main(const char *build_dir, int jobs, int ready_fd, struct fb_
 	sigaddset(&block, SIGHUP);
 	sigprocmask(SIG_SETMASK, &block, NULL);
 	int rc = listen_on(&s, err);
-	if (!rc && !(s.w = calloc((size_t)s.jobs, sizeof(*s.w))))
+	if (!rc && !(s.w = calloc((size_t)s.nw, sizeof(*s.w))))
 		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 	if (ready_fd >= 0) {
 		if (!rc)
@@ -617,7 +625,7 @@ fb_compile_server_main(const char *build_dir, int jobs, int ready_fd, struct fb_
 	}
 	if (!rc)
 		rc = serve(&s, err);
-	for (int i = 0; s.w && i < s.jobs; i++)
+	for (int i = 0; s.w && i < s.nw; i++)
 		if (s.w[i].pid)
 			worker_end(&s.w[i]);
 	for (size_t i = 0; i < s.nc; i++)

@@ -24,6 +24,7 @@
 #define FB_SERVER_MAGIC "FBCSRV01"
 #define FB_SERVER_MAX_JOB ((uint64_t)1 << 30) /* one job's bytes: more is garbage */
 #define FB_SERVER_SOCKET "compile.sock"   /* in BUILD_DIR/tmp */
+#define FB_SERVER_IDLE_SETS 8            /* idle workers kept beyond the compiles at once */
 #define FB_SERVER_ENV "FATBUILD_COMPILE_SOCKET"
 #define FB_SERVER_OFF_ENV "FATBUILD_COMPILE_SERVER"
 
