@@ -12,6 +12,7 @@
 #include "fatbuild.h"
 #include "build/backend.h"
 #include "build/flags.h"
+#include "build/ppcond.h"
 #include "build/torch.h"
 #include "compile/hosthdr.h"
 
@@ -22,6 +23,11 @@ put(const char *name, const char *text)
 {
 	char p[512];
 	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	for (char *c = p + strlen(dir) + 1; (c = strchr(c, '/')); c++) {
+		*c = 0;
+		mkdir(p, 0755);
+		*c = '/';
+	}
 	FILE *f = fopen(p, "w");
 	if (!f) {
 		perror(p);
@@ -84,17 +90,23 @@ test_host_headers(void)
 
 /* needs: whether path (written with text) goes to nvcc; want_why: a piece of the reason. */
 static void
-backend_case(const char *name, const char *text, bool want, const char *want_why)
+backend_case_home(const char *name, const char *text, const char *home, bool want, const char *want_why)
 {
 	put(name, text);
 	char p[512], why[700] = "";
 	snprintf(p, sizeof(p), "%s/%s", dir, name);
 	const char *inc[] = {dir};
-	bool got = fb_cu_needs_nvcc(p, inc, 1, why, sizeof(why));
+	bool got = fb_cu_needs_nvcc(p, inc, 1, home, why, sizeof(why));
 	CHECK(got == want);
 	if (got != want || !strstr(why, want_why))
 		fprintf(stderr, "  %s: %s: %s (want '%s')\n", name, got ? "nvcc" : "nvrtc", why, want_why);
 	CHECK(strstr(why, want_why) != NULL);
+}
+
+static void
+backend_case(const char *name, const char *text, bool want, const char *want_why)
+{
+	backend_case_home(name, text, NULL, want, want_why);
 }
 
 static void
@@ -134,7 +146,92 @@ test_backend(void)
 	             "device code only");
 	/* Unreadable: left to the compiler. */
 	char why[256];
-	CHECK(!fb_cu_needs_nvcc("/nonexistent/x.cu", NULL, 0, why, sizeof(why)));
+	CHECK(!fb_cu_needs_nvcc("/nonexistent/x.cu", NULL, 0, NULL, why, sizeof(why)));
+}
+
+/* #if expressions as NVRTC reads them: 1, 0, or -1 where the scan cannot tell. */
+static void
+test_ppeval(void)
+{
+	CHECK(fb_pp_eval("defined(__CUDACC_RTC__)") == 1);
+	CHECK(fb_pp_eval(" defined __CUDACC_RTC__ ") == 1);
+	CHECK(fb_pp_eval("!defined(__CUDACC_RTC__)") == 0);
+	CHECK(fb_pp_eval("__CUDACC_RTC__") == 1);
+	CHECK(fb_pp_eval("defined(__NVCC__)") == 0);
+	CHECK(fb_pp_eval("defined(__CUDACC__) && !defined(__CUDACC_RTC__)") == 0);
+	CHECK(fb_pp_eval("defined(FOO) && !defined(__CUDACC_RTC__)") == 0);
+	CHECK(fb_pp_eval("defined(FOO) || defined(__CUDACC_RTC__)") == 1);
+	CHECK(fb_pp_eval("defined(FOO) || !defined(__CUDACC_RTC__)") == -1);
+	CHECK(fb_pp_eval("defined(FOO)") == -1);
+	CHECK(fb_pp_eval("FOO") == -1);
+	CHECK(fb_pp_eval("0") == 0);
+	CHECK(fb_pp_eval("1") == 1);
+	CHECK(fb_pp_eval("0x10L") == 1);
+	CHECK(fb_pp_eval("!_CCCL_COMPILER(NVRTC)") == 0);
+	CHECK(fb_pp_eval("_CCCL_COMPILER( NVRTC )") == 1);
+	CHECK(fb_pp_eval("_CCCL_COMPILER(GCC)") == -1);
+	CHECK(fb_pp_eval("__CUDACC_VER_MAJOR__ >= 12 && !defined(__CUDACC_RTC__)") == 0);
+	CHECK(fb_pp_eval("__CUDACC_VER_MAJOR__ >= 12 || defined(__CUDACC_RTC__)") == 1);
+	CHECK(fb_pp_eval("__CUDACC_VER_MAJOR__ >= 12") == -1);
+	CHECK(fb_pp_eval("(defined(__CUDACC_RTC__))") == 1);
+	CHECK(fb_pp_eval("defined(__CUDACC_RTC__) ? 0 : 1") == -1);
+	CHECK(fb_pp_eval("defined(") == -1);
+	CHECK(fb_pp_eval("(1") == -1);
+	CHECK(fb_pp_eval("") == -1);
+	CHECK(fb_pp_eval("1 1") == -1);
+}
+
+/* Conditionals in a user's file: the branch NVRTC skips is not read, an undecided one is. */
+static void
+test_backend_guards(void)
+{
+	backend_case("g1.cu", "#ifndef __CUDACC_RTC__\n#include <cstdio>\n#endif\n__global__ void k() {}\n", false,
+	             "device code only");
+	backend_case("g2.cu", "#ifdef __CUDACC_RTC__\n#include <cuda/std/cstdint>\n#else\n#include <cstdint>\n#endif\n"
+	                      "__global__ void k() {}\n",
+	             false, "device code only");
+	backend_case("g3.cu", "#if !defined(__CUDACC_RTC__)\nvoid host() {}\n#elif 1\n#else\n#include <vector>\n#endif\n"
+	                      "__global__ void k() {}\n",
+	             false, "device code only");
+	backend_case("g4.cu", "#ifdef __CUDACC_RTC__\n#else\n#include <vector>\n#endif\n", false, "device code only");
+	/* Undecided: both branches are read. */
+	backend_case("g5.cu", "#ifdef USE_IO\n#include <cstdio>\n#endif\n__global__ void k() {}\n", true,
+	             "g5.cu:2 includes the host header <cstdio>");
+	backend_case("g6.cu", "#ifdef __CUDACC_RTC__\n#else\n#include <cstdio>\n#endif\n#ifdef USE_IO\n#else\n"
+	                      "#include <vector>\n#endif\n",
+	             true, "g6.cu:7 includes the host header <vector>");
+	backend_case("g7.cu", "#ifdef __CUDACC_RTC__\n#include <cstdio>\n#endif\n", true, "g7.cu:2 includes");
+	/* A user's include guard, nesting, a continued condition. */
+	put("guarded.cuh", "#ifndef GUARDED_CUH\n#define GUARDED_CUH\n#if !defined(__CUDACC_RTC__) && \\\n    1\n"
+	                   "#include <iostream>\n#endif\n#ifdef X\n#ifndef __CUDACC_RTC__\n#else\n"
+	                   "#include <map>\n#endif\n#endif\n#endif\n");
+	backend_case("g8.cu", "#include \"guarded.cuh\"\n__global__ void k() {}\n", true, "guarded.cuh:10 includes the host header <map>");
+}
+
+/* A toolkit's headers: their #includes are read where NVRTC reads them, their code is not. */
+static void
+test_backend_toolkit(void)
+{
+	char home[400];
+	snprintf(home, sizeof(home), "%s/tk", dir);
+	put("tk/include/cccl/cub/cub.cuh", "#pragma once\n#if !_CCCL_COMPILER(NVRTC)\n#  include <assert.h>\n#endif\n"
+	                                   "#include <cub/util.cuh>\nvoid host_only_in_toolkit() {}\n");
+	put("tk/include/cccl/cub/util.cuh", "#pragma once\n#if defined(SOMETHING)\n#include <cstdio>\n#endif\n");
+	put("tk/include/cccl/thrust/complex.h", "#pragma once\n#include <thrust/detail/c.h>\n");
+	put("tk/include/cccl/thrust/detail/c.h", "#pragma once\n#ifndef __CUDACC_RTC__\n#include <iostream>\n#endif\n#include <cmath>\n");
+	put("tk/include/cccl/thrust/functional.h", "#pragma once\n");
+	put("tk/include/rt.h", "#if !defined(RT_H)\n#define RT_H\n#include \"rt2.h\"\n#endif\n");
+	put("tk/include/rt2.h", "#if !defined ( RT2_H )\n#define RT2_H\n#include <cstdlib>\n#endif\n");
+	backend_case_home("t1.cu", "#include <cub/cub.cuh>\n__global__ void k() {}\n", home, false,
+	                  "2 toolkit headers read as NVRTC reads them");
+	backend_case_home("t2.cu", "#include <thrust/complex.h>\n__global__ void k() {}\n", home, true,
+	                  "thrust/detail/c.h:5 includes the host header <cmath> outside any NVRTC guard");
+	backend_case_home("t3.cu", "#include <thrust/functional.h>\n__global__ void k() {}\n", home, false,
+	                  "1 toolkit headers");
+	/* An include guard spelled #if !defined(X) is read as taken. */
+	backend_case_home("t5.cu", "#include <rt.h>\n__global__ void k() {}\n", home, true, "rt2.h:3 includes the host header <cstdlib>");
+	/* Without the toolkit, thrust/ stays a host library, as before. */
+	backend_case("t4.cu", "#include <thrust/functional.h>\n__global__ void k() {}\n", true, "<thrust/functional.h>");
 }
 
 /* A stand-in Python: answers the query as the real one does, counts its runs in ./calls. */
@@ -280,6 +377,9 @@ main(void)
 	test_nvcc_host_words();
 	test_host_headers();
 	test_backend();
+	test_ppeval();
+	test_backend_guards();
+	test_backend_toolkit();
 	test_torch_query();
 	char cmd[512];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

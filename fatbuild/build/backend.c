@@ -1,18 +1,23 @@
 /* backend.c: --backend auto. NVRTC compiles device code only; a .cu file that also holds host
- * code goes to nvcc. A lexical scan decides, never a compile: comments and literals blanked,
- * then (in the file and in the "..." headers it includes, found beside the includer or in the
- * -I dirs) a host #include, a <<< launch, or a function defined at file or namespace scope
- * without __global__/__device__ (main among them) means nvcc. */
+ * code goes to nvcc. A lexical scan decides, never a compile (docs/backend.md): comments and
+ * literals blanked, the conditionals NVRTC skips blanked (ppcond.c), then in the file and in the
+ * user's headers it includes (found beside the includer or in the -I dirs) a host #include, a
+ * <<< launch, or a function defined at file or namespace scope without __global__/__device__
+ * (main among them) means nvcc. Headers of the toolkit in use are NVRTC's own: only their
+ * #includes are read, in the branches NVRTC is known to take, so a host header they include
+ * outside any NVRTC guard (thrust/complex.h's <cmath>) still means nvcc. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/stat.h>
 
 #include "backend.h"
 #include "compile/hosthdr.h"
+#include "ppcond.h"
 
-#define MAXDEPTH 8
+#define MAXDEPTH 32
 #define MAXFILE (16u << 20)
 
 static char *
@@ -119,10 +124,15 @@ has_word(const char *s, const char *e, const char *w)
 struct scan {
 	const char *const *incdirs;
 	size_t nincdirs;
+	char tkroot[PATH_MAX]; /* the toolkit's real path, "" when none */
+	char tkdirs[2][PATH_MAX]; /* its include/cccl and include, searched after incdirs */
+	size_t ntkdirs;
 	char *why;
 	size_t whysize;
-	char seen[64][512];
-	size_t nseen;
+	char **seen; /* real paths read */
+	size_t nseen, capseen;
+	size_t ntoolkit; /* toolkit headers read */
+	bool oom;
 };
 
 static bool say(struct scan *sc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -139,15 +149,41 @@ say(struct scan *sc, const char *fmt, ...)
 	return true;
 }
 
-static bool scan_file(struct scan *sc, const char *path, int depth);
+static bool scan_file(struct scan *sc, const char *path, int depth, bool toolkit);
+
+/* Where NVRTC finds an #include: beside the includer ("..." only), then the -I dirs, then the
+ * toolkit's include dirs, as fatbuild compile passes them. */
+static bool
+resolve(const struct scan *sc, const char *dir, const char *name, bool quoted, char *cand, size_t size)
+{
+	struct stat st;
+	if (quoted && (size_t)snprintf(cand, size, "%s%s", dir, name) < size && stat(cand, &st) == 0 &&
+	    S_ISREG(st.st_mode))
+		return true;
+	for (size_t i = 0; i < sc->nincdirs + sc->ntkdirs; i++) {
+		const char *d = i < sc->nincdirs ? sc->incdirs[i] : sc->tkdirs[i - sc->nincdirs];
+		if ((size_t)snprintf(cand, size, "%s/%s", d, name) < size && stat(cand, &st) == 0 && S_ISREG(st.st_mode))
+			return true;
+	}
+	return false;
+}
+
+/* Whether the file at path lies in the toolkit in use (links resolved). */
+static bool
+under_toolkit(const struct scan *sc, const char *path)
+{
+	char real[PATH_MAX];
+	size_t n = strlen(sc->tkroot);
+	return n && realpath(path, real) && strncmp(real, sc->tkroot, n) == 0 && real[n] == '/';
+}
 
 /* The #include lines: a host header decides; a header found ("..." beside the includer, both
  * kinds in the -I dirs) is scanned in turn. Each directive
  * line (with its continuations) is blanked afterwards, so the code scan skips the preprocessor. */
 static bool
-scan_directives(struct scan *sc, const char *path, char *s, int depth)
+scan_directives(struct scan *sc, const char *path, char *s, int depth, bool toolkit)
 {
-	char dir[512];
+	char dir[PATH_MAX];
 	snprintf(dir, sizeof(dir), "%s", path);
 	char *slash = strrchr(dir, '/');
 	if (slash)
@@ -174,23 +210,17 @@ scan_directives(struct scan *sc, const char *path, char *s, int depth)
 				char name[256];
 				memcpy(name, q + 1, (size_t)(end - q - 1));
 				name[end - q - 1] = 0;
-				if (fb_host_header(name))
-					return say(sc, "%s:%zu includes the host header <%s>", path, line_of(s, line), name);
-				if (depth < MAXDEPTH) {
-					char cand[1024];
-					struct stat st;
-					bool found = false;
-					if (close == '"') {
-						snprintf(cand, sizeof(cand), "%s%s", dir, name);
-						found = stat(cand, &st) == 0 && S_ISREG(st.st_mode);
-					}
-					for (size_t i = 0; !found && i < sc->nincdirs; i++) {
-						snprintf(cand, sizeof(cand), "%s/%s", sc->incdirs[i], name);
-						found = stat(cand, &st) == 0 && S_ISREG(st.st_mode);
-					}
-					if (found && scan_file(sc, cand, depth + 1))
-						return true;
-				}
+				char cand[PATH_MAX];
+				bool found = resolve(sc, dir, name, close == '"', cand, sizeof(cand));
+				bool tk = found && under_toolkit(sc, cand);
+				/* A "..." name a toolkit header does not find on disk is one NVRTC has built in
+				 * (cuda_runtime.h's "target"). */
+				bool builtin = toolkit && !found && close == '"';
+				if (!tk && !builtin && fb_host_header(name))
+					return say(sc, "%s:%zu includes the host header <%s>%s", path, line_of(s, line), name,
+					           toolkit ? " outside any NVRTC guard" : "");
+				if (found && depth < MAXDEPTH && scan_file(sc, cand, depth + 1, tk))
+					return true;
 			}
 		}
 		/* Blank the directive and its continuation lines. */
@@ -362,26 +392,74 @@ scan_code(struct scan *sc, const char *path, const char *s)
 	return false;
 }
 
+/* Records path as read; false when it was read before (or memory ran out). */
 static bool
-scan_file(struct scan *sc, const char *path, int depth)
+first_visit(struct scan *sc, const char *path)
 {
+	char real[PATH_MAX];
+	if (!realpath(path, real))
+		snprintf(real, sizeof(real), "%s", path);
 	for (size_t i = 0; i < sc->nseen; i++)
-		if (strcmp(sc->seen[i], path) == 0)
+		if (strcmp(sc->seen[i], real) == 0)
 			return false;
-	if (sc->nseen < sizeof(sc->seen) / sizeof(sc->seen[0]))
-		snprintf(sc->seen[sc->nseen++], sizeof(sc->seen[0]), "%s", path);
+	if (sc->nseen == sc->capseen) {
+		size_t cap = sc->capseen ? sc->capseen * 2 : 64;
+		char **p = realloc(sc->seen, cap * sizeof(*p));
+		if (!p) {
+			sc->oom = true;
+			return false;
+		}
+		sc->seen = p;
+		sc->capseen = cap;
+	}
+	if (!(sc->seen[sc->nseen] = strdup(real))) {
+		sc->oom = true;
+		return false;
+	}
+	sc->nseen++;
+	return true;
+}
+
+/* One file: a user's in full; a toolkit header's #includes only, in the branches NVRTC is
+ * known to take (an undecided condition there is the toolkit's own guard). */
+static bool
+scan_file(struct scan *sc, const char *path, int depth, bool toolkit)
+{
+	if (!first_visit(sc, path))
+		return false;
 	size_t n = 0;
 	char *s = slurp(path, &n);
 	if (!s)
 		return false;
+	sc->ntoolkit += toolkit;
 	blank_comments(s, n);
-	bool host = scan_directives(sc, path, s, depth) || scan_code(sc, path, s);
+	fb_pp_blank_inactive(s, toolkit);
+	bool host = scan_directives(sc, path, s, depth, toolkit) || (!toolkit && scan_code(sc, path, s));
 	free(s);
 	return host;
 }
 
+/* The toolkit NVRTC comes from: cuda_home, its real path and include dirs. */
+static void
+set_toolkit(struct scan *sc, const char *cuda_home)
+{
+	struct stat st;
+	if (!cuda_home || !*cuda_home || !realpath(cuda_home, sc->tkroot)) {
+		sc->tkroot[0] = 0;
+		return;
+	}
+	static const char *const sub[] = {"include/cccl", "include"};
+	for (size_t i = 0; i < 2; i++) {
+		char *d = sc->tkdirs[sc->ntkdirs];
+		if ((size_t)snprintf(d, PATH_MAX, "%s/%s", cuda_home, sub[i]) < PATH_MAX && stat(d, &st) == 0 &&
+		    S_ISDIR(st.st_mode))
+			sc->ntkdirs++;
+	}
+}
+
 bool
-fb_cu_needs_nvcc(const char *path, const char *const *incdirs, size_t nincdirs, char *why, size_t whysize)
+fb_cu_needs_nvcc(const char *path, const char *const *incdirs, size_t nincdirs, const char *cuda_home, char *why,
+                 size_t whysize)
 {
 	struct scan *sc = calloc(1, sizeof(*sc));
 	if (!sc) {
@@ -391,11 +469,25 @@ fb_cu_needs_nvcc(const char *path, const char *const *incdirs, size_t nincdirs, 
 	}
 	sc->incdirs = incdirs;
 	sc->nincdirs = nincdirs;
+	set_toolkit(sc, cuda_home);
 	sc->why = why;
 	sc->whysize = whysize;
-	bool host = scan_file(sc, path, 0);
-	if (!host && why && whysize)
-		snprintf(why, whysize, "%s: device code only (no host header, host-side <<<, main or host function)", path);
+	bool host = scan_file(sc, path, 0, false);
+	if (!host && why && whysize) {
+		if (sc->oom)
+			snprintf(why, whysize, "%s: not scanned whole (out of memory): NVRTC", path);
+		else if (sc->ntoolkit)
+			snprintf(why, whysize,
+			         "%s: device code only (no host header, host-side <<<, main or host function; "
+			         "%zu toolkit headers read as NVRTC reads them)",
+			         path, sc->ntoolkit);
+		else
+			snprintf(why, whysize, "%s: device code only (no host header, host-side <<<, main or host function)",
+			         path);
+	}
+	for (size_t i = 0; i < sc->nseen; i++)
+		free(sc->seen[i]);
+	free(sc->seen);
 	free(sc);
 	return host;
 }

@@ -6,8 +6,11 @@
 #include <stddef.h>
 
 /* Whether the CUDA source at path needs nvcc: it (or a header it includes, found beside the
- * including file ("...") or in incdirs) includes a host header, launches with <<<...>>>,
- * defines main or a host function. why (may be NULL) says which, with file:line, or why it is
+ * including file ("..."), in incdirs or in the toolkit at cuda_home (NULL or "": none))
+ * includes a host header, launches with <<<...>>>, defines main or a host function; a toolkit
+ * header counts only for a host header it includes where NVRTC reads it. Conditionals NVRTC
+ * is known to skip are skipped. why (may be NULL) says which, with file:line, or why it is
  * device code only. An unreadable file is left to the compiler (false, why says so). */
-bool fb_cu_needs_nvcc(const char *path, const char *const *incdirs, size_t nincdirs, char *why, size_t whysize);
+bool fb_cu_needs_nvcc(const char *path, const char *const *incdirs, size_t nincdirs, const char *cuda_home,
+                      char *why, size_t whysize);
 #endif

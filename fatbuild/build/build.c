@@ -189,6 +189,8 @@ take_sources(struct gen *g, struct fb_build_result *result, struct needs *nd, st
 	const struct fb_build_opts *o = g->o;
 	if (!(g->langs = calloc(o->nsources, sizeof(*g->langs))))
 		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	char home[PATHMAX]; /* the toolkit fatbuild compile's NVRTC comes from */
+	bool have_home = false;
 	for (size_t i = 0; i < o->nsources; i++) {
 		enum lang l;
 		if (!o->sources[i] || classify(o->sources[i], o->backend, &l) != 0)
@@ -199,8 +201,15 @@ take_sources(struct gen *g, struct fb_build_result *result, struct needs *nd, st
 			return fb_seterr(err, FB_EIO, "build: %s: %s", o->sources[i], strerror(errno));
 		if (l == L_KERNEL && o->backend == FB_BACKEND_AUTO) {
 			char why[700];
-			l = fb_cu_needs_nvcc(o->sources[i], o->include_dirs, o->ninclude_dirs, why, sizeof(why)) ? L_NVCC
-			                                                                                         : L_KERNEL;
+			if (!have_home) {
+				struct ap_error ae = {0};
+				if (ap_cuda_home(home, sizeof(home), &ae) != 0)
+					home[0] = 0;
+				have_home = true;
+			}
+			l = fb_cu_needs_nvcc(o->sources[i], o->include_dirs, o->ninclude_dirs, home, why, sizeof(why))
+			        ? L_NVCC
+			        : L_KERNEL;
 			if (result)
 				note(result->notes, sizeof(result->notes), "backend %s: %s", l == L_NVCC ? "nvcc" : "nvrtc", why);
 		}
