@@ -230,6 +230,9 @@ test_backend_toolkit(void)
 	                  "1 toolkit headers");
 	/* An include guard spelled #if !defined(X) is read as taken. */
 	backend_case_home("t5.cu", "#include <rt.h>\n__global__ void k() {}\n", home, true, "rt2.h:3 includes the host header <cstdlib>");
+	/* A host-only library API of the toolkit is a host header wherever it is found. */
+	put("tk/include/cufft.h", "#pragma once\nint cufftPlan1d(void);\n");
+	backend_case_home("t6.cu", "#include <cufft.h>\n__global__ void k() {}\n", home, true, "t6.cu:1 includes the host header <cufft.h>");
 	/* Without the toolkit, thrust/ stays a host library, as before. */
 	backend_case("t4.cu", "#include <thrust/functional.h>\n__global__ void k() {}\n", true, "<thrust/functional.h>");
 }

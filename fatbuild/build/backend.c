@@ -216,7 +216,7 @@ scan_directives(struct scan *sc, const char *path, char *s, int depth, bool tool
 				/* A "..." name a toolkit header does not find on disk is one NVRTC has built in
 				 * (cuda_runtime.h's "target"). */
 				bool builtin = toolkit && !found && close == '"';
-				if (!tk && !builtin && fb_host_header(name))
+				if ((!tk || (!toolkit && fb_host_api_header(name))) && !builtin && fb_host_header(name))
 					return say(sc, "%s:%zu includes the host header <%s>%s", path, line_of(s, line), name,
 					           toolkit ? " outside any NVRTC guard" : "");
 				if (found && depth < MAXDEPTH && scan_file(sc, cand, depth + 1, tk))

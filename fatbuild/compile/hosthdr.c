@@ -8,6 +8,21 @@
 #include "fatbuild.h"
 #include "hosthdr.h"
 
+/* The toolkit's host-only library APIs: found in the toolkit, still host headers. */
+bool
+fb_host_api_header(const char *name)
+{
+	static const char *const prefixes[] = {"cublas", "cudnn", "nccl", "cufft", "cusolver", "cusparse", "nvblas",
+	                                        "cupti", "nvml", "nv_decode", "nvrtc.h", "nvJitLink", "curand.h",
+	                                        "cuda.h", "cuda_profiler_api", "channel_descriptor", "driver_functions",
+	                                        "cudaVDPAU", "cuda_vdpau_interop", "cuda_gl_interop", "cudaGL",
+	                                        "cuda_egl_interop", "cudaEGL"};
+	for (size_t i = 0; name && i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+			return true;
+	return false;
+}
+
 bool
 fb_host_header(const char *name)
 {
@@ -21,6 +36,8 @@ fb_host_header(const char *name)
 	                                        "cublas", "nccl"};
 	if (!name || !name[0])
 		return false;
+	if (fb_host_api_header(name))
+		return true;
 	if (!strchr(name, '.') && !strchr(name, '/'))
 		return true; /* <cstdio>, <vector>, <iostream> */
 	for (size_t i = 0; i < sizeof(c_headers) / sizeof(c_headers[0]); i++)

@@ -8,4 +8,8 @@
  * libraries, POSIX, the CUDA driver API, PyTorch, pybind11, Python. */
 bool fb_host_header(const char *name);
 
+/* Whether it is one of the toolkit's host-only library APIs (cuFFT, cuSOLVER, cuda.h, ...),
+ * a host header even where the toolkit ships it. */
+bool fb_host_api_header(const char *name);
+
 #endif
