@@ -16,8 +16,11 @@
 #   b. nvcc -fatbin per file under ninja -j N (one edge per file)
 #   c. fatbuild compile -j N -o DIR/, cold cache, precompiled headers (the default)
 #   d. the same with --no-pch
-#   e. fatbuild build -j N (one ninja edge per file and target), with the build's compile server
+#   e. fatbuild build -j N (one ninja edge per file and target), with the build's compile server:
+#      the default command, no --backend, with -I CUDA/include/cccl as users write it
 #   f. the same with --no-compile-server (each edge its own NVRTC processes, no PCH across edges)
+# Then, once: fatbuild build -v of e says "backend nvrtc" for every file, and its .so and fatbins
+# are byte-identical to a build with --backend nvrtc.
 # Timed here (wall and the children's CPU time, no hyperfine needed); medians and ratios are
 # printed, and c and d (e and f, with the .so) are checked to give byte-identical fatbins.
 #
@@ -50,6 +53,7 @@ if [[ $cases == *" multi "* ]]; then
 import os, resource, shutil, statistics, subprocess, sys, time, filecmp
 runs, cpus, work, fb, nvcc, archs, gencode = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7].split()
 files = sys.argv[8:]
+cccl = os.path.join(os.path.dirname(os.path.dirname(nvcc)), "include", "cccl")
 stem = lambda f: os.path.basename(f)[:-3]
 def ninja_file(d):
     with open(os.path.join(d, "build.ninja"), "w") as o:
@@ -70,9 +74,10 @@ builds = {
     "fatbuild cold, --no-pch": lambda d: [["env", "FATBUILD_CACHE_DIR=%s/cache" % d, fb, "compile", "--no-pch",
                                            "--arch-list", archs, "-j", cpus, "-o", d + "/out/"] + files],
     "fatbuild build -j %s, compile server" % cpus: lambda d: [["env", "FATBUILD_CACHE_DIR=%s/cache" % d, fb, "build",
-        "--arch-list", archs, "-j", cpus, "--build-dir", d + "/bd", "-o", d + "/ext.so"] + files],
+        "--arch-list", archs, "-I", cccl, "-j", cpus, "--build-dir", d + "/bd", "-o", d + "/ext.so"] + files],
     "fatbuild build -j %s, --no-compile-server" % cpus: lambda d: [["env", "FATBUILD_CACHE_DIR=%s/cache" % d, fb, "build",
-        "--no-compile-server", "--arch-list", archs, "-j", cpus, "--build-dir", d + "/bd", "-o", d + "/ext.so"] + files],
+        "--no-compile-server", "--arch-list", archs, "-I", cccl, "-j", cpus, "--build-dir", d + "/bd", "-o",
+        d + "/ext.so"] + files],
 }
 res = {k: {"wall": [], "cpu": []} for k in builds}
 for r in range(runs):
@@ -94,6 +99,24 @@ same = all(filecmp.cmp(os.path.join(work, "b2/out", stem(f) + ".fatbin"), os.pat
 bfat = sorted(f for f in os.listdir(os.path.join(work, "b4/bd/obj")) if f.endswith(".fatbin"))
 bsame = filecmp.cmp(os.path.join(work, "b4/ext.so"), os.path.join(work, "b5/ext.so"), shallow=False) and all(
     filecmp.cmp(os.path.join(work, "b4/bd/obj", f), os.path.join(work, "b5/bd/obj", f), shallow=False) for f in bfat)
+def auto_vs_nvrtc():
+    """The default command's choice for every file, and its bytes against --backend nvrtc."""
+    out = {}
+    for name, extra in (("auto", ["-v"]), ("nvrtc", ["--backend", "nvrtc"])):
+        d = prep("check_" + name)
+        p = subprocess.run(["env", "FATBUILD_CACHE_DIR=%s/cache" % d, fb, "build"] + extra + ["--arch-list", archs,
+                            "-I", cccl, "-j", cpus, "--build-dir", d + "/bd", "-o", d + "/ext.so"] + files,
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        out[name] = (d, p.stderr)
+    chose = sum(1 for l in out["auto"][1].splitlines() if "backend nvrtc: " in l)
+    a, n = out["auto"][0], out["nvrtc"][0]
+    fats = sorted(f for f in os.listdir(os.path.join(a, "bd/obj")) if f.endswith(".fatbin"))
+    ident = filecmp.cmp(os.path.join(a, "ext.so"), os.path.join(n, "ext.so"), shallow=False) and all(
+        filecmp.cmp(os.path.join(a, "bd/obj", f), os.path.join(n, "bd/obj", f), shallow=False) for f in fats)
+    return chose, ident
+chose, ident = auto_vs_nvrtc()
+print("default command (no --backend, -I %s): %d of %d files to NVRTC; .so and fatbins vs --backend nvrtc: %s"
+      % (cccl, chose, len(files), "byte-identical" if ident else "DIFFERENT"))
 print("load after: %s" % " ".join(open("/proc/loadavg").read().split()[:3]))
 print("PCH and --no-pch fatbins: %s" % ("byte-identical" if same else "DIFFERENT"))
 print("fatbuild build with and without the compile server (fatbins, .so): %s" % ("byte-identical" if bsame else "DIFFERENT"))
