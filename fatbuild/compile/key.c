@@ -67,20 +67,11 @@ hash_file(const char *path, const volatile sig_atomic_t *cancel, char hex[65])
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	unsigned char *buf = malloc(1 << 20);
-	struct fb_sha256 s;
-	ssize_t k = -1;
-	fb_sha256_init(&s);
-	while (buf && !(cancel && *cancel) && (k = read(fd, buf, 1 << 20)) > 0)
-		fb_sha256_update(&s, buf, (size_t)k);
-	if (cancel && *cancel)
-		k = -1;
-	close(fd);
-	free(buf);
-	if (k != 0)
-		return -1;
 	unsigned char d[32];
-	fb_sha256_final(&s, d);
+	int rc = fb_sha256_fd(fd, cancel, d);
+	close(fd);
+	if (rc)
+		return -1;
 	fb_sha256_hex(d, hex);
 	return 0;
 }
