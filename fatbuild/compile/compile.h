@@ -195,11 +195,12 @@ int fb_key_path(const char *base, const char *path, char *out, size_t size);
 int fb_key_names_file(const char *text, size_t size);
 
 /* What identifies the NVRTC build in the key: "nvrtc 13000 sha256 <digest of the library>",
- * the digest remembered in cache_dir/nvrtc/ per (file, inode, size, mtime). ident is
- * fb_nvrtc_ident's. 0, or -1 (then the caller keys by ident); -1 also, with nothing
- * remembered, when cancel (may be NULL) is set while the library is hashed. */
-int fb_key_nvrtc(const char *cache_dir, const char *ident, const volatile sig_atomic_t *cancel, char *out,
-                 size_t size);
+ * the digest remembered per user in $XDG_CACHE_HOME/fatbuild-digests/ (else
+ * ~/.cache/fatbuild-digests/) per (file, device, inode, size, mtime, ctime); without a usable
+ * directory it is computed every time. ident is fb_nvrtc_ident's. 0, or -1 (then the caller
+ * keys by ident); -1 also, with nothing remembered, when cancel (may be NULL) is set while the
+ * library is hashed. */
+int fb_key_nvrtc(const char *ident, const volatile sig_atomic_t *cancel, char *out, size_t size);
 
 /* Reads a whole file (NUL-terminated for convenience; *size excludes it). */
 int fb_read_file(const char *path, char **data, size_t *size, struct fb_error *err);
