@@ -5,8 +5,8 @@
  * returns mid-stream on a read error), which an EVP context, allocated and to be freed, would
  * not allow. Its inputs are short: strings, 32-byte digests, one source text. Whole buffers and
  * files (headers, cache entries, remote blobs, 100 MB of NVRTC) go through fb_sha256_buf and
- * fb_sha256_fd, which use OpenSSL's libcrypto when the build found it (SHA-NI or AVX2: about
- * four times the portable speed) and the portable code when it did not or when libcrypto
+ * fb_sha256_fd, which use OpenSSL's libcrypto when the build found it (SHA-NI or AVX2: three
+ * to four times the portable speed) and the portable code when it did not or when libcrypto
  * refuses (a broken provider configuration). libcrypto is linked, not dlopen'ed as the CUDA
  * libraries and libcurl are: a digest has no context object to carry a handle, the house
  * rules allow no global one, and dlopen'ing it per digest would cost more than it saves;
