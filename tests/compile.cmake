@@ -7,6 +7,8 @@ if(TARGET compile_test)
     ENVIRONMENT "FB_SOURCE_DIR=${PROJECT_SOURCE_DIR};FB_BINARY_DIR=${PROJECT_BINARY_DIR}"
     LABELS "oracle;nvcc" TIMEOUT 600)
   set_tests_properties(compile_test PROPERTIES TIMEOUT 300)
+  # test_sha256_paths checks that fb_sha256_buf really took libcrypto when the build has it.
+  target_compile_definitions(compile_test PRIVATE FB_TEST_LIBCRYPTO=${FB_HAVE_LIBCRYPTO})
   # The CLI end to end: depfile, cache hits and invalidation, --emit-dir, errors, determinism.
   add_test(NAME compile_cli COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/compile_cli.sh)
   set_tests_properties(compile_cli PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" TIMEOUT 300)

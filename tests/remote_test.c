@@ -1,13 +1,16 @@
 /* remote_test.c: the pieces of the shared cache that need no server (remote_cache.sh has the
- * server): how paths enter the key (key.c), the NVRTC digest and its memo, the counters'
+ * server): how paths enter the key (key.c), the NVRTC digest and its per-user memo, the counters'
  * lock (stats.c) under concurrent updates, the action record (docs/remote-cache.md §2), and
  * remote.c's refusal of a bad URL and of a dead server. */
+#include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -59,13 +62,54 @@ test_names_file(void)
 	CHECK(fb_key_names_file(buf, 7) == 0);
 }
 
+/* Rewrites every memo in dir with text (NULL: leaves them); returns how many there are. */
+static int
+memos(const char *dir, const char *text)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+	if (!d)
+		return 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		if (strlen(e->d_name) != 64)
+			continue;
+		n++;
+		char p[1200];
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		if (text)
+			CHECK(fb_write_file_atomic(p, text, strlen(text), 0644, NULL) == 0);
+	}
+	closedir(d);
+	return n;
+}
+
+/* sha256sum's answer for a file, the oracle beside the known-answer digests */
+static void
+sha256sum(const char *path, char hex[65])
+{
+	char cmd[1200];
+	hex[0] = 0;
+	snprintf(cmd, sizeof(cmd), "sha256sum '%s'", path);
+	FILE *f = popen(cmd, "r");
+	if (!f)
+		return;
+	if (fscanf(f, "%64s", hex) != 1)
+		hex[0] = 0;
+	pclose(f);
+}
+
+/* The NVRTC digest and its per-user memo: hashed once per user whatever the cache dir, read
+ * back only from a directory nobody else can write, hashed again when the library changes. */
 static void
 test_key_nvrtc(const char *dir)
 {
-	char lib[512], cache[512], ident[1400], a[128], b[128];
+	char lib[512], xdg[512], digests[600], ident[1400], a[128], b[128], want[160], sum[65];
+	const char *abc = "nvrtc 13000 sha256 ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+	const char *zeros = "0000000000000000000000000000000000000000000000000000000000000000";
 	snprintf(lib, sizeof(lib), "%s/lib dir/libnvrtc.so.13", dir);
-	snprintf(cache, sizeof(cache), "%s/cache", dir);
-	CHECK(fb_mkdirs(cache, NULL) == 0);
+	snprintf(xdg, sizeof(xdg), "%s/xdg", dir);
+	snprintf(digests, sizeof(digests), "%s/fatbuild-digests", xdg);
+	setenv("XDG_CACHE_HOME", xdg, 1);
 	char libdir[512];
 	snprintf(libdir, sizeof(libdir), "%s/lib dir", dir);
 	CHECK(fb_mkdirs(libdir, NULL) == 0);
@@ -75,28 +119,84 @@ test_key_nvrtc(const char *dir)
 	snprintf(ident, sizeof(ident), "nvrtc 13000 %s %lld %lld", lib, (long long)st.st_size, (long long)st.st_mtime);
 	/* a stopped build does not wait for the hash, and remembers nothing of it */
 	volatile sig_atomic_t stop = SIGTERM;
-	char memodir[600];
-	snprintf(memodir, sizeof(memodir), "%s/nvrtc", cache);
-	CHECK(fb_key_nvrtc(cache, ident, &stop, a, sizeof(a)) == -1);
-	CHECK(access(memodir, F_OK) != 0);
+	CHECK(fb_key_nvrtc(ident, &stop, a, sizeof(a)) == -1);
+	CHECK(memos(digests, NULL) == 0);
 	stop = 0;
-	CHECK(fb_key_nvrtc(cache, ident, &stop, a, sizeof(a)) == 0);
-	/* SHA-256("abc"), FIPS 180-4's example */
-	CHECK_STR(a, "nvrtc 13000 sha256 ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-	/* the memo answers the second time, so a damaged memo shows through */
-	CHECK(access(memodir, F_OK) == 0);
-	CHECK(fb_key_nvrtc(cache, ident, NULL, b, sizeof(b)) == 0);
-	CHECK_STR(b, a);
+	CHECK(fb_key_nvrtc(ident, &stop, a, sizeof(a)) == 0);
+	/* SHA-256("abc"), FIPS 180-4's example, and sha256sum agrees */
+	CHECK_STR(a, abc);
+	sha256sum(lib, sum);
+	snprintf(want, sizeof(want), "nvrtc 13000 sha256 %s", sum);
+	CHECK_STR(a, want);
+	/* one memo, in a directory of this user's alone */
+	CHECK(memos(digests, NULL) == 1);
+	CHECK(stat(digests, &st) == 0 && (st.st_mode & 0777) == 0700);
+	/* the memo answers the next compile (any cache dir: it is not one of them), so a planted
+	 * digest shows through */
+	memos(digests, zeros);
+	CHECK(fb_key_nvrtc(ident, NULL, b, sizeof(b)) == 0);
+	snprintf(want, sizeof(want), "nvrtc 13000 sha256 %s", zeros);
+	CHECK_STR(b, want);
+	/* ... but not from a group-writable directory, nor as a group-writable file; the digest is
+	 * then computed, and nothing fails */
+	CHECK(chmod(digests, 0770) == 0);
+	CHECK(fb_key_nvrtc(ident, NULL, b, sizeof(b)) == 0);
+	CHECK_STR(b, abc);
+	CHECK(chmod(digests, 0700) == 0);
+	DIR *dd = opendir(digests);
+	for (struct dirent *e; dd && (e = readdir(dd));) {
+		char p[1200];
+		snprintf(p, sizeof(p), "%s/%s", digests, e->d_name);
+		if (strlen(e->d_name) == 64)
+			CHECK(chmod(p, 0664) == 0);
+	}
+	if (dd)
+		closedir(dd);
+	CHECK(fb_key_nvrtc(ident, NULL, b, sizeof(b)) == 0);
+	CHECK_STR(b, abc);
+	memos(digests, zeros);
+	CHECK(fb_key_nvrtc(ident, NULL, b, sizeof(b)) == 0);
+	CHECK_STR(b, want);
+	/* the library rewritten in place, same size, mtime put back: the ctime tells, and the new
+	 * digest is remembered beside the old one */
+	CHECK(stat(lib, &st) == 0);
+	struct timespec pause = {0, 30 * 1000 * 1000};
+	nanosleep(&pause, NULL); /* past the file system's timestamp granularity */
+	int fd = open(lib, O_WRONLY);
+	CHECK(fd >= 0 && pwrite(fd, "abd", 3, 0) == 3);
+	if (fd >= 0)
+		close(fd);
+	struct timespec times[2] = {st.st_atim, st.st_mtim};
+	CHECK(utimensat(AT_FDCWD, lib, times, 0) == 0);
+	CHECK(fb_key_nvrtc(ident, NULL, b, sizeof(b)) == 0);
+	sha256sum(lib, sum);
+	snprintf(want, sizeof(want), "nvrtc 13000 sha256 %s", sum);
+	CHECK_STR(b, want);
+	CHECK_STR(b, "nvrtc 13000 sha256 a52d159f262b2c6ddb724a61840befc36eb30c88877a4030b65cbe86298449c9");
+	CHECK(memos(digests, NULL) == 2);
 	/* a library elsewhere with the same bytes and another mtime gets the same key */
 	char lib2[512];
 	snprintf(lib2, sizeof(lib2), "%s/libnvrtc.so.13", dir);
 	CHECK(fb_write_file_atomic(lib2, "abc", 3, 0644, NULL) == 0);
 	snprintf(ident, sizeof(ident), "nvrtc 13000 %s 3 12345", lib2);
-	CHECK(fb_key_nvrtc(cache, ident, NULL, b, sizeof(b)) == 0);
-	CHECK_STR(b, a);
-	CHECK(fb_key_nvrtc(cache, "nvrtc 13000 /no/such/lib 3 4", NULL, b, sizeof(b)) == -1);
-	CHECK(fb_key_nvrtc(cache, "garbage", NULL, b, sizeof(b)) == -1);
-	CHECK(fb_key_nvrtc(NULL, ident, NULL, b, sizeof(b)) == -1);
+	CHECK(fb_key_nvrtc(ident, NULL, b, sizeof(b)) == 0);
+	CHECK_STR(b, abc);
+	/* no usable HOME or XDG_CACHE_HOME: no memo, the digest all the same */
+	char *home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+	setenv("XDG_CACHE_HOME", "relative", 1);
+	unsetenv("HOME");
+	CHECK(fb_key_nvrtc(ident, NULL, b, sizeof(b)) == 0);
+	CHECK_STR(b, abc);
+	setenv("HOME", xdg, 1); /* a relative XDG_CACHE_HOME is ignored: HOME/.cache */
+	CHECK(fb_key_nvrtc(ident, NULL, b, sizeof(b)) == 0);
+	snprintf(digests, sizeof(digests), "%s/.cache/fatbuild-digests", xdg);
+	CHECK(memos(digests, NULL) == 1);
+	if (home)
+		setenv("HOME", home, 1);
+	free(home);
+	unsetenv("XDG_CACHE_HOME");
+	CHECK(fb_key_nvrtc("nvrtc 13000 /no/such/lib 3 4", NULL, b, sizeof(b)) == -1);
+	CHECK(fb_key_nvrtc("garbage", NULL, b, sizeof(b)) == -1);
 }
 
 static void

@@ -71,10 +71,7 @@ fb_repro_seed(const char *src, const char *const *dirs, size_t ndirs, const char
 		size_t n;
 		if (fb_read_file(deps.v[i], &t, &n, NULL) != 0)
 			continue;
-		struct fb_sha256 f;
-		fb_sha256_init(&f);
-		fb_sha256_update(&f, t, n);
-		fb_sha256_final(&f, d);
+		fb_sha256_buf(t, n, d);
 		free(t);
 		fb_sha256_update(&h, d, 32);
 	}

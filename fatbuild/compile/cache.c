@@ -190,11 +190,8 @@ verify(const unsigned char *d, size_t n, uint64_t *sizes)
 	}
 	if (total != n - HDR)
 		return -1;
-	struct fb_sha256 s;
 	unsigned char digest[32];
-	fb_sha256_init(&s);
-	fb_sha256_update(&s, d + HDR, n - HDR);
-	fb_sha256_final(&s, digest);
+	fb_sha256_buf(d + HDR, n - HDR, digest);
 	return memcmp(digest, d + 0x20, 32) == 0 ? 0 : -1;
 }
 
@@ -280,10 +277,7 @@ fb_cache_encode(const struct fb_cache_entry *e, unsigned char **out, size_t *siz
 	p += e->ptx_size;
 	if (loglen)
 		memcpy(p, e->log, loglen);
-	struct fb_sha256 s;
-	fb_sha256_init(&s);
-	fb_sha256_update(&s, buf + HDR, total - HDR);
-	fb_sha256_final(&s, buf + 0x20);
+	fb_sha256_buf(buf + HDR, total - HDR, buf + 0x20);
 	*out = buf;
 	*size = total;
 	return 0;

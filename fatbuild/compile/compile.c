@@ -335,7 +335,7 @@ open_run(struct run *r, const char *home, struct fb_error *err)
 			r->use_cache = 0;
 	}
 	if (r->use_cache &&
-	    fb_key_nvrtc(r->cache_dir, fb_nvrtc_ident(r->nv), o->cancel, r->nvrtc_key, sizeof(r->nvrtc_key)) != 0)
+	    fb_key_nvrtc(fb_nvrtc_ident(r->nv), o->cancel, r->nvrtc_key, sizeof(r->nvrtc_key)) != 0)
 		r->nvrtc_key[0] = 0;
 	if (o->cache_basedir && *o->cache_basedir && !realpath(o->cache_basedir, r->basedir))
 		snprintf(r->basedir, sizeof(r->basedir), "%s", o->cache_basedir);

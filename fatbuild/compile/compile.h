@@ -14,6 +14,8 @@
 
 /* ---- hash.c: SHA-256 (FIPS 180-4) ---- */
 
+/* The streaming hasher is the portable code: plain data, no cleanup, may be copied or dropped
+ * before final. */
 struct fb_sha256 {
 	uint32_t h[8];
 	uint64_t len;            /* bytes hashed so far */
@@ -26,6 +28,12 @@ void fb_sha256_update(struct fb_sha256 *s, const void *data, size_t size);
 void fb_sha256_final(struct fb_sha256 *s, unsigned char out[32]);
 /* Hashes a string including its NUL, so that ("ab","c") and ("a","bc") differ. */
 void fb_sha256_str(struct fb_sha256 *s, const char *str);
+/* SHA-256 of a whole buffer (data may be NULL when size is 0), through libcrypto when the
+ * build has it; 1 when libcrypto computed it, 0 when the portable code did. Same digest. */
+int fb_sha256_buf(const void *data, size_t size, unsigned char out[32]);
+/* SHA-256 of fd read from its offset to the end, in 1 MiB chunks; cancel (may be NULL) is
+ * checked before every chunk. 0, or -1 on a read error or when *cancel was set. */
+int fb_sha256_fd(int fd, const volatile sig_atomic_t *cancel, unsigned char out[32]);
 /* 64 lowercase hex digits + NUL. */
 void fb_sha256_hex(const unsigned char digest[32], char out[65]);
 
@@ -187,11 +195,12 @@ int fb_key_path(const char *base, const char *path, char *out, size_t size);
 int fb_key_names_file(const char *text, size_t size);
 
 /* What identifies the NVRTC build in the key: "nvrtc 13000 sha256 <digest of the library>",
- * the digest remembered in cache_dir/nvrtc/ per (file, inode, size, mtime). ident is
- * fb_nvrtc_ident's. 0, or -1 (then the caller keys by ident); -1 also, with nothing
- * remembered, when cancel (may be NULL) is set while the library is hashed. */
-int fb_key_nvrtc(const char *cache_dir, const char *ident, const volatile sig_atomic_t *cancel, char *out,
-                 size_t size);
+ * the digest remembered per user in $XDG_CACHE_HOME/fatbuild-digests/ (else
+ * ~/.cache/fatbuild-digests/) per (file, device, inode, size, mtime, ctime); without a usable
+ * directory it is computed every time. ident is fb_nvrtc_ident's. 0, or -1 (then the caller
+ * keys by ident); -1 also, with nothing remembered, when cancel (may be NULL) is set while the
+ * library is hashed. */
+int fb_key_nvrtc(const char *ident, const volatile sig_atomic_t *cancel, char *out, size_t size);
 
 /* Reads a whole file (NUL-terminated for convenience; *size excludes it). */
 int fb_read_file(const char *path, char **data, size_t *size, struct fb_error *err);

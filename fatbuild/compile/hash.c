@@ -1,6 +1,25 @@
-/* hash.c: SHA-256 (FIPS 180-4), for cache keys and cache-entry verification. Small and
- * portable rather than fast: the inputs are sources, headers and compiled images. */
+/* hash.c: SHA-256 (FIPS 180-4), for cache keys and cache-entry verification.
+ *
+ * Two implementations give the same digests. The streaming one (fb_sha256_init/update/final)
+ * is the portable code below: a plain struct the caller may copy or drop half-way (prepare.c
+ * returns mid-stream on a read error), which an EVP context, allocated and to be freed, would
+ * not allow. Its inputs are short: strings, 32-byte digests, one source text. Whole buffers and
+ * files (headers, cache entries, remote blobs, 100 MB of NVRTC) go through fb_sha256_buf and
+ * fb_sha256_fd, which use OpenSSL's libcrypto when the build found it (SHA-NI or AVX2: three
+ * to four times the portable speed) and the portable code when it did not or when libcrypto
+ * refuses (a broken provider configuration). libcrypto is linked, not dlopen'ed as the CUDA
+ * libraries and libcurl are: a digest has no context object to carry a handle, the house
+ * rules allow no global one, and dlopen'ing it per digest would cost more than it saves;
+ * whether it is there is a build-time fact like libelf and zstd (HACKING.md "Optional
+ * libraries"). */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#ifdef FB_HAVE_LIBCRYPTO
+#include <openssl/evp.h>
+#endif
 
 #include "compile.h"
 
@@ -110,6 +129,96 @@ void
 fb_sha256_str(struct fb_sha256 *s, const char *str)
 {
 	fb_sha256_update(s, str, strlen(str) + 1);
+}
+
+int
+fb_sha256_buf(const void *data, size_t size, unsigned char out[32])
+{
+#ifdef FB_HAVE_LIBCRYPTO
+	unsigned int len = 0;
+	if (EVP_Digest(size ? data : "", size, out, &len, EVP_sha256(), NULL) == 1 && len == 32)
+		return 1;
+#endif
+	struct fb_sha256 s;
+	fb_sha256_init(&s);
+	if (size)
+		fb_sha256_update(&s, data, size);
+	fb_sha256_final(&s, out);
+	return 0;
+}
+
+enum { CHUNK = 1 << 20 };
+
+/* Reads fd to its end in CHUNK pieces, each given to feed; -1 on a read error, on cancel
+ * (checked before every chunk) or when feed fails. */
+static int
+read_all(int fd, const volatile sig_atomic_t *cancel, int (*feed)(void *, const void *, size_t), void *ctx)
+{
+	unsigned char *buf = malloc(CHUNK);
+	ssize_t k = -1;
+	if (!buf)
+		return -1;
+	for (;;) {
+		if (cancel && *cancel) {
+			k = -1;
+			break;
+		}
+		k = read(fd, buf, CHUNK);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0 || feed(ctx, buf, (size_t)k) != 0)
+			break;
+	}
+	free(buf);
+	return k == 0 ? 0 : -1;
+}
+
+static int
+feed_portable(void *ctx, const void *p, size_t n)
+{
+	fb_sha256_update(ctx, p, n);
+	return 0;
+}
+
+#ifdef FB_HAVE_LIBCRYPTO
+static int
+feed_evp(void *ctx, const void *p, size_t n)
+{
+	return EVP_DigestUpdate(ctx, p, n) == 1 ? 0 : -1;
+}
+
+/* 1 when libcrypto hashed fd (0 or -1 in *rc), 0 when it could not start (nothing was read). */
+static int
+fd_evp(int fd, const volatile sig_atomic_t *cancel, unsigned char out[32], int *rc)
+{
+	EVP_MD_CTX *c = EVP_MD_CTX_new();
+	if (!c || EVP_DigestInit_ex(c, EVP_sha256(), NULL) != 1) {
+		EVP_MD_CTX_free(c);
+		return 0;
+	}
+	unsigned int len = 0;
+	*rc = read_all(fd, cancel, feed_evp, c);
+	if (!*rc && (EVP_DigestFinal_ex(c, out, &len) != 1 || len != 32))
+		*rc = -1;
+	EVP_MD_CTX_free(c);
+	return 1;
+}
+#endif
+
+int
+fb_sha256_fd(int fd, const volatile sig_atomic_t *cancel, unsigned char out[32])
+{
+#ifdef FB_HAVE_LIBCRYPTO
+	int rc;
+	if (fd_evp(fd, cancel, out, &rc))
+		return rc;
+#endif
+	struct fb_sha256 s;
+	fb_sha256_init(&s);
+	if (read_all(fd, cancel, feed_portable, &s) != 0)
+		return -1;
+	fb_sha256_final(&s, out);
+	return 0;
 }
 
 void

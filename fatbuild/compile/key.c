@@ -15,6 +15,9 @@
 #include <unistd.h>
 
 #include "compile.h"
+#include "common/safefs.h"
+
+#define FIX "remove it or chmod go-w it (fatbuild then hashes NVRTC in every compile)"
 
 int
 fb_key_path(const char *base, const char *path, char *out, size_t size)
@@ -67,26 +70,109 @@ hash_file(const char *path, const volatile sig_atomic_t *cancel, char hex[65])
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	unsigned char *buf = malloc(1 << 20);
-	struct fb_sha256 s;
-	ssize_t k = -1;
-	fb_sha256_init(&s);
-	while (buf && !(cancel && *cancel) && (k = read(fd, buf, 1 << 20)) > 0)
-		fb_sha256_update(&s, buf, (size_t)k);
-	if (cancel && *cancel)
-		k = -1;
-	close(fd);
-	free(buf);
-	if (k != 0)
-		return -1;
 	unsigned char d[32];
-	fb_sha256_final(&s, d);
+	int rc = fb_sha256_fd(fd, cancel, d);
+	close(fd);
+	if (rc)
+		return -1;
 	fb_sha256_hex(d, hex);
 	return 0;
 }
 
+/* The per-user directory of NVRTC digests: $XDG_CACHE_HOME/fatbuild-digests, else
+ * ~/.cache/fatbuild-digests. It lies outside every cache dir so that a new, cleared or shared
+ * cache dir (a CI job's empty one) does not hash a toolkit this user has hashed before, and
+ * `fatbuild cache` never counts or clears it. -1 when HOME and XDG_CACHE_HOME give no place. */
+static int
+digest_dir(char *buf, size_t size)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	int k;
+	if (xdg && xdg[0] == '/')
+		k = snprintf(buf, size, "%s/fatbuild-digests", xdg);
+	else if (home && home[0] == '/')
+		k = snprintf(buf, size, "%s/.cache/fatbuild-digests", home);
+	else
+		return -1;
+	return k < 0 || (size_t)k >= size ? -1 : 0;
+}
+
+/* The memo's name: a digest of what tells this file apart from any other, now or later. The
+ * ctime catches a library rewritten in place with its mtime put back (cp -p, tar, touch -d);
+ * nanoseconds catch two writes within a second. */
+static int
+memo_path(const char *dir, const char *file, const struct stat *st, char *out, size_t size)
+{
+	char id[PATH_MAX + 160], hex[65];
+	unsigned char d[32];
+	struct fb_sha256 s;
+	int k = snprintf(id, sizeof(id), "%s %llu %llu %lld %lld.%09ld %lld.%09ld", file,
+	                 (unsigned long long)st->st_dev, (unsigned long long)st->st_ino, (long long)st->st_size,
+	                 (long long)st->st_mtim.tv_sec, (long)st->st_mtim.tv_nsec, (long long)st->st_ctim.tv_sec,
+	                 (long)st->st_ctim.tv_nsec);
+	if (k < 0 || (size_t)k >= sizeof(id))
+		return -1;
+	fb_sha256_init(&s);
+	fb_sha256_str(&s, "fatbuild-nvrtc-digest-v2");
+	fb_sha256_str(&s, id);
+	fb_sha256_final(&s, d);
+	fb_sha256_hex(d, hex);
+	k = snprintf(out, size, "%s/%s", dir, hex);
+	return k < 0 || (size_t)k >= size ? -1 : 0;
+}
+
+/* A memo is believed only as this user's regular file that nobody else can write, in a
+ * directory fb_dir_check passed: anything else is ignored and the library hashed. */
+static int
+read_memo(const char *path, char digest[65])
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	char buf[65] = "";
+	ssize_t k = -1;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+	    !(st.st_mode & (S_IWGRP | S_IWOTH)) && st.st_size == 64)
+		k = read(fd, buf, 64);
+	close(fd);
+	if (k != 64 || strspn(buf, "0123456789abcdef") != 64)
+		return -1;
+	memcpy(digest, buf, 65);
+	return 0;
+}
+
+static int
+same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/* The library's digest, from this user's memo or by hashing it (then remembered, best effort:
+ * a directory fb_dir_make refuses, or none at all, only means hashing every time). */
+static int
+library_digest(const char *file, const volatile sig_atomic_t *cancel, char digest[65])
+{
+	struct stat st, after;
+	char dir[PATH_MAX], memo[PATH_MAX + 80];
+	if (stat(file, &st) != 0)
+		return -1;
+	int memo_ok = digest_dir(dir, sizeof(dir)) == 0 && memo_path(dir, file, &st, memo, sizeof(memo)) == 0;
+	if (memo_ok && fb_dir_check(dir, "digest dir", FIX, 0, NULL) == 0 && read_memo(memo, digest) == 0)
+		return 0;
+	if (hash_file(file, cancel, digest) != 0)
+		return -1;
+	/* a library replaced while it was hashed keeps no memo under the old identity */
+	if (memo_ok && stat(file, &after) == 0 && same_file(&st, &after) &&
+	    fb_dir_make(dir, "digest dir", FIX, 0, NULL) == 0)
+		fb_write_file_atomic(memo, digest, 64, 0644, NULL);
+	return 0;
+}
+
 int
-fb_key_nvrtc(const char *cache_dir, const char *ident, const volatile sig_atomic_t *cancel, char *out, size_t size)
+fb_key_nvrtc(const char *ident, const volatile sig_atomic_t *cancel, char *out, size_t size)
 {
 	/* ident: "nvrtc VERSION FILE SIZE MTIME"; FILE may hold blanks, so split from the right. */
 	int version = 0, used = 0;
@@ -94,47 +180,16 @@ fb_key_nvrtc(const char *cache_dir, const char *ident, const volatile sig_atomic
 	const char *prev = last;
 	while (prev && prev > ident && *--prev != ' ')
 		;
-	if (sscanf(ident, "nvrtc %d %n", &version, &used) != 1 || !last || !prev || prev <= ident + used ||
-	    !cache_dir || !*cache_dir)
+	if (sscanf(ident, "nvrtc %d %n", &version, &used) != 1 || !last || !prev || prev <= ident + used)
 		return -1;
-	char file[PATH_MAX];
+	char file[PATH_MAX], digest[65];
 	int flen = (int)(prev - (ident + used));
 	if (flen <= 0 || flen >= (int)sizeof(file))
 		return -1;
 	memcpy(file, ident + used, (size_t)flen);
 	file[flen] = 0;
-	struct stat st;
-	if (stat(file, &st) != 0)
+	if (library_digest(file, cancel, digest) != 0)
 		return -1;
-	/* The digest is remembered per (file, inode, size, mtime): hashing 100 MB of NVRTC in
-	 * every compile process would cost more than most cache hits save. */
-	char memo[PATH_MAX + 8], dir[PATH_MAX], hex[65];
-	struct fb_sha256 s;
-	unsigned char d[32];
-	char idbuf[PATH_MAX + 96];
-	snprintf(idbuf, sizeof(idbuf), "%s %llu %llu %lld %ld", file, (unsigned long long)st.st_dev,
-	         (unsigned long long)st.st_ino, (long long)st.st_size, (long)st.st_mtime);
-	fb_sha256_init(&s);
-	fb_sha256_str(&s, idbuf);
-	fb_sha256_final(&s, d);
-	fb_sha256_hex(d, hex);
-	if (snprintf(dir, sizeof(dir), "%s/nvrtc", cache_dir) >= (int)sizeof(dir) ||
-	    snprintf(memo, sizeof(memo), "%s/%s", dir, hex) >= (int)sizeof(memo))
-		return -1;
-	char *text = NULL;
-	size_t n = 0;
-	char digest[65] = "";
-	if (fb_read_file(memo, &text, &n, NULL) == 0 && n == 64 && strspn(text, "0123456789abcdef") == 64)
-		memcpy(digest, text, 65);
-	free(text);
-	if (!digest[0]) {
-		if (hash_file(file, cancel, digest) != 0)
-			return -1;
-		/* Best effort, and only into a cache that exists: a failed compile creates nothing. */
-		struct stat cd;
-		if (stat(cache_dir, &cd) == 0 && S_ISDIR(cd.st_mode) && fb_mkdirs(dir, NULL) == 0)
-			fb_write_file_atomic(memo, digest, 64, 0644, NULL);
-	}
 	if (snprintf(out, size, "nvrtc %d sha256 %s", version, digest) >= (int)size)
 		return -1;
 	return 0;

@@ -107,10 +107,7 @@ file_digest(struct run *r, const char *path, unsigned char d[32], int *names_fil
 	int rc = fb_read_file(path, &text, &size, err);
 	if (rc)
 		return rc;
-	struct fb_sha256 s;
-	fb_sha256_init(&s);
-	fb_sha256_update(&s, text, size);
-	fb_sha256_final(&s, d);
+	fb_sha256_buf(text, size, d);
 	*names_file = fb_key_names_file(text, size);
 	free(text);
 	if (r->ndig == r->capdig) {

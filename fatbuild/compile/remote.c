@@ -273,12 +273,9 @@ get_blob(struct fb_remote *r, const char *hex, uint64_t size, unsigned char **ou
 		return fb_seterr(err, FB_ENOIMAGE, "remote blob cas/%s: HTTP %ld", hex, st);
 	}
 	r->n.bytes_down += b.n;
-	struct fb_sha256 s;
 	unsigned char d[32];
 	char got[65];
-	fb_sha256_init(&s);
-	fb_sha256_update(&s, b.p ? b.p : (unsigned char *)"", b.n);
-	fb_sha256_final(&s, d);
+	fb_sha256_buf(b.p, b.n, d);
 	fb_sha256_hex(d, got);
 	if (strcmp(got, hex) != 0) {
 		free(b.p);
@@ -661,11 +658,8 @@ fb_remote_get(struct fb_remote *r, const char *key, struct fb_cache_entry *out, 
 static void
 digest_hex(const void *p, size_t n, char out[65])
 {
-	struct fb_sha256 s;
 	unsigned char d[32];
-	fb_sha256_init(&s);
-	fb_sha256_update(&s, p ? p : "", n);
-	fb_sha256_final(&s, d);
+	fb_sha256_buf(p, n, d);
 	fb_sha256_hex(d, out);
 }
 

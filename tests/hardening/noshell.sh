@@ -78,14 +78,20 @@ for mode in explicit defaults; do
 	fi
 	rc=$?
 	[ $rc = 0 ] && ok "$mode-build" || { bad "$mode-build (exit $rc)"; tail -3 "$r.log"; }
+	# the NVRTC digest memo is per user, whatever the cache dir (README "Security")
+	digests="home/\.cache/fatbuild-digests(/[0-9a-f]{64})?"
 	if [ $mode = explicit ]; then
-		allowed="^$r/(bd|cache|out)(/|$)|^$r/(home|tmp)$"
+		allowed="^$r/(bd|cache|out)(/|$)|^$r/(home|home/\.cache|$digests|tmp)$"
 	else
-		allowed="^$r/(home|home/\.cache|home/\.cache/fatbuild(/.*)?|tmp|out(/.*)?)$"
+		allowed="^$r/(home|home/\.cache|home/\.cache/fatbuild(/.*)?|$digests|tmp|out(/.*)?)$"
 	fi
 	stray=$(find "$r" -newer "$r/stamp" | grep -vE "$allowed" | grep -v "^$r\$")
 	[ -z "$stray" ] && ok "$mode-writes-only-allowed" || bad "$mode-writes-only-allowed: $(echo $stray)"
-	[ $mode = explicit ] && { [ -z "$(find "$r/home" "$r/tmp" -mindepth 1)" ] && ok explicit-home-tmp-empty || bad "explicit-home-tmp-empty: $(find "$r/home" "$r/tmp" -mindepth 1)"; }
+	[ $mode = explicit ] && { left=$(find "$r/home" "$r/tmp" -mindepth 1 | grep -vE "^$r/(home/\.cache|$digests)$")
+		[ -z "$left" ] && ok explicit-home-tmp-only-digests || bad "explicit-home-tmp-only-digests: $left"; }
+	memo=$(find "$r/home/.cache/fatbuild-digests" -type f 2>/dev/null | wc -l)
+	mode_d=$(stat -c %a "$r/home/.cache/fatbuild-digests" 2>/dev/null)
+	[ "$memo" = 1 ] && [ "$mode_d" = 700 ] && ok "$mode-one-digest-memo" || bad "$mode-one-digest-memo: $memo files, mode $mode_d"
 	if [ $mode = defaults ]; then
 		[ -z "$(find "$r/tmp" -mindepth 1)" ] && ok defaults-tmp-empty || bad "defaults-tmp-empty: $(find "$r/tmp" -mindepth 1)"
 		[ -f "$r/home/.cache/fatbuild/build/m/build.ninja" ] && ok defaults-build-dir || bad defaults-build-dir
