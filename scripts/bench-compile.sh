@@ -24,8 +24,15 @@
 # Timed here (wall and the children's CPU time, no hyperfine needed); medians and ratios are
 # printed, and c and d (e and f, with the .so) are checked to give byte-identical fatbins.
 #
+# The small case (BENCH_CASES has "small"): one small multi-kernel file
+# (examples/kernels/softmax.cu), the cold start a new user or CI job pays, in interleaved rounds:
+#   nvcc -fatbin with the gencodes; fatbuild compile with an empty cache dir and a fresh
+#   XDG_CACHE_HOME (the first compile ever: NVRTC is hashed once); with an empty cache dir but
+#   NVRTC's digest known (a new build dir or CI cache); --no-cache. Then bench-remote.sh on the
+#   same file: a second machine whose local cache is empty and whose remote cache has every image.
+#
 # Env: BENCH_ARCHS (default "7.5 8.0 8.6 8.9 9.0 10.0 12.0+PTX"), BENCH_RUNS, CUDA_HOME,
-# BENCH_CASES (default "multi bundled").
+# BENCH_CASES (default "small multi bundled").
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build}
@@ -42,7 +49,55 @@ t=$(mktemp -d "${TMPDIR:-/tmp}/fbbench.XXXXXX")
 trap 'rm -rf "$t"' EXIT
 mkdir -p "$t/nvcc" "$t/nvcct"
 q() { printf '%q ' "$@"; }
-cases=" ${BENCH_CASES:-multi bundled} "
+cases=" ${BENCH_CASES:-small multi bundled} "
+
+if [[ $cases == *" small "* ]]; then
+	small=$here/examples/kernels/softmax.cu
+	echo "small case: ${small##*/}; arch list: $archs; cpus: $cpus"
+	echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+	python3 - "$runs" "$t/small" "$fb" "$nvcc" "$archs" "$gencode" "$small" <<'PY'
+import os, shutil, statistics, subprocess, sys, time
+runs, work, fb, nvcc, archs, gencode, src = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6].split(), sys.argv[7]
+def fbc(d, *extra, xdg=None):
+    env = dict(os.environ, FATBUILD_CACHE_DIR=os.path.join(d, "cache"), XDG_CACHE_HOME=xdg or os.path.join(work, "xdg-known"))
+    return [fb, "compile"] + list(extra) + ["--arch-list", archs, "-o", os.path.join(d, "k.fatbin"), src], env
+rows = {
+    "nvcc -fatbin": lambda d: ([nvcc, "-fatbin"] + gencode + ["-o", os.path.join(d, "k.fatbin"), src], None),
+    "fatbuild, first compile ever (hashes NVRTC)": lambda d: fbc(d, xdg=os.path.join(d, "xdg")),
+    "fatbuild, new cache dir, NVRTC known": lambda d: fbc(d),
+    "fatbuild --no-cache": lambda d: fbc(d, "--no-cache"),
+}
+os.makedirs(work, exist_ok=True)
+subprocess.run(fbc(os.path.join(work, "prime"))[0], env=fbc(os.path.join(work, "prime"))[1], check=True,
+               stdout=subprocess.DEVNULL)  # NVRTC's digest becomes known in xdg-known
+res = {k: [] for k in rows}
+for r in range(runs):
+    for i, (name, mk) in enumerate(rows.items()):
+        d = os.path.join(work, "r%d" % i)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        cmd, env = mk(d)
+        t0 = time.monotonic()
+        subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
+        res[name].append(time.monotonic() - t0)
+print("load after: %s" % " ".join(open("/proc/loadavg").read().split()[:3]))
+print("\n| build (%s, %s) | median wall | runs |\n|---|---:|---:|" % (os.path.basename(src), archs))
+med = {k: statistics.median(v) for k, v in res.items()}
+for k in rows:
+    print("| %s | %.3f s | %d |" % (k, med[k], len(res[k])))
+n = list(rows)
+print("\nnew cache dir vs --no-cache:        %+.0f%% (goal within 15%%)" % (100 * (med[n[2]] / med[n[3]] - 1)))
+print("nvcc / fatbuild new cache dir:       %.1fx (goal >= 4x)" % (med[n[0]] / med[n[2]]))
+print("first compile ever vs NVRTC known:   %+.3f s (the one-time hash)" % (med[n[1]] - med[n[2]]))
+PY
+	echo
+	if command -v nginx >/dev/null; then
+		BENCH_KERNELS=$small BENCH_ARCHS=$archs BENCH_RUNS=$runs bash "$here/scripts/bench-remote.sh" "$build"
+	else
+		echo "bench-compile: nginx not found: the warm-remote row of the small case is not run" >&2
+	fi
+	echo
+fi
 
 if [[ $cases == *" multi "* ]]; then
 	multi=("$here"/bench/cub/*.cu)

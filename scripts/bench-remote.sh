@@ -9,7 +9,8 @@
 # changes hit them alike; medians and ratios are printed. The outputs of 2 and 3 are compared.
 #
 #   scripts/bench-remote.sh [BUILD_DIR]      (default: build)
-# Env: BENCH_ARCHS (default "8.0 9.0 12.0+PTX"), BENCH_RUNS, CUDA_HOME.
+# Env: BENCH_ARCHS (default "8.0 9.0 12.0+PTX"), BENCH_RUNS, CUDA_HOME, BENCH_KERNELS (the .cu
+# files, default examples/kernels/*.cu).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build}
@@ -19,7 +20,7 @@ cuda=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cud
 nvcc=$cuda/bin/nvcc
 archs=${BENCH_ARCHS:-8.0 9.0 12.0+PTX}
 runs=${BENCH_RUNS:-3}
-kernels=("$here"/examples/kernels/*.cu)
+if [ -n "${BENCH_KERNELS:-}" ]; then read -r -a kernels <<<"$BENCH_KERNELS"; else kernels=("$here"/examples/kernels/*.cu); fi
 t=$(mktemp -d "${TMPDIR:-/tmp}/fbbenchremote.XXXXXX")
 source "$here/tests/remote/nginx.sh"
 trap 'nginx_stop; rm -rf "$t"' EXIT
