@@ -233,6 +233,29 @@ test_backend_toolkit(void)
 	/* A host-only library API of the toolkit is a host header wherever it is found. */
 	put("tk/include/cufft.h", "#pragma once\nint cufftPlan1d(void);\n");
 	backend_case_home("t6.cu", "#include <cufft.h>\n__global__ void k() {}\n", home, true, "t6.cu:1 includes the host header <cufft.h>");
+	/* One scan for many sources: what was found clean is not read again, what was not still
+	 * decides. */
+	struct fb_backend_scan *sc = fb_backend_scan_new(NULL, 0, home);
+	CHECK(sc != NULL);
+	char p[512], why[700];
+	put("m1.cu", "#include \"m.cuh\"\n#include <cub/cub.cuh>\n__global__ void k() {}\n");
+	put("m.cuh", "#pragma once\n__device__ int one() { return 1; }\n");
+	put("m2.cu", "#include \"m.cuh\"\n#include \"mh.cuh\"\n__global__ void k() {}\n");
+	put("mh.cuh", "#pragma once\nint host_side() { return 0; }\n");
+	put("m3.cu", "#include \"mh.cuh\"\n#include <cub/cub.cuh>\n");
+	snprintf(p, sizeof(p), "%s/m1.cu", dir);
+	CHECK(!fb_backend_scan_needs_nvcc(sc, p, why, sizeof(why)));
+	CHECK(strstr(why, "2 toolkit headers") != NULL);
+	snprintf(p, sizeof(p), "%s/m2.cu", dir);
+	CHECK(fb_backend_scan_needs_nvcc(sc, p, why, sizeof(why)));
+	CHECK(strstr(why, "mh.cuh:2 defines the host function host_side") != NULL);
+	snprintf(p, sizeof(p), "%s/m3.cu", dir);
+	CHECK(fb_backend_scan_needs_nvcc(sc, p, why, sizeof(why)));
+	snprintf(p, sizeof(p), "%s/m1.cu", dir);
+	CHECK(!fb_backend_scan_needs_nvcc(sc, p, why, sizeof(why)));
+	CHECK(strstr(why, "toolkit headers") == NULL); /* all read for the first m1.cu */
+	fb_backend_scan_free(sc);
+	fb_backend_scan_free(NULL);
 	/* Without the toolkit, thrust/ stays a host library, as before. */
 	backend_case("t4.cu", "#include <thrust/functional.h>\n__global__ void k() {}\n", true, "<thrust/functional.h>");
 }

@@ -121,24 +121,91 @@ has_word(const char *s, const char *e, const char *w)
 	return false;
 }
 
-struct scan {
+/* A set of paths: open addressing, FNV-1a. */
+struct pathset {
+	char **slot;
+	size_t cap, n;
+};
+
+static size_t
+path_hash(const char *p)
+{
+	size_t h = 14695981039346656037u;
+	for (; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211u;
+	return h;
+}
+
+static bool
+pathset_has(const struct pathset *ps, const char *p)
+{
+	if (!ps->cap)
+		return false;
+	for (size_t i = path_hash(p) & (ps->cap - 1);; i = (i + 1) & (ps->cap - 1)) {
+		if (!ps->slot[i])
+			return false;
+		if (strcmp(ps->slot[i], p) == 0)
+			return true;
+	}
+}
+
+/* Adds p (copied); -1 when memory ran out. */
+static int
+pathset_add(struct pathset *ps, const char *p)
+{
+	if (2 * (ps->n + 1) > ps->cap) {
+		size_t cap = ps->cap ? 2 * ps->cap : 256;
+		char **slot = calloc(cap, sizeof(*slot));
+		if (!slot)
+			return -1;
+		for (size_t i = 0; i < ps->cap; i++) {
+			if (!ps->slot[i])
+				continue;
+			size_t j = path_hash(ps->slot[i]) & (cap - 1);
+			while (slot[j])
+				j = (j + 1) & (cap - 1);
+			slot[j] = ps->slot[i];
+		}
+		free(ps->slot);
+		ps->slot = slot;
+		ps->cap = cap;
+	}
+	size_t i = path_hash(p) & (ps->cap - 1);
+	while (ps->slot[i])
+		i = (i + 1) & (ps->cap - 1);
+	if (!(ps->slot[i] = strdup(p)))
+		return -1;
+	ps->n++;
+	return 0;
+}
+
+static void
+pathset_clear(struct pathset *ps)
+{
+	for (size_t i = 0; i < ps->cap; i++)
+		free(ps->slot[i]);
+	free(ps->slot);
+	*ps = (struct pathset){0};
+}
+
+struct fb_backend_scan {
 	const char *const *incdirs;
 	size_t nincdirs;
 	char tkroot[PATH_MAX]; /* the toolkit's real path, "" when none */
 	char tkdirs[2][PATH_MAX]; /* its include/cccl and include, searched after incdirs */
 	size_t ntkdirs;
+	struct pathset clean; /* real paths of files whose whole include tree is device code */
+	/* One file's scan: */
 	char *why;
 	size_t whysize;
-	char **seen; /* real paths read */
-	size_t nseen, capseen;
-	size_t ntoolkit; /* toolkit headers read */
+	struct pathset seen; /* real paths read */
+	size_t ntoolkit;     /* toolkit headers read */
 	bool oom;
 };
-
-static bool say(struct scan *sc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool say(struct fb_backend_scan *sc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static bool
-say(struct scan *sc, const char *fmt, ...)
+say(struct fb_backend_scan *sc, const char *fmt, ...)
 {
 	if (sc->why && sc->whysize) {
 		va_list ap;
@@ -149,12 +216,12 @@ say(struct scan *sc, const char *fmt, ...)
 	return true;
 }
 
-static bool scan_file(struct scan *sc, const char *path, int depth, bool toolkit);
+static bool scan_file(struct fb_backend_scan *sc, const char *path, const char *real, int depth, bool toolkit);
 
 /* Where NVRTC finds an #include: beside the includer ("..." only), then the -I dirs, then the
  * toolkit's include dirs, as fatbuild compile passes them. */
 static bool
-resolve(const struct scan *sc, const char *dir, const char *name, bool quoted, char *cand, size_t size)
+resolve(const struct fb_backend_scan *sc, const char *dir, const char *name, bool quoted, char *cand, size_t size)
 {
 	struct stat st;
 	if (quoted && (size_t)snprintf(cand, size, "%s%s", dir, name) < size && stat(cand, &st) == 0 &&
@@ -168,20 +235,19 @@ resolve(const struct scan *sc, const char *dir, const char *name, bool quoted, c
 	return false;
 }
 
-/* Whether the file at path lies in the toolkit in use (links resolved). */
+/* Whether the real path lies in the toolkit in use. */
 static bool
-under_toolkit(const struct scan *sc, const char *path)
+under_toolkit(const struct fb_backend_scan *sc, const char *real)
 {
-	char real[PATH_MAX];
 	size_t n = strlen(sc->tkroot);
-	return n && realpath(path, real) && strncmp(real, sc->tkroot, n) == 0 && real[n] == '/';
+	return n && strncmp(real, sc->tkroot, n) == 0 && real[n] == '/';
 }
 
 /* The #include lines: a host header decides; a header found ("..." beside the includer, both
  * kinds in the -I dirs) is scanned in turn. Each directive
  * line (with its continuations) is blanked afterwards, so the code scan skips the preprocessor. */
 static bool
-scan_directives(struct scan *sc, const char *path, char *s, int depth, bool toolkit)
+scan_directives(struct fb_backend_scan *sc, const char *path, char *s, int depth, bool toolkit)
 {
 	char dir[PATH_MAX];
 	snprintf(dir, sizeof(dir), "%s", path);
@@ -210,16 +276,18 @@ scan_directives(struct scan *sc, const char *path, char *s, int depth, bool tool
 				char name[256];
 				memcpy(name, q + 1, (size_t)(end - q - 1));
 				name[end - q - 1] = 0;
-				char cand[PATH_MAX];
+				char cand[PATH_MAX], real[PATH_MAX];
 				bool found = resolve(sc, dir, name, close == '"', cand, sizeof(cand));
-				bool tk = found && under_toolkit(sc, cand);
+				if (found && !realpath(cand, real))
+					snprintf(real, sizeof(real), "%s", cand);
+				bool tk = found && under_toolkit(sc, real);
 				/* A "..." name a toolkit header does not find on disk is one NVRTC has built in
 				 * (cuda_runtime.h's "target"). */
 				bool builtin = toolkit && !found && close == '"';
 				if ((!tk || (!toolkit && fb_host_api_header(name))) && !builtin && fb_host_header(name))
 					return say(sc, "%s:%zu includes the host header <%s>%s", path, line_of(s, line), name,
 					           toolkit ? " outside any NVRTC guard" : "");
-				if (found && depth < MAXDEPTH && scan_file(sc, cand, depth + 1, tk))
+				if (found && depth < MAXDEPTH && scan_file(sc, cand, real, depth + 1, tk))
 					return true;
 			}
 		}
@@ -339,7 +407,7 @@ brace_kind(const char *decl, const char *p, const char **hostfn, int *hostlen)
  * <<<...>>> launch outside the bodies of __global__/__device__ functions is reported first,
  * then the first host function. */
 static bool
-scan_code(struct scan *sc, const char *path, const char *s)
+scan_code(struct fb_backend_scan *sc, const char *path, const char *s)
 {
 	enum { MAXDEV = 256 };
 	const char *devb[MAXDEV], *deve[MAXDEV];
@@ -392,40 +460,26 @@ scan_code(struct scan *sc, const char *path, const char *s)
 	return false;
 }
 
-/* Records path as read; false when it was read before (or memory ran out). */
+/* Records the file at real as read; false when it was read before, belongs to a tree known
+ * clean, or memory ran out. */
 static bool
-first_visit(struct scan *sc, const char *path)
+first_visit(struct fb_backend_scan *sc, const char *real)
 {
-	char real[PATH_MAX];
-	if (!realpath(path, real))
-		snprintf(real, sizeof(real), "%s", path);
-	for (size_t i = 0; i < sc->nseen; i++)
-		if (strcmp(sc->seen[i], real) == 0)
-			return false;
-	if (sc->nseen == sc->capseen) {
-		size_t cap = sc->capseen ? sc->capseen * 2 : 64;
-		char **p = realloc(sc->seen, cap * sizeof(*p));
-		if (!p) {
-			sc->oom = true;
-			return false;
-		}
-		sc->seen = p;
-		sc->capseen = cap;
-	}
-	if (!(sc->seen[sc->nseen] = strdup(real))) {
+	if (pathset_has(&sc->clean, real) || pathset_has(&sc->seen, real))
+		return false;
+	if (pathset_add(&sc->seen, real) != 0) {
 		sc->oom = true;
 		return false;
 	}
-	sc->nseen++;
 	return true;
 }
 
 /* One file: a user's in full; a toolkit header's #includes only, in the branches NVRTC is
  * known to take (an undecided condition there is the toolkit's own guard). */
 static bool
-scan_file(struct scan *sc, const char *path, int depth, bool toolkit)
+scan_file(struct fb_backend_scan *sc, const char *path, const char *real, int depth, bool toolkit)
 {
-	if (!first_visit(sc, path))
+	if (!first_visit(sc, real))
 		return false;
 	size_t n = 0;
 	char *s = slurp(path, &n);
@@ -441,7 +495,7 @@ scan_file(struct scan *sc, const char *path, int depth, bool toolkit)
 
 /* The toolkit NVRTC comes from: cuda_home, its real path and include dirs. */
 static void
-set_toolkit(struct scan *sc, const char *cuda_home)
+set_toolkit(struct fb_backend_scan *sc, const char *cuda_home)
 {
 	struct stat st;
 	if (!cuda_home || !*cuda_home || !realpath(cuda_home, sc->tkroot)) {
@@ -457,22 +511,51 @@ set_toolkit(struct scan *sc, const char *cuda_home)
 	}
 }
 
-bool
-fb_cu_needs_nvcc(const char *path, const char *const *incdirs, size_t nincdirs, const char *cuda_home, char *why,
-                 size_t whysize)
+struct fb_backend_scan *
+fb_backend_scan_new(const char *const *incdirs, size_t nincdirs, const char *cuda_home)
 {
-	struct scan *sc = calloc(1, sizeof(*sc));
-	if (!sc) {
-		if (why && whysize)
-			snprintf(why, whysize, "%s: not scanned (out of memory): NVRTC", path);
-		return false;
-	}
+	struct fb_backend_scan *sc = calloc(1, sizeof(*sc));
+	if (!sc)
+		return NULL;
 	sc->incdirs = incdirs;
 	sc->nincdirs = nincdirs;
 	set_toolkit(sc, cuda_home);
+	return sc;
+}
+
+void
+fb_backend_scan_free(struct fb_backend_scan *sc)
+{
+	if (!sc)
+		return;
+	pathset_clear(&sc->clean);
+	pathset_clear(&sc->seen);
+	free(sc);
+}
+
+/* A file found device code only makes every file it read clean for the files after it: what
+ * a header means does not depend on who includes it (the -I dirs are the same). */
+static void
+remember_clean(struct fb_backend_scan *sc)
+{
+	for (size_t i = 0; i < sc->seen.cap && !sc->oom; i++)
+		if (sc->seen.slot[i] && pathset_add(&sc->clean, sc->seen.slot[i]) != 0)
+			sc->oom = true;
+}
+
+bool
+fb_backend_scan_needs_nvcc(struct fb_backend_scan *sc, const char *path, char *why, size_t whysize)
+{
+	char real[PATH_MAX];
+	if (!realpath(path, real))
+		snprintf(real, sizeof(real), "%s", path);
 	sc->why = why;
 	sc->whysize = whysize;
-	bool host = scan_file(sc, path, 0, false);
+	sc->ntoolkit = 0;
+	sc->oom = false;
+	pathset_clear(&sc->seen);
+	/* A source an earlier file included was read in full then. */
+	bool host = !pathset_has(&sc->clean, real) && scan_file(sc, path, real, 0, false);
 	if (!host && why && whysize) {
 		if (sc->oom)
 			snprintf(why, whysize, "%s: not scanned whole (out of memory): NVRTC", path);
@@ -485,9 +568,23 @@ fb_cu_needs_nvcc(const char *path, const char *const *incdirs, size_t nincdirs, 
 			snprintf(why, whysize, "%s: device code only (no host header, host-side <<<, main or host function)",
 			         path);
 	}
-	for (size_t i = 0; i < sc->nseen; i++)
-		free(sc->seen[i]);
-	free(sc->seen);
-	free(sc);
+	if (!host && !sc->oom)
+		remember_clean(sc);
+	pathset_clear(&sc->seen);
+	return host;
+}
+
+bool
+fb_cu_needs_nvcc(const char *path, const char *const *incdirs, size_t nincdirs, const char *cuda_home, char *why,
+                 size_t whysize)
+{
+	struct fb_backend_scan *sc = fb_backend_scan_new(incdirs, nincdirs, cuda_home);
+	if (!sc) {
+		if (why && whysize)
+			snprintf(why, whysize, "%s: not scanned (out of memory): NVRTC", path);
+		return false;
+	}
+	bool host = fb_backend_scan_needs_nvcc(sc, path, why, whysize);
+	fb_backend_scan_free(sc);
 	return host;
 }

@@ -13,4 +13,10 @@
  * device code only. An unreadable file is left to the compiler (false, why says so). */
 bool fb_cu_needs_nvcc(const char *path, const char *const *incdirs, size_t nincdirs, const char *cuda_home,
                       char *why, size_t whysize);
+/* The same for many sources of one build: headers found clean while scanning one source are
+ * not read again for the next. _new returns NULL when out of memory; incdirs must outlive it. */
+struct fb_backend_scan;
+struct fb_backend_scan *fb_backend_scan_new(const char *const *incdirs, size_t nincdirs, const char *cuda_home);
+bool fb_backend_scan_needs_nvcc(struct fb_backend_scan *sc, const char *path, char *why, size_t whysize);
+void fb_backend_scan_free(struct fb_backend_scan *sc);
 #endif

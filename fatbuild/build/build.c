@@ -182,45 +182,54 @@ struct needs {
 	bool nvcc, kernel, c, cxx;
 };
 
-/* Each source's language into g->langs (--backend auto: decided here, noted in the result). */
+/* Source i's language into g->langs[i]; --backend auto decides with the build's one scan *sc
+ * (made on first use) and notes why. */
+static int
+take_source(struct gen *g, size_t i, struct fb_backend_scan **sc, struct fb_build_result *result, struct needs *nd,
+            struct fb_error *err)
+{
+	const struct fb_build_opts *o = g->o;
+	enum lang l;
+	if (!o->sources[i] || classify(o->sources[i], o->backend, &l) != 0)
+		return fb_seterr(err, FB_EINVAL, "build: %s: unknown source type (kernels: .cu; host code: .c .cc .cpp .cxx .C)",
+		                 o->sources[i] ? o->sources[i] : "(null)");
+	if (access(o->sources[i], R_OK) != 0)
+		return fb_seterr(err, FB_EIO, "build: %s: %s", o->sources[i], strerror(errno));
+	if (l == L_KERNEL && o->backend == FB_BACKEND_AUTO) {
+		char why[700];
+		if (!*sc) {
+			char home[PATHMAX]; /* the toolkit fatbuild compile's NVRTC comes from */
+			struct ap_error ae = {0};
+			if (ap_cuda_home(home, sizeof(home), &ae) != 0)
+				home[0] = 0;
+			if (!(*sc = fb_backend_scan_new(o->include_dirs, o->ninclude_dirs, home)))
+				return fb_seterr(err, FB_ENOMEM, "out of memory");
+		}
+		l = fb_backend_scan_needs_nvcc(*sc, o->sources[i], why, sizeof(why)) ? L_NVCC : L_KERNEL;
+		if (result)
+			note(result->notes, sizeof(result->notes), "backend %s: %s", l == L_NVCC ? "nvcc" : "nvrtc", why);
+	}
+	g->langs[i] = l;
+	nd->nvcc |= l == L_NVCC;
+	nd->c |= l == L_C;
+	nd->cxx |= l == L_CXX || l == L_NVCC;
+	nd->kernel |= l == L_KERNEL || l == L_NVCC;
+	return 0;
+}
+
+/* Each source's language into g->langs. */
 static int
 take_sources(struct gen *g, struct fb_build_result *result, struct needs *nd, struct fb_error *err)
 {
-	const struct fb_build_opts *o = g->o;
-	if (!(g->langs = calloc(o->nsources, sizeof(*g->langs))))
+	if (!(g->langs = calloc(g->o->nsources, sizeof(*g->langs))))
 		return fb_seterr(err, FB_ENOMEM, "out of memory");
-	char home[PATHMAX]; /* the toolkit fatbuild compile's NVRTC comes from */
-	bool have_home = false;
-	for (size_t i = 0; i < o->nsources; i++) {
-		enum lang l;
-		if (!o->sources[i] || classify(o->sources[i], o->backend, &l) != 0)
-			return fb_seterr(err, FB_EINVAL,
-			                 "build: %s: unknown source type (kernels: .cu; host code: .c .cc .cpp .cxx .C)",
-			                 o->sources[i] ? o->sources[i] : "(null)");
-		if (access(o->sources[i], R_OK) != 0)
-			return fb_seterr(err, FB_EIO, "build: %s: %s", o->sources[i], strerror(errno));
-		if (l == L_KERNEL && o->backend == FB_BACKEND_AUTO) {
-			char why[700];
-			if (!have_home) {
-				struct ap_error ae = {0};
-				if (ap_cuda_home(home, sizeof(home), &ae) != 0)
-					home[0] = 0;
-				have_home = true;
-			}
-			l = fb_cu_needs_nvcc(o->sources[i], o->include_dirs, o->ninclude_dirs, home, why, sizeof(why))
-			        ? L_NVCC
-			        : L_KERNEL;
-			if (result)
-				note(result->notes, sizeof(result->notes), "backend %s: %s", l == L_NVCC ? "nvcc" : "nvrtc", why);
-		}
-		g->langs[i] = l;
-		nd->nvcc |= l == L_NVCC;
-		nd->c |= l == L_C;
-		nd->cxx |= l == L_CXX || l == L_NVCC;
-		nd->kernel |= l == L_KERNEL || l == L_NVCC;
-	}
+	struct fb_backend_scan *sc = NULL;
+	int rc = 0;
+	for (size_t i = 0; !rc && i < g->o->nsources; i++)
+		rc = take_source(g, i, &sc, result, nd, err);
+	fb_backend_scan_free(sc);
 	g->any_cu = nd->kernel;
-	return 0;
+	return rc;
 }
 
 /* The tools, then CUDA_HOME for --torch's include dirs even without nvcc (none: left empty). */
