@@ -24,6 +24,9 @@ target_compile_definitions(fb_fuzz_libs PRIVATE AP_BUILDING=1 FB_BUILDING=1
                            $<TARGET_PROPERTY:fatbuild_static,COMPILE_DEFINITIONS>)
 target_compile_options(fb_fuzz_libs PRIVATE -fsanitize=fuzzer-no-link ${FB_FUZZ_FLAGS})
 target_link_libraries(fb_fuzz_libs PUBLIC PkgConfig::LIBELF PkgConfig::ZSTD PkgConfig::LZ4 ${CMAKE_DL_LIBS} Threads::Threads)
+if(FB_HAVE_LIBCRYPTO)
+  target_link_libraries(fb_fuzz_libs PUBLIC OpenSSL::Crypto)
+endif()
 fb_target_defaults(fb_fuzz_libs)
 
 file(GLOB FB_FUZZ_TARGETS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_*.c)
