@@ -534,7 +534,7 @@ FB_API int fb_cache_counters_read(const char *dir, struct fb_cache_counters *out
 
 /* END SECTION compile */
 
-/* SECTION build: extension builds (fatbuild/build/: embed, ninja, build, load). */
+/* SECTION build: extension builds (fatbuild/extension/: embed, ninja, build, load). */
 
 /* ---- host-object embedding (embed.c; docs/fatbin.md §6) ---- */
 

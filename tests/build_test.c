@@ -22,7 +22,7 @@
 
 #include "check.h"
 #include "fatbuild.h"
-#include "build/ninja.h"
+#include "extension/ninja.h"
 
 static char tmpdir[512];
 static const char *fatbuild_bin, *src_dir, *bin_dir;

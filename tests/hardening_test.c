@@ -11,7 +11,7 @@
 #include "check.h"
 #include "fatbuild.h"
 #include "common/error_priv.h"
-#include "build/ninja.h"
+#include "extension/ninja.h"
 
 static double
 now(void)

@@ -8,7 +8,7 @@
 #   fatbuild/common   -> (nothing)
 #   fatbuild/fatbin   -> common
 #   fatbuild/compile  -> common fatbin
-#   fatbuild/build    -> common fatbin compile
+#   fatbuild/extension -> common fatbin compile
 #   fatbuild/runtime  -> fatbin/format.h only (header-only: the runtime links nothing but its own code)
 #   fatbuild/cli      -> (public headers only: archprobe.h, fatbuild.h)
 #   archprobe/        -> (its own *_int.h); archprobe/cli -> public headers only
@@ -20,7 +20,7 @@ allowed() {
 	fatbuild/common) echo "" ;;
 	fatbuild/fatbin) echo "common" ;;
 	fatbuild/compile) echo "common fatbin" ;;
-	fatbuild/build) echo "common fatbin compile" ;;
+	fatbuild/extension) echo "common fatbin compile" ;;
 	fatbuild/runtime) echo "fatbin/format.h" ;;
 	*) echo "" ;;
 	esac
@@ -90,6 +90,12 @@ check_tree() {
 			bad=1
 		done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
 	done < <(find "$root/include" -name '*.h' | sort)
+	# No source folder may carry a name that tools take for output (.gitignore templates, editors'
+	# search, tree viewers leave build/, out/, dist/, bin/, target/ out of the picture).
+	while IFS= read -r f; do
+		echo "layout: ${f#"$root"/}/: a source folder named like build output; tools that skip ${f##*/}/ would not show it"
+		bad=1
+	done < <(find "$root/archprobe" "$root/fatbuild" "$root/include" -type d \( -name build -o -name out -o -name dist -o -name bin -o -name target \) | sort)
 	return $bad
 }
 
@@ -113,7 +119,13 @@ if [ "${1:-}" = --self-test ]; then
 			printf '%s\n' "$out" | grep -qF "$file" || { echo "layout self-test: report does not name $file: $out"; fails=1; }
 		fi
 	done
-	[ $fails = 0 ] && echo "layout: ok (and 7 planted breaches reported)"
+	rm -rf "$tmp/t" && mkdir -p "$tmp/t" && cp -R "$here/archprobe" "$here/fatbuild" "$here/include" "$tmp/t/"
+	mkdir -p "$tmp/t/fatbuild/build"
+	if out=$(check_tree "$tmp/t"); then
+		echo "layout self-test: a source folder fatbuild/build/ was not reported"
+		fails=1
+	fi
+	[ $fails = 0 ] && echo "layout: ok (and 8 planted breaches reported)"
 	exit $fails
 fi
 check_tree "${1:-$here}" && echo "layout: ok"

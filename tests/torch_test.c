@@ -1,7 +1,7 @@
 /* torch_test.c: the parts of `fatbuild build` that decide what each compiler sees: host flags
- * on nvcc's command line (build/flags.c), --backend auto (build/backend.c), host headers under
+ * on nvcc's command line (extension/flags.c), --backend auto (extension/backend.c), host headers under
  * NVRTC (compile/hosthdr.c), and --torch's query, its cache and the words it adds
- * (build/torch.c, against a stand-in interpreter that answers as the real query does). */
+ * (extension/torch.c, against a stand-in interpreter that answers as the real query does). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,10 +10,10 @@
 
 #include "check.h"
 #include "fatbuild.h"
-#include "build/backend.h"
-#include "build/flags.h"
-#include "build/ppcond.h"
-#include "build/torch.h"
+#include "extension/backend.h"
+#include "extension/flags.h"
+#include "extension/ppcond.h"
+#include "extension/torch.h"
 #include "compile/hosthdr.h"
 
 static char dir[256];

@@ -1,4 +1,4 @@
-/* compile.h: private to the compile part (fatbuild/compile/), build/repro.c and their tests.
+/* compile.h: private to the compile part (fatbuild/compile/), extension/repro.c and their tests.
  * Not installed; the public API is SECTION compile of fatbuild.h. */
 #ifndef FB_COMPILE_H
 #define FB_COMPILE_H

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "build/backend.h"
-#include "build/ppcond.h"
+#include "extension/backend.h"
+#include "extension/ppcond.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

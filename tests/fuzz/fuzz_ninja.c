@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "fatbuild.h"
-#include "build/ninja.h"
+#include "extension/ninja.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -80,7 +80,7 @@ def _default_build_dir(name):
 
 def _seed_torch_query(bdir, python):
     """Writes the answer `fatbuild build --torch` would get from `python -c` (the same keys,
-    the format fatbuild/build/torch.c reads) into bdir/torch.query, when this process has
+    the format fatbuild/extension/torch.c reads) into bdir/torch.query, when this process has
     torch imported already and bdir has no answer yet: a cold build then does not start a
     second Python to import torch again. fatbuild checks the key and torch's files as always,
     so a stale or foreign answer is asked again, never used."""
