@@ -40,7 +40,7 @@ enum fb_status {
 	FB_EARCH,      /* an arch-list error from archprobe (detail in msg) */
 	FB_ECANCELED,
 	FB_EDRIVER,
-	FB_EUNSAFE,    /* a build, cache or probe-cache directory others could write into (README: Security) */
+	FB_EUNSAFE,    /* a build, cache or probe-cache directory others could write into (docs/security.md) */
 	FB_NSTATUS
 };
 
@@ -570,7 +570,7 @@ struct fb_build_opts {
 	const char *arch_list;   /* NULL: TORCH_CUDA_ARCH_LIST, else "auto" */
 	const char *name;        /* NULL: from output's file name ("libx.so" → "x") */
 	const char *build_dir;   /* NULL: $FATBUILD_BUILD_DIR/NAME, else $XDG_CACHE_HOME/fatbuild/build/NAME,
-	                          * else ~/.cache/fatbuild/build/NAME (checked: README "Security") */
+	                          * else ~/.cache/fatbuild/build/NAME (checked: docs/security.md) */
 	const char *const *include_dirs; size_t ninclude_dirs;
 	const char *const *defines; size_t ndefines;  /* "X" or "X=1" */
 	const char *cflags, *cxxflags, *ldflags;       /* extra words, split on blanks */

@@ -3,7 +3,7 @@
  * result does not depend on the machine. Targets are compared as "sm_80 sm_86 compute_86"
  * (the resolved order); formats are compared exactly. T36-T38 (user cflags that switch PyTorch's
  * arch flags off) concern the build command, not the list, and are not here. Where PyTorch fails
- * or differs, the vector states our documented behaviour (README "Deliberate differences"). */
+ * or differs, the vector states our documented behaviour (docs/fatbuild-flags.md, "Deliberate differences"). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 // muladd.cpp: the operator fb_muladd::muladd(a, b, c) = a * b + c for float tensors, declared
 // with TORCH_LIBRARY, with a CPU and a CUDA implementation; the CUDA kernel is in muladd.cu.
-// Built three ways (README "PyTorch extensions"): fatbuild build --torch, fatbuild.load, a
+// Built three ways (docs/pytorch.md): fatbuild build --torch, fatbuild.load, a
 // setup.py.
 #include <Python.h>
 

@@ -34,7 +34,7 @@ usage(FILE *f)
 	        "  --build-dir DIR    where build.ninja and objects go (default: $FATBUILD_BUILD_DIR/NAME,\n"
 	        "                     else $XDG_CACHE_HOME/fatbuild/build/NAME, else\n"
 	        "                     ~/.cache/fatbuild/build/NAME); it must be yours and writable by\n"
-	        "                     nobody else (else exit %d, see README: Security)\n"
+	        "                     nobody else (else exit %d, see docs/security.md)\n"
 	        "  -I DIR, -D X[=V]   include dirs and defines, for kernels and host code\n"
 	        "  --cflags S, --cxxflags S, --ldflags S   extra words for C, C++, the link; on nvcc's\n"
 	        "                     command line C++ flags go through -Xcompiler (-I -D -U -std= -g as they are)\n"

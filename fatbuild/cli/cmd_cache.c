@@ -15,7 +15,7 @@ usage(FILE *f)
 	        "$XDG_CACHE_HOME/fatbuild, else ~/.cache/fatbuild. Entries are written atomically and\n"
 	        "checked (size and SHA-256) when read; a damaged entry is rebuilt. Deleting the directory\n"
 	        "at any time is safe. It must be yours and writable by nobody else (else exit %d); a team\n"
-	        "cache in a setgid group directory is opt-in: FATBUILD_CACHE_SHARED=1 (README: Security).\n"
+	        "cache in a setgid group directory is opt-in: FATBUILD_CACHE_SHARED=1 (docs/security.md).\n"
 	        "\n"
 	        "  stats   print the directory, the number of entries and their size, and what the cache\n"
 	        "          served: local and remote hits, misses, remote errors, corrupt entries, bytes\n"

@@ -1,7 +1,7 @@
 /* safefs.c: the checks every directory fatbuild reads from or writes into passes, its mkdir -p
  * (and the plain one for output directories the user names), and temporary files with
  * unpredictable names that are never opened through a planted name.
- * The rules (README.md, "Security"): a directory is trusted when it is owned by the effective
+ * The rules (docs/security.md): a directory is trusted when it is owned by the effective
  * user and writable by nobody else; the exceptions are the flags in safefs.h. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /* safefs.h: directories and temporary files another user cannot plant, redirect or read into a
- * build. Private; symbols are hidden. The rules are README.md's "Security" section. */
+ * build. Private; symbols are hidden. The rules are docs/security.md. */
 #ifndef FB_SAFEFS_H
 #define FB_SAFEFS_H
 

@@ -138,7 +138,7 @@ fb_cache_dir_default(const char **dir, char *buf, size_t size, struct fb_error *
 
 #define FIX                                                                                                    \
 	"remove it or chmod go-w it, set FATBUILD_CACHE_DIR to a directory of your own, or compile with "        \
-	"--no-cache (a shared team cache: README \"Security\")"
+	"--no-cache (a shared team cache: docs/security.md)"
 
 /* FATBUILD_CACHE_SHARED=1 opts into a team cache (safefs.h, FB_DIR_SHARED). */
 static unsigned

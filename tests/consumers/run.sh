@@ -8,7 +8,7 @@
 #   run.sh make           Makefile: fatbuild --arch-list flags, pkg-config
 #   run.sh meson          meson.build: archprobe --format nvcc/list --fallback, pkg-config
 #   run.sh pytorch        pytorch/build.sh: TORCH_CUDA_ARCH_LIST from archprobe (pip stubbed out)
-#   run.sh readme         every line of the README's embedding snippets is in a tested project
+#   run.sh readme         every line of docs/build-systems.md's embedding snippets is in a tested project
 # Environment: FB_SOURCE_DIR, FB_BINARY_DIR, CONSUMER_ROOT (scratch; the prefix lives there),
 # FB_CONSUMER_CC / FB_CONSUMER_CFLAGS (compiler and flags of the build, e.g. sanitizers),
 # CUDA_HOME (default /usr/local/cuda). Exit 0 pass, 1 fail, 77 skipped (only: meson not installed).
@@ -325,22 +325,22 @@ pytorch)
 	fi
 	;;
 readme)
-	# Each README block that follows "<!-- from tests/consumers/FILE -->" must be made of lines of
+	# Each block of docs/build-systems.md that follows "<!-- from tests/consumers/FILE -->" must be made of lines of
 	# FILE (compared without leading and trailing blanks): the snippets are the tested projects.
-	readme=$FB_SOURCE_DIR/README.md
+	readme=$FB_SOURCE_DIR/docs/build-systems.md
 	n=0
 	while IFS=$'\t' read -r file line; do
 		n=$((n + 1))
 		trimmed=$(printf '%s' "$line" | sed 's/^[[:space:]]*//; s/[[:space:]]*$//')
 		[ -z "$trimmed" ] && continue
 		if sed 's/^[[:space:]]*//; s/[[:space:]]*$//' "$here/$file" | grep -qxF -- "$trimmed"; then :; else
-			fail "README line not in tests/consumers/$file: $trimmed"
+			fail "docs/build-systems.md line not in tests/consumers/$file: $trimmed"
 		fi
 	done < <(awk '
 		/<!-- from tests\/consumers\/[^ ]+ -->/ { match($0, /tests\/consumers\/[^ ]+/); f = substr($0, RSTART + 16, RLENGTH - 16); want = 1; next }
 		want && /^```/ { if (inblock) { inblock = 0; want = 0 } else inblock = 1; next }
 		inblock { print f "\t" $0 }' "$readme")
-	[ $n -gt 0 ] && ok "$n README snippet lines checked" || fail "no '<!-- from tests/consumers/... -->' snippets in README.md"
+	[ $n -gt 0 ] && ok "$n docs/build-systems.md snippet lines checked" || fail "no '<!-- from tests/consumers/... -->' snippets in docs/build-systems.md"
 	;;
 *)
 	echo "run.sh: unknown step '$step'" >&2

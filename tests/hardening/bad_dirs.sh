@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bad_dirs.sh: the bad-input catalogue for directory states (README "Security"). Each row makes
+# bad_dirs.sh: the bad-input catalogue for directory states (docs/security.md). Each row makes
 # a build root, build dir or cache dir another user could write into (a symlink someone else
 # planted, a symlink in a directory others can write, another owner, group- or world-writable,
 # a shared cache without setgid), runs the CLI, and checks exit 7, ONE specific stderr line (a

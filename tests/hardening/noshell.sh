@@ -41,7 +41,7 @@ found=$(find "$w" "${TMPDIR:-/tmp}" "$HOME" -maxdepth 4 -name PWNED 2>/dev/null 
 # A rebuild with nothing changed does nothing when the path holds ' ', '$', ':', '#', '(', '!',
 # '%', '=', '~', '@', '{' (they round-trip through build.ninja and the gcc-style depfiles). Paths
 # with ' " ; ` & * ? still build correctly, but ninja's depfile parser cannot read them, so such
-# builds redo their compile steps every time (a ninja limitation; README, hardening section) and
+# builds redo their compile steps every time (a ninja limitation; docs/hardening.md) and
 # fatbuild says so.
 d2="$w/sp ace\$x:y#z(w)!%=~@{"
 mkdir -p "$d2"
@@ -78,7 +78,7 @@ for mode in explicit defaults; do
 	fi
 	rc=$?
 	[ $rc = 0 ] && ok "$mode-build" || { bad "$mode-build (exit $rc)"; tail -3 "$r.log"; }
-	# the NVRTC digest memo is per user, whatever the cache dir (README "Security")
+	# the NVRTC digest memo is per user, whatever the cache dir (docs/security.md)
 	digests="home/\.cache/fatbuild-digests(/[0-9a-f]{64})?"
 	if [ $mode = explicit ]; then
 		allowed="^$r/(bd|cache|out)(/|$)|^$r/(home|home/\.cache|$digests|tmp)$"

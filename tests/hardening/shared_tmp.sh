@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# shared_tmp.sh: another user's files never get into a build or a cache (README "Security").
+# shared_tmp.sh: another user's files never get into a build or a cache (docs/security.md).
 # Two real uids (setpriv; needs root, as CI runs): an attacker and a victim, sharing a sticky
 # world-writable temp dir and a group.
 #  - The attacker plants the old default build tree $TMPDIR/fatbuild-UID/x (world-writable obj/
