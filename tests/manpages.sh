@@ -128,7 +128,7 @@ expect_completion() {
 	local want=$1 got
 	shift
 	got=$(complete_words "$@" | tr '\n' ' ')
-	[ "$got" = "$want " ] && ok "completion: '$*' -> $want" || fail "completion: '$*' -> '$got', want '$want'"
+	if [ "$got" = "$want " ]; then ok "completion: '$*' -> $want"; else fail "completion: '$*' -> '$got', want '$want'"; fi
 }
 expect_completion build fatbuild bu
 expect_completion --arch-list fatbuild build --arch-l

@@ -46,6 +46,12 @@ _fb_parse()
 	done <<<"$1"
 }
 
+# _fb_reply COMPGEN-ARGS...: compgen's words into COMPREPLY, one per line (names with spaces).
+_fb_reply()
+{
+	mapfile -t COMPREPLY < <(compgen "$@")
+}
+
 # _fb_values TOOL CMD OPT ARG CUR: the completions of OPT's value (ARG is its help argument).
 _fb_values()
 {
@@ -63,13 +69,13 @@ _fb_values()
 		words=${arg//|/ }
 	fi
 	if [[ -n $words ]]; then
-		COMPREPLY=($(compgen -W "$words" -- "$cur"))
+		_fb_reply -W "$words" -- "$cur"
 		return
 	fi
 	case $arg in
-	DIR | DIR/*) COMPREPLY=($(compgen -d -- "$cur")) ;;
-	CMD | PY) COMPREPLY=($(compgen -c -- "$cur")) ;;
-	FILE* | OUT* | IN* | PATH*) COMPREPLY=($(compgen -f -- "$cur")) ;;
+	DIR | DIR/*) _fb_reply -d -- "$cur" ;;
+	CMD | PY) _fb_reply -c -- "$cur" ;;
+	FILE* | OUT* | IN* | PATH*) _fb_reply -f -- "$cur" ;;
 	*) COMPREPLY=() ;;
 	esac
 	[[ $arg == DIR* || $arg == FILE* || $arg == OUT* || $arg == IN* || $arg == PATH* ]] &&
@@ -81,7 +87,7 @@ _fb_values()
 # value or an operand of CMD, with the options of the help text OPTS-HELP.
 _fb_complete()
 {
-	local tool=$1 cmd=$2 cur=${COMP_WORDS[COMP_CWORD]} prev= opt=
+	local tool=$1 cmd=$2 cur=${COMP_WORDS[COMP_CWORD]} prev='' opt=''
 	local -A _fb_arg
 	local _fb_opts
 	((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
@@ -97,11 +103,11 @@ _fb_complete()
 	if [[ -n $opt ]]; then
 		_fb_values "$tool" "$cmd" "$opt" "${_fb_arg[$opt]-}" "$cur"
 	elif [[ $cur == -* ]]; then
-		COMPREPLY=($(compgen -W "$_fb_opts" -- "$cur"))
+		_fb_reply -W "$_fb_opts" -- "$cur"
 	elif [[ $tool == fatbuild && $cmd == cache ]]; then
-		COMPREPLY=($(compgen -W "stats clear dir" -- "$cur"))
+		_fb_reply -W "stats clear dir" -- "$cur"
 	elif [[ $tool == fatbuild && $cmd != env ]]; then
-		COMPREPLY=($(compgen -f -- "$cur"))
+		_fb_reply -f -- "$cur"
 		compopt -o filenames 2>/dev/null
 	fi
 	return 0
@@ -109,7 +115,7 @@ _fb_complete()
 
 _fatbuild()
 {
-	local exe=${COMP_WORDS[0]} i w cmd= cmds help
+	local exe=${COMP_WORDS[0]/#\~/$HOME} i w cmd='' cmds help
 	COMPREPLY=()
 	help=$("$exe" --help 2>/dev/null) || return 0
 	cmds=$(sed -n '/^Commands:$/,/^$/s/^  \([a-z][a-z0-9-]*\) .*/\1/p' <<<"$help")
@@ -120,7 +126,7 @@ _fatbuild()
 		--nvrtc) ((i++)) ;;
 		--nvrtc=*) ;;
 		-*) break ;;
-		*) [[ " "$cmds" " == *[[:space:]]"$w"[[:space:]]* ]] && cmd=$w
+		*) [[ " $cmds " == *[[:space:]]"$w"[[:space:]]* ]] && cmd=$w
 			break ;;
 		esac
 	done
@@ -128,9 +134,9 @@ _fatbuild()
 		_fb_complete fatbuild "$cmd" "$("$exe" "$cmd" --help 2>/dev/null)"
 	elif ((i == COMP_CWORD)) && [[ ${COMP_WORDS[COMP_CWORD]} != -* ]]; then
 		# The first word: a command, else (fatbuild -o x.so k.cu) a source of a build.
-		COMPREPLY=($(compgen -W "$cmds" -- "${COMP_WORDS[COMP_CWORD]}"))
+		_fb_reply -W "$cmds" -- "${COMP_WORDS[COMP_CWORD]}"
 		if ((${#COMPREPLY[@]} == 0)); then
-			COMPREPLY=($(compgen -f -- "${COMP_WORDS[COMP_CWORD]}"))
+			_fb_reply -f -- "${COMP_WORDS[COMP_CWORD]}"
 			compopt -o filenames 2>/dev/null
 		fi
 	else
@@ -145,7 +151,7 @@ $("$exe" build --help 2>/dev/null)"
 _archprobe()
 {
 	COMPREPLY=()
-	_fb_complete archprobe "" "$("${COMP_WORDS[0]}" --help 2>/dev/null)"
+	_fb_complete archprobe "" "$("${COMP_WORDS[0]/#\~/$HOME}" --help 2>/dev/null)"
 }
 
 complete -F _fatbuild fatbuild
