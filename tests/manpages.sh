@@ -8,7 +8,7 @@
 #     stderr, and lexgrog reads its NAME line;
 #   - every option word of a --help (-x, --long, anywhere in the text) is in the rendered page, and
 #     every option of the help's option lines is the tag of a .TP item;
-#   - the docs/ pages that SEE ALSO names exist, in docs/ and in the prefix;
+#   - the man pages that SEE ALSO names are installed, its docs/ pages exist there and in docs/;
 #   - the completion script passes bash -n and, sourced in a plain bash, completes 'fatbuild bu'
 #     to build, 'fatbuild build --arch-l' to --arch-list, every option of every command and of
 #     archprobe, and offers as values only words that the help of that command has.
@@ -93,6 +93,9 @@ for p in $pages; do
 		continue
 	fi
 	check_page "$man1/$p.1" "$root/$p.help" && ok "$p.1: renders cleanly, has every option of its --help"
+	for d in $(render "$man1/$p.1" | sed -n '/^SEE ALSO/,$p' | grep -oE '[a-z][-a-z]*\([1-9]\)' | sed 's/(.*//'); do
+		[ "$d" = nvcc ] || [ -f "$man1/$d.1" ] || fail "$p.1 names $d(1), which is not installed"
+	done
 	for d in $(render "$man1/$p.1" | sed -n '/^SEE ALSO/,$p' | grep -oE '[a-z][-a-z]*\.md' | sort -u); do
 		[ -f "$FB_SOURCE_DIR/docs/$d" ] || fail "$p.1 names docs/$d, which does not exist"
 		[ -f "$prefix/share/doc/archprobe-fatbuild/$d" ] || fail "$p.1 names $d, which is not installed"

@@ -56,6 +56,24 @@ docs_of() {
 	esac
 }
 
+# The other man pages a command's page points at, besides fatbuild(1) and archprobe(1).
+pages_of() {
+	case $1 in
+	flags) echo "fatbuild-build fatbuild-compile" ;;
+	build) echo "fatbuild-compile fatbuild-env fatbuild-inspect fatbuild-check fatbuild-dlink" ;;
+	compile) echo "fatbuild-build fatbuild-cache fatbuild-dlink fatbuild-inspect" ;;
+	pack | extract | embed) echo "fatbuild-inspect fatbuild-compile" ;;
+	inspect) echo "fatbuild-check fatbuild-size fatbuild-extract fatbuild-diff" ;;
+	check) echo "fatbuild-inspect fatbuild-prune" ;;
+	size) echo "fatbuild-prune fatbuild-inspect" ;;
+	prune) echo "fatbuild-size fatbuild-check" ;;
+	diff) echo "fatbuild-inspect" ;;
+	dlink) echo "fatbuild-compile fatbuild-build" ;;
+	cache) echo "fatbuild-compile" ;;
+	env) echo "fatbuild-build" ;;
+	esac
+}
+
 # page NAME TOOL CMD SUMMARY SEEALSO-PAGES: the roff page of the help text in $tmp.
 page() {
 	awk -v name="$1" -v tool="$2" -v cmd="$3" -v summary="$4" -v see="$5" -v docs="$(docs_of "${3:-$2}")" \
@@ -269,7 +287,8 @@ page fatbuild fatbuild "" "build CUDA code for every GPU you ship to, and check 
 for c in $cmds; do
 	summary=$(sed -n '/^Commands:$/,/^$/p' "$main" | awk -v c="$c" '$1 == c { $1 = ""; sub(/^ +/, ""); print }')
 	help "$fatbuild" "$c"
-	page "fatbuild-$c" fatbuild "$c" "$summary" "fatbuild archprobe"
+	see=$(pages_of "$c")
+	page "fatbuild-$c" fatbuild "$c" "$summary" "fatbuild${see:+ $see} archprobe"
 done
 help "$archprobe"
 page archprobe archprobe "" "list the visible CUDA GPUs and read GPU arch lists" "fatbuild fatbuild-flags"
