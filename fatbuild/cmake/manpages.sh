@@ -153,7 +153,7 @@ function itemline(s, k,   p) {
 	else { term[k] = s; text[k] = "" }
 }
 # The indented run run[1..nrun] in section sec: options, a word list, prose or verbatim.
-function flushrun(sec,   i, base, isopt, ok, k, t, s, v, prev) {
+function flushrun(sec,   i, base, isopt, ok, k, t, s, v, prev, tpw) {
 	if (nrun == 0) return
 	flushprose()
 	base = 99; isopt = 0
@@ -166,7 +166,7 @@ function flushrun(sec,   i, base, isopt, ok, k, t, s, v, prev) {
 		for (i = 1; i <= nrun; i++) v = v esc(substr(run[i], base + 1)) "\n"
 		emit(sec, ".PP\n.nf\n" v ".fi\n"); nrun = 0; return
 	}
-	# An item list: every line starts an item at the base indent or continues one deeper down;
+	# An item list: every line starts an item at the base indent or continues one deeper in;
 	# a term alone on its line is continued on the next; an item text holds no table (3 spaces).
 	ok = 1; k = 0; prev = 0
 	for (i = 1; i <= nrun; i++) {
@@ -175,7 +175,7 @@ function flushrun(sec,   i, base, isopt, ok, k, t, s, v, prev) {
 			k++; itemline(run[i], k)
 			if (text[k] ~ /   /) ok = 0
 			prev = (text[k] == "") ? 1 : 2
-		} else if (indent(run[i]) > base + 2 && k > 0) {
+		} else if (k > 0) {
 			text[k] = text[k] (text[k] == "" ? "" : "\n") trim(run[i]); prev = 2
 		} else ok = 0
 	}
