@@ -72,16 +72,21 @@ function(fb_install_rules)
 
   # Help texts: run each installed tool's --help (and every fatbuild subcommand's) at install
   # time and write man pages (fatbuild/cmake/manpages.sh) and plain text. A --help that fails,
-  # or one whose layout manpages.sh cannot read, stops the install.
-  install(CODE "execute_process(COMMAND \"${CMAKE_COMMAND}\"
+  # or one whose layout manpages.sh cannot read, stops the install. Each prefix gets its own
+  # scratch folder, so that installs into two prefixes at once (ctest -j) never see each
+  # other's half-written pages.
+  install(CODE "string(MD5 _fb_key \"\${CMAKE_INSTALL_PREFIX}\")
+    set(_fb_help \"${PROJECT_BINARY_DIR}/pkg/help/\${_fb_key}\")
+    file(REMOVE_RECURSE \"\${_fb_help}\")
+    execute_process(COMMAND \"${CMAKE_COMMAND}\"
       -DARCHPROBE=$<TARGET_FILE:archprobe> -DFATBUILD=$<TARGET_FILE:fatbuild>
-      -DOUT=${PROJECT_BINARY_DIR}/pkg/help -DVERSION=${PROJECT_VERSION}
+      -DOUT=\${_fb_help} -DVERSION=${PROJECT_VERSION}
       -P \"${src}/helptexts.cmake\" RESULT_VARIABLE rc)
     if(NOT rc EQUAL 0)
       message(FATAL_ERROR \"fatbuild: generating the help texts failed\")
     endif()
-    file(GLOB _fb_man \"${PROJECT_BINARY_DIR}/pkg/help/*.1\")
-    file(GLOB _fb_txt \"${PROJECT_BINARY_DIR}/pkg/help/*.txt\")
+    file(GLOB _fb_man \"\${_fb_help}/*.1\")
+    file(GLOB _fb_txt \"\${_fb_help}/*.txt\")
     file(INSTALL \${_fb_man} DESTINATION \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_MANDIR}/man1\")
     file(INSTALL \${_fb_txt} DESTINATION \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_DATAROOTDIR}/doc/archprobe-fatbuild\")"
     COMPONENT Documentation)

@@ -44,10 +44,6 @@ endforeach()
 file(WRITE ${OUT}/fatbuild.txt "${txt}")
 
 # The man pages, one per tool and per fatbuild command, from the same --help (manpages.sh).
-file(GLOB old ${OUT}/*.1)
-if(old)
-  file(REMOVE ${old})
-endif()
 execute_process(COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/manpages.sh ${ARCHPROBE} ${FATBUILD} ${OUT} ${VERSION}
                 RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
