@@ -8,7 +8,8 @@
 #   fatbuild/common   -> (nothing)
 #   fatbuild/fatbin   -> common
 #   fatbuild/compile  -> common fatbin
-#   fatbuild/extension -> common fatbin compile
+#   fatbuild/devlink  -> common fatbin
+#   fatbuild/extension -> common fatbin compile devlink
 #   fatbuild/runtime  -> fatbin/format.h only (header-only: the runtime links nothing but its own code)
 #   fatbuild/cli      -> (public headers only: archprobe.h, fatbuild.h)
 #   archprobe/        -> (its own *_int.h); archprobe/cli -> public headers only
@@ -20,7 +21,8 @@ allowed() {
 	fatbuild/common) echo "" ;;
 	fatbuild/fatbin) echo "common" ;;
 	fatbuild/compile) echo "common fatbin" ;;
-	fatbuild/extension) echo "common fatbin compile" ;;
+	fatbuild/devlink) echo "common fatbin" ;;
+	fatbuild/extension) echo "common fatbin compile devlink" ;;
 	fatbuild/runtime) echo "fatbin/format.h" ;;
 	*) echo "" ;;
 	esac

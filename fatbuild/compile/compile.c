@@ -20,9 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "compile.h"
 #include "run.h"
-#include "server.h"
-#include "worker.h"
 
 int
 fb_compile_default_jobs(void)
