@@ -98,7 +98,8 @@ const struct fb_remote_counts *fb_remote_counts(const struct fb_remote *r);
 
 struct fb_reapi;
 
-/* One blob of a batch: its digest; put: its bytes for an upload; got (malloc'd, the caller
+/* One blob of a batch: its digest; put: its bytes for an upload (force: even when
+ * FindMissingBlobs does not name it); got (malloc'd, the caller
  * frees) and got_size after a read that found it, unverified; status: a google.rpc.Code the
  * server gave it (5 NOT_FOUND: a miss); missing: FindMissingBlobs named it; why: a failed
  * upload's message. */
@@ -110,6 +111,7 @@ struct fb_reapi_blob {
 	size_t got_size;
 	int status;
 	int missing;
+	int force;               /* upload even when the server has it (its copy failed a check) */
 	char why[200];
 };
 

@@ -799,6 +799,8 @@ fb_reapi_write_blobs(struct fb_reapi *g, struct fb_reapi_blob *b, int n, uint64_
 {
 	*sent = 0;
 	int rc = find_missing(g, b, n, err);
+	for (int i = 0; i < n; i++)
+		b[i].missing |= b[i].force;
 	for (int i = 0; i < n && !rc;) {
 		if (b[i].size > BATCH_MAX) {
 			rc = b[i].missing ? write_stream(g, &b[i], sent, err) : 0;

@@ -68,6 +68,10 @@ struct fb_remote {
 	char why[1024];          /* the first failure */
 	char ebuf[CURL_ERROR_SIZE];
 	struct fb_remote_counts n;
+	/* Blobs that failed a check this run: REAPI's FindMissingBlobs would call them present, so
+	 * their upload is forced, which repairs the server as an HTTP PUT does (§5). */
+	char bad[8][65];
+	int nbad;
 };
 
 struct buf {
@@ -294,6 +298,7 @@ check_blob(struct fb_remote *r, const char *hex, uint64_t size, const unsigned c
 {
 	if (over || n != size) {
 		r->n.corrupt++;
+		memcpy(r->bad[r->nbad++ % 8], hex, 65);
 		return fb_seterr(err, FB_EFORMAT, "remote blob cas/%s: %s", hex, "size differs from its action record");
 	}
 	r->n.bytes_down += n;
@@ -303,6 +308,7 @@ check_blob(struct fb_remote *r, const char *hex, uint64_t size, const unsigned c
 	fb_sha256_hex(d, got);
 	if (strcmp(got, hex) != 0) {
 		r->n.corrupt++;
+		memcpy(r->bad[r->nbad++ % 8], hex, 65);
 		return fb_seterr(err, FB_EFORMAT, "remote blob cas/%s: content hashes to %s", hex, got);
 	}
 	return 0;
@@ -597,6 +603,8 @@ put_blobs_reapi(struct fb_remote *r, const struct fb_remote_record *rec, const v
 		memset(&b[n], 0, sizeof(b[n]));
 		memcpy(b[n].hex, rec->hex[i], 65);
 		b[n].size = rec->size[i];
+		for (int k = 0; k < r->nbad && k < 8; k++)
+			b[n].force |= strcmp(r->bad[k], rec->hex[i]) == 0;
 		b[n++].put = p[i];
 	}
 	struct fb_error le = {0};
