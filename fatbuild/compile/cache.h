@@ -117,9 +117,9 @@ struct fb_reapi_blob {
 
 /* 1 for a grpc:// or grpcs:// URL. */
 int fb_reapi_url(const char *url);
-/* grpc[s]://HOST[:PORT][/INSTANCE] into target "HOST:PORT" (port 80, or 443 for grpcs, when
- * none is given), instance (trailing '/' dropped; "" when none) and *tls; 0, or -1 for a URL
- * that is not one or does not fit. */
+/* grpc[s]://HOST[:PORT][/INSTANCE] (HOST may be a bracketed IPv6 address) into target
+ * "HOST:PORT" (port 80, or 443 for grpcs, when none is given), instance (trailing '/'
+ * dropped; "" when none) and *tls; 0, or -1 for a URL that is not one or does not fit. */
 int fb_reapi_url_parse(const char *url, char *target, size_t tsize, char *instance, size_t isize, int *tls);
 /* FB_EINVAL for a bad URL or header, FB_ENOTOOL for a fatbuild built without gRPC. No
  * connection is made until the first call. */

@@ -53,7 +53,12 @@ fb_reapi_url_parse(const char *url, char *target, size_t tsize, char *instance, 
 	const char *h = url + (*tls ? 8 : 7);
 	const char *slash = strchr(h, '/');
 	size_t hn = slash ? (size_t)(slash - h) : strlen(h);
-	const char *colon = memchr(h, ':', hn);
+	/* An IPv6 address is bracketed ("[::1]:8980"): its port colon follows the ']'. */
+	const char *close = h[0] == '[' ? memchr(h, ']', hn) : NULL;
+	if (h[0] == '[' && (!close || close == h + 1 || (close + 1 < h + hn && close[1] != ':')))
+		return -1;
+	const char *from = close ? close : h;
+	const char *colon = memchr(from, ':', hn - (size_t)(from - h));
 	if (hn == 0 || hn >= tsize || h[0] == ':' || (colon && colon + 1 == h + hn))
 		return -1;
 	if (colon && strspn(colon + 1, "0123456789") != (size_t)(h + hn - colon - 1))
