@@ -106,6 +106,15 @@ decode_status(struct fb_pb b, int *code, char *msg, size_t msize, struct fb_erro
 	return 0;
 }
 
+/* A message's bytes to read; an empty answer may come as NULL (no bytes received). */
+static struct fb_pb
+msg_view(const unsigned char *p, size_t n)
+{
+	static const unsigned char none[1];
+	struct fb_pb b = {p ? p : none, p ? p + n : none};
+	return b;
+}
+
 /* The index in b[0..nb) of the blob with this digest, -1 for one not asked about. */
 static int
 find_blob(const struct fb_reapi_blob *b, int nb, const char *hex, uint64_t size)
@@ -134,7 +143,7 @@ int
 fb_reapi_decode_missing(const unsigned char *p, size_t n, struct fb_reapi_blob *b, int nb, struct fb_error *err)
 {
 	static const struct fb_pb_want want[] = {{2, FB_PB_LEN, "missing_blob_digests"}};
-	struct fb_pb m = {p, p + n}, s;
+	struct fb_pb m = msg_view(p, n), s;
 	uint64_t v;
 	int i;
 	for (int k = 0; k < nb; k++)
@@ -204,7 +213,7 @@ int
 fb_reapi_decode_read(const unsigned char *p, size_t n, struct fb_reapi_blob *b, int nb, struct fb_error *err)
 {
 	static const struct fb_pb_want want[] = {{1, FB_PB_LEN, "responses"}};
-	struct fb_pb m = {p, p + n}, s;
+	struct fb_pb m = msg_view(p, n), s;
 	uint64_t v;
 	int i, rc = 0;
 	while (!rc && (i = fb_pb_next(&m, "BatchReadBlobsResponse", want, 1, &s, &v, err)) != 1)
@@ -218,7 +227,7 @@ fb_reapi_decode_update(const unsigned char *p, size_t n, struct fb_reapi_blob *b
 	static const struct fb_pb_want want[] = {{1, FB_PB_LEN, "responses"}};
 	static const struct fb_pb_want rwant[] = {{1, FB_PB_LEN, "digest"}, {2, FB_PB_LEN, "status"}};
 	const char *msg = "BatchUpdateBlobsResponse.Response";
-	struct fb_pb m = {p, p + n}, r, s;
+	struct fb_pb m = msg_view(p, n), r, s;
 	uint64_t v, size = 0;
 	int i, j, rc;
 	while ((i = fb_pb_next(&m, "BatchUpdateBlobsResponse", want, 1, &r, &v, err)) != 1) {
@@ -252,7 +261,7 @@ fb_reapi_decode_bytestream(const unsigned char *p, size_t n, const unsigned char
                            struct fb_error *err)
 {
 	static const struct fb_pb_want want[] = {{10, FB_PB_LEN, "data"}};
-	struct fb_pb m = {p, p + n}, s;
+	struct fb_pb m = msg_view(p, n), s;
 	uint64_t v;
 	int i;
 	*data = p;
