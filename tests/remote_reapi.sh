@@ -80,27 +80,7 @@ for m in a b/deeper/other; do
 		>"$t/$m/k/big.cu"
 done
 
-# compile MACHINE CACHE OUT [args]: fatbuild compile from $t/MACHINE with the NVRTC counter;
-# stderr in $t/OUT.log, the number of NVRTC compiles in $forks.
-compile() {
-	local m=$1 cache=$2 out=$3
-	shift 3
-	rm -f "$t/forks"
-	local pre=$t/forkcount.so
-	[ -n "${ASAN_OPTIONS:-}" ] && pre=
-	(cd "$t/$m" && FATBUILD_CACHE_DIR=$t/$cache FORKCOUNT_FILE=$t/forks LD_PRELOAD=$pre \
-		"$fb" compile -v --arch-list "${ARCH:-$arch}" -o "$t/$out.fatbin" "$@" \
-		${files:-"$t/$m/k/reduce.cu" "$t/$m/k/softmax.cu"}) 2>"$t/$out.log"
-	local rc=$?
-	if [ -n "$pre" ]; then
-		forks=$( [ -f "$t/forks" ] && wc -l <"$t/forks" || echo 0)
-	else
-		forks=$(sed -n 's/.* jobs, [0-9]* cached, \([0-9]*\) compiled .*/\1/p' "$t/$out.log")
-	fi
-	forks=$((forks + 0))
-	return $rc
-}
-stat_of() { FATBUILD_CACHE_DIR=$t/$1 "$fb" cache stats | sed -n "s/^$2: //p"; }
+source "$FB_SOURCE_DIR/tests/remote/compile.sh"
 warnings() { grep -c 'warning: remote cache' "$t/$1.log"; }
 
 # 1. machine A: cold, compiles everything, uploads blobs and action records
@@ -127,8 +107,8 @@ FATBUILD_REMOTE_CACHE=${url%/main}/ compile b/deeper/other B2 outB2 || { cat "$t
 [ "$forks" -eq 0 ] || { cat "$t/outB2.log" >&2; no "B2 (unnamed instance) ran NVRTC $forks times"; }
 
 # 3. a blob over the batch limit (a 5 MiB cubin): ByteStream Write, then Read
-ARCH=8.0 files="$t/a/k/big.cu" compile a L1 outL1 --remote-cache "$url" || { cat "$t/outL1.log" >&2; no "L1 failed"; }
-ARCH=8.0 files="$t/b/deeper/other/k/big.cu" compile b/deeper/other L2 outL2 --remote-cache "$url" ||
+one_arch=8.0 files="$t/a/k/big.cu" compile a L1 outL1 --remote-cache "$url" || { cat "$t/outL1.log" >&2; no "L1 failed"; }
+one_arch=8.0 files="$t/b/deeper/other/k/big.cu" compile b/deeper/other L2 outL2 --remote-cache "$url" ||
 	{ cat "$t/outL2.log" >&2; no "L2 failed"; }
 [ "$forks" -eq 0 ] || { cat "$t/outL2.log" >&2; no "L2: the 5 MiB image was compiled, not fetched"; }
 [ "$(stat -c %s "$t/outL2.fatbin")" -gt $((5 << 20)) ] || no "L2: the image is not over 5 MiB"
@@ -181,11 +161,7 @@ cmp -s "$t/outA.fatbin" "$t/outE.fatbin" || no "E's fatbinary differs"
 
 # 8. a server that accepts and never answers: one deadline, then local compiles
 port=$(free_port)
-python3 -c 'import socket, sys, time
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(16); time.sleep(120)' "$port" &
-silent_pid=$!
-sleep 0.5
+silent_server "$port"
 FATBUILD_REMOTE_CACHE_TIMEOUT=1 FATBUILD_REMOTE_CACHE=grpc://127.0.0.1:$port compile b/deeper/other F outF ||
 	{ cat "$t/outF.log" >&2; no "F (silent server) failed"; }
 [ "$(warnings outF)" -eq 1 ] || { cat "$t/outF.log" >&2; no "silent server: want one warning"; }

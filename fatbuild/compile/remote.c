@@ -340,6 +340,25 @@ get_blob(struct fb_remote *r, const char *hex, uint64_t size, unsigned char **ou
 	return 0;
 }
 
+/* The record's non-empty blobs as reapi.c's batch b[0..return), idx[k] the record slot of
+ * b[k]; a blob that failed a check this run is marked to be uploaded again. */
+static int
+reapi_batch(const struct fb_remote *r, const struct fb_remote_record *rec, struct fb_reapi_blob b[3], int idx[3])
+{
+	int n = 0;
+	for (int i = 0; i < 3; i++) {
+		if (!rec->size[i])
+			continue;
+		memset(&b[n], 0, sizeof(b[n]));
+		memcpy(b[n].hex, rec->hex[i], 65);
+		b[n].size = rec->size[i];
+		for (int k = 0; k < r->nbad && k < 8; k++)
+			b[n].force |= strcmp(r->bad[k], rec->hex[i]) == 0;
+		idx[n++] = i;
+	}
+	return n;
+}
+
 /* The record's non-empty blobs into blob[0..3): one BatchReadBlobs (reapi.c), each checked as
  * get_blob does; a blob the server lacks is FB_ENOIMAGE. */
 static int
@@ -347,17 +366,9 @@ get_blobs_reapi(struct fb_remote *r, const struct fb_remote_record *rec, unsigne
                 struct fb_error *err)
 {
 	struct fb_reapi_blob b[3];
-	int idx[3], n = 0, rc;
-	for (int i = 0; i < 3; i++) {
-		if (!rec->size[i])
-			continue;
-		memset(&b[n], 0, sizeof(b[n]));
-		memcpy(b[n].hex, rec->hex[i], 65);
-		b[n].size = rec->size[i];
-		idx[n++] = i;
-	}
+	int idx[3], n = reapi_batch(r, rec, b, idx);
 	struct fb_error le = {0};
-	rc = fb_reapi_read_blobs(r->g, b, n, &le);
+	int rc = fb_reapi_read_blobs(r->g, b, n, &le);
 	if (rc == FB_EIO)
 		rc = broke_msg(r, err, &le);
 	else if (rc == FB_EFORMAT)
@@ -596,17 +607,9 @@ static int
 put_blobs_reapi(struct fb_remote *r, const struct fb_remote_record *rec, const void *const p[3], struct fb_error *err)
 {
 	struct fb_reapi_blob b[3];
-	int n = 0;
-	for (int i = 0; i < 3; i++) {
-		if (!rec->size[i])
-			continue;
-		memset(&b[n], 0, sizeof(b[n]));
-		memcpy(b[n].hex, rec->hex[i], 65);
-		b[n].size = rec->size[i];
-		for (int k = 0; k < r->nbad && k < 8; k++)
-			b[n].force |= strcmp(r->bad[k], rec->hex[i]) == 0;
-		b[n++].put = p[i];
-	}
+	int idx[3], n = reapi_batch(r, rec, b, idx);
+	for (int k = 0; k < n; k++)
+		b[k].put = p[idx[k]];
 	struct fb_error le = {0};
 	uint64_t sent = 0;
 	int rc = fb_reapi_write_blobs(r->g, b, n, &sent, &le);
