@@ -5,7 +5,8 @@
 # on disk, ActionCache in memory). Machine A compiles and uploads; machine B (empty cache,
 # another source path) gets every image from the server, byte for byte, without one NVRTC run
 # (counted by tests/remote/forkcount.c); a blob past the batch limit goes through ByteStream
-# both ways; a corrupted CAS blob is detected and recompiled; read mode stores nothing on the
+# both ways; grpcs:// works with a trusted certificate and warns once without; a corrupted
+# CAS blob is detected and recompiled; read mode stores nothing on the
 # server; the server killed in the middle of a build, a dead port and a silent one each mean
 # local compiles and one warning. Skipped (77) only when buildgrid cannot be pip-installed or
 # fatbuild was built without libgrpc (then grpc:// must say so).
@@ -32,6 +33,7 @@ no() { echo "FAIL: $*" >&2; fail=1; }
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 77; }
+command -v openssl >/dev/null || { echo "SKIP: openssl not installed (scripts/deps.sh)"; exit 77; }
 mkdir -p "$t/probe"
 FATBUILD_CACHE_DIR=$t/probe "$fb" compile --remote-cache grpc://127.0.0.1:1 -o "$t/probe/x.fatbin" \
 	"$FB_SOURCE_DIR/examples/kernels/reduce.cu" >/dev/null 2>"$t/probe.log"
@@ -50,15 +52,19 @@ if [ "$(cat "$venv/.pkgs" 2>/dev/null)" != "$pkg" ]; then
 		echo "$pkg" >"$venv/.pkgs"; } || { echo "SKIP: cannot pip install $pkg"; exit 77; }
 fi
 
-# bgd_start DIR: BuildGrid with its CAS under DIR, in its own process group; sets url.
+# bgd_start DIR: BuildGrid with its CAS under DIR, in its own process group, plain and TLS (a
+# self-signed certificate for localhost, DIR/tls.crt); sets url and tls_url.
 bgd_start() {
-	local d=$1 port
+	local d=$1 port tport
 	mkdir -p "$d"
-	port=$(free_port) || return 1
-	sed "s|@PORT@|$port|; s|@DIR@|$d|" "$FB_SOURCE_DIR/tests/remote/buildgrid.yml" >"$d/bgd.yml"
+	port=$(free_port) && tport=$(free_port) || return 1
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/tls.key" -out "$d/tls.crt" -days 2 -subj /CN=localhost \
+		-addext "subjectAltName=DNS:localhost" >/dev/null 2>&1 || { echo "openssl cannot make a certificate" >&2; return 1; }
+	sed "s|@PORT@|$port|; s|@TLSPORT@|$tport|; s|@DIR@|$d|g" "$FB_SOURCE_DIR/tests/remote/buildgrid.yml" >"$d/bgd.yml"
 	setsid "$venv/bin/bgd" server start "$d/bgd.yml" >"$d/bgd.log" 2>&1 &
 	bgd_pid=$!
 	url=grpc://127.0.0.1:$port/main
+	tls_url=grpcs://localhost:$tport/main
 	for _ in $(seq 600); do
 		python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=1)' \
 			"$port" 2>/dev/null && return 0
@@ -105,6 +111,17 @@ cmp -s "$t/outA.fatbin" "$t/outB.fatbin" || no "B's fatbinary differs from A's"
 FATBUILD_REMOTE_CACHE=${url%/main} compile a A2 outA2 || { cat "$t/outA2.log" >&2; no "A2 failed"; }
 FATBUILD_REMOTE_CACHE=${url%/main}/ compile b/deeper/other B2 outB2 || { cat "$t/outB2.log" >&2; no "B2 failed"; }
 [ "$forks" -eq 0 ] || { cat "$t/outB2.log" >&2; no "B2 (unnamed instance) ran NVRTC $forks times"; }
+
+# 2c. grpcs://: the same records over TLS, trusting the test's certificate through gRPC's
+#     GRPC_DEFAULT_SSL_ROOTS_FILE_PATH; a certificate nobody trusts is one warning
+GRPC_DEFAULT_SSL_ROOTS_FILE_PATH=$t/srv/tls.crt compile b/deeper/other B3 outB3 --remote-cache "$tls_url" ||
+	{ cat "$t/outB3.log" >&2; no "B3 (TLS) failed"; }
+[ "$forks" -eq 0 ] || { cat "$t/outB3.log" >&2; no "B3 (TLS) ran NVRTC $forks times"; }
+cmp -s "$t/outA.fatbin" "$t/outB3.fatbin" || no "B3's fatbinary differs from A's"
+compile b/deeper/other B4 outB4 --remote-cache "$tls_url" || { cat "$t/outB4.log" >&2; no "B4 (untrusted TLS) failed"; }
+[ "$(warnings outB4)" -eq 1 ] || { cat "$t/outB4.log" >&2; no "untrusted TLS: want one warning"; }
+grep -q 'certificate verify failed' "$t/outB4.log" || { cat "$t/outB4.log" >&2; no "B4: the warning does not say why"; }
+[ "$forks" -ge 4 ] || no "B4: an untrusted server's images were used"
 
 # 3. a blob over the batch limit (a 5 MiB cubin): ByteStream Write, then Read
 one_arch=8.0 files="$t/a/k/big.cu" compile a L1 outL1 --remote-cache "$url" || { cat "$t/outL1.log" >&2; no "L1 failed"; }
