@@ -53,18 +53,20 @@ if [ "$(cat "$venv/.pkgs" 2>/dev/null)" != "$pkg" ]; then
 fi
 
 # bgd_start DIR: BuildGrid with its CAS under DIR, in its own process group, plain and TLS (a
-# self-signed certificate for localhost, DIR/tls.crt); sets url and tls_url.
+# self-signed certificate for 127.0.0.1, DIR/tls.crt); sets url and tls_url. Addresses, not
+# names: gRPC's resolver for names (c-ares 1.18) leaks 10 bytes per process, which the asan
+# pass would report.
 bgd_start() {
 	local d=$1 port tport
 	mkdir -p "$d"
 	port=$(free_port) && tport=$(free_port) || return 1
-	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/tls.key" -out "$d/tls.crt" -days 2 -subj /CN=localhost \
-		-addext "subjectAltName=DNS:localhost" >/dev/null 2>&1 || { echo "openssl cannot make a certificate" >&2; return 1; }
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/tls.key" -out "$d/tls.crt" -days 2 -subj /CN=127.0.0.1 \
+		-addext "subjectAltName=IP:127.0.0.1" >/dev/null 2>&1 || { echo "openssl cannot make a certificate" >&2; return 1; }
 	sed "s|@PORT@|$port|; s|@TLSPORT@|$tport|; s|@DIR@|$d|g" "$FB_SOURCE_DIR/tests/remote/buildgrid.yml" >"$d/bgd.yml"
 	setsid "$venv/bin/bgd" server start "$d/bgd.yml" >"$d/bgd.log" 2>&1 &
 	bgd_pid=$!
 	url=grpc://127.0.0.1:$port/main
-	tls_url=grpcs://localhost:$tport/main
+	tls_url=grpcs://127.0.0.1:$tport/main
 	for _ in $(seq 600); do
 		python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=1)' \
 			"$port" 2>/dev/null && return 0
@@ -155,20 +157,35 @@ files="$t/a/k/reduce.cu" compile a D3 outD3 --remote-cache "$url" --remote-cache
 
 # 6. the server killed in the middle of a build (after the lookups, while NVRTC runs): local
 #    compiles, one warning, the same output as a build without the server
-sed -i 's/blockDim/blockDim  /' "$t/a/k/softmax.cu"
-compile a R outR || { cat "$t/outR.log" >&2; no "R (reference, no remote) failed"; }
-touch "$t/gate"
-FORKCOUNT_GATE=$t/gate compile a K outK --remote-cache "$url" &
-kpid=$!
-for _ in $(seq 600); do [ -e "$t/gate.started" ] && break; sleep 0.1; done
-[ -e "$t/gate.started" ] || no "K: the build never reached NVRTC"
-bgd_stop
-rm -f "$t/gate"
-wait "$kpid" || { cat "$t/outK.log" >&2; no "K (server killed mid-build) failed"; }
-[ "$(warnings outK)" -eq 1 ] || { cat "$t/outK.log" >&2; no "server killed mid-build: want one warning"; }
-grep -q 'warning: remote cache grpc://.*UNAVAILABLE' "$t/outK.log" || { cat "$t/outK.log" >&2; no "K: the warning does not name UNAVAILABLE"; }
-cmp -s "$t/outR.fatbin" "$t/outK.fatbin" || no "K's fatbinary differs from a local build's"
-[ "$(stat_of K 'remote errors')" = 1 ] || no "K: stats remote errors $(stat_of K 'remote errors')"
+#    (the pause comes from forkcount.c, which the asan pass cannot preload: there the plain
+#    pass's run of this step stands)
+if [ -n "${ASAN_OPTIONS:-}" ]; then
+	echo "note: step 6 (server killed mid-build) runs in the plain pass only"
+else
+	sed -i 's/blockDim/blockDim  /' "$t/a/k/softmax.cu"
+	compile a R outR || { cat "$t/outR.log" >&2; no "R (reference, no remote) failed"; }
+	touch "$t/gate"
+	FORKCOUNT_GATE=$t/gate compile a K outK --remote-cache "$url" &
+	kpid=$!
+	for _ in $(seq 600); do [ -e "$t/gate.started" ] && break; sleep 0.1; done
+	[ -e "$t/gate.started" ] || no "K: the build never reached NVRTC"
+	# no fatbuild process has a thread besides its own while the jobs run: gRPC's threads were
+	# stopped before the fork (a child forked while one held a lock could hang)
+	procs=$(pgrep -f -- "-o $t/outK.fatbin")
+	[ -n "$procs" ] || no "K: no fatbuild process found"
+	for p in $procs; do
+		n=$(ls "/proc/$p/task" 2>/dev/null | wc -l)
+		[ "$n" -le 1 ] || no "K: fatbuild process $p has $n threads while its jobs run"
+	done
+	bgd_stop
+	rm -f "$t/gate"
+	wait "$kpid" || { cat "$t/outK.log" >&2; no "K (server killed mid-build) failed"; }
+	[ "$(warnings outK)" -eq 1 ] || { cat "$t/outK.log" >&2; no "server killed mid-build: want one warning"; }
+	grep -q 'warning: remote cache grpc://.*UNAVAILABLE' "$t/outK.log" || { cat "$t/outK.log" >&2; no "K: the warning does not name UNAVAILABLE"; }
+	cmp -s "$t/outR.fatbin" "$t/outK.fatbin" || no "K's fatbinary differs from a local build's"
+	[ "$(stat_of K 'remote errors')" = 1 ] || no "K: stats remote errors $(stat_of K 'remote errors')"
+fi
+bgd_stop # the later steps want no server (stopped already after a run of step 6)
 
 # 7. nothing listening: local compiles, one warning, same output
 compile b/deeper/other E outE --remote-cache "$url" || { cat "$t/outE.log" >&2; no "E (server down) failed"; }

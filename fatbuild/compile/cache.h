@@ -71,6 +71,10 @@ struct fb_remote_counts {
 /* FB_ENOTOOL when libcurl does not load (err->msg says so), FB_EINVAL for a bad URL. */
 int fb_remote_open(const struct fb_remote_opts *o, struct fb_remote **out, struct fb_error *err);
 void fb_remote_close(struct fb_remote *r);
+/* Before the run forks its jobs: a transport with threads of its own (gRPC, reapi.c) stops
+ * them, so that no child inherits a lock one of them held; the next call starts them again.
+ * NULL is fine. */
+void fb_remote_idle(struct fb_remote *r);
 /* 0 and *out filled on a verified hit (every blob's size and SHA-256 checked); FB_ENOIMAGE on
  * a miss; FB_EFORMAT for a damaged record or blob; FB_EIO once the server failed (then for
  * every later call: see fb_remote_broken). */
@@ -125,6 +129,8 @@ int fb_reapi_url_parse(const char *url, char *target, size_t tsize, char *instan
  * connection is made until the first call. */
 int fb_reapi_open(const struct fb_remote_opts *o, struct fb_reapi **out, struct fb_error *err);
 void fb_reapi_close(struct fb_reapi *g);
+/* Stops gRPC's threads until the next call (see fb_remote_idle); NULL is fine. */
+void fb_reapi_idle(struct fb_reapi *g);
 /* GetActionResult for the compile key: 0 with the ActionResult's bytes in *rec (malloc'd),
  * FB_ENOIMAGE for NOT_FOUND, FB_EFORMAT for an answer over FB_REMOTE_RECORD_MAX, FB_EIO for
  * any other status or no answer (err names the call and the status). */

@@ -280,15 +280,22 @@ fb_reapi_decode_bytestream(const unsigned char *p, size_t n, const unsigned char
  * (4 MiB - 1 KiB); a blob past it goes through ByteStream in chunks of WRITE_CHUNK. */
 enum { BATCH_MAX = 4 * 1024 * 1024 - 64 * 1024, WRITE_CHUNK = 1024 * 1024 };
 
+/* The channel and gRPC's threads exist only between start() and stop(): gRPC keeps threads
+ * (timers, reconnects) running while a channel lives, and a child forked while one of them
+ * held a lock (an allocator's, say) could never take it; so the run stops them before it
+ * forks its jobs (fb_reapi_idle) and the next call starts them again. */
 struct fb_reapi {
 	grpc_channel *ch;
 	grpc_completion_queue *cq;
-	char url[512];
-	char instance[256];
-	long timeout_ms;
 	grpc_metadata md;
-	size_t nmd;
-	int inited;
+	int started;
+	char url[512];
+	char target[256];
+	char instance[256];
+	int tls;
+	long timeout_ms;
+	char hkey[128];          /* the header's name, lowercased (gRPC's rule); "" for none */
+	char *hval;
 };
 
 static const char *
@@ -301,73 +308,82 @@ code_name(int c)
 	return c >= 0 && c < (int)(sizeof(names) / sizeof(*names)) ? names[c] : "status out of range";
 }
 
-/* The "authorization: Bearer T" metadata from a "Name: value" header line (gRPC keys are
- * lowercase). */
+/* The "authorization: Bearer T" metadata from a "Name: value" header line. */
 static int
 set_header(struct fb_reapi *g, const char *line, struct fb_error *err)
 {
 	const char *colon = line ? strchr(line, ':') : NULL;
 	if (!line || !*line)
 		return 0;
-	if (!colon || colon == line || colon - line >= 128)
+	if (!colon || colon == line || colon - line >= (long)sizeof(g->hkey))
 		return fb_seterr(err, FB_EINVAL, "remote cache header '%.80s': not 'Name: value'", line);
-	char key[128];
 	size_t k = (size_t)(colon - line);
 	for (size_t i = 0; i < k; i++)
-		key[i] = (char)(line[i] >= 'A' && line[i] <= 'Z' ? line[i] - 'A' + 'a' : line[i]);
-	key[k] = 0;
+		g->hkey[i] = (char)(line[i] >= 'A' && line[i] <= 'Z' ? line[i] - 'A' + 'a' : line[i]);
+	g->hkey[k] = 0;
 	const char *v = colon + 1;
 	while (*v == ' ' || *v == '\t')
 		v++;
-	g->md.key = grpc_slice_from_copied_string(key);
-	g->md.value = grpc_slice_from_copied_string(v);
-	g->nmd = 1;
+	if (!(g->hval = strdup(v)))
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	return 0;
 }
 
 int
 fb_reapi_open(const struct fb_remote_opts *o, struct fb_reapi **out, struct fb_error *err)
 {
-	char target[256], instance[256];
-	int tls;
 	*out = NULL;
-	if (fb_reapi_url_parse(o->url, target, sizeof(target), instance, sizeof(instance), &tls))
-		return fb_seterr(err, FB_EINVAL, "remote cache URL '%.200s': not grpc://HOST[:PORT][/INSTANCE] or grpcs://...",
-		                 o->url ? o->url : "");
 	struct fb_reapi *g = calloc(1, sizeof(*g));
 	if (!g)
 		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	if (fb_reapi_url_parse(o->url, g->target, sizeof(g->target), g->instance, sizeof(g->instance), &g->tls)) {
+		free(g);
+		return fb_seterr(err, FB_EINVAL, "remote cache URL '%.200s': not grpc://HOST[:PORT][/INSTANCE] or grpcs://...",
+		                 o->url ? o->url : "");
+	}
 	snprintf(g->url, sizeof(g->url), "%s", o->url);
-	memcpy(g->instance, instance, sizeof(instance));
 	g->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 10000;
-	grpc_init();
-	g->inited = 1;
 	int rc = set_header(g, o->header, err);
 	if (rc) {
 		fb_reapi_close(g);
 		return rc;
 	}
-	grpc_channel_credentials *cr = tls ? grpc_ssl_credentials_create(NULL, NULL, NULL, NULL)
-	                                   : grpc_insecure_credentials_create();
-	/* Answers carry at most one batch or one ByteStream chunk, but servers pick their chunks. */
-	grpc_arg a = {.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, .value.integer = 64 << 20};
-	grpc_channel_args args = {1, &a};
-	g->ch = cr ? grpc_channel_create(target, cr, &args) : NULL;
-	if (cr)
-		grpc_channel_credentials_release(cr);
-	g->cq = grpc_completion_queue_create_for_pluck(NULL);
-	if (!g->ch || !g->cq) {
-		fb_reapi_close(g);
-		return fb_seterr(err, FB_EIO, "remote cache %.200s: cannot make a gRPC channel", o->url);
-	}
 	*out = g;
 	return 0;
 }
 
-void
-fb_reapi_close(struct fb_reapi *g)
+/* gRPC, the channel (connecting on its first call) and the completion queue; 0 or FB_EIO. */
+static int
+start(struct fb_reapi *g, struct fb_error *err)
 {
-	if (!g)
+	if (g->started)
+		return 0;
+	grpc_init();
+	g->started = 1;
+	if (g->hkey[0]) {
+		g->md.key = grpc_slice_from_copied_string(g->hkey);
+		g->md.value = grpc_slice_from_copied_string(g->hval);
+	}
+	grpc_channel_credentials *cr = g->tls ? grpc_ssl_credentials_create(NULL, NULL, NULL, NULL)
+	                                      : grpc_insecure_credentials_create();
+	/* Answers carry at most one batch or one ByteStream chunk, but servers pick their chunks. */
+	grpc_arg a = {.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, .value.integer = 64 << 20};
+	grpc_channel_args args = {1, &a};
+	g->ch = cr ? grpc_channel_create(g->target, cr, &args) : NULL;
+	if (cr)
+		grpc_channel_credentials_release(cr);
+	g->cq = grpc_completion_queue_create_for_pluck(NULL);
+	if (!g->ch || !g->cq) {
+		fb_reapi_idle(g);
+		return fb_seterr(err, FB_EIO, "remote cache %.200s: cannot make a gRPC channel", g->url);
+	}
+	return 0;
+}
+
+void
+fb_reapi_idle(struct fb_reapi *g)
+{
+	if (!g || !g->started)
 		return;
 	if (g->ch)
 		grpc_channel_destroy(g->ch);
@@ -378,12 +394,23 @@ fb_reapi_close(struct fb_reapi *g)
 			;
 		grpc_completion_queue_destroy(g->cq);
 	}
-	if (g->nmd) {
+	if (g->hkey[0]) {
 		grpc_slice_unref(g->md.key);
 		grpc_slice_unref(g->md.value);
 	}
-	if (g->inited)
-		grpc_shutdown();
+	g->ch = NULL;
+	g->cq = NULL;
+	g->started = 0;
+	grpc_shutdown_blocking(); /* returns once gRPC's threads are gone */
+}
+
+void
+fb_reapi_close(struct fb_reapi *g)
+{
+	if (!g)
+		return;
+	fb_reapi_idle(g);
+	free(g->hval);
 	free(g);
 }
 
@@ -406,8 +433,8 @@ send_all(struct fb_reapi *g, grpc_call *c, const struct fb_pb_out *req, int nreq
 	grpc_op op[2];
 	memset(op, 0, sizeof(op));
 	op[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-	op[0].data.send_initial_metadata.count = g->nmd;
-	op[0].data.send_initial_metadata.metadata = g->nmd ? &g->md : NULL;
+	op[0].data.send_initial_metadata.count = g->hkey[0] ? 1 : 0;
+	op[0].data.send_initial_metadata.metadata = g->hkey[0] ? &g->md : NULL;
 	if (!batch(g, c, op, 1, (void *)2))
 		return 0;
 	for (int i = 0; i < nreq; i++) {
@@ -471,6 +498,9 @@ static int
 rpc(struct fb_reapi *g, const char *method, const struct fb_pb_out *req, int nreq, on_msg_fn on_msg, void *ctx,
     char *why, size_t wsize, struct fb_error *err)
 {
+	snprintf(why, wsize, "cannot make a gRPC channel");
+	if (start(g, err))
+		return 14; /* UNAVAILABLE */
 	gpr_timespec dl = gpr_time_add(gpr_now(GPR_CLOCK_REALTIME), gpr_time_from_millis(g->timeout_ms, GPR_TIMESPAN));
 	grpc_slice m = grpc_slice_from_static_string(method);
 	grpc_call *c = grpc_channel_create_call(g->ch, NULL, GRPC_PROPAGATE_DEFAULTS, g->cq, m, NULL, dl, NULL);
@@ -844,6 +874,12 @@ fb_reapi_open(const struct fb_remote_opts *o, struct fb_reapi **out, struct fb_e
 
 void
 fb_reapi_close(struct fb_reapi *g)
+{
+	(void)g;
+}
+
+void
+fb_reapi_idle(struct fb_reapi *g)
 {
 	(void)g;
 }

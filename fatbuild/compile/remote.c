@@ -212,6 +212,13 @@ fb_remote_close(struct fb_remote *r)
 	free(r);
 }
 
+void
+fb_remote_idle(struct fb_remote *r)
+{
+	if (r)
+		fb_reapi_idle(r->g);
+}
+
 int
 fb_remote_broken(const struct fb_remote *r, const char **why)
 {
