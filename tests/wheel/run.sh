@@ -162,6 +162,12 @@ check_install() {
 }
 check_install "$bundle" >"$work/install.log" 2>&1 && ok "fatbuild env: runtime and header from $bundle; libraries found" ||
 	fail "the installed wheel: $(cat "$work/install.log")"
+# Built with FB_BUILD_TREE_PATHS off: nothing of the source tree (nor of the build's temporary
+# directory) is compiled into the programs.
+for f in fatbuild archprobe; do
+	strings "$bundle/bin/$f" | grep -F -e "$FB_SOURCE_DIR" -e "/build/lib/libfatbuild_runtime.a" >"$work/paths.log" &&
+		fail "bundled $f names build paths: $(head -n 2 "$work/paths.log" | tr '\n' ' ')" || ok "bundled $f names no build path"
+done
 grep -q "fatbuild.libs/libelf" <(ldd "$bundle/bin/fatbuild") && ok "libelf from the wheel's fatbuild.libs" || fail "libelf: $(ldd "$bundle/bin/fatbuild" | grep libelf)"
 
 # 4. torch into the venv (from pip's cache after the first run), then examples/torch built with
@@ -206,7 +212,8 @@ rm "$work/broken/fatbuild/_bundle/lib/libfatbuild_runtime.a"
 if check_install "$work/broken/fatbuild/_bundle" >"$work/broken.log" 2>&1; then
 	fail "a bundle without its runtime library passed the checks"
 else
-	grep -q "^runtime: runtime .*(missing)" "$work/broken.log" && [ "$(wc -l <"$work/broken.log")" = 1 ] &&
+	grep -Eq "^runtime: runtime +$work/broken/fatbuild/_bundle/(bin/\.\./)?lib/libfatbuild_runtime\.a \(missing\)$" "$work/broken.log" &&
+		[ "$(wc -l <"$work/broken.log")" = 1 ] &&
 		ok "a bundle without its runtime library fails them: $(cat "$work/broken.log")" ||
 		fail "the bundle without its runtime library failed otherwise: $(head -n 3 "$work/broken.log")"
 fi
