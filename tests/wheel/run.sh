@@ -208,7 +208,7 @@ fi
 # installed) without its runtime library fail, and for that reason.
 mkdir -p "$work/broken"
 cp -r "$site/fatbuild" "$site/fatbuild.libs" "$work/broken/"
-rm "$work/broken/fatbuild/_bundle/lib/libfatbuild_runtime.a"
+rm -f "$work/broken/fatbuild/_bundle/lib/libfatbuild_runtime.a"
 if check_install "$work/broken/fatbuild/_bundle" >"$work/broken.log" 2>&1; then
 	fail "a bundle without its runtime library passed the checks"
 else
