@@ -616,6 +616,12 @@ struct fb_build_opts {
 	 * NVRTC (not with emit_ninja_only): the CLI starts the build's compile server there. */
 	void (*on_build_dir)(void *ctx, const char *build_dir);
 	void *on_build_dir_ctx;
+	/* nvcc edges run one nvcc with --threads (host pass and targets in parallel) unless set or
+	 * nvcc_flags/cuda_flags hold -t/--threads. */
+	bool no_nvcc_threads;
+	/* --torch: host C++ edges use a precompiled header of torch's headers, made once per torch,
+	 * compiler and flags in the user's cache (hostpch.c), unless set. */
+	bool no_host_pch;
 };
 
 struct fb_build_result {

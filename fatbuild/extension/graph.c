@@ -309,6 +309,53 @@ nvcc_seed(struct gen *g, const char *src, const char *gencode, struct cmd *c)
 	arg(c, name);
 }
 
+/* Whether the blank-separated words of s hold nvcc's -t/--threads (the user's choice wins). */
+static bool
+has_threads(const char *s)
+{
+	for (const char *p = s; p && *p;) {
+		p += strspn(p, " \t");
+		size_t n = strcspn(p, " \t");
+		if ((n >= 2 && strncmp(p, "-t", 2) == 0 && (n == 2 || (p[2] >= '0' && p[2] <= '9'))) ||
+		    (n >= 9 && strncmp(p, "--threads", 9) == 0 && (n == 9 || p[9] == '=')))
+			return true;
+		p += n;
+	}
+	return false;
+}
+
+/* nvcc --threads N: the host pass and each target's cicc and ptxas run in parallel inside the
+ * one nvcc process, so a file for N targets is not N arches in turn. One call keeps the images
+ * those of a serial nvcc, byte for byte (__CUDA_ARCH_LIST__ stays the whole list, which CUB
+ * names its namespace after; docs/fatbuild-build.md "Arches in parallel"). Sized to the slots
+ * the other nvcc edges leave free, at least 2: ninja cannot count threads, and an edge that
+ * runs alone at the end of the build then still uses two cores. */
+static void
+nvcc_threads(struct gen *g, struct cmd *c)
+{
+	if (g->o->no_nvcc_threads || has_threads(g->o->nvcc_flags) || has_threads(g->o->cuda_flags))
+		return;
+	/* nvcc 13.0 with --threads cannot open its own temporaries when TMPDIR (BUILD_DIR/tmp, run.c)
+	 * holds a blank: "Could not open input file .../tmpxft_..._stdout". */
+	if (strpbrk(g->dir, " \t"))
+		return;
+	size_t ntargets = ap_archlist_count(g->archs), nedges = 0;
+	for (size_t i = 0; i < g->o->nsources; i++)
+		nedges += g->langs[i] == L_NVCC;
+	long jobs = g->o->jobs > 0 ? g->o->jobs : fb_compile_default_jobs();
+	long t = jobs - (long)nedges + 1;
+	if (t < 2)
+		t = 2;
+	if (t > (long)ntargets + 1)
+		t = (long)ntargets + 1;
+	if (jobs < 2)
+		return; /* -j 1 asks for one process at a time */
+	char a[32];
+	bfmt(a, sizeof(a), "%ld", t);
+	arg(c, "--threads");
+	arg(c, a);
+}
+
 /* The nvcc compile's words up to its own flags: launcher, nvcc, gencode, seed, where its
  * intermediates go (keep), host compiler. */
 static int
@@ -347,6 +394,7 @@ nvcc_words(struct gen *g, const char *src, const char *keep, struct cmd *c)
 	}
 	nvcc_seed(g, src, gencode, c);
 	free(gencode);
+	nvcc_threads(g, c);
 	swords(c, "-keep -keep-dir");
 	arg(c, keep);
 	arg(c, "-ccbin");
