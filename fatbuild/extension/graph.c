@@ -12,6 +12,7 @@
 #include "common/strbuf.h"
 #include "build.h"
 #include "dlink.h"
+#include "hostpch.h"
 #include "repro.h"
 #include "flags.h"
 #include "torch.h"
@@ -407,6 +408,121 @@ nvcc_words(struct gen *g, const char *src, const char *keep, struct cmd *c)
 	return 0;
 }
 
+/* The words of a --torch C++ compile that its PCH must share: the compiler, -O2 -fPIC, torch's
+ * words but TORCH_EXTENSION_NAME (no torch header reads it, so one PCH serves every extension),
+ * --cxxflags, the runtime header's and the user's -I and -D. Into c. */
+static void
+pch_flags(struct gen *g, struct cmd *c)
+{
+	swords(c, g->t.cxx);
+	swords(c, "-O2 -fPIC");
+	char **v = fb_torch_cxx_words(g->torch, g->name, g->t.cuda_home, g->o->cxxflags);
+	if (!v)
+		cmd_oom(c);
+	for (size_t i = 0; v && v[i]; i++)
+		if (strncmp(v[i], "-DTORCH_EXTENSION_NAME=", 23) != 0)
+			arg(c, v[i]);
+	fb_torch_words_free(v);
+	swords(c, g->o->cxxflags);
+	char inc[PATHMAX + 3];
+	bfmt(inc, sizeof(inc), "-I%s", g->t.include);
+	arg(c, inc);
+	add_includes_defines(g, c);
+}
+
+/* The edge that makes p's PCH (once per graph): gcc -x c++-header with -MD into temporaries,
+ * renamed into place; the header list stays beside it (no deps rule: ninja would delete it),
+ * and the PCH's size, inode and mtime go into its stamp (hostpch.c). */
+static int
+gen_pch_edge(struct gen *g, const struct fb_hostpch *p, const char *flags, struct fb_error *err)
+{
+	for (size_t i = 0; i < g->pchs.n; i++)
+		if (strcmp(g->pchs.v[i], p->gch) == 0)
+			return 0;
+	fb_strlist_add(&g->pchs, p->gch);
+	struct cmd c = {.err = err};
+	raw(&c, flags);
+	swords(&c, "-x c++-header");
+	arg(&c, p->header);
+	swords(&c, "-MD -MF");
+	arg(&c, p->dep);
+	raw(&c, ".tmp.$$ -o ");
+	arg(&c, p->gch);
+	raw(&c, ".tmp.$$ && mv -f ");
+	arg(&c, p->dep);
+	raw(&c, ".tmp.$$ ");
+	arg(&c, p->dep);
+	raw(&c, " && mv -f ");
+	arg(&c, p->gch);
+	raw(&c, ".tmp.$$ ");
+	arg(&c, p->gch);
+	raw(&c, " && stat -c '%s %i %.9Y' ");
+	arg(&c, p->gch);
+	raw(&c, " > ");
+	arg(&c, p->stamp);
+	raw(&c, ".tmp.$$ && mv -f ");
+	arg(&c, p->stamp);
+	raw(&c, ".tmp.$$ ");
+	arg(&c, p->stamp);
+	raw(&c, " || { rm -f ");
+	arg(&c, p->gch);
+	raw(&c, ".tmp.$$ ");
+	arg(&c, p->dep);
+	raw(&c, ".tmp.$$; exit 1; }");
+	int rc = cmd_end(&c);
+	const char *in = p->header;
+	char desc[400];
+	bfmt(desc, sizeof(desc), "PCH torch headers (%.300s)", p->why);
+	if (!rc)
+		rc = edge(g, "pch", p->gch, &in, 1, NULL, 0, c.b.s, desc, NULL, err);
+	free(c.b.s);
+	return rc;
+}
+
+/* --torch C++ source: its PCH (hostpch.c), made by an edge when stale; the compile then reads
+ * it (-include, an implicit input of its edge) and refuses one gcc finds invalid. */
+static int
+use_host_pch(struct gen *g, const char *src, struct cmd *c, const char **implicit, struct fb_error *err)
+{
+	*implicit = NULL;
+	const char *l = g->o->launcher ? g->o->launcher : getenv("FATBUILD_LAUNCHER");
+	if (!g->torch || g->o->no_host_pch || (l && *l) || !fb_hostpch_enabled())
+		return 0; /* a launcher may compile elsewhere (distcc) or not cache PCH users (ccache) */
+	char *block = NULL;
+	int rc = fb_hostpch_block(src, &block, err);
+	if (rc || !block)
+		return rc;
+	struct cmd f = {.err = err};
+	pch_flags(g, &f);
+	char **w = NULL, torch_dir[PATHMAX];
+	size_t nw = 0;
+	rc = cmd_end(&f);
+	if (!rc)
+		rc = fb_words_split(g->t.cxx, &w, &nw, err);
+	bfmt(torch_dir, sizeof(torch_dir), "%s", g->torch->lib_dir);
+	char *slash = strrchr(torch_dir, '/');
+	if (slash)
+		*slash = 0;
+	struct fb_hostpch *p = calloc(1, sizeof(*p));
+	if (!rc && !p)
+		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
+	if (!rc && nw)
+		rc = fb_hostpch_prepare(block, w[0], f.b.s, g->torch->version, torch_dir, p, err);
+	if (!rc && nw && p->stale)
+		rc = gen_pch_edge(g, p, f.b.s, err);
+	if (!rc && nw) {
+		swords(c, "-Winvalid-pch -Werror=invalid-pch -include");
+		arg(c, p->header);
+		fb_strlist_add(&g->pchs_used, p->gch);
+		*implicit = g->pchs_used.v ? g->pchs_used.v[g->pchs_used.n - 1] : NULL;
+	}
+	fb_words_free(w);
+	free(f.b.s);
+	free(block);
+	free(p);
+	return rc;
+}
+
 static int
 gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_error *err)
 {
@@ -416,6 +532,7 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 	bfmt(dep, sizeof(dep), "%s.d", out);
 	bfmt(keep, sizeof(keep), "%s.keep", out);
 	struct cmd c = {.err = err};
+	const char *pch = NULL;
 	if (lang == L_NVCC) {
 		/* nvcc's intermediates get fixed names in a directory of their own (-keep): unnamed, they
 		 * are tmpxft_<pid>_..., and the host compiler's debug line strings are ordered by a
@@ -446,6 +563,11 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 		swords(&c, lang == L_C ? g->o->cflags : g->o->cxxflags);
 		if (lang == L_CXX)
 			g->any_cxx = true;
+		int rc = lang == L_CXX ? use_host_pch(g, src, &c, &pch, err) : 0;
+		if (rc) {
+			free(c.b.s);
+			return rc;
+		}
 	}
 	prefix_maps(g, &c, lang == L_NVCC);
 	char inc[PATHMAX + 3];
@@ -466,7 +588,7 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 	bfmt(desc, sizeof(desc), "%s %s", lang == L_NVCC ? "NVCC" : lang == L_C ? "CC" : "CXX",
 	     strrchr(src, '/') ? strrchr(src, '/') + 1 : src);
 	if (!rc)
-		rc = edge(g, "cc", out, &src, 1, NULL, 0, c.b.s, desc, dep, err);
+		rc = edge(g, "cc", out, &src, 1, pch ? &pch : NULL, pch ? 1 : 0, c.b.s, desc, dep, err);
 	free(c.b.s);
 	fb_strlist_add(&g->objects, out);
 	if (lang == L_NVCC && g->reloc)
@@ -615,7 +737,8 @@ fb_build_generate(struct gen *g, struct fb_error *err)
 	static const struct {
 		const char *name;
 		bool deps;
-	} rules[] = {{"kernel", true}, {"merge", false}, {"cc", true}, {"embed", false}, {"link", false}, {"dlink", false}};
+	} rules[] = {{"kernel", true}, {"merge", false}, {"cc", true}, {"embed", false}, {"link", false}, {"pch", false},
+	             {"dlink", false}};
 	size_t nrules = sizeof(rules) / sizeof(rules[0]) - (g->reloc ? 0 : 1); /* dlink: relocatable code only */
 	int rc = fb_ninja_var(g->nj, "builddir", g->dir, err);
 	for (size_t i = 0; !rc && i < nrules; i++)

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# build_hostpch.sh: --torch C++ sources compile with a precompiled header of their leading
+# torch #includes, kept in the user's cache (fatbuild/extension/hostpch.c). A fake torch (a
+# Python package answering fatbuild's query, a few headers, empty libraries) keeps it fast:
+#   1. the first build makes the PCH (its edge runs), in CACHE/hostpch/KEY, both dirs 0700;
+#      the C++ edge reads it with -Winvalid-pch -Werror=invalid-pch;
+#   2. --no-host-pch gives the same object, byte for byte; a second build dir reuses the PCH
+#      (no PCH edge runs) and its object is the same too;
+#   3. a touched torch header: the PCH is stale and remade;
+#   4. foreign: a .gch copied over it (another size, inode, mtime) and an id of another
+#      identity are each refused and remade; another torch gets a PCH of its own;
+#   5. a group-writable PCH dir is refused (exit 7, docs/security.md), --no-host-pch builds;
+#   6. a source without a leading torch include, and a build with --launcher, use none.
+set -u
+: "${FATBUILD_BIN:?}"
+command -v python3 >/dev/null || { echo "no python3: skipped"; exit 77; }
+command -v c++ >/dev/null || { echo "no c++: skipped"; exit 77; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/fb-hostpch.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+export FATBUILD_CACHE_DIR=$work/cache
+fails=0
+fail() { echo "FAIL: $*" >&2; [ -f "$work/log" ] && sed 's/^/  | /' "$work/log" | tail -n 30 >&2; fails=$((fails + 1)); }
+
+# fake_torch DIR VERSION: a torch package torch.utils.cpp_extension can be asked about.
+fake_torch() {
+	local d=$1/torch
+	mkdir -p "$d/utils" "$d/include/torch" "$d/include/c10" "$d/lib"
+	printf '__version__ = "%s"\nclass version:\n    cuda = None\nclass _C:\n    _GLIBCXX_USE_CXX11_ABI = True\n' "$2" >"$d/__init__.py"
+	printf '__version__ = "%s"\n' "$2" >"$d/version.py"
+	: >"$d/utils/__init__.py"
+	cat >"$d/utils/cpp_extension.py" <<PY
+import os
+# flags as PyTorch's: -std=c++17
+TORCH_LIB_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib")
+def include_paths(cuda=False):
+    return [os.path.join(os.path.dirname(TORCH_LIB_PATH), "include")]
+PY
+	cat >"$d/include/c10/core.h" <<'H'
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+#include <functional>
+namespace c10 { inline int answer() { std::map<std::string, std::vector<int>> m{{"a", {41}}}; return m["a"][0] + 1; } }
+H
+	cat >"$d/include/torch/extension.h" <<'H'
+#pragma once
+#include <c10/core.h>
+#include <sstream>
+H
+	for l in c10 torch_cpu torch torch_python; do
+		echo "int fake_$l;" >"$work/$l.c" && cc -shared -fPIC -o "$d/lib/lib$l.so" "$work/$l.c" || return 1
+	done
+}
+fake_torch "$work/t1" 2.99.0 || { echo "fake torch"; exit 1; }
+fake_torch "$work/t2" 2.98.0 || { echo "fake torch"; exit 1; }
+cat >"$work/a.cpp" <<'C'
+// a.cpp: one op.
+#include <torch/extension.h>
+/* the op */
+#include <sstream>
+
+int ext_answer() { return c10::answer(); }
+C
+printf '#include "local.h"\n#include <torch/extension.h>\nint f() { return c10::answer(); }\n' >"$work/b.cpp"
+: >"$work/local.h"
+
+build() { # build PYTHONPATH BUILDDIR [flags...]: exit status of fatbuild build, output in $work/log
+	local pp=$1 bd=$2
+	shift 2
+	PYTHONPATH=$pp "$FATBUILD_BIN" build --torch --python python3 --name ext --build-dir "$work/$bd" \
+		-o "$work/$bd.so" "$@" "$work/a.cpp" >"$work/log" 2>&1
+}
+ran_pch() { grep -q 'PCH torch headers' "$work/log"; }
+gch() { ls "$FATBUILD_CACHE_DIR"/hostpch/*/h.h.gch 2>/dev/null | head -n 1; }
+
+# 1.
+build "$work/t1" b1 || fail "1: build"
+ran_pch || fail "1: no PCH edge ran"
+g=$(gch)
+[ -n "$g" ] && [ -s "$g" ] || fail "1: no h.h.gch under $FATBUILD_CACHE_DIR/hostpch"
+pdir=$(dirname "$g")
+[ "$(stat -c %a "$FATBUILD_CACHE_DIR/hostpch")" = 700 ] && [ "$(stat -c %a "$pdir")" = 700 ] ||
+	{ : >"$work/log"; fail "1: PCH dirs not 0700: $(stat -c '%a %n' "$FATBUILD_CACHE_DIR/hostpch" "$pdir")"; }
+grep -q -- "-Winvalid-pch -Werror=invalid-pch -include $pdir/h.h" "$work/b1/build.ninja" ||
+	{ cp "$work/b1/build.ninja" "$work/log"; fail "1: the C++ edge does not read the PCH"; }
+# 2.
+build "$work/t1" b2 --no-host-pch || fail "2: --no-host-pch build"
+! grep -q -- '-include' "$work/b2/build.ninja" || { cp "$work/b2/build.ninja" "$work/log"; fail "2: --no-host-pch still reads a PCH"; }
+cmp "$work/b1/obj/0_a.cpp.o" "$work/b2/obj/0_a.cpp.o" >"$work/log" 2>&1 || fail "2: the object differs with the PCH"
+build "$work/t1" b3 || fail "2: second build dir"
+! ran_pch || fail "2: the second build dir made the PCH again"
+cmp "$work/b1/obj/0_a.cpp.o" "$work/b3/obj/0_a.cpp.o" >"$work/log" 2>&1 || fail "2: the second build dir's object differs"
+# 3.
+sleep 0.05
+touch "$work/t1/torch/include/c10/core.h"
+build "$work/t1" b3 || fail "3: build after touching a header"
+grep -q 'PCH torch headers (.*core.h changed)' "$work/log" || fail "3: a touched torch header did not remake the PCH"
+build "$work/t1" b3 || fail "3: no-op"
+grep -q 'no work to do' "$work/log" || fail "3: the rebuild after the remade PCH did work"
+# 4.
+cp "$g" "$work/copy.gch" && rm -f "$g" && cp "$work/copy.gch" "$g"
+build "$work/t1" b3 || fail "4: build with a copied-in .gch"
+grep -q 'PCH torch headers (foreign' "$work/log" || fail "4: a copied-in .gch was not refused"
+echo "fatbuild host pch 1 of another identity" >"$pdir/id"
+build "$work/t1" b3 || fail "4: build with a foreign id"
+grep -q 'PCH torch headers (foreign' "$work/log" || fail "4: a foreign id was not refused"
+build "$work/t2" b3 || fail "4: another torch"
+ran_pch || fail "4: another torch did not make a PCH of its own"
+[ "$(ls -d "$FATBUILD_CACHE_DIR"/hostpch/*/ | wc -l)" = 2 ] || { ls -la "$FATBUILD_CACHE_DIR"/hostpch >"$work/log"; fail "4: another torch did not get its own PCH dir"; }
+# 5.
+chmod 770 "$pdir"
+build "$work/t1" b4; rc=$?
+[ $rc = 7 ] && grep -q 'host PCH dir' "$work/log" || fail "5: a group-writable PCH dir was used (exit $rc)"
+build "$work/t1" b4 --no-host-pch || fail "5: --no-host-pch with an unsafe PCH dir"
+chmod 700 "$pdir"
+# 6.
+PYTHONPATH=$work/t1 "$FATBUILD_BIN" build --torch --python python3 --name ext2 --emit-ninja --build-dir "$work/b5" \
+	-o "$work/b5.so" "$work/b.cpp" >"$work/log" 2>&1 || fail "6: emit"
+! grep -q -- '-include' "$work/b5/build.ninja" || { cp "$work/b5/build.ninja" "$work/log"; fail "6: a PCH for a source whose first include is quoted"; }
+build "$work/t1" b6 --launcher env --emit-ninja || fail "6: emit with a launcher"
+! grep -q -- '-include' "$work/b6/build.ninja" || { cp "$work/b6/build.ninja" "$work/log"; fail "6: a PCH with a launcher"; }
+[ $fails = 0 ] && echo "ok build_hostpch"
+exit $((fails > 0))
