@@ -10,14 +10,17 @@
 #   4. foreign: a .gch copied over it (another size, inode, mtime) and an id of another
 #      identity are each refused and remade; another torch gets a PCH of its own;
 #   5. a group-writable PCH dir is refused (exit 7, docs/security.md), --no-host-pch builds;
-#   6. a source without a leading torch include, and a build with --launcher, use none.
+#   6. a source without a leading torch include, and a build with --launcher, use none;
+#   7. with the edge cache (fatbuild edge), the compile makes a missing PCH itself, under a
+#      lock: same object; a second build dir with the object in the cache makes no PCH.
+# 1-6 run without the edge cache (FATBUILD_EDGE_CACHE=0), where the PCH is an edge of its own.
 set -u
 : "${FATBUILD_BIN:?}"
 command -v python3 >/dev/null || { echo "no python3: skipped"; exit 77; }
 command -v c++ >/dev/null || { echo "no c++: skipped"; exit 77; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/fb-hostpch.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-export FATBUILD_CACHE_DIR=$work/cache
+export FATBUILD_CACHE_DIR=$work/cache FATBUILD_EDGE_CACHE=0
 fails=0
 fail() { echo "FAIL: $*" >&2; [ -f "$work/log" ] && sed 's/^/  | /' "$work/log" | tail -n 30 >&2; fails=$((fails + 1)); }
 
@@ -120,5 +123,15 @@ PYTHONPATH=$work/t1 "$FATBUILD_BIN" build --torch --python python3 --name ext2 -
 ! grep -q -- '-include' "$work/b5/build.ninja" || { cp "$work/b5/build.ninja" "$work/log"; fail "6: a PCH for a source whose first include is quoted"; }
 build "$work/t1" b6 --launcher env --emit-ninja || fail "6: emit with a launcher"
 ! grep -q -- '-include' "$work/b6/build.ninja" || { cp "$work/b6/build.ninja" "$work/log"; fail "6: a PCH with a launcher"; }
+# 7.
+export FATBUILD_EDGE_CACHE=1 FATBUILD_CACHE_DIR=$work/cache7 FATBUILD_EDGE_LOG=$work/edges
+build "$work/t1" b7 || fail "7: build with the edge cache"
+grep -q 'fatbuild: PCH torch headers' "$work/log" || fail "7: the compile did not make the PCH"
+[ -s "$(ls "$FATBUILD_CACHE_DIR"/hostpch/*/h.h.gch 2>/dev/null | head -n 1)" ] || fail "7: no PCH in the cache"
+cmp "$work/b2/obj/0_a.cpp.o" "$work/b7/obj/0_a.cpp.o" >"$work/log" 2>&1 || fail "7: the object differs"
+rm -f "$FATBUILD_CACHE_DIR"/hostpch/*/h.h.gch
+build "$work/t1" b8 || fail "7: second build dir"
+! grep -q 'PCH torch headers' "$work/log" || fail "7: a cache hit made the PCH"
+grep -q "^hit local $work/b8/obj/0_a.cpp.o" "$work/edges" || { cp "$work/edges" "$work/log"; fail "7: no cache hit"; }
 [ $fails = 0 ] && echo "ok build_hostpch"
 exit $((fails > 0))

@@ -61,7 +61,7 @@ usage(FILE *f)
 	        "                     distcc), as CMake's <LANG>_COMPILER_LAUNCHER; default\n"
 	        "                     $FATBUILD_LAUNCHER\n"
 	        "  --remote-cache URL, --remote-cache-mode read|readwrite\n"
-	        "                     the shared compile cache for the NVRTC edges (sets\n"
+	        "                     the shared compile cache for the NVRTC, host and nvcc edges (sets\n"
 	        "                     FATBUILD_REMOTE_CACHE / _MODE for them; see 'fatbuild compile -h')\n"
 	        "  -v                 show every command\n"
 	        "  --emit-ninja       write build.ninja and stop\n"
@@ -80,6 +80,10 @@ usage(FILE *f)
 	        "  --no-host-pch      --torch: compile C++ sources without the precompiled header of\n"
 	        "                     torch's headers (by default made once per torch, compiler and\n"
 	        "                     flags in the user's cache and shared by every build)\n"
+	        "  --no-edge-cache    run every host and nvcc compile (by default 'fatbuild edge' takes\n"
+	        "                     their objects from the compile cache and the remote cache when\n"
+	        "                     the command, compilers and every file read are unchanged; also\n"
+	        "                     FATBUILD_EDGE_CACHE=0; off with --launcher)\n"
 	        "\n"
 	        "Environment: CC, CXX (commands, split into words: CC=\"ccache gcc\"), CUDA_HOME,\n"
 	        "FATBUILD_BUILD_DIR, FATBUILD_NINJA, FATBUILD_RUNTIME, FATBUILD_INCLUDE, MAX_JOBS,\n"
@@ -98,7 +102,7 @@ usage(FILE *f)
 enum { OPT_ARCH = 256, OPT_NAME, OPT_BUILD_DIR, OPT_CFLAGS, OPT_CXXFLAGS, OPT_LDFLAGS, OPT_NVCC_FLAGS,
        OPT_CUDA_FLAGS, OPT_TORCH, OPT_PYTHON, OPT_PYTHON_MODULE, OPT_WITH_CUDA, OPT_NO_CUDA, OPT_LAUNCHER,
        OPT_REMOTE, OPT_REMOTE_MODE, OPT_BACKEND, OPT_EMIT_NINJA, OPT_EXECUTABLE, OPT_RDC, OPT_LTO,
-       OPT_NO_SERVER, OPT_NO_NVCC_THREADS, OPT_NO_HOST_PCH };
+       OPT_NO_SERVER, OPT_NO_NVCC_THREADS, OPT_NO_HOST_PCH, OPT_NO_EDGE_CACHE };
 
 static const struct option longopts[] = {
 	{"arch-list", required_argument, NULL, OPT_ARCH},
@@ -128,6 +132,7 @@ static const struct option longopts[] = {
 	{"no-compile-server", no_argument, NULL, OPT_NO_SERVER},
 	{"no-nvcc-threads", no_argument, NULL, OPT_NO_NVCC_THREADS},
 	{"no-host-pch", no_argument, NULL, OPT_NO_HOST_PCH},
+	{"no-edge-cache", no_argument, NULL, OPT_NO_EDGE_CACHE},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -218,6 +223,7 @@ parse_args(int argc, char **argv, struct fb_build_opts *o, const char **src, con
 		case OPT_NO_SERVER: *no_server = 1; break;
 		case OPT_NO_NVCC_THREADS: o->no_nvcc_threads = true; break;
 		case OPT_NO_HOST_PCH: o->no_host_pch = true; break;
+		case OPT_NO_EDGE_CACHE: o->no_edge_cache = true; break;
 		case ':': warn("build: %s needs a value", argv[at]); goto usage;
 		default: warn("build: unknown option '%s'", argv[at]); goto usage;
 		}

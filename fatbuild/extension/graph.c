@@ -408,6 +408,35 @@ nvcc_words(struct gen *g, const char *src, const char *keep, struct cmd *c)
 	return 0;
 }
 
+/* Whether the first word of a $CC-style command is a compiler launcher. */
+static bool
+launcher_word(const char *cmd)
+{
+	static const char *const names[] = {"ccache", "sccache", "distcc", "icecc"};
+	const char *p = cmd ? cmd + strspn(cmd, " \t\n") : "";
+	size_t n = strcspn(p, " \t\n");
+	const char *base = p;
+	for (const char *q = p; q < p + n; q++)
+		if (*q == '/')
+			base = q + 1;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if ((size_t)(p + n - base) == strlen(names[i]) && strncmp(base, names[i], strlen(names[i])) == 0)
+			return true;
+	return false;
+}
+
+/* Whether host and nvcc edges go through `fatbuild edge`: not with --no-edge-cache or
+ * FATBUILD_EDGE_CACHE=0, nor with a launcher (--launcher, or ccache, sccache, distcc as
+ * $CC's or $CXX's first word: those do their own caching or compile elsewhere). */
+static bool
+edge_cache_on(const struct gen *g)
+{
+	const char *l = g->o->launcher ? g->o->launcher : getenv("FATBUILD_LAUNCHER");
+	const char *v = getenv("FATBUILD_EDGE_CACHE");
+	return !g->o->no_edge_cache && !(l && *l) && !(v && (strcmp(v, "0") == 0 || strcmp(v, "no") == 0)) &&
+	       !launcher_word(g->t.cc) && !launcher_word(g->t.cxx);
+}
+
 /* The words of a --torch C++ compile that its PCH must share: the compiler, -O2 -fPIC, torch's
  * words but TORCH_EXTENSION_NAME (no torch header reads it, so one PCH serves every extension),
  * --cxxflags, the runtime header's and the user's -I and -D. Into c. */
@@ -430,16 +459,12 @@ pch_flags(struct gen *g, struct cmd *c)
 	add_includes_defines(g, c);
 }
 
-/* The edge that makes p's PCH (once per graph): gcc -x c++-header with -MD into temporaries,
- * renamed into place; the header list stays beside it (no deps rule: ninja would delete it),
- * and the PCH's size, inode and mtime go into its stamp (hostpch.c). */
+/* The command that makes p's PCH: gcc -x c++-header with -MD into temporaries, renamed into
+ * place; the header list stays beside it, and the PCH's size, inode and mtime go into its
+ * stamp (hostpch.c). Into *out (malloc'd). */
 static int
-gen_pch_edge(struct gen *g, const struct fb_hostpch *p, const char *flags, struct fb_error *err)
+pch_cmd(const struct fb_hostpch *p, const char *flags, char **out, struct fb_error *err)
 {
-	for (size_t i = 0; i < g->pchs.n; i++)
-		if (strcmp(g->pchs.v[i], p->gch) == 0)
-			return 0;
-	fb_strlist_add(&g->pchs, p->gch);
 	struct cmd c = {.err = err};
 	raw(&c, flags);
 	swords(&c, "-x c++-header");
@@ -470,21 +495,82 @@ gen_pch_edge(struct gen *g, const struct fb_hostpch *p, const char *flags, struc
 	arg(&c, p->dep);
 	raw(&c, ".tmp.$$; exit 1; }");
 	int rc = cmd_end(&c);
+	if (rc)
+		free(c.b.s);
+	else
+		*out = c.b.s;
+	return rc;
+}
+
+/* The edge that makes p's PCH, once per graph (no deps rule: ninja would delete the header
+ * list it keeps beside the PCH). */
+static int
+gen_pch_edge(struct gen *g, const struct fb_hostpch *p, const char *flags, struct fb_error *err)
+{
+	for (size_t i = 0; i < g->pchs.n; i++)
+		if (strcmp(g->pchs.v[i], p->gch) == 0)
+			return 0;
+	fb_strlist_add(&g->pchs, p->gch);
+	char *cmd = NULL;
+	int rc = pch_cmd(p, flags, &cmd, err);
 	const char *in = p->header;
 	char desc[400];
 	bfmt(desc, sizeof(desc), "PCH torch headers (%.300s)", p->why);
 	if (!rc)
-		rc = edge(g, "pch", p->gch, &in, 1, NULL, 0, c.b.s, desc, NULL, err);
-	free(c.b.s);
+		rc = edge(g, "pch", p->gch, &in, 1, NULL, 0, cmd, desc, NULL, err);
+	free(cmd);
 	return rc;
 }
 
-/* --torch C++ source: its PCH (hostpch.c), made by an edge when stale; the compile then reads
- * it (-include, an implicit input of its edge) and refuses one gcc finds invalid. */
+/* With the edge cache, the compile itself makes a missing PCH first, under a lock in the PCH
+ * dir, so a build whose compiles are all cache hits makes none: "[ -f GCH ] || flock LOCK sh
+ * -c '[ -f GCH ] || MAKE' && ". The same words whether the PCH is there or not: they are in
+ * the cache key. */
 static int
-use_host_pch(struct gen *g, const char *src, struct cmd *c, const char **implicit, struct fb_error *err)
+pch_prefix(const struct fb_hostpch *p, const char *flags, char **out, struct fb_error *err)
+{
+	char *make = NULL;
+	int rc = pch_cmd(p, flags, &make, err);
+	if (rc)
+		return rc;
+	struct cmd inner = {.err = err}, c = {.err = err};
+	raw(&inner, "[ -f ");
+	arg(&inner, p->gch);
+	raw(&inner, " ] || { echo 'fatbuild: PCH torch headers' >&2; ");
+	raw(&inner, make);
+	raw(&inner, "; }");
+	free(make);
+	rc = cmd_end(&inner);
+	char lock[FB_HOSTPCH_PATH + 8];
+	bfmt(lock, sizeof(lock), "%s/lock", p->dir);
+	raw(&c, "{ [ -f ");
+	arg(&c, p->gch);
+	raw(&c, " ] || flock");
+	arg(&c, lock);
+	swords(&c, "/bin/sh -c");
+	arg(&c, inner.b.s ? inner.b.s : "");
+	raw(&c, "; } && ");
+	free(inner.b.s);
+	if (!rc)
+		rc = cmd_end(&c);
+	if (rc)
+		free(c.b.s);
+	else
+		*out = c.b.s;
+	return rc;
+}
+
+/* --torch C++ source: its PCH (hostpch.c), which the compile reads (-include) and refuses
+ * when gcc finds it invalid. With the edge cache the compile makes it when missing (*prefix,
+ * malloc'd: the words that go first), and `fatbuild edge` puts the headers it was made from
+ * into the object's depfile; without, an edge makes it when stale, an implicit input of the
+ * compile (*implicit). */
+static int
+use_host_pch(struct gen *g, const char *src, struct cmd *c, const char **implicit, char **prefix,
+             struct fb_error *err)
 {
 	*implicit = NULL;
+	*prefix = NULL;
 	const char *l = g->o->launcher ? g->o->launcher : getenv("FATBUILD_LAUNCHER");
 	if (!g->torch || g->o->no_host_pch || (l && *l) || !fb_hostpch_enabled())
 		return 0; /* a launcher may compile elsewhere (distcc) or not cache PCH users (ccache) */
@@ -508,19 +594,84 @@ use_host_pch(struct gen *g, const char *src, struct cmd *c, const char **implici
 		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 	if (!rc && nw)
 		rc = fb_hostpch_prepare(block, w[0], f.b.s, g->torch->version, torch_dir, p, err);
-	if (!rc && nw && p->stale)
+	bool lazy = edge_cache_on(g);
+	if (!rc && nw && lazy)
+		rc = pch_prefix(p, f.b.s, prefix, err);
+	else if (!rc && nw && p->stale)
 		rc = gen_pch_edge(g, p, f.b.s, err);
 	if (!rc && nw) {
 		swords(c, "-Winvalid-pch -Werror=invalid-pch -include");
 		arg(c, p->header);
 		fb_strlist_add(&g->pchs_used, p->gch);
-		*implicit = g->pchs_used.v ? g->pchs_used.v[g->pchs_used.n - 1] : NULL;
+		if (!lazy)
+			*implicit = g->pchs_used.v ? g->pchs_used.v[g->pchs_used.n - 1] : NULL;
 	}
 	fb_words_free(w);
 	free(f.b.s);
 	free(block);
 	free(p);
 	return rc;
+}
+
+/* --tool words for the programs a compile runs: $CC's or $CXX's words that are not options;
+ * for nvcc also its own stages and $CXX (its -ccbin). */
+static void
+edge_tools(struct gen *g, enum lang lang, struct cmd *c)
+{
+	char **w = NULL;
+	size_t nw = 0;
+	if (!c->rc)
+		c->rc = fb_words_split(lang == L_C ? g->t.cc : g->t.cxx, &w, &nw, c->err);
+	for (size_t i = 0; i < nw; i++)
+		if (w[i][0] != '-') {
+			arg(c, "--tool");
+			arg(c, w[i]);
+		}
+	fb_words_free(w);
+	static const char *const nv[] = {"bin/nvcc", "bin/ptxas", "bin/cudafe++", "bin/fatbinary", "nvvm/bin/cicc"};
+	for (size_t i = 0; lang == L_NVCC && i < sizeof(nv) / sizeof(nv[0]); i++) {
+		char p[PATHMAX + 32];
+		bfmt(p, sizeof(p), "%s/%s", g->t.cuda_home, nv[i]);
+		arg(c, "--tool");
+		arg(c, p);
+	}
+}
+
+/* *cmd run by `fatbuild edge` (edgecache.c), which serves the object from the compile or
+ * remote cache when it can; pch: the .gch the compile reads, whose header list (h.h.d beside
+ * it) joins the key, as gcc's depfile names none of the headers inside a PCH. */
+static int
+cache_edge(struct gen *g, enum lang lang, const char *out, const char *dep, const char *pch, char **cmd,
+           struct fb_error *err)
+{
+	struct cmd c = {.err = err};
+	raw(&c, "exec ");
+	arg(&c, g->t.fatbuild);
+	arg(&c, "edge");
+	arg(&c, "-o");
+	arg(&c, out);
+	arg(&c, "--depfile");
+	arg(&c, dep);
+	arg(&c, "--base");
+	arg(&c, g->dir);
+	edge_tools(g, lang, &c);
+	if (pch) {
+		char d[PATHMAX + 8];
+		size_t n = strlen(pch);
+		bfmt(d, sizeof(d), "%.*s.d", (int)(n > 4 ? n - 4 : n), pch); /* DIR/h.h.gch -> DIR/h.h.d */
+		arg(&c, "--deps-of");
+		arg(&c, d);
+	}
+	swords(&c, "-- /bin/sh -c");
+	arg(&c, *cmd);
+	int rc = cmd_end(&c);
+	if (rc) {
+		free(c.b.s);
+		return rc;
+	}
+	free(*cmd);
+	*cmd = c.b.s;
+	return 0;
 }
 
 static int
@@ -532,7 +683,8 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 	bfmt(dep, sizeof(dep), "%s.d", out);
 	bfmt(keep, sizeof(keep), "%s.keep", out);
 	struct cmd c = {.err = err};
-	const char *pch = NULL;
+	const char *pch = NULL, *pch_gch = NULL;
+	char *pch_make = NULL;
 	if (lang == L_NVCC) {
 		/* nvcc's intermediates get fixed names in a directory of their own (-keep): unnamed, they
 		 * are tmpxft_<pid>_..., and the host compiler's debug line strings are ordered by a
@@ -563,10 +715,20 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 		swords(&c, lang == L_C ? g->o->cflags : g->o->cxxflags);
 		if (lang == L_CXX)
 			g->any_cxx = true;
-		int rc = lang == L_CXX ? use_host_pch(g, src, &c, &pch, err) : 0;
+		int rc = lang == L_CXX ? use_host_pch(g, src, &c, &pch, &pch_make, err) : 0;
 		if (rc) {
 			free(c.b.s);
 			return rc;
+		}
+		if (pch_make) {
+			/* the PCH's own words first */
+			raw(&c, "");
+			char *body = c.b.s;
+			c.b = (struct fb_buf){0};
+			raw(&c, pch_make);
+			raw(&c, body ? body : "");
+			free(body);
+			pch_gch = g->pchs_used.v[g->pchs_used.n - 1];
 		}
 	}
 	prefix_maps(g, &c, lang == L_NVCC);
@@ -585,6 +747,9 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 		raw(&c, "; exit $s");
 	}
 	int rc = cmd_end(&c);
+	if (!rc && edge_cache_on(g))
+		rc = cache_edge(g, lang, out, dep, pch_gch, &c.b.s, err);
+	free(pch_make);
 	bfmt(desc, sizeof(desc), "%s %s", lang == L_NVCC ? "NVCC" : lang == L_C ? "CC" : "CXX",
 	     strrchr(src, '/') ? strrchr(src, '/') + 1 : src);
 	if (!rc)

@@ -26,6 +26,7 @@
 #include "common/safefs.h"
 #include "common/strbuf.h"
 #include "compile/compile.h"
+#include "edgecache.h"
 #include "hostpch.h"
 
 #define ID_MAGIC "fatbuild host pch 1"
@@ -225,32 +226,6 @@ holds(const char *path, const char *text)
 	return same;
 }
 
-/* The next path of a gcc depfile (escaped blanks kept), from *pos; false at its end. */
-static bool
-dep_next(const char **pos, char *out, size_t size)
-{
-	const char *p = *pos;
-	for (;;) {
-		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || (p[0] == '\\' && p[1] == '\n'))
-			p += p[0] == '\\' ? 2 : 1;
-		if (!*p)
-			return false;
-		size_t n = 0;
-		while (*p && !(*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || (p[0] == '\\' && p[1] == '\n'))) {
-			if (p[0] == '\\' && (p[1] == ' ' || p[1] == '#'))
-				p++;
-			if (n + 1 < size)
-				out[n++] = *p;
-			p++;
-		}
-		out[n] = 0;
-		*pos = p;
-		if (n && out[n - 1] == ':')
-			continue; /* the target */
-		return true;
-	}
-}
-
 /* Stale when a header gcc read is gone or newer than the PCH (why says which). */
 static bool
 deps_stale(const struct fb_hostpch *p, const struct stat *gch, char *why, size_t size)
@@ -264,7 +239,7 @@ deps_stale(const struct fb_hostpch *p, const struct stat *gch, char *why, size_t
 	bool stale = false;
 	char path[FB_HOSTPCH_PATH];
 	struct stat st;
-	for (const char *pos = text; !stale && dep_next(&pos, path, sizeof(path));) {
+	for (const char *pos = fb_depfile_deps(text); !stale && fb_depfile_next(&pos, path, sizeof(path));) {
 		if (stat(path, &st) != 0 || st.st_mtim.tv_sec > gch->st_mtim.tv_sec ||
 		    (st.st_mtim.tv_sec == gch->st_mtim.tv_sec && st.st_mtim.tv_nsec > gch->st_mtim.tv_nsec)) {
 			snprintf(why, size, "%.200s changed", path);
