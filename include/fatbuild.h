@@ -644,7 +644,7 @@ struct fb_build_result {
  * leaves the previous one. result may be NULL. */
 FB_API int fb_build(const struct fb_build_opts *opts, struct fb_build_result *result, struct fb_error *err);
 /* One host or nvcc compile of a build, cached (extension/edgecache.c; docs/caches.md "Host and
- * nvcc edges"): the key is ccache's direct mode, the command (the build dir spelled @B), the
+ * nvcc edges"): the key is ccache's direct mode, the command (the bases spelled @Bn), the
  * identity (path, size, mtime) of each tool and the content of every file its depfile names;
  * the object is kept in the compile cache and, with remote_cache, the team's remote cache. A
  * hit writes the object and the depfile without running anything; a miss runs argv and stores
@@ -653,7 +653,9 @@ struct fb_edge_opts {
 	const char *const *argv;   /* the command (NULL-terminated), run as it is on a miss */
 	const char *output;        /* the object it writes */
 	const char *depfile;       /* the gcc-style depfile it writes */
-	const char *base;          /* the build dir, spelled @B in the key; NULL: none */
+	/* Directories spelled @B0, @B1 ... in the key and the manifest (the build dir, the host
+	 * PCH's cache dir), so that the same compile under other paths shares its entries. */
+	const char *const *bases; size_t nbases;
 	const char *const *tools; size_t ntools; /* programs whose identity enters the key */
 	/* More depfiles whose files enter the key (a precompiled header's: gcc's own depfile then
 	 * names none of the headers inside it). */

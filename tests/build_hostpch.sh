@@ -2,6 +2,9 @@
 # build_hostpch.sh: --torch C++ sources compile with a precompiled header of their leading
 # torch #includes, kept in the user's cache (fatbuild/extension/hostpch.c). A fake torch (a
 # Python package answering fatbuild's query, a few headers, empty libraries) keeps it fast:
+#   0. by default the first build that wants a PCH compiles without one and the second makes
+#      it (making one costs about three compiles); FATBUILD_HOST_PCH=1 makes it at once, as
+#      the rest of this test does;
 #   1. the first build makes the PCH (its edge runs), in CACHE/hostpch/KEY, both dirs 0700;
 #      the C++ edge reads it with -Winvalid-pch -Werror=invalid-pch;
 #   2. --no-host-pch gives the same object, byte for byte; a second build dir reuses the PCH
@@ -77,6 +80,13 @@ build() { # build PYTHONPATH BUILDDIR [flags...]: exit status of fatbuild build,
 ran_pch() { grep -q 'PCH torch headers' "$work/log"; }
 gch() { ls "$FATBUILD_CACHE_DIR"/hostpch/*/h.h.gch 2>/dev/null | head -n 1; }
 
+# 0.
+FATBUILD_CACHE_DIR=$work/cache0 build "$work/t1" b0 || fail "0: first build"
+! ran_pch && ! grep -q -- '-include' "$work/b0/build.ninja" || fail "0: the first build made or read a PCH"
+FATBUILD_CACHE_DIR=$work/cache0 build "$work/t1" b0b || fail "0: second build"
+ran_pch && grep -q -- '-include' "$work/b0b/build.ninja" || fail "0: the second build did not make the PCH"
+cmp "$work/b0/obj/0_a.cpp.o" "$work/b0b/obj/0_a.cpp.o" >"$work/log" 2>&1 || fail "0: the object differs"
+export FATBUILD_HOST_PCH=1
 # 1.
 build "$work/t1" b1 || fail "1: build"
 ran_pch || fail "1: no PCH edge ran"

@@ -11,16 +11,16 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: fatbuild edge -o OBJ --depfile DEP [--base DIR] [--tool PROG]... [--deps-of D]...\n"
+	        "usage: fatbuild edge -o OBJ --depfile DEP [--base DIR]... [--tool PROG]... [--deps-of D]...\n"
 	        "                     -- COMMAND...\n"
 	        "\n"
 	        "Runs COMMAND, a compile that writes OBJ and the gcc-style depfile DEP, unless the compile\n"
-	        "cache or the remote cache has its object already: the key is the command (DIR, the build\n"
-	        "dir, left out), each PROG's path, size and mtime, and the content of every file the last\n"
-	        "such compile read (ccache's direct mode), and of those each depfile D names (a\n"
-	        "precompiled header's). A hit writes OBJ and DEP and runs nothing; a\n"
-	        "miss runs COMMAND and stores what it made. 'fatbuild build' uses it for host and nvcc\n"
-	        "edges (--no-edge-cache turns that off).\n"
+	        "cache or the remote cache has its object already. The key is the command (each DIR, the\n"
+	        "build dir and the PCH's cache dir, spelled @Bn), each PROG's path, size and mtime, and\n"
+	        "the content of every file the last such compile read (ccache's direct mode), those each\n"
+	        "depfile D names (a precompiled header's) included. A hit writes OBJ and DEP and runs\n"
+	        "nothing; a miss runs COMMAND and stores what it made. 'fatbuild build' uses it for host\n"
+	        "and nvcc edges (--no-edge-cache turns that off).\n"
 	        "\n"
 	        "Environment: FATBUILD_CACHE_DIR; FATBUILD_REMOTE_CACHE, _MODE, _HEADER, _TIMEOUT as for\n"
 	        "'fatbuild compile'; FATBUILD_EDGE_LOG: a file that gets one line per edge (hit local,\n"
@@ -48,6 +48,7 @@ cmd_edge(int argc, char **argv)
 	struct fb_edge_opts o = {0};
 	const char **tools = xcalloc((size_t)argc, sizeof(*tools));
 	const char **more = xcalloc((size_t)argc, sizeof(*more));
+	const char **bases = xcalloc((size_t)argc, sizeof(*bases));
 	int i = 1;
 	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		const char *a = argv[i];
@@ -55,10 +56,11 @@ cmd_edge(int argc, char **argv)
 			usage(stdout);
 			free(tools);
 			free(more);
+		free(bases);
 			return AP_EXIT_OK;
 		}
 		const char **slot = strcmp(a, "-o") == 0 ? &o.output : strcmp(a, "--depfile") == 0 ? &o.depfile
-		                    : strcmp(a, "--base") == 0                                     ? &o.base
+		                    : strcmp(a, "--base") == 0                                     ? &bases[o.nbases]
 		                    : strcmp(a, "--tool") == 0                                     ? &tools[o.ntools]
 		                    : strcmp(a, "--deps-of") == 0 ? &more[o.nmore_deps] : NULL;
 		if (!slot || i + 1 >= argc) {
@@ -66,6 +68,7 @@ cmd_edge(int argc, char **argv)
 			usage(stderr);
 			free(tools);
 			free(more);
+		free(bases);
 			return AP_EXIT_USAGE;
 		}
 		*slot = argv[++i];
@@ -73,17 +76,21 @@ cmd_edge(int argc, char **argv)
 			o.ntools++;
 		else if (slot == &more[o.nmore_deps])
 			o.nmore_deps++;
+		else if (slot == &bases[o.nbases])
+			o.nbases++;
 	}
 	if (i + 1 >= argc || !o.output || !o.depfile) {
 		warn("edge: -o OBJ, --depfile DEP and -- COMMAND are required");
 		usage(stderr);
 		free(tools);
 		free(more);
+		free(bases);
 		return AP_EXIT_USAGE;
 	}
 	o.argv = (const char *const *)argv + i + 1;
 	o.tools = tools;
 	o.more_deps = more;
+	o.bases = bases;
 	o.remote_cache = getenv("FATBUILD_REMOTE_CACHE");
 	o.remote_header = getenv("FATBUILD_REMOTE_CACHE_HEADER");
 	const char *mode = getenv("FATBUILD_REMOTE_CACHE_MODE"), *tmo = getenv("FATBUILD_REMOTE_CACHE_TIMEOUT");
@@ -95,6 +102,7 @@ cmd_edge(int argc, char **argv)
 	int rc = fb_edge_run(&o, &r, &err);
 	free(tools);
 	free(more);
+		free(bases);
 	if (rc)
 		return fail_fb(&err);
 	if (r.note[0])

@@ -3,16 +3,18 @@
  * a second build dir, machine or CI job takes what another compiled (docs/caches.md "Host and
  * nvcc edges"). The key follows ccache's direct mode, in two steps:
  *   K0 = SHA-256("fatbuild edge 1", each tool's resolved path, size and mtime, the environment
- *        that moves include paths, the command's words with the build dir spelled @B)
- *   K1 = SHA-256(K0, then for each file the last compile's depfile named: path, SHA-256)
+ *        that moves include paths, the command's words with the bases spelled @Bn)
+ *   K1 = SHA-256(K0, then for each file the last compile's depfile named: path (bases spelled
+ *        @Bn), SHA-256 of its content)
  * The entry under K0 is the manifest: that file list (as the ptx field: a remote record must
  * name a cubin or a PTX, docs/remote-cache.md §2). The entry under K1 is
  * the object (as the cubin field). A lookup reads K0's manifest, hashes the files it lists, and
  * takes K1's object: every header read, the source among them, is in the key, as ccache's
  * direct mode has it. A header that would now be found earlier on the include path without
  * being in the old list is the one case direct mode cannot see (ccache's too); changing flags,
- * -I dirs or the compiler changes K0. The build dir is @B: nvcc's keep dir, -o, -MF and the
- * -ffile-prefix-map that makes objects independent of it (repro.c). */
+ * -I dirs or the compiler changes K0. The bases are the build dir (nvcc's keep dir, -o, -MF
+ * and the -ffile-prefix-map that makes objects independent of it, repro.c) and the cache dir
+ * of a torch PCH (its -include and header). */
 #define _GNU_SOURCE /* realpath */
 #include <errno.h>
 #include <fcntl.h>
@@ -72,21 +74,49 @@ fb_depfile_next(const char **pos, char *out, size_t size)
 
 /* ---- keys ---- */
 
-/* Appends s with every occurrence of base spelled @B. */
+/* Appends s with every occurrence of a base spelled @Bn (n its index). */
 static void
-put_rebased(struct fb_buf *b, const char *s, const char *base)
+put_rebased(struct fb_buf *b, const char *s, const char *const *bases, size_t nbases)
 {
-	size_t bl = base ? strlen(base) : 0;
 	for (const char *p = s; *p;) {
-		const char *hit = bl ? strstr(p, base) : NULL;
-		if (!hit) {
-			fb_buf_puts(b, p);
-			return;
+		size_t hit = nbases, len = 0;
+		for (size_t i = 0; i < nbases; i++) {
+			size_t n = strlen(bases[i]);
+			if (n && n > len && strncmp(p, bases[i], n) == 0) {
+				hit = i;
+				len = n;
+			}
 		}
-		fb_buf_put(b, p, (size_t)(hit - p));
-		fb_buf_puts(b, "@B");
-		p = hit + bl;
+		if (hit == nbases) {
+			fb_buf_put(b, p, 1);
+			p++;
+			continue;
+		}
+		char tag[24];
+		snprintf(tag, sizeof(tag), "@B%zu", hit);
+		fb_buf_puts(b, tag);
+		p += len;
 	}
+}
+
+/* The local path of a manifest line: "@Bn/rest" becomes BASE_n/rest. Into out; false when it
+ * does not fit or names no base. */
+static bool
+local_path(const char *line, size_t n, const char *const *bases, size_t nbases, char *out, size_t size)
+{
+	if (n > 2 && line[0] == '@' && line[1] == 'B') {
+		char *end = NULL;
+		unsigned long i = strtoul(line + 2, &end, 10);
+		if (end == line + 2 || i >= nbases || (size_t)(end - line) > n)
+			return false;
+		int k = snprintf(out, size, "%s%.*s", bases[i], (int)(n - (size_t)(end - line)), end);
+		return k >= 0 && (size_t)k < size;
+	}
+	if (n >= size)
+		return false;
+	memcpy(out, line, n);
+	out[n] = 0;
+	return true;
 }
 
 /* "tool PATH SIZE MTIME_NS" for a program found as a shell would (a name on PATH). */
@@ -138,7 +168,7 @@ key0(const struct fb_edge_opts *o, char hex[65])
 	}
 	for (size_t i = 0; o->argv[i]; i++) {
 		fb_buf_puts(&b, "arg ");
-		put_rebased(&b, o->argv[i], o->base);
+		put_rebased(&b, o->argv[i], o->bases, o->nbases);
 		fb_buf_puts(&b, "\n");
 	}
 	int rc = b.oom ? FB_ENOMEM : 0;
@@ -148,10 +178,10 @@ key0(const struct fb_edge_opts *o, char hex[65])
 	return rc;
 }
 
-/* K1 from K0 and the files the manifest lists (one path a line); -1 when one cannot be read
- * (then it is a miss). */
+/* K1 from K0 and the files the manifest lists (one path a line, bases spelled @Bn): each
+ * spelling and the content of the local file; -1 when one cannot be read (a miss). */
 static int
-key1(const char *k0, const char *list, char hex[65])
+key1(const struct fb_edge_opts *o, const char *k0, const char *list, char hex[65])
 {
 	struct fb_buf b = {0};
 	fb_buf_puts(&b, k0);
@@ -159,16 +189,15 @@ key1(const char *k0, const char *list, char hex[65])
 	int rc = 0;
 	for (const char *p = list; !rc && *p;) {
 		size_t n = strcspn(p, "\n");
+		const char *line = p;
 		char path[PATH_MAX];
-		if (n >= sizeof(path)) {
-			rc = -1;
-			break;
-		}
-		memcpy(path, p, n);
-		path[n] = 0;
 		p += n + (p[n] == '\n');
 		if (!n)
 			continue;
+		if (!local_path(line, n, o->bases, o->nbases, path, sizeof(path))) {
+			rc = -1;
+			break;
+		}
 		unsigned char d[32];
 		char dh[65];
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -179,7 +208,7 @@ key1(const char *k0, const char *list, char hex[65])
 		if (rc)
 			break;
 		fb_sha256_hex(d, dh);
-		fb_buf_puts(&b, path);
+		fb_buf_put(&b, line, n);
 		fb_buf_puts(&b, " ");
 		fb_buf_puts(&b, dh);
 		fb_buf_puts(&b, "\n");
@@ -266,17 +295,18 @@ static int
 serve(const struct fb_edge_opts *o, const struct fb_cache_entry *obj, const char *list, struct fb_error *err)
 {
 	struct fb_strlist deps = {0};
-	for (const char *p = list; *p;) {
+	char path[PATH_MAX];
+	int rc = 0;
+	for (const char *p = list; *p && !rc;) {
 		size_t n = strcspn(p, "\n");
-		char *one = strndup(p, n);
-		if (one && n)
-			fb_strlist_add(&deps, one);
-		else if (!one)
-			deps.oom = true;
-		free(one);
+		if (n && local_path(p, n, o->bases, o->nbases, path, sizeof(path)))
+			fb_strlist_add(&deps, path);
+		else if (n)
+			rc = fb_seterr(err, FB_EINVAL, "edge cache: a manifest names an unknown base");
 		p += n + (p[n] == '\n');
 	}
-	int rc = deps.oom ? fb_seterr(err, FB_ENOMEM, "out of memory") : 0;
+	if (!rc && deps.oom)
+		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 	if (!rc)
 		rc = fb_write_file_atomic(o->output, obj->cubin, obj->cubin_size, 0644, err);
 	if (!rc)
@@ -292,7 +322,7 @@ lookup(struct store *s, const char *k0, char k1[65])
 	struct fb_cache_entry man = {0}, obj = {0};
 	int from = get(s, k0, &man), from1 = -1;
 	char *list = from >= 0 && man.ptx_size ? strndup((const char *)man.ptx, man.ptx_size) : NULL;
-	bool ok = list && key1(k0, list, k1) == 0 && (from1 = get(s, k1, &obj)) >= 0 && obj.cubin_size;
+	bool ok = list && key1(s->o, k0, list, k1) == 0 && (from1 = get(s, k1, &obj)) >= 0 && obj.cubin_size;
 	struct fb_error e = {0};
 	if (ok && serve(s->o, &obj, list, &e) != 0) {
 		note(s, "edge cache", &e);
@@ -342,6 +372,21 @@ add_deps(const char *depfile, struct fb_buf *list)
 	return 0;
 }
 
+/* The list with the bases spelled @Bn: the manifest's form. */
+static int
+rebase_list(const struct fb_edge_opts *o, struct fb_buf *list)
+{
+	struct fb_buf b = {0};
+	put_rebased(&b, list->s, o->bases, o->nbases);
+	if (b.oom) {
+		free(b.s);
+		return -1;
+	}
+	free(list->s);
+	*list = b;
+	return 0;
+}
+
 /* After a successful compile: every file it read, one a line, into *list: its depfile's and
  * those of more_deps, which are then written into its depfile too (ninja rebuilds the object
  * when a header inside its PCH changes). -1 when a depfile cannot be read. */
@@ -353,8 +398,10 @@ all_deps(const struct fb_edge_opts *o, struct fb_buf *list)
 	for (size_t i = 0; i < o->nmore_deps; i++)
 		if (add_deps(o->more_deps[i], list) != 0)
 			return -1;
-	if (!o->nmore_deps || list->oom || !list->s)
-		return list->oom ? -1 : 0;
+	if (list->oom || !list->s)
+		return -1;
+	if (!o->nmore_deps)
+		return rebase_list(o, list);
 	struct fb_strlist v = {0};
 	for (char *save = NULL, *w = strtok_r(list->s, "\n", &save); w; w = strtok_r(NULL, "\n", &save))
 		fb_strlist_add(&v, w);
@@ -368,7 +415,7 @@ all_deps(const struct fb_edge_opts *o, struct fb_buf *list)
 	*list = b;
 	int rc = v.oom || b.oom ? -1 : fb_depfile_write(o->depfile, o->output, (const char *const *)v.v, v.n, NULL);
 	fb_strlist_free(&v);
-	return rc ? -1 : 0;
+	return rc ? -1 : rebase_list(o, list);
 }
 
 /* After a successful compile: the manifest under K0, the object under K1. */
@@ -379,7 +426,7 @@ remember(struct store *s, const char *k0, const struct fb_buf *list)
 	char *objd = NULL;
 	size_t on = 0;
 	char k1[65];
-	if (fb_read_file(o->output, &objd, &on, NULL) != 0 || !on || !list->s || key1(k0, list->s, k1) != 0) {
+	if (fb_read_file(o->output, &objd, &on, NULL) != 0 || !on || !list->s || key1(o, k0, list->s, k1) != 0) {
 		free(objd);
 		return;
 	}

@@ -572,7 +572,8 @@ use_host_pch(struct gen *g, const char *src, struct cmd *c, const char **implici
 	*implicit = NULL;
 	*prefix = NULL;
 	const char *l = g->o->launcher ? g->o->launcher : getenv("FATBUILD_LAUNCHER");
-	if (!g->torch || g->o->no_host_pch || (l && *l) || !fb_hostpch_enabled())
+	bool eager = false;
+	if (!g->torch || g->o->no_host_pch || (l && *l) || !fb_hostpch_enabled(&eager))
 		return 0; /* a launcher may compile elsewhere (distcc) or not cache PCH users (ccache) */
 	char *block = NULL;
 	int rc = fb_hostpch_block(src, &block, err);
@@ -593,7 +594,9 @@ use_host_pch(struct gen *g, const char *src, struct cmd *c, const char **implici
 	if (!rc && !p)
 		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 	if (!rc && nw)
-		rc = fb_hostpch_prepare(block, w[0], f.b.s, g->torch->version, torch_dir, p, err);
+		rc = fb_hostpch_prepare(block, w[0], f.b.s, g->torch->version, torch_dir, eager, p, err);
+	if (!rc && nw && !p->use)
+		nw = 0; /* the first build that wants it: compiled without, made by the next */
 	bool lazy = edge_cache_on(g);
 	if (!rc && nw && lazy)
 		rc = pch_prefix(p, f.b.s, prefix, err);
@@ -656,11 +659,20 @@ cache_edge(struct gen *g, enum lang lang, const char *out, const char *dep, cons
 	arg(&c, g->dir);
 	edge_tools(g, lang, &c);
 	if (pch) {
-		char d[PATHMAX + 8];
+		char d[PATHMAX + 8], cache[PATHMAX];
 		size_t n = strlen(pch);
 		bfmt(d, sizeof(d), "%.*s.d", (int)(n > 4 ? n - 4 : n), pch); /* DIR/h.h.gch -> DIR/h.h.d */
 		arg(&c, "--deps-of");
 		arg(&c, d);
+		/* CACHE/hostpch/KEY/h.h.gch: CACHE is a base */
+		bfmt(cache, sizeof(cache), "%s", pch);
+		for (int up = 0; up < 3; up++) {
+			char *slash = strrchr(cache, '/');
+			if (slash)
+				*slash = 0;
+		}
+		arg(&c, "--base");
+		arg(&c, cache);
 	}
 	swords(&c, "-- /bin/sh -c");
 	arg(&c, *cmd);

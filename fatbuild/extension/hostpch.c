@@ -42,9 +42,10 @@ env_is(const char *name, const char *const *values)
 }
 
 bool
-fb_hostpch_enabled(void)
+fb_hostpch_enabled(bool *eager)
 {
 	static const char *const off[] = {"0", "no", "false", NULL}, *const on[] = {"1", "yes", "true", NULL};
+	*eager = env_is("FATBUILD_HOST_PCH", on);
 	return !env_is("FATBUILD_HOST_PCH", off) && !env_is("FATBUILD_CACHE_SHARED", on);
 }
 
@@ -287,7 +288,7 @@ make_dir(const char *key, struct fb_hostpch *p, struct fb_error *err)
 
 int
 fb_hostpch_prepare(const char *block, const char *compiler, const char *flags, const char *torch_version,
-                   const char *torch_dir, struct fb_hostpch *p, struct fb_error *err)
+                   const char *torch_dir, bool eager, struct fb_hostpch *p, struct fb_error *err)
 {
 	memset(p, 0, sizeof(*p));
 	char *id = NULL, key[65];
@@ -301,8 +302,9 @@ fb_hostpch_prepare(const char *block, const char *compiler, const char *flags, c
 	snprintf(p->dep, sizeof(p->dep), "%s/h.h.d", p->dir);
 	snprintf(p->stamp, sizeof(p->stamp), "%s/stamp", p->dir);
 	struct stat st;
+	bool first = !rc && access(idpath, F_OK) != 0;
 	if (!rc && !holds(idpath, id)) {
-		snprintf(p->why, sizeof(p->why), "%s", access(idpath, F_OK) == 0 ? "foreign (made for another identity)" : "none yet");
+		snprintf(p->why, sizeof(p->why), "%s", first ? "none yet" : "foreign (made for another identity)");
 		p->stale = true;
 	} else if (!rc && !holds(p->header, block)) {
 		snprintf(p->why, sizeof(p->why), "its header differs");
@@ -316,6 +318,7 @@ fb_hostpch_prepare(const char *block, const char *compiler, const char *flags, c
 	} else if (!rc) {
 		p->stale = deps_stale(p, &st, p->why, sizeof(p->why));
 	}
+	p->use = !rc && (eager || !first);
 	if (!rc && p->stale) {
 		/* Gone before ninja runs, so it is remade whatever this build dir's log says. */
 		unlink(p->gch);
