@@ -3,7 +3,8 @@
  * a second build dir, machine or CI job takes what another compiled (docs/caches.md "Host and
  * nvcc edges"). The key follows ccache's direct mode, in two steps:
  *   K0 = SHA-256("fatbuild edge 1", each tool's resolved path, size and mtime, the environment
- *        that moves include paths, the command's words with the bases spelled @Bn)
+ *        that moves include paths, the command's words with the bases spelled @Bn and nvcc's
+ *        --threads N left out)
  *   K1 = SHA-256(K0, then for each file the last compile's depfile named: path (bases spelled
  *        @Bn), SHA-256 of its content)
  * The entry under K0 is the manifest: that file list (as the ptx field: a remote record must
@@ -147,6 +148,28 @@ digest_hex(const struct fb_buf *b, char hex[65])
 	fb_sha256_hex(d, hex);
 }
 
+/* Removes each " --threads N" from b after at: nvcc's thread count follows the machine's job
+ * slots (graph.c) and does not change the object, so machines with other CPU counts share
+ * entries. */
+static void
+drop_threads(struct fb_buf *b, size_t at)
+{
+	if (b->oom || !b->s)
+		return;
+	char *w = b->s + at;
+	for (char *r = b->s + at; *r;) {
+		if (strncmp(r, " --threads ", 11) == 0 && r[11] >= '0' && r[11] <= '9') {
+			r += 11;
+			while (*r >= '0' && *r <= '9')
+				r++;
+			continue;
+		}
+		*w++ = *r++;
+	}
+	*w = 0;
+	b->len = (size_t)(w - b->s);
+}
+
 /* K0: the command and its tools. */
 static int
 key0(const struct fb_edge_opts *o, char hex[65])
@@ -168,7 +191,9 @@ key0(const struct fb_edge_opts *o, char hex[65])
 	}
 	for (size_t i = 0; o->argv[i]; i++) {
 		fb_buf_puts(&b, "arg ");
+		size_t at = b.len;
 		put_rebased(&b, o->argv[i], o->bases, o->nbases);
+		drop_threads(&b, at);
 		fb_buf_puts(&b, "\n");
 	}
 	int rc = b.oom ? FB_ENOMEM : 0;

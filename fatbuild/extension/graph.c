@@ -734,7 +734,6 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 		}
 		if (pch_make) {
 			/* the PCH's own words first */
-			raw(&c, "");
 			char *body = c.b.s;
 			c.b = (struct fb_buf){0};
 			raw(&c, pch_make);
