@@ -686,6 +686,35 @@ cache_edge(struct gen *g, enum lang lang, const char *out, const char *dep, cons
 	return 0;
 }
 
+/* A C or C++ compile's words up to the shared tail: launcher, $CC/$CXX, torch's words, the
+ * flags, and for C++ the torch PCH (*pch: the implicit input an edge that makes it needs;
+ * *pch_gch: the one the compile makes itself, whose words then go first). */
+static int
+host_words(struct gen *g, const char *src, enum lang lang, struct cmd *c, const char **pch, const char **pch_gch,
+           struct fb_error *err)
+{
+	add_launcher(g, c);
+	swords(c, lang == L_C ? g->t.cc : g->t.cxx); /* each word of $CC on its own */
+	swords(c, "-c -O2 -fPIC");
+	if (g->torch && lang == L_CXX)
+		svec(c, fb_torch_cxx_words(g->torch, g->name, g->t.cuda_home, g->o->cxxflags));
+	swords(c, lang == L_C ? g->o->cflags : g->o->cxxflags);
+	if (lang == L_CXX)
+		g->any_cxx = true;
+	char *make = NULL;
+	int rc = lang == L_CXX ? use_host_pch(g, src, c, pch, &make, err) : 0;
+	if (!rc && make) {
+		char *body = c->b.s;
+		c->b = (struct fb_buf){0};
+		raw(c, make);
+		raw(c, body ? body : "");
+		free(body);
+		*pch_gch = g->pchs_used.v[g->pchs_used.n - 1];
+	}
+	free(make);
+	return rc;
+}
+
 static int
 gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_error *err)
 {
@@ -696,7 +725,6 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 	bfmt(keep, sizeof(keep), "%s.keep", out);
 	struct cmd c = {.err = err};
 	const char *pch = NULL, *pch_gch = NULL;
-	char *pch_make = NULL;
 	if (lang == L_NVCC) {
 		/* nvcc's intermediates get fixed names in a directory of their own (-keep): unnamed, they
 		 * are tmpxft_<pid>_..., and the host compiler's debug line strings are ordered by a
@@ -719,27 +747,10 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 		swords(&c, g->o->nvcc_flags);
 		g->any_nvcc = true;
 	} else {
-		add_launcher(g, &c);
-		swords(&c, lang == L_C ? g->t.cc : g->t.cxx); /* each word of $CC on its own */
-		swords(&c, "-c -O2 -fPIC");
-		if (g->torch && lang == L_CXX)
-			svec(&c, fb_torch_cxx_words(g->torch, g->name, g->t.cuda_home, g->o->cxxflags));
-		swords(&c, lang == L_C ? g->o->cflags : g->o->cxxflags);
-		if (lang == L_CXX)
-			g->any_cxx = true;
-		int rc = lang == L_CXX ? use_host_pch(g, src, &c, &pch, &pch_make, err) : 0;
+		int rc = host_words(g, src, lang, &c, &pch, &pch_gch, err);
 		if (rc) {
 			free(c.b.s);
 			return rc;
-		}
-		if (pch_make) {
-			/* the PCH's own words first */
-			char *body = c.b.s;
-			c.b = (struct fb_buf){0};
-			raw(&c, pch_make);
-			raw(&c, body ? body : "");
-			free(body);
-			pch_gch = g->pchs_used.v[g->pchs_used.n - 1];
 		}
 	}
 	prefix_maps(g, &c, lang == L_NVCC);
@@ -760,7 +771,6 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 	int rc = cmd_end(&c);
 	if (!rc && edge_cache_on(g))
 		rc = cache_edge(g, lang, out, dep, pch_gch, &c.b.s, err);
-	free(pch_make);
 	bfmt(desc, sizeof(desc), "%s %s", lang == L_NVCC ? "NVCC" : lang == L_C ? "CC" : "CXX",
 	     strrchr(src, '/') ? strrchr(src, '/') + 1 : src);
 	if (!rc)
