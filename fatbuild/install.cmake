@@ -2,8 +2,10 @@
 #   cmake --install BUILD --prefix P   gives
 #   P/bin/fatbuild, P/lib/libfatbuild.{so*,a}, the runtime library (fatbuild/runtime.cmake's target),
 #   P/include/{fatbuild.h,fatbuild_runtime.h}, P/lib/pkgconfig/fatbuild.pc, P/lib/cmake/fatbuild/
-#   (find_package(fatbuild CONFIG), which also finds archprobe), and the help texts of both tools
-#   (P/share/man/man1/*.1, P/share/doc/archprobe-fatbuild/*.txt, generated from --help at install time).
+#   (find_package(fatbuild CONFIG), which also finds archprobe), the help texts of both tools
+#   (P/share/man/man1/{archprobe,fatbuild,fatbuild-CMD}.1 and P/share/doc/archprobe-fatbuild/*.txt,
+#   generated from --help at install time), the manual pages of docs/ (P/share/doc/archprobe-fatbuild/
+#   *.md, which the man pages cite) and bash completion (P/share/bash-completion/completions/).
 # The rules run deferred, at the end of this directory, so that targets defined by *.cmake files
 # included after this one (runtime.cmake) are seen.
 include(GNUInstallDirs)
@@ -60,17 +62,31 @@ function(fb_install_rules)
           DESTINATION ${pkgdir} COMPONENT Development)
   fb_configure_pc(${src}/fatbuild.pc.in ${PROJECT_BINARY_DIR}/pkg/fatbuild.pc)
 
+  # The docs/ pages and bash completion (one script for both tools, found by either name).
+  file(GLOB docs ${PROJECT_SOURCE_DIR}/docs/*.md)
+  install(FILES ${docs} DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/archprobe-fatbuild COMPONENT Documentation)
+  foreach(tool IN ITEMS fatbuild archprobe)
+    install(FILES ${PROJECT_SOURCE_DIR}/fatbuild/completion/fatbuild.bash
+            DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/bash-completion/completions RENAME ${tool})
+  endforeach()
+
   # Help texts: run each installed tool's --help (and every fatbuild subcommand's) at install
-  # time and write man pages and plain text. A --help that fails stops the install.
-  install(CODE "execute_process(COMMAND \"${CMAKE_COMMAND}\"
+  # time and write man pages (fatbuild/cmake/manpages.sh) and plain text. A --help that fails,
+  # or one whose layout manpages.sh cannot read, stops the install. Each prefix gets its own
+  # scratch folder, so that installs into two prefixes at once (ctest -j) never see each
+  # other's half-written pages.
+  install(CODE "string(MD5 _fb_key \"\${CMAKE_INSTALL_PREFIX}\")
+    set(_fb_help \"${PROJECT_BINARY_DIR}/pkg/help/\${_fb_key}\")
+    file(REMOVE_RECURSE \"\${_fb_help}\")
+    execute_process(COMMAND \"${CMAKE_COMMAND}\"
       -DARCHPROBE=$<TARGET_FILE:archprobe> -DFATBUILD=$<TARGET_FILE:fatbuild>
-      -DOUT=${PROJECT_BINARY_DIR}/pkg/help -DVERSION=${PROJECT_VERSION}
+      -DOUT=\${_fb_help} -DVERSION=${PROJECT_VERSION}
       -P \"${src}/helptexts.cmake\" RESULT_VARIABLE rc)
     if(NOT rc EQUAL 0)
       message(FATAL_ERROR \"fatbuild: generating the help texts failed\")
     endif()
-    file(GLOB _fb_man \"${PROJECT_BINARY_DIR}/pkg/help/*.1\")
-    file(GLOB _fb_txt \"${PROJECT_BINARY_DIR}/pkg/help/*.txt\")
+    file(GLOB _fb_man \"\${_fb_help}/*.1\")
+    file(GLOB _fb_txt \"\${_fb_help}/*.txt\")
     file(INSTALL \${_fb_man} DESTINATION \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_MANDIR}/man1\")
     file(INSTALL \${_fb_txt} DESTINATION \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_DATAROOTDIR}/doc/archprobe-fatbuild\")"
     COMPONENT Documentation)

@@ -10,6 +10,13 @@ foreach(t IN ITEMS incremental nvcc nvcc_threads hostpch stop ccwords rdc repro 
   set_tests_properties(build_${t} PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS build TIMEOUT 600
                        SKIP_RETURN_CODE 77)
 endforeach()
+# Seconds each takes on 2 cores, so that ctest -j starts the long ones first even where it has
+# no timings of its own yet (a fresh clone): the suite then ends with short tests in parallel,
+# not with one long test alone.
+set_tests_properties(build_repro PROPERTIES COST 170)
+set_tests_properties(build_rdc PROPERTIES COST 90)
+set_tests_properties(build_server PROPERTIES COST 80)
+set_tests_properties(build_stop PROPERTIES COST 60)
 
 # tests/gpu/extension.sh dry-run against the fake driver (9.0 device, saxpy emulated), so the
 # real-GPU script stays correct where there is no GPU.

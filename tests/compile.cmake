@@ -5,7 +5,7 @@ if(TARGET compile_test)
   add_test(NAME compile_nvcc_oracle COMMAND compile_test oracle)
   set_tests_properties(compile_nvcc_oracle PROPERTIES
     ENVIRONMENT "FB_SOURCE_DIR=${PROJECT_SOURCE_DIR};FB_BINARY_DIR=${PROJECT_BINARY_DIR}"
-    LABELS "oracle;nvcc" TIMEOUT 600)
+    LABELS "oracle;nvcc" TIMEOUT 600 COST 60)
   set_tests_properties(compile_test PROPERTIES TIMEOUT 300)
   # test_sha256_paths checks that fb_sha256_buf really took libcrypto when the build has it.
   target_compile_definitions(compile_test PRIVATE FB_TEST_LIBCRYPTO=${FB_HAVE_LIBCRYPTO})

@@ -17,7 +17,7 @@
 
 #include "check.h"
 #include "compile/compile.h"
-#include "compile/worker.h"
+#include "compile/run.h"
 #include "fatbuild.h"
 
 static char tmp[PATH_MAX];

@@ -12,7 +12,7 @@
 #include "extension/dlink.h"
 #include "check.h"
 #include "compile/compile.h"
-#include "compile/jitlink.h"
+#include "devlink/jitlink.h"
 #include "fatbuild.h"
 
 static char tmp[1024];

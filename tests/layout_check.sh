@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # layout_check.sh: the direction rule of HACKING.md ("Layout"), checked on every #include "..."
-# of the toolkit's own sources.
+# of the toolkit's own sources, and the ranks inside a part, checked on the names its files use.
 #   layout_check.sh [ROOT]         check the tree at ROOT (default: the repository); exit 1 on a breach
 #   layout_check.sh --self-test    also prove the check fails on planted breaches
 # A quoted include is either a bare name from the file's own folder or from include/ (the public
@@ -8,11 +8,19 @@
 #   fatbuild/common   -> (nothing)
 #   fatbuild/fatbin   -> common
 #   fatbuild/compile  -> common fatbin
-#   fatbuild/extension -> common fatbin compile
+#   fatbuild/devlink  -> common fatbin
+#   fatbuild/extension -> common fatbin compile devlink
 #   fatbuild/runtime  -> fatbin/format.h only (header-only: the runtime links nothing but its own code)
 #   fatbuild/cli      -> (public headers only: archprobe.h, fatbuild.h)
 #   archprobe/        -> (its own *_int.h); archprobe/cli -> public headers only
 # Public headers never include private ones, and archprobe never includes fatbuild.
+#
+# Inside a ranked part (the RANKS table below, HACKING.md "Layout") the files form layers: a
+# file may use the names (fb_/FB_ functions, macros, struct/union/enum tags, enumerators)
+# defined in files of its own rank or a lower one, and include its folder's headers of its own
+# rank or lower; a name or header of a higher rank is a back-call. Every .c and .h of a ranked
+# part has a rank. A file of a ranked part may use names of another part only where the
+# include table allows that part. Comments and string literals are not uses.
 set -u
 
 allowed() {
@@ -20,10 +28,119 @@ allowed() {
 	fatbuild/common) echo "" ;;
 	fatbuild/fatbin) echo "common" ;;
 	fatbuild/compile) echo "common fatbin" ;;
-	fatbuild/extension) echo "common fatbin compile" ;;
+	fatbuild/devlink) echo "common fatbin" ;;
+	fatbuild/extension) echo "common fatbin compile devlink" ;;
 	fatbuild/runtime) echo "fatbin/format.h" ;;
 	*) echo "" ;;
 	esac
+}
+
+# folder rank files...: rank 0 is the bottom. compile/: the digests, #include scanning and
+# host-header hints; the NVRTC loader and the cache (local, remote, keys, counters); the process
+# side (the run's state, scheduling, the forked job, PCH workers, the compile server and its
+# client), one header run.h; the driver (options, sources and jobs; fb_compile).
+RANKS='
+fatbuild/compile 0 hash.c hash.h depfile.c depfile.h hosthdr.c hosthdr.h
+fatbuild/compile 1 nvrtc.c nvrtc.h cache.c cache.h remote.c stats.c key.c
+fatbuild/compile 2 run.h schedule.c child.c worker.c server.c client.c
+fatbuild/compile 3 compile.h prepare.c compile.c
+fatbuild/devlink 0 jitlink.c jitlink.h
+fatbuild/devlink 1 dlink.c
+'
+
+# RANK[fatbuild/PART/FILE]: the rank of each file of the table.
+declare -A RANK
+while read -r dir r files; do
+	for f in $files; do RANK[$dir/$f]=$r; done
+done < <(printf '%s\n' "$RANKS" | awk NF)
+
+# "FILE D NAME" for every fb_/FB_ name FILE defines (functions at the start of a line, as the
+# house style writes definitions; macros and enumerators of headers; struct, union and enum
+# tags) and "FILE U NAME" for every other such name it mentions, comments and strings left out.
+names() {
+	perl -0777 -ne '
+		my $t = $_;
+		$t =~ s{(/\*.*?\*/)|(//[^\n]*)|("(?:\\.|[^"\\\n])*")|(\x27(?:\\.|[^\x27\\\n])*\x27)}{defined $1 || defined $2 ? " " : "\"\""}gse;
+		my $h = $ARGV =~ /\.h$/;
+		my %d;
+		$d{$1} = 1 while $t =~ /^((?:fb|FB)_\w+)\s*\(/mg;
+		$d{$1} = 1 while $t =~ /\b(?:struct|union|enum)\s+((?:fb|FB)_\w+)\s*\{/g;
+		if ($h) {
+			while ($t =~ /^[ \t]*#[ \t]*define[ \t]+((?:fb|FB)_\w+)/mg) { $d{$1} = 1 unless $1 =~ /_H$/ }
+			while ($t =~ /\benum\b[^{;]*\{([^}]*)\}/g) {
+				my $b = $1;
+				$d{$1} = 1 while $b =~ /((?:fb|FB)_\w+)\s*(?:=[^,]*)?(?:,|$)/mg;
+			}
+		}
+		my %u;
+		$u{$1} = 1 while $t =~ /\b((?:fb|FB)_\w+)\b/g;
+		print "$ARGV D $_\n" for sort keys %d;
+		print "$ARGV U $_\n" for sort grep { !$d{$_} } keys %u;
+	' "$@"
+}
+
+# The rank checks of the tree at $1 (see the top).
+check_ranks() {
+	local root=$1 bad=0 f r dir inc ri parts=""
+	parts=$(printf '%s\n' "$RANKS" | awk 'NF { print $1 }' | sort -u)
+	for dir in $parts; do
+		while IFS= read -r f; do
+			r=${RANK[${f#"$root"/}]:-}
+			if [ -z "$r" ]; then
+				echo "layout: ${f#"$root"/}: not in the rank table of $dir (tests/layout_check.sh RANKS, HACKING.md \"Layout\"): give it the rank of the layer it belongs to"
+				bad=1
+				continue
+			fi
+			while IFS= read -r inc; do
+				[ "${inc#*/}" = "$inc" ] && [ -e "${f%/*}/$inc" ] || continue
+				ri=${RANK[$dir/$inc]:-}
+				if [ -n "$ri" ] && [ "$ri" -gt "$r" ]; then
+					echo "layout: ${f#"$root"/}: #include \"$inc\": rank $r may not include a header of rank $ri"
+					bad=1
+				fi
+			done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
+		done < <(find "$root/$dir" -name '*.[ch]' | sort)
+	done
+	for f in "${!RANK[@]}"; do
+		[ -e "$root/$f" ] && continue
+		echo "layout: tests/layout_check.sh: RANKS names $f, which does not exist"
+		bad=1
+	done
+	local table=$(mktemp)
+	(cd "$root" && names $(find fatbuild -path fatbuild/runtime -prune -o -path fatbuild/cli -prune -o -name '*.[ch]' -print | sort)) >"$table"
+	while IFS= read -r line; do
+		echo "$line"
+		bad=1
+	done < <({
+		for dir in $parts; do printf 'allow %s %s\n' "${dir#fatbuild/}" "$(allowed "$dir")"; done
+		grep ' D ' "$table"
+		grep ' U ' "$table"
+	} | awk -v ranks="$RANKS" '
+		BEGIN {
+			n = split(ranks, rl, "\n")
+			for (i = 1; i <= n; i++) {
+				k = split(rl[i], w, " ")
+				for (j = 3; j <= k; j++) rank[w[1] "/" w[j]] = w[2]
+			}
+		}
+		$1 == "allow" { for (i = 3; i <= NF; i++) ok[$2 " " $i] = 1; next }
+		$2 == "D" { def[$3] = def[$3] " " $1; next }
+		{
+			user = $1; ud = user; sub(/\/[^\/]*$/, "", ud)
+			if (!(user in rank)) next
+			m = split(def[$3], ds, " ")
+			for (i = 1; i <= m; i++) {
+				d = ds[i]; dd = d; sub(/\/[^\/]*$/, "", dd)
+				if (dd == ud) {
+					if ((d in rank) && rank[d] + 0 > rank[user] + 0)
+						printf "layout: %s: uses %s of %s: rank %s may not use rank %s\n", user, $3, d, rank[user], rank[d]
+				} else if (dd ~ /^fatbuild\// && !ok[substr(ud, 10) " " substr(dd, 10)]) {
+					printf "layout: %s: uses %s of %s: %s may not use %s\n", user, $3, d, substr(ud, 10), substr(dd, 10)
+				}
+			}
+		}')
+	rm -f "$table"
+	return $bad
 }
 
 check_tree() {
@@ -96,36 +213,109 @@ check_tree() {
 		echo "layout: ${f#"$root"/}/: a source folder named like build output; tools that skip ${f##*/}/ would not show it"
 		bad=1
 	done < <(find "$root/archprobe" "$root/fatbuild" "$root/include" -type d \( -name build -o -name out -o -name dist -o -name bin -o -name target \) | sort)
+	check_ranks "$root" || bad=1
+	return $bad
+}
+
+# HACKING.md's rank table ("| `compile/` | 2, ... | `run.h`, ... |") says what RANKS says.
+check_hacking() {
+	local root=$1 bad=0 f part r n
+	for f in "${!RANK[@]}"; do
+		part=${f#fatbuild/} r=${RANK[$f]}
+		grep -E "^ *\| \`${part%/*}/\` \| $r[ ,|]" "$root/HACKING.md" | grep -qF "\`${f##*/}\`" && continue
+		echo "layout: HACKING.md: the rank table does not give ${f#fatbuild/} rank $r as tests/layout_check.sh RANKS does"
+		bad=1
+	done
+	n=$(grep -E '^ *\| `[a-z]+/` \| [0-9]' "$root/HACKING.md" | grep -oE '`[a-z_]+\.[ch]`' | wc -l)
+	if [ "$n" != "${#RANK[@]}" ]; then
+		echo "layout: HACKING.md: its rank table names $n files, tests/layout_check.sh RANKS ${#RANK[@]}"
+		bad=1
+	fi
 	return $bad
 }
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 if [ "${1:-}" = --self-test ]; then
 	check_tree "$here" || exit 1
+	check_hacking "$here" || exit 1
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
-	fails=0
-	# Each planted breach must be reported.
+	fails=0 planted=0
+	fresh() {
+		rm -rf "$tmp/t" && mkdir -p "$tmp/t" && cp -R "$here/archprobe" "$here/fatbuild" "$here/include" "$tmp/t/"
+	}
+	# expect WHAT FILE [NAME]: the check of the planted tree fails, and a line of its report
+	# names FILE (and NAME).
+	expect() {
+		planted=$((planted + 1))
+		if out=$(check_tree "$tmp/t"); then
+			echo "layout self-test: $1 was not reported"
+			fails=1
+		elif ! printf '%s\n' "$out" | grep -F "$2" | grep -qF "${3:-$2}"; then
+			echo "layout self-test: $1: the report does not name $2 ${3:-}: $out"
+			fails=1
+		fi
+	}
+	# Each planted include breach must be reported: between parts, and up the ranks of a part.
 	for plant in 'fatbuild/fatbin/fatbin.c:compile/compile.h' 'fatbuild/common/error.c:fatbin/fatbin_priv.h' \
 		'fatbuild/cli/cmd_pack.c:fatbin/fatbin_priv.h' 'fatbuild/runtime/fbrt.c:common/bytes.h' \
-		'archprobe/arch.c:fatbuild.h' 'fatbuild/compile/nvrtc.c:../common/bytes.h' 'include/fatbuild.h:compile/compile.h'; do
+		'archprobe/arch.c:fatbuild.h' 'fatbuild/compile/nvrtc.c:../common/bytes.h' 'include/fatbuild.h:compile/compile.h' \
+		'fatbuild/devlink/dlink.c:compile/compile.h' 'fatbuild/devlink/jitlink.c:compile/nvrtc.h' \
+		'fatbuild/compile/cache.c:run.h' 'fatbuild/compile/hash.c:compile.h' 'fatbuild/compile/worker.c:compile.h'; do
 		file=${plant%%:*} inc=${plant#*:}
-		rm -rf "$tmp/t" && mkdir -p "$tmp/t" && cp -R "$here/archprobe" "$here/fatbuild" "$here/include" "$tmp/t/"
+		fresh
 		printf '#include "%s"\n' "$inc" >>"$tmp/t/$file"
-		if out=$(check_tree "$tmp/t"); then
-			echo "layout self-test: including \"$inc\" from $file was not reported"
-			fails=1
-		else
-			printf '%s\n' "$out" | grep -qF "$file" || { echo "layout self-test: report does not name $file: $out"; fails=1; }
-		fi
+		expect "including \"$inc\" from $file" "$file" "$inc"
 	done
-	rm -rf "$tmp/t" && mkdir -p "$tmp/t" && cp -R "$here/archprobe" "$here/fatbuild" "$here/include" "$tmp/t/"
+	# Each planted use of a name defined above the file (a call, a type, a macro; through the
+	# header or through a prototype of its own), or in a part the file's part may not use.
+	while IFS='|' read -r file name code; do
+		fresh
+		printf '%s\n' "$code" >>"$tmp/t/$file"
+		expect "$name used in $file" "$file" "$name"
+	done <<'EOF'
+fatbuild/compile/cache.c|fb_compile_default_jobs|static int planted(void) { return fb_compile_default_jobs(); }
+fatbuild/compile/worker.c|fb_compile_result_free|static void planted(struct fb_compile_result *r) { fb_compile_result_free(r); }
+fatbuild/compile/child.c|fb_run_make_jobs|static int planted(struct run *r) { return fb_run_make_jobs(r, NULL); }
+fatbuild/compile/depfile.c|fb_nvrtc_close|void fb_nvrtc_close(struct fb_nvrtc *n);
+fatbuild/compile/hash.c|fb_cache_entry|static size_t planted(const struct fb_cache_entry *e) { return e->cubin_size; }
+fatbuild/compile/nvrtc.c|FB_SERVER_IDLE_SETS|static int planted(void) { return FB_SERVER_IDLE_SETS; }
+fatbuild/compile/key.c|fb_jl_out_clear|static void planted(struct fb_jl_out *o) { fb_jl_out_clear(o); }
+fatbuild/devlink/dlink.c|fb_nvrtc_close|static void planted(struct fb_nvrtc *n) { fb_nvrtc_close(n); }
+fatbuild/devlink/jitlink.c|fb_dlink_result_clear|static void planted(struct fb_dlink_result *r) { fb_dlink_result_clear(r); }
+EOF
+	# A file of a ranked part without a rank (new, or moved into the wrong part), and a rank
+	# for a file that is gone.
+	fresh
+	printf 'int fb_planted(void);\n' >"$tmp/t/fatbuild/compile/planted.c"
+	expect "a new fatbuild/compile/planted.c without a rank" fatbuild/compile/planted.c
+	fresh
+	cp "$tmp/t/fatbuild/devlink/dlink.c" "$tmp/t/fatbuild/compile/dlink.c"
+	expect "the device link back in fatbuild/compile/dlink.c" fatbuild/compile/dlink.c
+	fresh
+	rm "$tmp/t/fatbuild/compile/stats.c"
+	expect "a rank for the missing fatbuild/compile/stats.c" fatbuild/compile/stats.c
+	fresh
 	mkdir -p "$tmp/t/fatbuild/build"
-	if out=$(check_tree "$tmp/t"); then
-		echo "layout self-test: a source folder fatbuild/build/ was not reported"
+	expect "a source folder fatbuild/build/" fatbuild/build/
+	# Names in comments and strings are no uses.
+	fresh
+	printf '/* fb_compile_default_jobs() */\nstatic const char planted[] = "fb_compile_result_free(";\n' >>"$tmp/t/fatbuild/compile/cache.c"
+	if ! out=$(check_tree "$tmp/t"); then
+		echo "layout self-test: names in a comment and a string were taken for uses: $out"
 		fails=1
 	fi
-	[ $fails = 0 ] && echo "layout: ok (and 8 planted breaches reported)"
+	# A rank table in HACKING.md that says otherwise.
+	mkdir -p "$tmp/h" && sed 's/^\(  | `compile\/` | 1, .*\)`stats\.c`, /\1/' "$here/HACKING.md" >"$tmp/h/HACKING.md"
+	planted=$((planted + 1))
+	if check_hacking "$tmp/h" >/dev/null; then
+		echo "layout self-test: HACKING.md without stats.c in its rank table was not reported"
+		fails=1
+	fi
+	[ $fails = 0 ] && echo "layout: ok (and $planted planted breaches reported)"
 	exit $fails
+fi
+if [ -z "${1:-}" ]; then
+	check_hacking "$here" || exit 1
 fi
 check_tree "${1:-$here}" && echo "layout: ok"

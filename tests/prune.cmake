@@ -1,7 +1,7 @@
 # prune.cmake: fatbuild prune/size against nvcc-built files, NVIDIA's cuobjdump, nvlink, the fake
 # driver and libcurand (tests/prune.sh).
 add_test(NAME prune COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/prune.sh)
-set_tests_properties(prune PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" SKIP_RETURN_CODE 77 LABELS fatbin TIMEOUT 600)
+set_tests_properties(prune PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" SKIP_RETURN_CODE 77 LABELS fatbin TIMEOUT 600 COST 170)
 
 # tests/gpu/prune.sh dry-run against the fake driver (9.0 device, saxpy emulated; its libcurand
 # step needs a real GPU and is skipped), so the real-GPU script stays correct without one.

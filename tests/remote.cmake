@@ -3,7 +3,7 @@
 # `fatbuild build --launcher ccache` and the nvrtc pool. nginx, python3 and ccache come from
 # scripts/deps.sh.
 add_test(NAME remote_cache COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_cache.sh)
-set_tests_properties(remote_cache PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS remote TIMEOUT 300
+set_tests_properties(remote_cache PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS remote TIMEOUT 300 COST 30
                      SKIP_RETURN_CODE 77)
 add_test(NAME build_launcher COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/build_launcher.sh)
 set_tests_properties(build_launcher PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "remote;build" TIMEOUT 300

@@ -3,4 +3,4 @@
 # and clang 22's --format clang output, checked with fatbuild inspect and cuobjdump
 # (tests/toolchains.sh; it pip-installs the wheels into ${PROJECT_BINARY_DIR}/toolchains-venv once).
 add_test(NAME toolchains COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/toolchains.sh)
-set_tests_properties(toolchains PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" TIMEOUT 600 LABELS toolchains)
+set_tests_properties(toolchains PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" TIMEOUT 600 LABELS toolchains COST 180)

@@ -2,6 +2,8 @@
 # with torch from PyPI (created once, then reused; pip's cache serves reinstalls), the muladd
 # example built with `fatbuild build --torch`, fatbuild.load and a setup.py, each loaded into
 # torch and its CPU op compared with PyTorch's. The first run downloads torch (a few GB).
+# It runs beside the other tests (its builds use 2 jobs; memory is not the limit), and starts
+# first (COST), being the longest.
 add_test(NAME torch_extension COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/torch/run.sh)
 set_tests_properties(torch_extension PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS torch TIMEOUT 2400
-                     RUN_SERIAL TRUE)
+                     COST 300)

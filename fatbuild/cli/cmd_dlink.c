@@ -1,5 +1,5 @@
 /* cmd_dlink.c: `fatbuild dlink`, the device link of relocatable cubins or LTO-IR for one target
- * with nvJitLink (the work is fb_dlink in compile/dlink.c). */
+ * with nvJitLink (the work is fb_dlink in devlink/dlink.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

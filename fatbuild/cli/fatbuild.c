@@ -28,7 +28,7 @@ static const struct command commands[] = {
 	{"embed",   cmd_embed,   "wrap a fatbin into a relocatable ELF object"},
 	{"dlink",   cmd_dlink,   "device-link relocatable cubins or LTO-IR for one target (nvJitLink)"},
 	{"edge",    cmd_edge,    "run one host or nvcc compile through the compile and remote cache"},
-	{"cache",   cmd_cache,   "show or clear the compile cache (stats|clear)"},
+	{"cache",   cmd_cache,   "show or clear the compile cache (stats|clear|dir)"},
 	{"env",     cmd_env,     "print the toolkit, compilers and ninja the build will use"},
 };
 
@@ -40,16 +40,28 @@ usage(FILE *f)
 	        "       fatbuild --arch-list LIST [--format F]      (same as 'fatbuild flags')\n"
 	        "       fatbuild [--arch-list LIST] -o OUT.so SOURCES...   (same as 'fatbuild build')\n"
 	        "\n"
+	        "Builds CUDA code for every GPU you ship to: turns an arch list into compiler flags,\n"
+	        "compiles kernels with NVRTC for every arch, builds loadable extensions, and writes,\n"
+	        "inspects and prunes fatbinaries, saying before run time which GPUs they will load on.\n"
+	        "\n"
 	        "Commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f,
 	        "\n"
-	        "Run 'fatbuild COMMAND --help' for a command's options.\n"
+	        "Run 'fatbuild COMMAND --help' or 'man fatbuild-COMMAND' for a command's options.\n"
 	        "\n"
-	        "--nvrtc PATH (any command, before a '--'): use this NVRTC (a libnvrtc.so.* file, or a\n"
-	        "folder holding one, e.g. a pip wheel's site-packages/nvidia/cu13/lib); the same as\n"
-	        "FATBUILD_NVRTC=PATH, which is how the compiles of a build get it too.\n"
+	        "Options:\n"
+	        "  --nvrtc PATH   any command, before a '--': use this NVRTC (a libnvrtc.so.* file, or a\n"
+	        "                 folder holding one, e.g. a pip wheel's site-packages/nvidia/cu13/lib);\n"
+	        "                 the same as FATBUILD_NVRTC=PATH, which is how a build's compiles get it\n"
+	        "  --version      print the version\n"
+	        "  -h, --help     this text\n"
+	        "\n"
+	        "Examples:\n"
+	        "  fatbuild --arch-list \"8.0 8.6+PTX\" -o libsaxpy.so saxpy.cu saxpy_host.c\n"
+	        "  fatbuild inspect libsaxpy.so\n"
+	        "  fatbuild check --arch 8.9 libsaxpy.so\n"
 	        "\n"
 	        "Exit codes: %d success, %d the job failed (build error, no image fits),\n"
 	        "%d usage or bad input (unparseable or unsupported arch), %d no CUDA driver,\n"

@@ -1,13 +1,17 @@
 /* safefs.c: the checks every directory fatbuild reads from or writes into passes, its mkdir -p
- * (and the plain one for output directories the user names), and temporary files with
- * unpredictable names that are never opened through a planted name.
+ * (and the plain one for output directories the user names), the removal of a directory it
+ * made, temporary files with unpredictable names that are never opened through a planted name,
+ * and the whole-file read that takes regular files only.
  * The rules (docs/security.md): a directory is trusted when it is owned by the effective
  * user and writable by nobody else; the exceptions are the flags in safefs.h. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -228,4 +232,93 @@ fb_dir_make_output(const char *path, struct fb_error *err)
 		}
 	}
 	return 0;
+}
+
+int
+fb_read_fd(int fd, const char *path, char **data, size_t *size, struct fb_error *err)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return fb_seterr(err, FB_EIO, "%s: not a regular file", path);
+	}
+	if ((uint64_t)st.st_size > (uint64_t)1 << 31) {
+		close(fd);
+		return fb_seterr(err, FB_ETOOBIG, "%s: larger than 2 GiB", path);
+	}
+	size_t cap = (size_t)st.st_size, n = 0;
+	char *buf = malloc(cap + 1);
+	if (!buf) {
+		close(fd);
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	}
+	for (;;) {
+		if (n == cap) { /* the file grew while we read it */
+			char *nb = cap < ((size_t)1 << 31) ? realloc(buf, 2 * cap + 4096 + 1) : NULL;
+			if (!nb) {
+				free(buf);
+				close(fd);
+				return fb_seterr(err, FB_ETOOBIG, "%s: too large", path);
+			}
+			buf = nb;
+			cap = 2 * cap + 4096;
+		}
+		ssize_t k = read(fd, buf + n, cap - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			int e = errno;
+			free(buf);
+			close(fd);
+			return fb_seterr(err, FB_EIO, "cannot read %s: %s", path, strerror(e));
+		}
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	close(fd);
+	buf[n] = 0;
+	*data = buf;
+	*size = n;
+	return 0;
+}
+
+int
+fb_read_file(const char *path, char **data, size_t *size, struct fb_error *err)
+{
+	*data = NULL;
+	*size = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fb_seterr(err, FB_EIO, "cannot open %s: %s", path, strerror(errno));
+	return fb_read_fd(fd, path, data, size, err);
+}
+
+int
+fb_mkdirs(const char *path, struct fb_error *err)
+{
+	return fb_dir_make(path, "directory", "use a directory of your own", 0, err);
+}
+
+void
+fb_dir_remove(const char *dir, int depth)
+{
+	DIR *d = opendir(dir);
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			char p[PATH_MAX];
+			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+				continue;
+			if (snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) >= (int)sizeof(p))
+				continue;
+			struct stat st;
+			if (depth > 0 && lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+				fb_dir_remove(p, depth - 1);
+			else
+				unlink(p);
+		}
+		closedir(d);
+	}
+	rmdir(dir);
 }

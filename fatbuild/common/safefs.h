@@ -1,5 +1,5 @@
 /* safefs.h: directories and temporary files another user cannot plant, redirect or read into a
- * build. Private; symbols are hidden. The rules are docs/security.md. */
+ * build, and whole-file reads. Private; symbols are hidden. The rules are docs/security.md. */
 #ifndef FB_SAFEFS_H
 #define FB_SAFEFS_H
 
@@ -30,5 +30,16 @@ int fb_dir_make(const char *path, const char *what, const char *fix, unsigned fl
  * is followed, truncated or reused. mode is applied through the umask, as for any new file.
  * Fills tmp (its name) and *fd; returns 0 or FB_EIO/FB_EINVAL. */
 int fb_tmp_open(const char *target, int mode, char *tmp, size_t tmpsize, int *fd, struct fb_error *err);
+
+/* mkdir -p through fb_dir_make (0700, checked). */
+int fb_mkdirs(const char *path, struct fb_error *err);
+/* Removes dir: its files, and its subdirectories down to depth more levels (deeper ones and
+ * anything that cannot be removed stay, and so then does dir); a link inside is removed, never
+ * followed. */
+void fb_dir_remove(const char *dir, int depth);
+/* Reads a whole regular file (NUL-terminated for convenience; *size excludes it). */
+int fb_read_file(const char *path, char **data, size_t *size, struct fb_error *err);
+/* The same for fd, open on the file path names (for messages); fd is closed. */
+int fb_read_fd(int fd, const char *path, char **data, size_t *size, struct fb_error *err);
 
 #endif

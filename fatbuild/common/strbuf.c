@@ -1,4 +1,6 @@
-/* strbuf.c: growable strings and string lists (strbuf.h). */
+/* strbuf.c: growable strings and string lists, and the line of a tool's log that a one-line
+ * message quotes (strbuf.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,4 +67,30 @@ fb_strlist_free(struct fb_strlist *l)
 		free(l->v[i]);
 	free(l->v);
 	memset(l, 0, sizeof(*l));
+}
+
+void
+fb_log_first_line(const char *log, const char *const *needles, const char *fallback, char *buf, size_t size)
+{
+	const char *p = log ? log : "";
+	const char *first = NULL;
+	while (*p) {
+		const char *e = strchr(p, '\n');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (!first && len)
+			first = p;
+		for (const char *const *nd = needles; *nd; nd++) {
+			size_t n = strlen(*nd);
+			for (size_t i = 0; i + n <= len; i++)
+				if (memcmp(p + i, *nd, n) == 0) {
+					snprintf(buf, size, "%.*s", (int)len, p);
+					return;
+				}
+		}
+		p = e ? e + 1 : p + len;
+	}
+	if (first)
+		snprintf(buf, size, "%.*s", (int)strcspn(first, "\n"), first);
+	else
+		snprintf(buf, size, "%s", fallback);
 }

@@ -1,5 +1,5 @@
 /* strbuf.h: a growable string and a list of strings, both with a sticky out-of-memory flag so
- * that a caller appends freely and checks once. Private; symbols are hidden. */
+ * that a caller appends freely and checks once; the line of a log a message quotes. Private; symbols are hidden. */
 #ifndef FB_STRBUF_H
 #define FB_STRBUF_H
 
@@ -30,5 +30,9 @@ struct fb_strlist {
 int fb_strlist_add(struct fb_strlist *l, const char *s);
 /* Frees every string and the vector; leaves l empty. */
 void fb_strlist_free(struct fb_strlist *l);
+
+/* The first line of log (NULL: empty) that holds one of needles (NULL-terminated), else its first
+ * non-empty line, else fallback, into buf (NVRTC's compile logs, nvJitLink's link logs). */
+void fb_log_first_line(const char *log, const char *const *needles, const char *fallback, char *buf, size_t size);
 
 #endif

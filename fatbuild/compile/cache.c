@@ -28,8 +28,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "compile.h"
-#include "worker.h"
+#include "cache.h"
+#include "hash.h"
 #include "common/bytes.h"
 #include "common/error_priv.h"
 #include "common/safefs.h"
@@ -37,73 +37,6 @@
 #define HDR 0x40
 static const char magic[8] = {'F', 'B', 'C', 'A', 'C', 'H', 'E', '1'};
 
-
-/* Reads the open file fd (closed here) named path. */
-static int
-read_fd(int fd, const char *path, char **data, size_t *size, struct fb_error *err)
-{
-	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return fb_seterr(err, FB_EIO, "%s: not a regular file", path);
-	}
-	if ((uint64_t)st.st_size > (uint64_t)1 << 31) {
-		close(fd);
-		return fb_seterr(err, FB_ETOOBIG, "%s: larger than 2 GiB", path);
-	}
-	size_t cap = (size_t)st.st_size, n = 0;
-	char *buf = malloc(cap + 1);
-	if (!buf) {
-		close(fd);
-		return fb_seterr(err, FB_ENOMEM, "out of memory");
-	}
-	for (;;) {
-		if (n == cap) { /* the file grew while we read it */
-			char *nb = cap < ((size_t)1 << 31) ? realloc(buf, 2 * cap + 4096 + 1) : NULL;
-			if (!nb) {
-				free(buf);
-				close(fd);
-				return fb_seterr(err, FB_ETOOBIG, "%s: too large", path);
-			}
-			buf = nb;
-			cap = 2 * cap + 4096;
-		}
-		ssize_t k = read(fd, buf + n, cap - n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			int e = errno;
-			free(buf);
-			close(fd);
-			return fb_seterr(err, FB_EIO, "cannot read %s: %s", path, strerror(e));
-		}
-		if (k == 0)
-			break;
-		n += (size_t)k;
-	}
-	close(fd);
-	buf[n] = 0;
-	*data = buf;
-	*size = n;
-	return 0;
-}
-
-int
-fb_read_file(const char *path, char **data, size_t *size, struct fb_error *err)
-{
-	*data = NULL;
-	*size = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return fb_seterr(err, FB_EIO, "cannot open %s: %s", path, strerror(errno));
-	return read_fd(fd, path, data, size, err);
-}
-
-int
-fb_mkdirs(const char *path, struct fb_error *err)
-{
-	return fb_dir_make(path, "directory", "use a directory of your own", 0, err);
-}
 
 int
 fb_cache_dir(char *buf, size_t size, struct fb_error *err)
@@ -239,7 +172,7 @@ fb_cache_get(const char *dir, const char *key, struct fb_cache_entry *out, struc
 	}
 	char *data;
 	size_t n;
-	if (read_fd(fd, path, &data, &n, NULL) != 0)
+	if (fb_read_fd(fd, path, &data, &n, NULL) != 0)
 		return FB_ENOIMAGE;
 	int rc = fb_cache_decode((unsigned char *)data, n, out);
 	free(data);
@@ -416,7 +349,7 @@ fb_cache_clear(const char *dir, uint64_t *removed, struct fb_error *err)
 			continue;
 		snprintf(sub, sizeof(sub), "%.4000s/%s", dir, d->d_name);
 		if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid())
-			fb_pch_dir_remove(sub);
+			fb_dir_remove(sub, 1); /* the run's directory and one per worker */
 	}
 	if (top)
 		closedir(top);

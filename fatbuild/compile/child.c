@@ -1,42 +1,13 @@
 /* child.c: the forked worker of one unit, which calls NVRTC once per job, and the answers it
  * streams back through its pipe: status, log, PCH note, PTX and cubin. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "run.h"
-#include "worker.h"
 #include "common/bytes.h"
-
-/* Moves all n bytes between p and fd (write when out), through EINTR; 0, or -1. */
-static int
-move_all(int fd, unsigned char *p, size_t n, bool out)
-{
-	while (n) {
-		ssize_t k = out ? write(fd, p, n) : read(fd, p, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
-int
-fb_read_all(int fd, void *p, size_t n)
-{
-	return move_all(fd, p, n, false);
-}
-
-int
-fb_write_all(int fd, const void *p, size_t n)
-{
-	return move_all(fd, (unsigned char *)(uintptr_t)p, n, true); /* written from, never to */
-}
+#include "common/proc.h"
 
 void
 fb_run_job_options(const struct run *r, const struct job *j, struct fb_job_opts *jo)
@@ -133,7 +104,7 @@ fb_run_child(struct run *r, struct unit *u, int fd)
 	int bad = 0;
 	jo.v = calloc(r->ncommon + 6, sizeof(*jo.v));
 	if (u->pch) {
-		fb_worker_child_init(r->parent);
+		fb_child_init(r->parent);
 		if (fb_pch_worker_dir(r->pch_dir, (size_t)(u - r->units), wdir, sizeof(wdir), why, sizeof(why)) != 0)
 			ps.off = 1; /* said in the first job's note */
 	}

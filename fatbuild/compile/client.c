@@ -1,4 +1,4 @@
-/* client.c: fb_compile's side of the build's compile server (server.h): the socket checked,
+/* client.c: fb_compile's side of the build's compile server (run.h): the socket checked,
  * the pending jobs sent with the options a local worker would use, the answers decoded into
  * the jobs exactly as schedule.c decodes a local worker's. A job whose answer is not a clean
  * success (a compile error included) stays pending and is compiled here, so the server
@@ -16,9 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "server.h"
-#include "worker.h"
+#include "run.h"
 #include "common/bytes.h"
+#include "common/proc.h"
 
 struct out {
 	unsigned char *p;

@@ -12,17 +12,19 @@
  * order, so the output does not depend on -j or on which job finishes first.
  *
  * This file drives the steps, looks jobs up in the caches and assembles the result; prepare.c
- * makes the options, sources, keys and jobs, schedule.c runs the worker processes, child.c is
- * the worker and its answers (run.h: the state they share). */
+ * makes the options, sources, keys and jobs. Below the two (HACKING.md "Layout", the ranks of
+ * compile/): the process side, run.h (schedule.c runs the worker processes, child.c is the
+ * worker and its answers, server.c and client.c the build's compile server); below it the NVRTC
+ * loader (nvrtc.h) and the cache (cache.h); at the bottom the digests (hash.h) and the include
+ * scan (depfile.h). Nothing below calls back up. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "compile.h"
 #include "run.h"
-#include "server.h"
-#include "worker.h"
 
 int
 fb_compile_default_jobs(void)

@@ -13,8 +13,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "compile.h"
+#include "depfile.h"
 #include "common/error_priv.h"
+#include "common/safefs.h"
 
 /* Files seen, by identity. */
 struct seen {

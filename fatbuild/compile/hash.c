@@ -21,7 +21,7 @@
 #include <openssl/evp.h>
 #endif
 
-#include "compile.h"
+#include "hash.h"
 
 static const uint32_t K[64] = {
 	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,

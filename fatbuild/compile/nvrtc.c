@@ -17,9 +17,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "compile.h"
-#include "dlload.h"
+#include "nvrtc.h"
+#include "common/dlload.h"
 #include "common/error_priv.h"
+#include "common/strbuf.h"
 
 typedef void *nvrtc_program;
 typedef int (*version_fn)(int *, int *);
@@ -455,32 +456,6 @@ fb_nvrtc_log_rewrite(const char *log, const char *tag)
 		return NULL;
 	}
 	return b.p;
-}
-
-void
-fb_log_first_line(const char *log, const char *const *needles, const char *fallback, char *buf, size_t size)
-{
-	const char *p = log ? log : "";
-	const char *first = NULL;
-	while (*p) {
-		const char *e = strchr(p, '\n');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-		if (!first && len)
-			first = p;
-		for (const char *const *nd = needles; *nd; nd++) {
-			size_t n = strlen(*nd);
-			for (size_t i = 0; i + n <= len; i++)
-				if (memcmp(p + i, *nd, n) == 0) {
-					snprintf(buf, size, "%.*s", (int)len, p);
-					return;
-				}
-		}
-		p = e ? e + 1 : p + len;
-	}
-	if (first)
-		snprintf(buf, size, "%.*s", (int)strcspn(first, "\n"), first);
-	else
-		snprintf(buf, size, "%s", fallback);
 }
 
 void

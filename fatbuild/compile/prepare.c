@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "compile.h"
 #include "run.h"
 
 static int

@@ -18,7 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile.h"
+#include "cache.h"
+#include "hash.h"
 #include "common/error_priv.h"
 
 /* The few libcurl constants used (curl/curl.h: CURLOPTTYPE_* bases plus the option number). */

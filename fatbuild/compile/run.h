@@ -1,17 +1,23 @@
-/* run.h: private to the files of fb_compile (compile.c the driver, prepare.c the options,
- * sources, keys and jobs, schedule.c the worker processes and their scheduling, child.c the
- * forked worker and its answer protocol): the state of one run. */
+/* run.h: the process side of fb_compile, one part below the driver (compile.c, prepare.c) and
+ * above the cache and the NVRTC loader: the state of one run (filled by prepare.c), its
+ * scheduling onto worker processes (schedule.c), the forked worker and its answer protocol
+ * (child.c), the workers' PCH directories and policy (worker.c), and the build's compile server
+ * (server.c) with its client (client.c). Private to libfatbuild and the tests. */
 #ifndef FB_COMPILE_RUN_H
 #define FB_COMPILE_RUN_H
 
 #include <limits.h>
 #include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 
-#include "compile.h"
+#include "cache.h"
+#include "nvrtc.h"
 #include "common/error_priv.h"
+#include "common/strbuf.h"
 
 #define NONE ((size_t)-1)
 
@@ -98,12 +104,6 @@ struct run {
 	struct fb_compile_result *res;
 };
 
-/* prepare.c: the NVRTC options every job shares; each source read, its headers found and
- * keyed; one job per (source, target slot), keyed and seeded. */
-int fb_run_options(struct run *r, const char *home, struct fb_error *err);
-int fb_run_load_sources(struct run *r, struct fb_error *err);
-int fb_run_make_jobs(struct run *r, struct fb_error *err);
-
 /* schedule.c: CLOCK_MONOTONIC seconds, for the jobs' times. */
 double fb_run_now(void);
 /* schedule.c: counts j done and tells the caller's progress callback. */
@@ -129,5 +129,92 @@ int fb_run_child(struct run *r, struct unit *u, int fd);
 size_t fb_answer_size(const unsigned char *p, size_t n);
 /* Decodes one answer p[0..n) into j->e / j->result / j->pch_note. */
 int fb_answer_decode(struct run *r, struct job *j, const unsigned char *p, size_t n, struct fb_error *err);
+
+/* ---- worker.c: the NVRTC worker's PCH directory, options, heap policy and verdicts; child.c:
+ * one job's compile and answer ---- */
+
+/* 0 when dir is a directory (not a link) of ours with no access for group or others; else
+ * -1 and why says what is wrong. */
+int fb_pch_dir_check(const char *dir, char *why, size_t size);
+/* Makes parent (mkdir -p) and a fresh parent/pch.XXXXXX in it, mode 0700, checked. */
+int fb_pch_dir_new(const char *parent, char *out, size_t size, struct fb_error *err);
+/* A worker's own directory run_dir/wN (0700, checked): NVRTC names its PCH files after the
+ * source, and another process's PCH is of no use (its heap lies elsewhere). 0, or -1 with
+ * why. */
+int fb_pch_worker_dir(const char *run_dir, size_t worker, char *out, size_t size, char *why, size_t whysize);
+/* Removes the PCH files, the worker directories and the directory. */
+void fb_pch_dir_remove(const char *dir);
+/* opts[0..1] = "--pch", "--pch-dir=DIR" (text in buf); -1 when DIR does not fit. */
+int fb_pch_options(const char *dir, char *buf, size_t size, const char *opts[2]);
+/* Removes NVRTC's PCH messages from a log in place; *used when one said a PCH was used.
+ * Returns the new length. */
+size_t fb_pch_log_strip(char *log, int *used);
+
+/* A worker's PCH policy across its jobs. */
+struct fb_pch_state {
+	size_t heap;        /* to set before the next compile (0: leave) */
+	int retried;        /* the heap was enlarged once already */
+	int off;            /* PCH given up for the rest of the worker's jobs */
+	int made;
+};
+/* After a compile: status/required from nvrtcGetPCHCreateStatus/HeapSizeRequired, used from
+ * the log, heap the current heap size. Fills note ("PCH made (12 MiB)", "PCH used", "PCH
+ * refused: ..."), updates s (a larger heap once when exhausted; off after a second failure). */
+void fb_pch_verdict(struct fb_pch_state *s, int status, size_t required, int used, size_t heap, char *note,
+                    size_t size);
+
+/* One job for a worker: text (named name in diagnostics) compiled with opts[0..nopts), which
+ * has room for two more (the PCH options); want_ptx / want_cubin as fb_nvrtc_compile takes them. */
+struct fb_worker_job {
+	const char *text, *name;
+	const char **opts;
+	size_t nopts;
+	int want_ptx, want_cubin;
+};
+/* Compiles wj in this process (with the PCH in wdir when pch and s allow it; a failure with the
+ * PCH is retried without) and writes its answer (child.c's format) to fd. first_note, when not
+ * empty, is why the PCH is off ("PCH refused: ..."). *rc: fb_nvrtc_compile's code. 0, or -1
+ * when fd could not be written. */
+int fb_worker_compile(const struct fb_nvrtc *nv, const struct fb_worker_job *wj, struct fb_pch_state *s, int pch,
+                      const char *wdir, const char *first_note, int fd, int *rc);
+
+/* ---- server.c, client.c: the build's compile server (docs/compile-server.md) ----
+ *
+ * `fatbuild build` starts one server per build (server.c); the `fatbuild compile` edges ninja
+ * runs send it their cache-missed jobs (client.c) over a Unix socket in the build dir, so the
+ * jobs of one NVRTC option set reach one long-lived worker with a warm PCH. All integers are
+ * u64 little-endian, strings a u64 length (counting a final NUL) and their bytes with the NUL.
+ *
+ *   request  := "FBCSRV01" njobs job*
+ *   job      := u64 size, then size bytes: flags home nvrtc cwd name text nopts opt*
+ *               flags: bit 0 want PTX, bits 1-2 want_cubin (0, 1 cubin, 2 LTO-IR), bit 3 PCH
+ *   response := (u64 job index, answer)*, one per job in the order they finish; an answer is
+ *               child.c's (48 bytes: status, nvrtcResult, sizes of log, PCH note, PTX, cubin;
+ *               then those bytes)
+ */
+
+#define FB_SERVER_MAGIC "FBCSRV01"
+#define FB_SERVER_MAX_JOB ((uint64_t)1 << 30) /* one job's bytes: more is garbage */
+#define FB_SERVER_SOCKET "compile.sock"   /* in BUILD_DIR/tmp */
+#define FB_SERVER_IDLE_SETS 8            /* idle workers kept beyond the compiles at once */
+#define FB_SERVER_ENV "FATBUILD_COMPILE_SOCKET"
+#define FB_SERVER_OFF_ENV "FATBUILD_COMPILE_SERVER"
+
+/* One job as parsed from the wire; the pointers point into the job's bytes. */
+struct fb_server_job {
+	uint64_t flags;
+	const char *home, *nvrtc, *cwd, *name, *text;
+	const char **opts;          /* nopts, and room for two more (the PCH options) */
+	size_t nopts;
+};
+/* Parses job bytes p[0..n); on success opts is malloc'd (free it). 0, or -1 for garbage (nothing held). */
+int fb_server_job_parse(const unsigned char *p, size_t n, struct fb_server_job *j);
+
+/* client.c: runs r's pending jobs at the server whose socket is sock, when sock passes the
+ * checks (a socket of ours, mode 0600 or stricter, in a directory of ours with no access for
+ * group or others). A job answered well is done as a local one would be; any other stays
+ * pending for the local workers. note: why the server was not used or failed ("" when it
+ * was used without trouble). */
+void fb_server_run(struct run *r, const char *home, const char *sock, char *note, size_t size);
 
 #endif

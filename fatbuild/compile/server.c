@@ -1,4 +1,4 @@
-/* server.c: the build's compile server (wire format: server.h; docs/compile-server.md).
+/* server.c: the build's compile server (wire format: run.h; docs/compile-server.md).
  *
  * NVRTC's automatic PCH lives in the heap of the process that made it, so a `fatbuild compile`
  * edge, one process per (kernel, target), could never reuse one. The server outlives the edges:
@@ -26,9 +26,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "server.h"
-#include "worker.h"
+#include "run.h"
 #include "common/bytes.h"
+#include "common/proc.h"
 #include "common/safefs.h"
 
 static const char fix[] = "make it yours and private (chmod 700)";
@@ -291,7 +291,7 @@ worker_start(struct srv *s, struct wk *w, const char *key)
 		return -1;
 	}
 	if (pid == 0) {
-		fb_worker_child_init(parent);
+		fb_child_init(parent);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
@@ -673,7 +673,7 @@ fb_compile_server_start(const char *program, const char *build_dir, int jobs, pi
 	}
 	if (c == 0) {
 		close(p[0]);
-		fb_worker_child_init(parent); /* the death signal survives the exec */
+		fb_child_init(parent); /* the death signal survives the exec */
 		signal(SIGINT, SIG_DFL);      /* exec keeps an ignored signal ignored */
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);

@@ -13,8 +13,9 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "compile.h"
+#include "cache.h"
 #include "common/error_priv.h"
+#include "common/safefs.h"
 
 struct field {
 	const char *name;

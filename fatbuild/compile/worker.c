@@ -1,7 +1,6 @@
 /* worker.c: what a long-lived NVRTC worker needs to parse the headers once per option set:
  * its private PCH directory, the PCH options, the PCH heap (sized from what NVRTC says it
- * needs, retried once when exhausted), the per-job verdict (made, used, refused and why) and
- * dying with its parent.
+ * needs, retried once when exhausted) and the per-job verdict (made, used, refused and why).
  *
  * NVRTC's automatic PCH (--pch) lives in a heap inside the process that made it: a PCH file
  * is only usable by the same process and only for the same options, so compile.c groups the
@@ -12,20 +11,17 @@
  * before use and removed after the run. The PCH never changes an output (with the seeded
  * options the images are the same bytes with and without it), so it is not in the cache key,
  * and any PCH trouble only costs speed: the job is compiled plainly. */
-#define _GNU_SOURCE /* prctl */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "worker.h"
+#include "run.h"
 #include "common/error_priv.h"
+#include "common/safefs.h"
 
 int
 fb_pch_dir_check(const char *dir, char *why, size_t size)
@@ -70,33 +66,10 @@ fb_pch_dir_new(const char *parent, char *out, size_t size, struct fb_error *err)
 	return 0;
 }
 
-static void
-remove_tree(const char *dir, int depth)
-{
-	DIR *d = opendir(dir);
-	if (d) {
-		struct dirent *e;
-		while ((e = readdir(d))) {
-			char p[PATH_MAX];
-			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-				continue;
-			if (snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) >= (int)sizeof(p))
-				continue;
-			struct stat st;
-			if (depth > 0 && lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
-				remove_tree(p, depth - 1);
-			else
-				unlink(p);
-		}
-		closedir(d);
-	}
-	rmdir(dir);
-}
-
 void
 fb_pch_dir_remove(const char *dir)
 {
-	remove_tree(dir, 1); /* the run's directory and one per worker */
+	fb_dir_remove(dir, 1); /* the run's directory and one per worker */
 }
 
 int
@@ -111,15 +84,6 @@ fb_pch_worker_dir(const char *run_dir, size_t worker, char *out, size_t size, ch
 		return -1;
 	}
 	return fb_pch_dir_check(out, why, whysize);
-}
-
-void
-fb_worker_child_init(pid_t parent)
-{
-	/* die with the process that started the worker, even when it is killed outright */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(4);
 }
 
 int

@@ -30,8 +30,10 @@
 #include <unistd.h>
 
 #include "common/error_priv.h"
+#include "common/safefs.h"
 #include "common/strbuf.h"
-#include "compile/compile.h"
+#include "compile/cache.h"
+#include "compile/hash.h"
 #include "edgecache.h"
 
 extern char **environ;

@@ -25,7 +25,8 @@
 #include "common/error_priv.h"
 #include "common/safefs.h"
 #include "common/strbuf.h"
-#include "compile/compile.h"
+#include "compile/cache.h"
+#include "compile/hash.h"
 #include "edgecache.h"
 #include "hostpch.h"
 

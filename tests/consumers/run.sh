@@ -86,8 +86,10 @@ install)
 		lib/cmake/archprobe/archprobeConfig.cmake lib/cmake/archprobe/archprobeConfigVersion.cmake \
 		lib/cmake/archprobe/archprobeFunctions.cmake lib/cmake/fatbuild/fatbuildConfig.cmake \
 		lib/cmake/fatbuild/fatbuildConfigVersion.cmake lib/cmake/fatbuild/fatbuildFunctions.cmake \
-		share/man/man1/archprobe.1 share/man/man1/fatbuild.1 \
-		share/doc/archprobe-fatbuild/archprobe.txt share/doc/archprobe-fatbuild/fatbuild.txt; do
+		share/man/man1/archprobe.1 share/man/man1/fatbuild.1 share/man/man1/fatbuild-build.1 \
+		share/doc/archprobe-fatbuild/archprobe.txt share/doc/archprobe-fatbuild/fatbuild.txt \
+		share/doc/archprobe-fatbuild/fatbuild-build.md share/bash-completion/completions/fatbuild \
+		share/bash-completion/completions/archprobe; do
 		[ -e "$prefix/$f" ] && ok "installed $f" || fail "not installed: $f"
 	done
 	# The help texts are the tools' own --help.

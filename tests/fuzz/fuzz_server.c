@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "common/bytes.h"
-#include "compile/server.h"
+#include "compile/run.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,7 +1,8 @@
-/* dlload.h: what the loaders of NVRTC (nvrtc.c) and nvJitLink (jitlink.c) share (dlload.c); dlink.c
- * finds its toolkit home the same way. */
-#ifndef FB_COMPILE_DLLOAD_H
-#define FB_COMPILE_DLLOAD_H
+/* dlload.h: what the loaders of NVRTC (compile/nvrtc.c) and nvJitLink (devlink/jitlink.c)
+ * share (dlload.c); devlink/dlink.c finds its toolkit home the same way. Private; symbols are
+ * hidden. */
+#ifndef FB_DLLOAD_H
+#define FB_DLLOAD_H
 
 #include <stddef.h>
 

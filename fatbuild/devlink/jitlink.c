@@ -16,12 +16,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "compile.h"
 #include "jitlink.h"
-#include "worker.h"
-#include "dlload.h"
 #include "common/bytes.h"
+#include "common/dlload.h"
 #include "common/error_priv.h"
+#include "common/proc.h"
 
 typedef void *jl_handle;
 typedef int (*create_fn)(jl_handle *, uint32_t, const char **);
@@ -201,7 +200,7 @@ static void __attribute__((noreturn))
 link_child(const struct fb_jitlink *j, const char *const *opts, size_t nopts, const struct fb_jl_input *in,
            size_t nin, int want_ptx, pid_t parent, int fd)
 {
-	fb_worker_child_init(parent); /* the link dies with its parent, even a SIGKILLed one */
+	fb_child_init(parent); /* the link dies with its parent, even a SIGKILLed one */
 	signal(SIGPIPE, SIG_DFL);
 	struct fb_jl_out o;
 	struct fb_error e = {0};

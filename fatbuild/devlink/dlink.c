@@ -15,10 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compile.h"
-#include "dlload.h"
 #include "jitlink.h"
+#include "common/dlload.h"
 #include "common/error_priv.h"
+#include "common/strbuf.h"
 
 /* What marks the line of a link log that becomes the one-line message. */
 static const char *const link_errors[] = {"error", "ERROR", NULL};

@@ -1,0 +1,118 @@
+/* cache.h: the compile cache: the local content-addressed store (cache.c), the shared one over
+ * Bazel's HTTP cache protocol (remote.c, docs/remote-cache.md), the counters (stats.c) and how
+ * paths and the NVRTC build enter the key (key.c). Private to libfatbuild. */
+#ifndef FB_COMPILE_CACHE_H
+#define FB_COMPILE_CACHE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fatbuild.h"
+
+/* ---- cache.c: the content-addressed store ---- */
+
+struct fb_cache_entry {
+	unsigned char *cubin;
+	size_t cubin_size;
+	unsigned char *ptx;
+	size_t ptx_size;
+	char *log;               /* NUL-terminated */
+};
+
+/* Before a compile uses the cache dir: 0 when it is missing (created 0700 on the first put) or
+ * passes fb_dir_check (explicit: the user named it); else FB_EUNSAFE/FB_EIO with the message. */
+int fb_cache_check(const char *dir, bool explicit, struct fb_error *err);
+/* *dir, or when it is NULL fb_cache_dir() written into buf (then *dir = buf). */
+int fb_cache_dir_default(const char **dir, char *buf, size_t size, struct fb_error *err);
+/* 0 and *out filled on a verified hit; FB_ENOIMAGE on a miss; FB_EFORMAT for an entry that
+ * failed its size or checksum check (it is removed; err->msg names it); other codes for real
+ * I/O trouble. */
+int fb_cache_get(const char *dir, const char *key, struct fb_cache_entry *out, struct fb_error *err);
+int fb_cache_put(const char *dir, const char *key, const struct fb_cache_entry *e, struct fb_error *err);
+void fb_cache_entry_clear(struct fb_cache_entry *e);
+/* The entry file's bytes, both ways (fuzz_cache checks that they agree and that any damage is
+ * caught). decode: 0, FB_EFORMAT (size or checksum mismatch) or FB_ENOMEM; encode: 0 or
+ * FB_ENOMEM, *out malloc'd. */
+int fb_cache_decode(const unsigned char *data, size_t n, struct fb_cache_entry *out);
+int fb_cache_encode(const struct fb_cache_entry *e, unsigned char **out, size_t *size);
+
+/* A copy of p[0..n) with a NUL after it (for text); NULL on OOM. */
+static inline unsigned char *
+fb_dup_bytes(const unsigned char *p, size_t n)
+{
+	unsigned char *d = malloc(n + 1);
+	if (d) {
+		memcpy(d, p, n);
+		d[n] = 0;
+	}
+	return d;
+}
+
+/* ---- remote.c: the shared cache over Bazel's HTTP cache protocol (docs/remote-cache.md) ---- */
+
+struct fb_remote;
+
+struct fb_remote_opts {
+	const char *url;         /* http:// or https://, the root that holds ac/ and cas/ */
+	const char *header;      /* one extra request header ("Authorization: Bearer T"), or NULL */
+	int writable;            /* 0: never PUT */
+	long timeout_ms;         /* per request; <= 0: 10 s */
+};
+
+struct fb_remote_counts {
+	uint64_t hits, misses, uploads, errors, corrupt, bytes_down, bytes_up;
+};
+
+/* FB_ENOTOOL when libcurl does not load (err->msg says so), FB_EINVAL for a bad URL. */
+int fb_remote_open(const struct fb_remote_opts *o, struct fb_remote **out, struct fb_error *err);
+void fb_remote_close(struct fb_remote *r);
+/* 0 and *out filled on a verified hit (every blob's size and SHA-256 checked); FB_ENOIMAGE on
+ * a miss; FB_EFORMAT for a damaged record or blob; FB_EIO once the server failed (then for
+ * every later call: see fb_remote_broken). */
+int fb_remote_get(struct fb_remote *r, const char *key, struct fb_cache_entry *out, struct fb_error *err);
+/* Uploads the blobs, then the action record; 0 without a PUT when not writable. */
+int fb_remote_put(struct fb_remote *r, const char *key, const struct fb_cache_entry *e, struct fb_error *err);
+/* The action record (docs/remote-cache.md §2), a serialized Bazel ActionResult: the digests
+ * (hex) and sizes of cubin, PTX, log; an empty output has size 0 and the empty blob's digest. */
+enum { FB_REMOTE_RECORD_MAX = 65536, FB_REMOTE_RECORD_ENCODED_MAX = 400 };
+struct fb_remote_record {
+	char hex[3][65];
+	uint64_t size[3];
+};
+/* Parses a record (unknown fields skipped); 0, or FB_EFORMAT with err->msg naming the message,
+ * field and what is wrong. */
+int fb_remote_record_decode(const char *text, size_t n, struct fb_remote_record *out, struct fb_error *err);
+/* The record's protobuf encoding into buf (FB_REMOTE_RECORD_ENCODED_MAX bytes); returns its
+ * length, 0 if it does not fit. */
+size_t fb_remote_record_encode(const struct fb_remote_record *rec, char *buf, size_t size);
+/* 1 after the first transport failure; *why: its message. */
+int fb_remote_broken(const struct fb_remote *r, const char **why);
+const struct fb_remote_counts *fb_remote_counts(const struct fb_remote *r);
+
+/* ---- stats.c: hit and miss counters kept in the cache directory ---- */
+
+/* Adds d to the counters in dir/stats under a lock (dir/stats.lock), written atomically. */
+int fb_cache_count(const char *dir, const struct fb_cache_counters *d, struct fb_error *err);
+
+/* ---- key.c: how paths and the NVRTC build enter the compile key ---- */
+
+/* The spelling of path in the key: "@/rest" when path lies under base (a directory, textual
+ * prefix at a '/' boundary), else path itself. Into out; 0, or -1 when it does not fit. */
+int fb_key_path(const char *base, const char *path, char *out, size_t size);
+/* 1 when text spells __FILE__, __builtin_FILE or assert (which expands __FILE__ where it is
+ * used) as a whole word: the output may then depend on the path. */
+int fb_key_names_file(const char *text, size_t size);
+
+/* What identifies the NVRTC build in the key: "nvrtc 13000 sha256 <digest of the library>",
+ * the digest remembered per user in $XDG_CACHE_HOME/fatbuild-digests/ (else
+ * ~/.cache/fatbuild-digests/) per (file, device, inode, size, mtime, ctime); without a usable
+ * directory it is computed every time. ident is fb_nvrtc_ident's. 0, or -1 (then the caller
+ * keys by ident); -1 also, with nothing remembered, when cancel (may be NULL) is set while the
+ * library is hashed. */
+int fb_key_nvrtc(const char *ident, const volatile sig_atomic_t *cancel, char *out, size_t size);
+
+#endif

@@ -1,0 +1,21 @@
+/* depfile.h: #include resolution (depfile.c): NVRTC reports no dependencies. Private to
+ * libfatbuild. */
+#ifndef FB_COMPILE_DEPFILE_H
+#define FB_COMPILE_DEPFILE_H
+
+#include <stddef.h>
+
+#include "fatbuild.h"
+#include "common/strbuf.h"
+
+/* Appends to deps every file that source includes, transitively: quoted includes are looked
+ * up beside the including file, then in dirs; angle includes in dirs. Unresolvable includes
+ * (NVRTC built-ins, computed includes, branches for other platforms) are skipped. The scan is
+ * conservative: includes inside #if branches count as well. Files already in deps (same
+ * device and inode) are not added twice. */
+int fb_deps_scan(const char *source, const char *const *dirs, size_t ndirs, struct fb_strlist *deps,
+                 struct fb_error *err);
+/* Makefile syntax for one path: spaces and '#' escaped with '\', '$' doubled. */
+char *fb_depfile_escape(const char *path);
+
+#endif
