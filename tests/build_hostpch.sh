@@ -15,7 +15,9 @@
 #   5. a group-writable PCH dir is refused (exit 7, docs/security.md), --no-host-pch builds;
 #   6. a source without a leading torch include, and a build with --launcher, use none;
 #   7. with the edge cache (fatbuild edge), the compile makes a missing PCH itself, under a
-#      lock: same object; a second build dir with the object in the cache makes no PCH.
+#      lock: same object; a second build dir with the object in the cache makes no PCH;
+#   8. the same by default: the first compile reads the headers plainly, a no-op stays one,
+#      the next compile makes the PCH.
 # 1-6 run without the edge cache (FATBUILD_EDGE_CACHE=0), where the PCH is an edge of its own.
 set -u
 : "${FATBUILD_BIN:?}"
@@ -143,5 +145,19 @@ rm -f "$FATBUILD_CACHE_DIR"/hostpch/*/h.h.gch
 build "$work/t1" b8 || fail "7: second build dir"
 ! grep -q 'PCH torch headers' "$work/log" || fail "7: a cache hit made the PCH"
 grep -q "^hit local $work/b8/obj/0_a.cpp.o" "$work/edges" || { cp "$work/edges" "$work/log"; fail "7: no cache hit"; }
+# 8. with the edge cache, by default: the first compile leaves a mark and reads the headers
+#    plainly (-include h.h without h.h.gch: the same object), a no-op stays one, and the next
+#    compile that misses (a changed source) makes the PCH.
+unset FATBUILD_HOST_PCH
+export FATBUILD_CACHE_DIR=$work/cache8
+build "$work/t1" b9 || fail "8: first build"
+! grep -q 'PCH torch headers' "$work/log" && grep -q -- '-include' "$work/b9/build.ninja" ||
+	fail "8: the first build made a PCH, or its compile does not name one"
+cmp "$work/b2/obj/0_a.cpp.o" "$work/b9/obj/0_a.cpp.o" >"$work/log" 2>&1 || fail "8: the object differs"
+build "$work/t1" b9 || fail "8: no-op"
+grep -q 'no work to do' "$work/log" || fail "8: the no-op did work"
+echo '// changed' >>"$work/a.cpp"
+build "$work/t1" b9 || fail "8: build after a change"
+grep -q 'fatbuild: PCH torch headers' "$work/log" || fail "8: the second compile did not make the PCH"
 [ $fails = 0 ] && echo "ok build_hostpch"
 exit $((fails > 0))

@@ -423,8 +423,8 @@ all_deps(const struct fb_edge_opts *o, struct fb_buf *list)
 	if (add_deps(o->depfile, list) != 0)
 		return -1;
 	for (size_t i = 0; i < o->nmore_deps; i++)
-		if (add_deps(o->more_deps[i], list) != 0)
-			return -1;
+		if (access(o->more_deps[i], F_OK) == 0 && add_deps(o->more_deps[i], list) != 0)
+			return -1; /* a missing one: no PCH was made, and the compile's own depfile has all */
 	if (list->oom || !list->s)
 		return -1;
 	if (!o->nmore_deps)

@@ -523,9 +523,12 @@ gen_pch_edge(struct gen *g, const struct fb_hostpch *p, const char *flags, struc
 }
 
 /* With the edge cache, the compile itself makes a missing PCH first, under a lock in the PCH
- * dir, so a build whose compiles are all cache hits makes none: "[ -f GCH ] || flock LOCK sh
- * -c '[ -f GCH ] || MAKE' && ". The same words whether the PCH is there or not: they are in
- * the cache key. */
+ * dir, so a build whose compiles are all cache hits makes none; and only when an earlier
+ * compile wanted it (DIR/seen, which the first one leaves), since making one costs about three
+ * compiles: "{ [ -f GCH ] || { [ -f SEEN ] && flock LOCK sh -c '...MAKE'; } || touch SEEN; }
+ * && ". Without the PCH, gcc reads -include h.h as a plain header: the same object. So the
+ * words are the same whether the PCH is there or not (they are in the cache key), and a no-op
+ * build stays one. */
 static int
 pch_prefix(const struct fb_hostpch *p, const char *flags, char **out, struct fb_error *err)
 {
@@ -541,14 +544,19 @@ pch_prefix(const struct fb_hostpch *p, const char *flags, char **out, struct fb_
 	raw(&inner, "; }");
 	free(make);
 	rc = cmd_end(&inner);
-	char lock[FB_HOSTPCH_PATH + 8];
+	char lock[FB_HOSTPCH_PATH + 8], seen[FB_HOSTPCH_PATH + 8];
 	bfmt(lock, sizeof(lock), "%s/lock", p->dir);
+	bfmt(seen, sizeof(seen), "%s/seen", p->dir);
 	raw(&c, "{ [ -f ");
 	arg(&c, p->gch);
-	raw(&c, " ] || flock");
+	raw(&c, " ] || { [ -f ");
+	arg(&c, seen);
+	raw(&c, " ] && flock");
 	arg(&c, lock);
 	swords(&c, "/bin/sh -c");
 	arg(&c, inner.b.s ? inner.b.s : "");
+	raw(&c, "; } || touch ");
+	arg(&c, seen);
 	raw(&c, "; } && ");
 	free(inner.b.s);
 	if (!rc)
@@ -595,9 +603,14 @@ use_host_pch(struct gen *g, const char *src, struct cmd *c, const char **implici
 		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 	if (!rc && nw)
 		rc = fb_hostpch_prepare(block, w[0], f.b.s, g->torch->version, torch_dir, eager, p, err);
-	if (!rc && nw && !p->use)
-		nw = 0; /* the first build that wants it: compiled without, made by the next */
 	bool lazy = edge_cache_on(g);
+	if (!rc && nw && !lazy && !p->use)
+		nw = 0; /* the first build that wants it: compiled without, made by the next */
+	if (!rc && nw && lazy && eager) {
+		char seen[FB_HOSTPCH_PATH + 8];
+		bfmt(seen, sizeof(seen), "%s/seen", p->dir);
+		rc = fb_write_file_atomic(seen, "", 0, 0600, err);
+	}
 	if (!rc && nw && lazy)
 		rc = pch_prefix(p, f.b.s, prefix, err);
 	else if (!rc && nw && p->stale)

@@ -325,8 +325,11 @@ fb_hostpch_prepare(const char *block, const char *compiler, const char *flags, c
 		unlink(p->gch);
 		unlink(p->dep);
 		unlink(p->stamp);
-		rc = fb_write_file_atomic(p->header, block, strlen(block), 0600, err);
-		if (!rc)
+		/* Rewritten only when different: compiles name h.h in their depfiles, and a new mtime
+		 * would rebuild them. */
+		if (!holds(p->header, block))
+			rc = fb_write_file_atomic(p->header, block, strlen(block), 0600, err);
+		if (!rc && !holds(idpath, id))
 			rc = fb_write_file_atomic(idpath, id, strlen(id), 0600, err);
 	}
 	free(id);
