@@ -16,6 +16,9 @@
 set -u
 : "${FB_SOURCE_DIR:?}" "${FB_BINARY_DIR:?}"
 work=$FB_BINARY_DIR/wheel-test
+# The builds' compile cache (and the torch PCH they make, hundreds of MB) stays in the work dir,
+# not in the user's cache; nothing else is set, so the tools are found as a user's would be.
+export FATBUILD_CACHE_DIR=$work/cache
 tools=$FB_BINARY_DIR/venv-wheeltools
 ex=$FB_SOURCE_DIR/examples/torch
 archs="8.0 9.0+PTX"
