@@ -616,6 +616,15 @@ struct fb_build_opts {
 	 * NVRTC (not with emit_ninja_only): the CLI starts the build's compile server there. */
 	void (*on_build_dir)(void *ctx, const char *build_dir);
 	void *on_build_dir_ctx;
+	/* nvcc edges run one nvcc with --threads (host pass and targets in parallel) unless set or
+	 * nvcc_flags/cuda_flags hold -t/--threads. */
+	bool no_nvcc_threads;
+	/* Host and nvcc edges run through `fatbuild edge` (fb_edge_run: the compile and remote
+	 * cache) unless set, or a launcher is given. */
+	bool no_edge_cache;
+	/* --torch: host C++ edges use a precompiled header of torch's headers, made once per torch,
+	 * compiler and flags in the user's cache (hostpch.c), unless set. */
+	bool no_host_pch;
 };
 
 struct fb_build_result {
@@ -634,6 +643,40 @@ struct fb_build_result {
  * else to our stdout/stderr). The output is linked to a temporary name and renamed, so a failed build
  * leaves the previous one. result may be NULL. */
 FB_API int fb_build(const struct fb_build_opts *opts, struct fb_build_result *result, struct fb_error *err);
+/* One host or nvcc compile of a build, cached (extension/edgecache.c; docs/caches.md "Host and
+ * nvcc edges"): the key is ccache's direct mode, the command (the bases spelled @Bn), the
+ * identity (path, size, mtime) of each tool and the content of every file its depfile names;
+ * the object is kept in the compile cache and, with remote_cache, the team's remote cache. A
+ * hit writes the object and the depfile without running anything; a miss runs argv and stores
+ * what it made. Cache trouble never fails the edge: it compiles, and note says why. */
+struct fb_edge_opts {
+	const char *const *argv;   /* the command (NULL-terminated), run as it is on a miss */
+	const char *output;        /* the object it writes */
+	const char *depfile;       /* the gcc-style depfile it writes */
+	/* Directories spelled @B0, @B1 ... in the key and the manifest (the build dir, the host
+	 * PCH's cache dir), so that the same compile under other paths shares its entries. */
+	const char *const *bases; size_t nbases;
+	const char *const *tools; size_t ntools; /* programs whose identity enters the key */
+	/* More depfiles whose files enter the key (a precompiled header's: gcc's own depfile then
+	 * names none of the headers inside it). */
+	const char *const *more_deps; size_t nmore_deps;
+	const char *cache_dir;     /* NULL: fb_cache_dir() */
+	const char *remote_cache;  /* NULL: none */
+	const char *remote_header;
+	bool remote_read_only;
+	long remote_timeout_ms;
+	const volatile sig_atomic_t *cancel; /* as fb_build_opts.cancel: the command is signalled */
+};
+enum fb_edge_hit { FB_EDGE_RAN = 0, FB_EDGE_LOCAL = 1, FB_EDGE_REMOTE = 2 };
+struct fb_edge_result {
+	int hit;                   /* enum fb_edge_hit */
+	int status;                /* the command's exit status (128+signal when killed); 0 on a hit */
+	char note[512];            /* cache trouble, or "" */
+};
+/* 0 when the edge was served or run (its status in r->status), else an error of our own
+ * (the command could not start: FB_EIO). */
+FB_API int fb_edge_run(const struct fb_edge_opts *o, struct fb_edge_result *r, struct fb_error *err);
+
 /* A build source's kind by its extension: .cu CUDA, .c C, .cc .cpp .cxx .C C++; NONE otherwise
  * (also for a dot in a directory name only). */
 enum fb_source_kind { FB_SOURCE_NONE, FB_SOURCE_CUDA, FB_SOURCE_C, FB_SOURCE_CXX };

@@ -12,3 +12,7 @@ set_tests_properties(remote_reapi PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS
 add_test(NAME build_launcher COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/build_launcher.sh)
 set_tests_properties(build_launcher PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "remote;build" TIMEOUT 300
                      SKIP_RETURN_CODE 77)
+# build_edgecache: host and nvcc edges through the compile and remote cache (fatbuild edge).
+add_test(NAME build_edgecache COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/build_edgecache.sh)
+set_tests_properties(build_edgecache PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "remote;build" TIMEOUT 300
+                     SKIP_RETURN_CODE 77)

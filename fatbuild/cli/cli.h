@@ -19,6 +19,7 @@ int cmd_cache(int argc, char **argv);
 int cmd_build(int argc, char **argv);
 int cmd_embed(int argc, char **argv);
 int cmd_dlink(int argc, char **argv);
+int cmd_edge(int argc, char **argv);
 int cmd_env(int argc, char **argv);
 int cmd_size(int argc, char **argv);
 int cmd_prune(int argc, char **argv);

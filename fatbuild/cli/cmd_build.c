@@ -24,7 +24,7 @@ usage(FILE *f)
 	        "what changed: one kernel target, one host object, the link. OUT is replaced atomically:\n"
 	        "a failed build leaves the previous one in place.\n"
 	        "\n");
-	/* Two strings: ISO C bounds one literal to 4095 bytes. */
+	/* Three strings: ISO C bounds one literal to 4095 bytes. */
 	fprintf(f,
 	        "Options:\n"
 	        "  --arch-list LIST   targets, e.g. \"8.0 8.6+PTX\", \"native\", \"all-major\" (default:\n"
@@ -44,7 +44,9 @@ usage(FILE *f)
 	        "  --backend B        auto (default): each .cu by its content, host headers, <<<...>>>,\n"
 	        "                     main or host functions to nvcc, device code only to NVRTC (-v says\n"
 	        "                     which and why); nvrtc; nvcc: compiled by nvcc with the gencode flags,\n"
-	        "                     linked with cudart\n"
+	        "                     linked with cudart\n",
+	        AP_EXIT_UNSAFE);
+	fprintf(f,
 	        "  --torch            a PyTorch extension: torch's include dirs, defines, C++ standard, nvcc\n"
 	        "                     flags, libraries and rpath, from the torch of --python (asked once,\n"
 	        "                     cached in the build dir); load it with torch.ops.load_library(OUT)\n"
@@ -59,7 +61,7 @@ usage(FILE *f)
 	        "                     distcc), as CMake's <LANG>_COMPILER_LAUNCHER; default\n"
 	        "                     $FATBUILD_LAUNCHER\n"
 	        "  --remote-cache URL, --remote-cache-mode read|readwrite\n"
-	        "                     the shared compile cache for the NVRTC edges (sets\n"
+	        "                     the shared compile cache for the NVRTC, host and nvcc edges (sets\n"
 	        "                     FATBUILD_REMOTE_CACHE / _MODE for them; see 'fatbuild compile -h')\n"
 	        "  -v                 show every command\n"
 	        "  --emit-ninja       write build.ninja and stop\n"
@@ -72,6 +74,16 @@ usage(FILE *f)
 	        "  --no-compile-server  compile each NVRTC edge in its own processes (by default one\n"
 	        "                     server per build keeps warm PCH workers for them; also\n"
 	        "                     FATBUILD_COMPILE_SERVER=0)\n"
+	        "  --no-nvcc-threads  run each nvcc edge's targets one after another (by default nvcc\n"
+	        "                     --threads runs the host pass and every target in parallel, sized\n"
+	        "                     to the job slots the other nvcc edges leave free)\n"
+	        "  --no-host-pch      --torch: compile C++ sources without the precompiled header of\n"
+	        "                     torch's headers (by default made once per torch, compiler and\n"
+	        "                     flags in the user's cache and shared by every build)\n"
+	        "  --no-edge-cache    run every host and nvcc compile (by default 'fatbuild edge' takes\n"
+	        "                     their objects from the compile cache and the remote cache when\n"
+	        "                     the command, compilers and every file read are unchanged; also\n"
+	        "                     FATBUILD_EDGE_CACHE=0; off with --launcher)\n"
 	        "\n"
 	        "Environment: CC, CXX (commands, split into words: CC=\"ccache gcc\"), CUDA_HOME,\n"
 	        "FATBUILD_BUILD_DIR, FATBUILD_NINJA, FATBUILD_RUNTIME, FATBUILD_INCLUDE, MAX_JOBS,\n"
@@ -84,13 +96,13 @@ usage(FILE *f)
 	        "Examples:\n"
 	        "  fatbuild --arch-list \"8.0 8.6+PTX\" -o libx.so kernels.cu host.cpp\n"
 	        "  fatbuild build --torch --python-module --name muladd -o . muladd.cpp muladd.cu\n",
-	        AP_EXIT_UNSAFE, 128 + SIGINT, 128 + SIGTERM, 128 + SIGHUP);
+	        128 + SIGINT, 128 + SIGTERM, 128 + SIGHUP);
 }
 
 enum { OPT_ARCH = 256, OPT_NAME, OPT_BUILD_DIR, OPT_CFLAGS, OPT_CXXFLAGS, OPT_LDFLAGS, OPT_NVCC_FLAGS,
        OPT_CUDA_FLAGS, OPT_TORCH, OPT_PYTHON, OPT_PYTHON_MODULE, OPT_WITH_CUDA, OPT_NO_CUDA, OPT_LAUNCHER,
        OPT_REMOTE, OPT_REMOTE_MODE, OPT_BACKEND, OPT_EMIT_NINJA, OPT_EXECUTABLE, OPT_RDC, OPT_LTO,
-       OPT_NO_SERVER };
+       OPT_NO_SERVER, OPT_NO_NVCC_THREADS, OPT_NO_HOST_PCH, OPT_NO_EDGE_CACHE };
 
 static const struct option longopts[] = {
 	{"arch-list", required_argument, NULL, OPT_ARCH},
@@ -118,6 +130,9 @@ static const struct option longopts[] = {
 	{"rdc", no_argument, NULL, OPT_RDC},
 	{"lto", no_argument, NULL, OPT_LTO},
 	{"no-compile-server", no_argument, NULL, OPT_NO_SERVER},
+	{"no-nvcc-threads", no_argument, NULL, OPT_NO_NVCC_THREADS},
+	{"no-host-pch", no_argument, NULL, OPT_NO_HOST_PCH},
+	{"no-edge-cache", no_argument, NULL, OPT_NO_EDGE_CACHE},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -206,6 +221,9 @@ parse_args(int argc, char **argv, struct fb_build_opts *o, const char **src, con
 		case OPT_RDC: o->rdc = true; break;
 		case OPT_LTO: o->lto = true; break;
 		case OPT_NO_SERVER: *no_server = 1; break;
+		case OPT_NO_NVCC_THREADS: o->no_nvcc_threads = true; break;
+		case OPT_NO_HOST_PCH: o->no_host_pch = true; break;
+		case OPT_NO_EDGE_CACHE: o->no_edge_cache = true; break;
 		case ':': warn("build: %s needs a value", argv[at]); goto usage;
 		default: warn("build: unknown option '%s'", argv[at]); goto usage;
 		}

@@ -27,6 +27,7 @@ static const struct command commands[] = {
 	{"diff",    cmd_diff,    "tell two device-code files apart entry by entry (why two builds differ)"},
 	{"embed",   cmd_embed,   "wrap a fatbin into a relocatable ELF object"},
 	{"dlink",   cmd_dlink,   "device-link relocatable cubins or LTO-IR for one target (nvJitLink)"},
+	{"edge",    cmd_edge,    "run one host or nvcc compile through the compile and remote cache"},
 	{"cache",   cmd_cache,   "show or clear the compile cache (stats|clear|dir)"},
 	{"env",     cmd_env,     "print the toolkit, compilers and ninja the build will use"},
 };

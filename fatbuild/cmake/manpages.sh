@@ -51,6 +51,7 @@ docs_of() {
 	diff) echo "reproducibility.md" ;;
 	dlink) echo "rdc-lto.md" ;;
 	cache) echo "caches.md security.md" ;;
+	edge) echo "caches.md remote-cache.md" ;;
 	env) echo "fatbuild-build.md toolkits.md" ;;
 	*) echo "README.md" ;;
 	esac

@@ -390,6 +390,8 @@ gen_free(struct gen *g)
 		fb_strlist_free(&g->tparts[i]);
 	free(g->tparts);
 	fb_strlist_free(&g->nvcc_objs);
+	fb_strlist_free(&g->pchs);
+	fb_strlist_free(&g->pchs_used);
 	free(g->torch);
 	free(g->langs);
 }

@@ -60,6 +60,8 @@ struct gen {
 	struct fb_strlist nvcc_objs; /* reloc, nvcc: the -rdc=true objects */
 	enum lang *langs;      /* per source: --backend auto decided in fb_build */
 	struct fb_torch *torch; /* --torch: what torch said; else NULL */
+	struct fb_strlist pchs;      /* host PCHs this graph makes (their .gch) */
+	struct fb_strlist pchs_used; /* host PCHs the C++ edges read, one per edge */
 	char name[256];
 };
 

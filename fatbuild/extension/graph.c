@@ -12,6 +12,7 @@
 #include "common/strbuf.h"
 #include "build.h"
 #include "dlink.h"
+#include "hostpch.h"
 #include "repro.h"
 #include "flags.h"
 #include "torch.h"
@@ -309,6 +310,53 @@ nvcc_seed(struct gen *g, const char *src, const char *gencode, struct cmd *c)
 	arg(c, name);
 }
 
+/* Whether the blank-separated words of s hold nvcc's -t/--threads (the user's choice wins). */
+static bool
+has_threads(const char *s)
+{
+	for (const char *p = s; p && *p;) {
+		p += strspn(p, " \t");
+		size_t n = strcspn(p, " \t");
+		if ((n >= 2 && strncmp(p, "-t", 2) == 0 && (n == 2 || (p[2] >= '0' && p[2] <= '9'))) ||
+		    (n >= 9 && strncmp(p, "--threads", 9) == 0 && (n == 9 || p[9] == '=')))
+			return true;
+		p += n;
+	}
+	return false;
+}
+
+/* nvcc --threads N: the host pass and each target's cicc and ptxas run in parallel inside the
+ * one nvcc process, so a file for N targets is not N arches in turn. One call keeps the images
+ * those of a serial nvcc, byte for byte (__CUDA_ARCH_LIST__ stays the whole list, which CUB
+ * names its namespace after; docs/fatbuild-build.md "Arches in parallel"). Sized to the slots
+ * the other nvcc edges leave free, at least 2: ninja cannot count threads, and an edge that
+ * runs alone at the end of the build then still uses two cores. */
+static void
+nvcc_threads(struct gen *g, struct cmd *c)
+{
+	if (g->o->no_nvcc_threads || has_threads(g->o->nvcc_flags) || has_threads(g->o->cuda_flags))
+		return;
+	/* nvcc 13.0 with --threads cannot open its own temporaries when TMPDIR (BUILD_DIR/tmp, run.c)
+	 * holds a blank: "Could not open input file .../tmpxft_..._stdout". */
+	if (strpbrk(g->dir, " \t"))
+		return;
+	size_t ntargets = ap_archlist_count(g->archs), nedges = 0;
+	for (size_t i = 0; i < g->o->nsources; i++)
+		nedges += g->langs[i] == L_NVCC;
+	long jobs = g->o->jobs > 0 ? g->o->jobs : fb_compile_default_jobs();
+	long t = jobs - (long)nedges + 1;
+	if (t < 2)
+		t = 2;
+	if (t > (long)ntargets + 1)
+		t = (long)ntargets + 1;
+	if (jobs < 2)
+		return; /* -j 1 asks for one process at a time */
+	char a[32];
+	bfmt(a, sizeof(a), "%ld", t);
+	arg(c, "--threads");
+	arg(c, a);
+}
+
 /* The nvcc compile's words up to its own flags: launcher, nvcc, gencode, seed, where its
  * intermediates go (keep), host compiler. */
 static int
@@ -347,6 +395,7 @@ nvcc_words(struct gen *g, const char *src, const char *keep, struct cmd *c)
 	}
 	nvcc_seed(g, src, gencode, c);
 	free(gencode);
+	nvcc_threads(g, c);
 	swords(c, "-keep -keep-dir");
 	arg(c, keep);
 	arg(c, "-ccbin");
@@ -359,6 +408,326 @@ nvcc_words(struct gen *g, const char *src, const char *keep, struct cmd *c)
 	return 0;
 }
 
+/* Whether the first word of a $CC-style command is a compiler launcher. */
+static bool
+launcher_word(const char *cmd)
+{
+	static const char *const names[] = {"ccache", "sccache", "distcc", "icecc"};
+	const char *p = cmd ? cmd + strspn(cmd, " \t\n") : "";
+	size_t n = strcspn(p, " \t\n");
+	const char *base = p;
+	for (const char *q = p; q < p + n; q++)
+		if (*q == '/')
+			base = q + 1;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if ((size_t)(p + n - base) == strlen(names[i]) && strncmp(base, names[i], strlen(names[i])) == 0)
+			return true;
+	return false;
+}
+
+/* Whether host and nvcc edges go through `fatbuild edge`: not with --no-edge-cache or
+ * FATBUILD_EDGE_CACHE=0, nor with a launcher (--launcher, or ccache, sccache, distcc as
+ * $CC's or $CXX's first word: those do their own caching or compile elsewhere). */
+static bool
+edge_cache_on(const struct gen *g)
+{
+	const char *l = g->o->launcher ? g->o->launcher : getenv("FATBUILD_LAUNCHER");
+	const char *v = getenv("FATBUILD_EDGE_CACHE");
+	return !g->o->no_edge_cache && !(l && *l) && !(v && (strcmp(v, "0") == 0 || strcmp(v, "no") == 0)) &&
+	       !launcher_word(g->t.cc) && !launcher_word(g->t.cxx);
+}
+
+/* The words of a --torch C++ compile that its PCH must share: the compiler, -O2 -fPIC, torch's
+ * words but TORCH_EXTENSION_NAME (no torch header reads it, so one PCH serves every extension),
+ * --cxxflags, the runtime header's and the user's -I and -D. Into c. */
+static void
+pch_flags(struct gen *g, struct cmd *c)
+{
+	swords(c, g->t.cxx);
+	swords(c, "-O2 -fPIC");
+	char **v = fb_torch_cxx_words(g->torch, g->name, g->t.cuda_home, g->o->cxxflags);
+	if (!v)
+		cmd_oom(c);
+	for (size_t i = 0; v && v[i]; i++)
+		if (strncmp(v[i], "-DTORCH_EXTENSION_NAME=", 23) != 0)
+			arg(c, v[i]);
+	fb_torch_words_free(v);
+	swords(c, g->o->cxxflags);
+	char inc[PATHMAX + 3];
+	bfmt(inc, sizeof(inc), "-I%s", g->t.include);
+	arg(c, inc);
+	add_includes_defines(g, c);
+}
+
+/* The command that makes p's PCH: gcc -x c++-header with -MD into temporaries, renamed into
+ * place; the header list stays beside it, and the PCH's size, inode and mtime go into its
+ * stamp (hostpch.c). Into *out (malloc'd). */
+static int
+pch_cmd(const struct fb_hostpch *p, const char *flags, char **out, struct fb_error *err)
+{
+	struct cmd c = {.err = err};
+	raw(&c, flags);
+	swords(&c, "-x c++-header");
+	arg(&c, p->header);
+	swords(&c, "-MD -MF");
+	arg(&c, p->dep);
+	raw(&c, ".tmp.$$ -o ");
+	arg(&c, p->gch);
+	raw(&c, ".tmp.$$ && mv -f ");
+	arg(&c, p->dep);
+	raw(&c, ".tmp.$$ ");
+	arg(&c, p->dep);
+	raw(&c, " && mv -f ");
+	arg(&c, p->gch);
+	raw(&c, ".tmp.$$ ");
+	arg(&c, p->gch);
+	raw(&c, " && stat -c '%s %i %.9Y' ");
+	arg(&c, p->gch);
+	raw(&c, " > ");
+	arg(&c, p->stamp);
+	raw(&c, ".tmp.$$ && mv -f ");
+	arg(&c, p->stamp);
+	raw(&c, ".tmp.$$ ");
+	arg(&c, p->stamp);
+	raw(&c, " || { rm -f ");
+	arg(&c, p->gch);
+	raw(&c, ".tmp.$$ ");
+	arg(&c, p->dep);
+	raw(&c, ".tmp.$$; exit 1; }");
+	int rc = cmd_end(&c);
+	if (rc)
+		free(c.b.s);
+	else
+		*out = c.b.s;
+	return rc;
+}
+
+/* The edge that makes p's PCH, once per graph (no deps rule: ninja would delete the header
+ * list it keeps beside the PCH). */
+static int
+gen_pch_edge(struct gen *g, const struct fb_hostpch *p, const char *flags, struct fb_error *err)
+{
+	for (size_t i = 0; i < g->pchs.n; i++)
+		if (strcmp(g->pchs.v[i], p->gch) == 0)
+			return 0;
+	fb_strlist_add(&g->pchs, p->gch);
+	char *cmd = NULL;
+	int rc = pch_cmd(p, flags, &cmd, err);
+	const char *in = p->header;
+	char desc[400];
+	bfmt(desc, sizeof(desc), "PCH torch headers (%.300s)", p->why);
+	if (!rc)
+		rc = edge(g, "pch", p->gch, &in, 1, NULL, 0, cmd, desc, NULL, err);
+	free(cmd);
+	return rc;
+}
+
+/* With the edge cache, the compile itself makes a missing PCH first, under a lock in the PCH
+ * dir, so a build whose compiles are all cache hits makes none; and only when an earlier
+ * compile wanted it (DIR/seen, which the first one leaves), since making one costs about three
+ * compiles: "{ [ -f GCH ] || { [ -f SEEN ] && flock LOCK sh -c '...MAKE'; } || touch SEEN; }
+ * && ". Without the PCH, gcc reads -include h.h as a plain header: the same object. So the
+ * words are the same whether the PCH is there or not (they are in the cache key), and a no-op
+ * build stays one. */
+static int
+pch_prefix(const struct fb_hostpch *p, const char *flags, char **out, struct fb_error *err)
+{
+	char *make = NULL;
+	int rc = pch_cmd(p, flags, &make, err);
+	if (rc)
+		return rc;
+	struct cmd inner = {.err = err}, c = {.err = err};
+	raw(&inner, "[ -f ");
+	arg(&inner, p->gch);
+	raw(&inner, " ] || { echo 'fatbuild: PCH torch headers' >&2; ");
+	raw(&inner, make);
+	raw(&inner, "; }");
+	free(make);
+	rc = cmd_end(&inner);
+	char lock[FB_HOSTPCH_PATH + 8], seen[FB_HOSTPCH_PATH + 8];
+	bfmt(lock, sizeof(lock), "%s/lock", p->dir);
+	bfmt(seen, sizeof(seen), "%s/seen", p->dir);
+	raw(&c, "{ [ -f ");
+	arg(&c, p->gch);
+	raw(&c, " ] || { [ -f ");
+	arg(&c, seen);
+	raw(&c, " ] && flock");
+	arg(&c, lock);
+	swords(&c, "/bin/sh -c");
+	arg(&c, inner.b.s ? inner.b.s : "");
+	raw(&c, "; } || touch ");
+	arg(&c, seen);
+	raw(&c, "; } && ");
+	free(inner.b.s);
+	if (!rc)
+		rc = cmd_end(&c);
+	if (rc)
+		free(c.b.s);
+	else
+		*out = c.b.s;
+	return rc;
+}
+
+/* --torch C++ source: its PCH (hostpch.c), which the compile reads (-include) and refuses
+ * when gcc finds it invalid. With the edge cache the compile makes it when missing (*prefix,
+ * malloc'd: the words that go first), and `fatbuild edge` puts the headers it was made from
+ * into the object's depfile; without, an edge makes it when stale, an implicit input of the
+ * compile (*implicit). */
+static int
+use_host_pch(struct gen *g, const char *src, struct cmd *c, const char **implicit, char **prefix,
+             struct fb_error *err)
+{
+	*implicit = NULL;
+	*prefix = NULL;
+	const char *l = g->o->launcher ? g->o->launcher : getenv("FATBUILD_LAUNCHER");
+	bool eager = false;
+	if (!g->torch || g->o->no_host_pch || (l && *l) || !fb_hostpch_enabled(&eager))
+		return 0; /* a launcher may compile elsewhere (distcc) or not cache PCH users (ccache) */
+	char *block = NULL;
+	int rc = fb_hostpch_block(src, &block, err);
+	if (rc || !block)
+		return rc;
+	struct cmd f = {.err = err};
+	pch_flags(g, &f);
+	char **w = NULL, torch_dir[PATHMAX];
+	size_t nw = 0;
+	rc = cmd_end(&f);
+	if (!rc)
+		rc = fb_words_split(g->t.cxx, &w, &nw, err);
+	bfmt(torch_dir, sizeof(torch_dir), "%s", g->torch->lib_dir);
+	char *slash = strrchr(torch_dir, '/');
+	if (slash)
+		*slash = 0;
+	struct fb_hostpch *p = calloc(1, sizeof(*p));
+	if (!rc && !p)
+		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
+	if (!rc && nw)
+		rc = fb_hostpch_prepare(block, w[0], f.b.s, g->torch->version, torch_dir, eager, p, err);
+	bool lazy = edge_cache_on(g);
+	if (!rc && nw && !lazy && !p->use)
+		nw = 0; /* the first build that wants it: compiled without, made by the next */
+	if (!rc && nw && lazy && eager) {
+		char seen[FB_HOSTPCH_PATH + 8];
+		bfmt(seen, sizeof(seen), "%s/seen", p->dir);
+		rc = fb_write_file_atomic(seen, "", 0, 0600, err);
+	}
+	if (!rc && nw && lazy)
+		rc = pch_prefix(p, f.b.s, prefix, err);
+	else if (!rc && nw && p->stale)
+		rc = gen_pch_edge(g, p, f.b.s, err);
+	if (!rc && nw) {
+		swords(c, "-Winvalid-pch -Werror=invalid-pch -include");
+		arg(c, p->header);
+		fb_strlist_add(&g->pchs_used, p->gch);
+		if (!lazy)
+			*implicit = g->pchs_used.v ? g->pchs_used.v[g->pchs_used.n - 1] : NULL;
+	}
+	fb_words_free(w);
+	free(f.b.s);
+	free(block);
+	free(p);
+	return rc;
+}
+
+/* --tool words for the programs a compile runs: $CC's or $CXX's words that are not options;
+ * for nvcc also its own stages and $CXX (its -ccbin). */
+static void
+edge_tools(struct gen *g, enum lang lang, struct cmd *c)
+{
+	char **w = NULL;
+	size_t nw = 0;
+	if (!c->rc)
+		c->rc = fb_words_split(lang == L_C ? g->t.cc : g->t.cxx, &w, &nw, c->err);
+	for (size_t i = 0; i < nw; i++)
+		if (w[i][0] != '-') {
+			arg(c, "--tool");
+			arg(c, w[i]);
+		}
+	fb_words_free(w);
+	static const char *const nv[] = {"bin/nvcc", "bin/ptxas", "bin/cudafe++", "bin/fatbinary", "nvvm/bin/cicc"};
+	for (size_t i = 0; lang == L_NVCC && i < sizeof(nv) / sizeof(nv[0]); i++) {
+		char p[PATHMAX + 32];
+		bfmt(p, sizeof(p), "%s/%s", g->t.cuda_home, nv[i]);
+		arg(c, "--tool");
+		arg(c, p);
+	}
+}
+
+/* *cmd run by `fatbuild edge` (edgecache.c), which serves the object from the compile or
+ * remote cache when it can; pch: the .gch the compile reads, whose header list (h.h.d beside
+ * it) joins the key, as gcc's depfile names none of the headers inside a PCH. */
+static int
+cache_edge(struct gen *g, enum lang lang, const char *out, const char *dep, const char *pch, char **cmd,
+           struct fb_error *err)
+{
+	struct cmd c = {.err = err};
+	raw(&c, "exec ");
+	arg(&c, g->t.fatbuild);
+	arg(&c, "edge");
+	arg(&c, "-o");
+	arg(&c, out);
+	arg(&c, "--depfile");
+	arg(&c, dep);
+	arg(&c, "--base");
+	arg(&c, g->dir);
+	edge_tools(g, lang, &c);
+	if (pch) {
+		char d[PATHMAX + 8], cache[PATHMAX];
+		size_t n = strlen(pch);
+		bfmt(d, sizeof(d), "%.*s.d", (int)(n > 4 ? n - 4 : n), pch); /* DIR/h.h.gch -> DIR/h.h.d */
+		arg(&c, "--deps-of");
+		arg(&c, d);
+		/* CACHE/hostpch/KEY/h.h.gch: CACHE is a base */
+		bfmt(cache, sizeof(cache), "%s", pch);
+		for (int up = 0; up < 3; up++) {
+			char *slash = strrchr(cache, '/');
+			if (slash)
+				*slash = 0;
+		}
+		arg(&c, "--base");
+		arg(&c, cache);
+	}
+	swords(&c, "-- /bin/sh -c");
+	arg(&c, *cmd);
+	int rc = cmd_end(&c);
+	if (rc) {
+		free(c.b.s);
+		return rc;
+	}
+	free(*cmd);
+	*cmd = c.b.s;
+	return 0;
+}
+
+/* A C or C++ compile's words up to the shared tail: launcher, $CC/$CXX, torch's words, the
+ * flags, and for C++ the torch PCH (*pch: the implicit input an edge that makes it needs;
+ * *pch_gch: the one the compile makes itself, whose words then go first). */
+static int
+host_words(struct gen *g, const char *src, enum lang lang, struct cmd *c, const char **pch, const char **pch_gch,
+           struct fb_error *err)
+{
+	add_launcher(g, c);
+	swords(c, lang == L_C ? g->t.cc : g->t.cxx); /* each word of $CC on its own */
+	swords(c, "-c -O2 -fPIC");
+	if (g->torch && lang == L_CXX)
+		svec(c, fb_torch_cxx_words(g->torch, g->name, g->t.cuda_home, g->o->cxxflags));
+	swords(c, lang == L_C ? g->o->cflags : g->o->cxxflags);
+	if (lang == L_CXX)
+		g->any_cxx = true;
+	char *make = NULL;
+	int rc = lang == L_CXX ? use_host_pch(g, src, c, pch, &make, err) : 0;
+	if (!rc && make) {
+		char *body = c->b.s;
+		c->b = (struct fb_buf){0};
+		raw(c, make);
+		raw(c, body ? body : "");
+		free(body);
+		*pch_gch = g->pchs_used.v[g->pchs_used.n - 1];
+	}
+	free(make);
+	return rc;
+}
+
 static int
 gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_error *err)
 {
@@ -368,6 +737,7 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 	bfmt(dep, sizeof(dep), "%s.d", out);
 	bfmt(keep, sizeof(keep), "%s.keep", out);
 	struct cmd c = {.err = err};
+	const char *pch = NULL, *pch_gch = NULL;
 	if (lang == L_NVCC) {
 		/* nvcc's intermediates get fixed names in a directory of their own (-keep): unnamed, they
 		 * are tmpxft_<pid>_..., and the host compiler's debug line strings are ordered by a
@@ -390,14 +760,11 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 		swords(&c, g->o->nvcc_flags);
 		g->any_nvcc = true;
 	} else {
-		add_launcher(g, &c);
-		swords(&c, lang == L_C ? g->t.cc : g->t.cxx); /* each word of $CC on its own */
-		swords(&c, "-c -O2 -fPIC");
-		if (g->torch && lang == L_CXX)
-			svec(&c, fb_torch_cxx_words(g->torch, g->name, g->t.cuda_home, g->o->cxxflags));
-		swords(&c, lang == L_C ? g->o->cflags : g->o->cxxflags);
-		if (lang == L_CXX)
-			g->any_cxx = true;
+		int rc = host_words(g, src, lang, &c, &pch, &pch_gch, err);
+		if (rc) {
+			free(c.b.s);
+			return rc;
+		}
 	}
 	prefix_maps(g, &c, lang == L_NVCC);
 	char inc[PATHMAX + 3];
@@ -415,10 +782,12 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 		raw(&c, "; exit $s");
 	}
 	int rc = cmd_end(&c);
+	if (!rc && edge_cache_on(g))
+		rc = cache_edge(g, lang, out, dep, pch_gch, &c.b.s, err);
 	bfmt(desc, sizeof(desc), "%s %s", lang == L_NVCC ? "NVCC" : lang == L_C ? "CC" : "CXX",
 	     strrchr(src, '/') ? strrchr(src, '/') + 1 : src);
 	if (!rc)
-		rc = edge(g, "cc", out, &src, 1, NULL, 0, c.b.s, desc, dep, err);
+		rc = edge(g, "cc", out, &src, 1, pch ? &pch : NULL, pch ? 1 : 0, c.b.s, desc, dep, err);
 	free(c.b.s);
 	fb_strlist_add(&g->objects, out);
 	if (lang == L_NVCC && g->reloc)
@@ -567,7 +936,8 @@ fb_build_generate(struct gen *g, struct fb_error *err)
 	static const struct {
 		const char *name;
 		bool deps;
-	} rules[] = {{"kernel", true}, {"merge", false}, {"cc", true}, {"embed", false}, {"link", false}, {"dlink", false}};
+	} rules[] = {{"kernel", true}, {"merge", false}, {"cc", true}, {"embed", false}, {"link", false}, {"pch", false},
+	             {"dlink", false}};
 	size_t nrules = sizeof(rules) / sizeof(rules[0]) - (g->reloc ? 0 : 1); /* dlink: relocatable code only */
 	int rc = fb_ninja_var(g->nj, "builddir", g->dir, err);
 	for (size_t i = 0; !rc && i < nrules; i++)

@@ -11,14 +11,15 @@ target_compile_definitions(fatbuild_runtime PRIVATE _POSIX_C_SOURCE=200809L _DEF
 target_link_libraries(fatbuild_runtime INTERFACE ${CMAKE_DL_LIBS} Threads::Threads)
 # The CLI finds the runtime and its header here unless told otherwise (FATBUILD_RUNTIME,
 # FATBUILD_INCLUDE, or the install layout ../lib and ../include beside the program).
+# A package (the wheel of pyproject.toml) builds with FB_BUILD_TREE_PATHS off: its programs then
+# carry no path of the build machine, and a runtime missing from the install is reported there.
 add_dependencies(fatbuild fatbuild_runtime)
-target_compile_definitions(fatbuild PRIVATE
-  FB_RUNTIME_BUILD_PATH="$<TARGET_FILE:fatbuild_runtime>"
-  FB_INCLUDE_BUILD_DIR="${PROJECT_SOURCE_DIR}/include")
 install(TARGETS fatbuild_runtime ARCHIVE DESTINATION lib)
 install(FILES ${PROJECT_SOURCE_DIR}/include/fatbuild_runtime.h DESTINATION include)
-foreach(tgt IN ITEMS fatbuild_static fatbuild_shared)
-  target_compile_definitions(${tgt} PRIVATE
-    FB_RUNTIME_BUILD_PATH="$<TARGET_FILE:fatbuild_runtime>"
-    FB_INCLUDE_BUILD_DIR="${PROJECT_SOURCE_DIR}/include")
-endforeach()
+if(FB_BUILD_TREE_PATHS)
+  foreach(tgt IN ITEMS fatbuild fatbuild_static fatbuild_shared)
+    target_compile_definitions(${tgt} PRIVATE
+      FB_RUNTIME_BUILD_PATH="$<TARGET_FILE:fatbuild_runtime>"
+      FB_INCLUDE_BUILD_DIR="${PROJECT_SOURCE_DIR}/include")
+  endforeach()
+endif()

@@ -9,7 +9,11 @@
 #      a no-op rebuild, the torch query cached in the build dir;
 #   2. fatbuild.load(...) (is_python_module=False: torch.ops.load_library);
 #   3. a setup.py with fatbuild.setuptools.BuildExtension (pip install --no-build-isolation);
-#   4. a wheel of the package carrying the two tools, used with neither on PATH.
+#   4. a wheel of the package carrying the two tools, used with neither on PATH;
+#   5. examples/torch_cub (three CUB .cu files for nvcc, one .cpp with <torch/extension.h>)
+#      with the torch PCH made at once (FATBUILD_HOST_PCH=1) and the edge cache: its CPU ops
+#      against PyTorch's (examples/torch_cub/check.py), `fatbuild check` for each asked arch;
+#      a second build dir gets every compile from the cache and the same library.
 # Environment: FB_SOURCE_DIR, FB_BINARY_DIR, FATBUILD_BIN; TORCH_VENV (default
 # $FB_BINARY_DIR/venv-torch), TORCH_SPEC (default: torch, the newest on PyPI).
 set -u
@@ -56,6 +60,9 @@ cp -r "$FB_SOURCE_DIR/fatbuild/python" "$work/pkg"
 run_logged pip-fatbuild "$venv/bin/pip" install --disable-pip-version-check -q --no-build-isolation --no-deps \
 	--force-reinstall "$work/pkg" || exit 1
 export FATBUILD_EXECUTABLE=$FATBUILD_BIN
+# The compile cache (NVRTC images, cached host and nvcc edges, torch PCHs of ~330 MB) under
+# $work, not the user's: removed with it at the next run.
+export FATBUILD_CACHE_DIR=$work/cache
 export PATH=$venv/bin:$PATH
 unset TORCH_CUDA_ARCH_LIST
 
@@ -160,6 +167,30 @@ PY
 		"$work/whl/fatbuild/_bundle/bin/fatbuild" env >"$work/env.log" 2>&1
 		grep -q "$work/whl/fatbuild/_bundle/lib/libfatbuild_runtime.a" "$work/env.log" && ok "wheel: the bundled runtime library is used" ||
 			fail "wheel: runtime library: $(grep -i runtime "$work/env.log")"
+	fi
+fi
+
+# 5. The CUB extension, the PCH and the edge cache with a real torch.
+cub=$FB_SOURCE_DIR/examples/torch_cub
+cub_build() { # cub_build BUILD_DIR OUT_DIR
+	FATBUILD_CACHE_DIR=$work/cub-cache FATBUILD_HOST_PCH=1 FATBUILD_EDGE_LOG=$work/cub-edges \
+		"$FATBUILD_BIN" build -v --torch --python "$py" --python-module --name fb_cub --arch-list "8.0 9.0" \
+		--build-dir "$1" -o "$2/" "$cub/ops.cpp" "$cub/rowsum.cu" "$cub/rowscan.cu" "$cub/rowsort.cu"
+}
+if run_logged cub cub_build "$work/cub-build" "$work/cub"; then
+	so=$(ls "$work"/cub/fb_cub.cpython-*.so 2>/dev/null)
+	grep -q -- '-Werror=invalid-pch -include' "$work/cub-build/build.ninja" && ok "cub: ops.cpp read the torch PCH" ||
+		fail "cub: ops.cpp did not read a PCH"
+	run_logged cub-import "$py" "$cub/check.py" --module "$work/cub" fb_cub && ok "cub: $(tr '\n' ' ' <"$work/cub-import.log")"
+	for a in 8.0 9.0; do
+		"$FATBUILD_BIN" check --arch "$a" "$so" >"$work/cub-check.log" 2>&1 && ok "cub: fatbuild check --arch $a" ||
+			{ fail "cub: fatbuild check --arch $a:"; sed 's/^/  | /' "$work/cub-check.log" >&2; }
+	done
+	rm -f "$work/cub-edges"
+	if run_logged cub-again cub_build "$work/cub-build2" "$work/cub2"; then
+		[ "$(grep -c '^hit local' "$work/cub-edges")" = 4 ] && ok "cub: a second build dir took all 4 compiles from the cache" ||
+			fail "cub: second build dir: $(tr '\n' ' ' <"$work/cub-edges")"
+		cmp -s "$so" "$(ls "$work"/cub2/fb_cub.cpython-*.so)" && ok "cub: the same library" || fail "cub: the libraries differ"
 	fi
 fi
 

@@ -2,6 +2,8 @@
 import os
 import shutil
 import subprocess
+import sys
+import sysconfig
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -17,8 +19,10 @@ def _bundled(name):
 
 def find_executable(name="fatbuild"):
     """The program `name` ("fatbuild" or "archprobe"): $FATBUILD_EXECUTABLE / $ARCHPROBE_EXECUTABLE,
-    else on PATH, else the copy this package carries. archprobe is also looked for beside the
-    fatbuild that was found."""
+    else the copy this package carries (a wheel built from the repository's pyproject.toml), else
+    on PATH. archprobe is also looked for beside the fatbuild that was named. The carried copy
+    comes before PATH: it is the one this package was built with, and PATH's may be the console
+    script that only execs it."""
     env = os.environ.get(name.upper() + "_EXECUTABLE")
     if env:
         if not os.access(env, os.X_OK):
@@ -28,12 +32,25 @@ def find_executable(name="fatbuild"):
         beside = os.path.join(os.path.dirname(os.environ["FATBUILD_EXECUTABLE"]), "archprobe")
         if os.access(beside, os.X_OK):
             return beside
-    found = shutil.which(name) or _bundled(name)
+    found = _bundled(name) or shutil.which(name)
     if not found:
         raise FatbuildError(
-            f"cannot find the {name} program: set {name.upper()}_EXECUTABLE, put it on PATH "
-            f"(cmake --install ... --prefix P; PATH=P/bin:$PATH), or install a wheel that carries it")
+            f"cannot find the {name} program: pip install the fatbuild wheel that carries it "
+            f"(pip install <repository>), set {name.upper()}_EXECUTABLE, or put it on PATH "
+            f"(cmake --install ... --prefix P; PATH=P/bin:$PATH)")
     return found
+
+
+def _tool_env():
+    """The environment for a tool run: unchanged, except that a ninja installed into this
+    Python's scripts directory (the wheel's dependency) is named by FATBUILD_NINJA when PATH has
+    none, as it does when the venv's python runs without the venv being activated."""
+    if os.environ.get("FATBUILD_NINJA") or shutil.which("ninja"):
+        return None
+    ninja = os.path.join(sysconfig.get_path("scripts"), "ninja")
+    if not os.access(ninja, os.X_OK):
+        return None
+    return dict(os.environ, FATBUILD_NINJA=ninja)
 
 
 def run(name, args, verbose=False, check=True):
@@ -43,7 +60,26 @@ def run(name, args, verbose=False, check=True):
     cmd = [exe] + list(args)
     if verbose:
         print("fatbuild.py: " + " ".join(cmd), flush=True)
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_tool_env())
     if check and proc.returncode != 0:
         raise FatbuildError(f"{' '.join(cmd)} failed (exit {proc.returncode}):\n{proc.stdout}{proc.stderr}")
     return proc.returncode, proc.stdout, proc.stderr
+
+
+def _exec_bundled(name):
+    path = _bundled(name)
+    if not path:
+        sys.exit(f"{name}: this fatbuild package carries no {name} program ({os.path.join(_HERE, '_bundle', 'bin')}); "
+                 f"reinstall it from the repository (pip install <repository>)")
+    # argv[0] as invoked: archprobe picks its output format by the name it runs under.
+    os.execv(path, [sys.argv[0]] + sys.argv[1:])
+
+
+def fatbuild_main():
+    """The `fatbuild` console script of the wheel: becomes the carried fatbuild program."""
+    _exec_bundled("fatbuild")
+
+
+def archprobe_main():
+    """The `archprobe` console script of the wheel: becomes the carried archprobe program."""
+    _exec_bundled("archprobe")

@@ -1,11 +1,12 @@
 # Which compiler sees which flag. On nvcc's command line (--backend nvcc) the host compiler's
 # flags (--cxxflags) go through -Xcompiler, commas escaped, except the ones nvcc shares
 # (-I -D -U -std= -g); --nvcc-flags and --cuda-flags are nvcc's own. NVRTC edges get
-# --cuda-flags as -Xnvrtc words and never the host flags.
+# --cuda-flags as -Xnvrtc words and never the host flags. (--no-edge-cache: the nvcc command
+# as it is, not quoted inside `fatbuild edge`.)
 printf '__global__ void k() {}\nvoid go() { k<<<1, 1>>>(); }\n' >l.cu
 printf 'extern "C" __global__ void k(float *p) { *p = 1; }\n' >d.cu
 flags="-O3 -fdiagnostics-color=always -I inc -DX=1 -fsanitize=address,undefined -std=c++17 -g"
-$FATBUILD build --emit-ninja --backend nvcc --arch-list 8.0 --build-dir bd --cxxflags "$flags" \
+$FATBUILD build --emit-ninja --no-edge-cache --backend nvcc --arch-list 8.0 --build-dir bd --cxxflags "$flags" \
 	--nvcc-flags "--use_fast_math -Xptxas -v" --cuda-flags "-lineinfo" -o l.so l.cu >/dev/null || exit 1
 sed -n 's/.*nvcc -c -O2 -Xcompiler -fPIC -gencode=arch=compute_80,code=sm_80 .*-ccbin [^ ]* \(.*\) -Xcompiler -ffile-prefix-map=[^ ]* -Xcompiler -ffile-prefix-map=[^ ]* -I[^ ]* -MD .*/\1/p' bd/build.ninja
 $FATBUILD build --emit-ninja --arch-list 8.0 --build-dir bd2 --cxxflags "$flags" --cuda-flags "-lineinfo -maxrregcount=32" \

@@ -1,0 +1,112 @@
+/* cmd_edge.c: `fatbuild edge`, one host or nvcc compile of a build served from the compile
+ * cache or the remote cache when it can be, else run and remembered (fb_edge_run). build.ninja
+ * puts it before those edges' commands. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: fatbuild edge -o OBJ --depfile DEP [--base DIR]... [--tool PROG]... [--deps-of D]...\n"
+	        "                     -- COMMAND...\n"
+	        "\n"
+	        "Runs COMMAND, a compile that writes OBJ and the gcc-style depfile DEP, unless the compile\n"
+	        "cache or the remote cache has its object already. The key is the command (each DIR, the\n"
+	        "build dir and the PCH's cache dir, spelled @Bn), each PROG's path, size and mtime, and\n"
+	        "the content of every file the last such compile read (ccache's direct mode), those each\n"
+	        "depfile D names (a precompiled header's) included. A hit writes OBJ and DEP and runs\n"
+	        "nothing; a miss runs COMMAND and stores what it made. 'fatbuild build' uses it for host\n"
+	        "and nvcc edges (--no-edge-cache turns that off).\n"
+	        "\n"
+	        "Environment: FATBUILD_CACHE_DIR; FATBUILD_REMOTE_CACHE, _MODE, _HEADER, _TIMEOUT as for\n"
+	        "'fatbuild compile'; FATBUILD_EDGE_LOG: a file that gets one line per edge (hit local,\n"
+	        "hit remote or ran, then OBJ).\n"
+	        "\n"
+	        "Exit codes: COMMAND's on a miss, %d on a hit, %d when COMMAND could not start, %d usage.\n",
+	        AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE);
+}
+
+/* Appends "WHAT OBJ" to $FATBUILD_EDGE_LOG (best effort). */
+static void
+log_edge(const char *what, const char *obj)
+{
+	const char *path = getenv("FATBUILD_EDGE_LOG");
+	FILE *f = path && *path ? fopen(path, "a") : NULL;
+	if (f) {
+		fprintf(f, "%s %s\n", what, obj);
+		fclose(f);
+	}
+}
+
+int
+cmd_edge(int argc, char **argv)
+{
+	struct fb_edge_opts o = {0};
+	const char **tools = xcalloc((size_t)argc, sizeof(*tools));
+	const char **more = xcalloc((size_t)argc, sizeof(*more));
+	const char **bases = xcalloc((size_t)argc, sizeof(*bases));
+	int i = 1;
+	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			usage(stdout);
+			free(tools);
+			free(more);
+		free(bases);
+			return AP_EXIT_OK;
+		}
+		const char **slot = strcmp(a, "-o") == 0 ? &o.output : strcmp(a, "--depfile") == 0 ? &o.depfile
+		                    : strcmp(a, "--base") == 0                                     ? &bases[o.nbases]
+		                    : strcmp(a, "--tool") == 0                                     ? &tools[o.ntools]
+		                    : strcmp(a, "--deps-of") == 0 ? &more[o.nmore_deps] : NULL;
+		if (!slot || i + 1 >= argc) {
+			warn(slot ? "edge: %s needs a value" : "edge: unknown option '%s'", a);
+			usage(stderr);
+			free(tools);
+			free(more);
+		free(bases);
+			return AP_EXIT_USAGE;
+		}
+		*slot = argv[++i];
+		if (slot == &tools[o.ntools])
+			o.ntools++;
+		else if (slot == &more[o.nmore_deps])
+			o.nmore_deps++;
+		else if (slot == &bases[o.nbases])
+			o.nbases++;
+	}
+	if (i + 1 >= argc || !o.output || !o.depfile) {
+		warn("edge: -o OBJ, --depfile DEP and -- COMMAND are required");
+		usage(stderr);
+		free(tools);
+		free(more);
+		free(bases);
+		return AP_EXIT_USAGE;
+	}
+	o.argv = (const char *const *)argv + i + 1;
+	o.tools = tools;
+	o.more_deps = more;
+	o.bases = bases;
+	o.remote_cache = getenv("FATBUILD_REMOTE_CACHE");
+	o.remote_header = getenv("FATBUILD_REMOTE_CACHE_HEADER");
+	const char *mode = getenv("FATBUILD_REMOTE_CACHE_MODE"), *tmo = getenv("FATBUILD_REMOTE_CACHE_TIMEOUT");
+	o.remote_read_only = mode && strcmp(mode, "read") == 0;
+	o.remote_timeout_ms = tmo && *tmo ? (long)(strtod(tmo, NULL) * 1000) : 0;
+	o.cancel = cli_cancel_flag();
+	struct fb_edge_result r;
+	struct fb_error err = {0};
+	int rc = fb_edge_run(&o, &r, &err);
+	free(tools);
+	free(more);
+		free(bases);
+	if (rc)
+		return fail_fb(&err);
+	if (r.note[0])
+		warn("warning: %s", r.note);
+	log_edge(r.hit == FB_EDGE_LOCAL ? "hit local" : r.hit == FB_EDGE_REMOTE ? "hit remote" : "ran", o.output);
+	return r.status;
+}

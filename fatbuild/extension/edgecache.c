@@ -1,0 +1,490 @@
+/* edgecache.c: host and nvcc compile edges cached as the NVRTC images are, in the same local
+ * cache (compile/cache.c) and the same remote cache (compile/remote.c: Bazel HTTP, or REAPI on gRPC), so
+ * a second build dir, machine or CI job takes what another compiled (docs/caches.md "Host and
+ * nvcc edges"). The key follows ccache's direct mode, in two steps:
+ *   K0 = SHA-256("fatbuild edge 1", each tool's resolved path, size and mtime, the environment
+ *        that moves include paths, the command's words with the bases spelled @Bn and nvcc's
+ *        --threads N left out)
+ *   K1 = SHA-256(K0, then for each file the last compile's depfile named: path (bases spelled
+ *        @Bn), SHA-256 of its content)
+ * The entry under K0 is the manifest: that file list (as the ptx field: a remote record must
+ * name a cubin or a PTX, docs/remote-cache.md §2). The entry under K1 is
+ * the object (as the cubin field). A lookup reads K0's manifest, hashes the files it lists, and
+ * takes K1's object: every header read, the source among them, is in the key, as ccache's
+ * direct mode has it. A header that would now be found earlier on the include path without
+ * being in the old list is the one case direct mode cannot see (ccache's too); changing flags,
+ * -I dirs or the compiler changes K0. The bases are the build dir (nvcc's keep dir, -o, -MF
+ * and the -ffile-prefix-map that makes objects independent of it, repro.c) and the cache dir
+ * of a torch PCH (its -include and header). */
+#define _GNU_SOURCE /* realpath */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/error_priv.h"
+#include "common/safefs.h"
+#include "common/strbuf.h"
+#include "compile/cache.h"
+#include "compile/hash.h"
+#include "edgecache.h"
+
+extern char **environ;
+
+#define TAG "fatbuild edge 1"
+
+const char *
+fb_depfile_deps(const char *text)
+{
+	for (const char *p = text; *p; p++) {
+		if (p[0] == '\\' && p[1]) {
+			p++;
+			continue;
+		}
+		if (p[0] == ':' && (!p[1] || strchr(" \t\r\n\\", p[1])))
+			return p + 1;
+	}
+	return text;
+}
+
+bool
+fb_depfile_next(const char **pos, char *out, size_t size)
+{
+	const char *p = *pos;
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || (p[0] == '\\' && (p[1] == '\n' || p[1] == '\r')))
+		p += p[0] == '\\' ? 2 : 1;
+	if (!*p)
+		return false;
+	size_t n = 0;
+	while (*p && !(*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || (p[0] == '\\' && (p[1] == '\n' || p[1] == '\r')))) {
+		if ((p[0] == '\\' && (p[1] == ' ' || p[1] == '#' || p[1] == '\\')) || (p[0] == '$' && p[1] == '$'))
+			p++;
+		if (n + 1 < size)
+			out[n++] = *p;
+		p++;
+	}
+	out[n] = 0;
+	*pos = p;
+	return true;
+}
+
+/* ---- keys ---- */
+
+/* Appends s with every occurrence of a base spelled @Bn (n its index). */
+static void
+put_rebased(struct fb_buf *b, const char *s, const char *const *bases, size_t nbases)
+{
+	for (const char *p = s; *p;) {
+		size_t hit = nbases, len = 0;
+		for (size_t i = 0; i < nbases; i++) {
+			size_t n = strlen(bases[i]);
+			if (n && n > len && strncmp(p, bases[i], n) == 0) {
+				hit = i;
+				len = n;
+			}
+		}
+		if (hit == nbases) {
+			fb_buf_put(b, p, 1);
+			p++;
+			continue;
+		}
+		char tag[24];
+		snprintf(tag, sizeof(tag), "@B%zu", hit);
+		fb_buf_puts(b, tag);
+		p += len;
+	}
+}
+
+/* The local path of a manifest line: "@Bn/rest" becomes BASE_n/rest. Into out; false when it
+ * does not fit or names no base. */
+static bool
+local_path(const char *line, size_t n, const char *const *bases, size_t nbases, char *out, size_t size)
+{
+	if (n > 2 && line[0] == '@' && line[1] == 'B') {
+		char *end = NULL;
+		unsigned long i = strtoul(line + 2, &end, 10);
+		if (end == line + 2 || i >= nbases || (size_t)(end - line) > n)
+			return false;
+		int k = snprintf(out, size, "%s%.*s", bases[i], (int)(n - (size_t)(end - line)), end);
+		return k >= 0 && (size_t)k < size;
+	}
+	if (n >= size)
+		return false;
+	memcpy(out, line, n);
+	out[n] = 0;
+	return true;
+}
+
+/* "tool PATH SIZE MTIME_NS" for a program found as a shell would (a name on PATH). */
+static void
+put_tool(struct fb_buf *b, const char *tool)
+{
+	char found[PATH_MAX], real[PATH_MAX];
+	const char *pos = NULL;
+	struct stat st;
+	if (strchr(tool, '/'))
+		snprintf(found, sizeof(found), "%s", tool);
+	else if (!fb_path_next(&pos, tool, found, sizeof(found)))
+		snprintf(found, sizeof(found), "%s", tool);
+	char line[PATH_MAX + 96];
+	if (realpath(found, real) && stat(real, &st) == 0)
+		snprintf(line, sizeof(line), "tool %s %lld %lld\n", real, (long long)st.st_size,
+		         (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec);
+	else
+		snprintf(line, sizeof(line), "tool %s missing\n", tool);
+	fb_buf_puts(b, line);
+}
+
+static void
+digest_hex(const struct fb_buf *b, char hex[65])
+{
+	unsigned char d[32];
+	fb_sha256_buf(b->s ? b->s : "", b->len, d);
+	fb_sha256_hex(d, hex);
+}
+
+/* Removes each " --threads N" from b after at: nvcc's thread count follows the machine's job
+ * slots (graph.c) and does not change the object, so machines with other CPU counts share
+ * entries. */
+static void
+drop_threads(struct fb_buf *b, size_t at)
+{
+	if (b->oom || !b->s)
+		return;
+	char *w = b->s + at;
+	for (char *r = b->s + at; *r;) {
+		if (strncmp(r, " --threads ", 11) == 0 && r[11] >= '0' && r[11] <= '9') {
+			r += 11;
+			while (*r >= '0' && *r <= '9')
+				r++;
+			continue;
+		}
+		*w++ = *r++;
+	}
+	*w = 0;
+	b->len = (size_t)(w - b->s);
+}
+
+/* K0: the command and its tools. */
+static int
+key0(const struct fb_edge_opts *o, char hex[65])
+{
+	static const char *const env[] = {"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "SOURCE_DATE_EPOCH",
+	                                  "GCC_EXEC_PREFIX", "COMPILER_PATH", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"};
+	struct fb_buf b = {0};
+	fb_buf_puts(&b, TAG "\n");
+	for (size_t i = 0; i < o->ntools; i++)
+		put_tool(&b, o->tools[i]);
+	for (size_t i = 0; i < sizeof(env) / sizeof(env[0]); i++) {
+		const char *v = getenv(env[i]);
+		if (v) {
+			fb_buf_puts(&b, env[i]);
+			fb_buf_puts(&b, "=");
+			fb_buf_puts(&b, v);
+			fb_buf_puts(&b, "\n");
+		}
+	}
+	for (size_t i = 0; o->argv[i]; i++) {
+		fb_buf_puts(&b, "arg ");
+		size_t at = b.len;
+		put_rebased(&b, o->argv[i], o->bases, o->nbases);
+		drop_threads(&b, at);
+		fb_buf_puts(&b, "\n");
+	}
+	int rc = b.oom ? FB_ENOMEM : 0;
+	if (!rc)
+		digest_hex(&b, hex);
+	free(b.s);
+	return rc;
+}
+
+/* K1 from K0 and the files the manifest lists (one path a line, bases spelled @Bn): each
+ * spelling and the content of the local file; -1 when one cannot be read (a miss). */
+static int
+key1(const struct fb_edge_opts *o, const char *k0, const char *list, char hex[65])
+{
+	struct fb_buf b = {0};
+	fb_buf_puts(&b, k0);
+	fb_buf_puts(&b, "\n");
+	int rc = 0;
+	for (const char *p = list; !rc && *p;) {
+		size_t n = strcspn(p, "\n");
+		const char *line = p;
+		char path[PATH_MAX];
+		p += n + (p[n] == '\n');
+		if (!n)
+			continue;
+		if (!local_path(line, n, o->bases, o->nbases, path, sizeof(path))) {
+			rc = -1;
+			break;
+		}
+		unsigned char d[32];
+		char dh[65];
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || fb_sha256_fd(fd, NULL, d) != 0)
+			rc = -1;
+		if (fd >= 0)
+			close(fd);
+		if (rc)
+			break;
+		fb_sha256_hex(d, dh);
+		fb_buf_put(&b, line, n);
+		fb_buf_puts(&b, " ");
+		fb_buf_puts(&b, dh);
+		fb_buf_puts(&b, "\n");
+	}
+	if (!rc && b.oom)
+		rc = -1;
+	if (!rc)
+		digest_hex(&b, hex);
+	free(b.s);
+	return rc;
+}
+
+/* ---- the caches ---- */
+
+struct store {
+	const struct fb_edge_opts *o;
+	char dir[PATH_MAX];
+	bool local;                /* the local cache dir passed its check */
+	struct fb_remote *remote;
+	struct fb_edge_result *r;
+};
+
+static void
+note(struct store *s, const char *what, const struct fb_error *e)
+{
+	if (!s->r->note[0])
+		snprintf(s->r->note, sizeof(s->r->note), "%s: %.400s", what, e->msg[0] ? e->msg : "failed");
+}
+
+static void
+store_open(struct store *s)
+{
+	struct fb_error e = {0};
+	const char *dir = s->o->cache_dir;
+	if (!dir && fb_cache_dir(s->dir, sizeof(s->dir), &e) != 0)
+		note(s, "edge cache off", &e);
+	else if (dir)
+		snprintf(s->dir, sizeof(s->dir), "%s", dir);
+	s->local = s->dir[0] && fb_cache_check(s->dir, s->o->cache_dir != NULL, &e) == 0;
+	if (s->dir[0] && !s->local)
+		note(s, "edge cache off", &e);
+	if (s->o->remote_cache && *s->o->remote_cache) {
+		struct fb_remote_opts ro = {s->o->remote_cache, s->o->remote_header, !s->o->remote_read_only,
+		                            s->o->remote_timeout_ms};
+		if (fb_remote_open(&ro, &s->remote, &e) != 0)
+			note(s, "remote cache off", &e);
+	}
+}
+
+/* The entry under key: local, else remote (then kept locally). 1 from the remote, 0 local,
+ * -1 a miss. */
+static int
+get(struct store *s, const char *key, struct fb_cache_entry *out)
+{
+	struct fb_error e = {0};
+	if (s->local && fb_cache_get(s->dir, key, out, &e) == 0)
+		return 0;
+	if (!s->remote || fb_remote_broken(s->remote, NULL))
+		return -1;
+	int rc = fb_remote_get(s->remote, key, out, &e);
+	if (rc == FB_EIO || rc == FB_EFORMAT)
+		note(s, "remote cache", &e);
+	if (rc)
+		return -1;
+	if (s->local)
+		fb_cache_put(s->dir, key, out, NULL);
+	return 1;
+}
+
+static void
+put(struct store *s, const char *key, const struct fb_cache_entry *e)
+{
+	struct fb_error er = {0};
+	if (s->local && fb_cache_put(s->dir, key, e, &er) != 0)
+		note(s, "edge cache", &er);
+	if (s->remote && !fb_remote_broken(s->remote, NULL) && fb_remote_put(s->remote, key, e, &er) == FB_EIO)
+		note(s, "remote cache", &er);
+}
+
+/* ---- hit and miss ---- */
+
+/* Writes the object and a depfile naming the manifest's files. */
+static int
+serve(const struct fb_edge_opts *o, const struct fb_cache_entry *obj, const char *list, struct fb_error *err)
+{
+	struct fb_strlist deps = {0};
+	char path[PATH_MAX];
+	int rc = 0;
+	for (const char *p = list; *p && !rc;) {
+		size_t n = strcspn(p, "\n");
+		if (n && local_path(p, n, o->bases, o->nbases, path, sizeof(path)))
+			fb_strlist_add(&deps, path);
+		else if (n)
+			rc = fb_seterr(err, FB_EINVAL, "edge cache: a manifest names an unknown base");
+		p += n + (p[n] == '\n');
+	}
+	if (!rc && deps.oom)
+		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
+	if (!rc)
+		rc = fb_write_file_atomic(o->output, obj->cubin, obj->cubin_size, 0644, err);
+	if (!rc)
+		rc = fb_depfile_write(o->depfile, o->output, (const char *const *)deps.v, deps.n, err);
+	fb_strlist_free(&deps);
+	return rc;
+}
+
+/* 1 when the manifest and the object under its K1 were found and served. */
+static int
+lookup(struct store *s, const char *k0, char k1[65])
+{
+	struct fb_cache_entry man = {0}, obj = {0};
+	int from = get(s, k0, &man), from1 = -1;
+	char *list = from >= 0 && man.ptx_size ? strndup((const char *)man.ptx, man.ptx_size) : NULL;
+	bool ok = list && key1(s->o, k0, list, k1) == 0 && (from1 = get(s, k1, &obj)) >= 0 && obj.cubin_size;
+	struct fb_error e = {0};
+	if (ok && serve(s->o, &obj, list, &e) != 0) {
+		note(s, "edge cache", &e);
+		ok = false;
+	}
+	if (ok)
+		s->r->hit = from == 1 || from1 == 1 ? FB_EDGE_REMOTE : FB_EDGE_LOCAL;
+	free(list);
+	fb_cache_entry_clear(&man);
+	fb_cache_entry_clear(&obj);
+	return ok;
+}
+
+/* Runs argv; its exit status (128+signal when killed) into *status. */
+static int
+run(const struct fb_edge_opts *o, int *status, struct fb_error *err)
+{
+	pid_t pid;
+	int src = posix_spawnp(&pid, o->argv[0], NULL, NULL, (char *const *)o->argv, environ);
+	if (src != 0)
+		return fb_seterr(err, FB_EIO, "edge: cannot run %s: %s", o->argv[0], strerror(src));
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0) {
+		if (errno != EINTR)
+			return fb_seterr(err, FB_EIO, "edge: waitpid: %s", strerror(errno));
+		if (o->cancel && *o->cancel)
+			kill(pid, (int)*o->cancel);
+	}
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return 0;
+}
+
+/* Appends the files depfile names to list, one a line, absolute. */
+static int
+add_deps(const char *depfile, struct fb_buf *list)
+{
+	char *dep = NULL;
+	size_t dn = 0;
+	if (fb_read_file(depfile, &dep, &dn, NULL) != 0)
+		return -1;
+	char path[PATH_MAX], abs[PATH_MAX];
+	for (const char *pos = fb_depfile_deps(dep); fb_depfile_next(&pos, path, sizeof(path));) {
+		fb_buf_puts(list, path[0] != '/' && realpath(path, abs) ? abs : path);
+		fb_buf_puts(list, "\n");
+	}
+	free(dep);
+	return 0;
+}
+
+/* The list with the bases spelled @Bn: the manifest's form. */
+static int
+rebase_list(const struct fb_edge_opts *o, struct fb_buf *list)
+{
+	struct fb_buf b = {0};
+	put_rebased(&b, list->s, o->bases, o->nbases);
+	if (b.oom) {
+		free(b.s);
+		return -1;
+	}
+	free(list->s);
+	*list = b;
+	return 0;
+}
+
+/* After a successful compile: every file it read, one a line, into *list: its depfile's and
+ * those of more_deps, which are then written into its depfile too (ninja rebuilds the object
+ * when a header inside its PCH changes). -1 when a depfile cannot be read. */
+static int
+all_deps(const struct fb_edge_opts *o, struct fb_buf *list)
+{
+	if (add_deps(o->depfile, list) != 0)
+		return -1;
+	for (size_t i = 0; i < o->nmore_deps; i++)
+		if (access(o->more_deps[i], F_OK) == 0 && add_deps(o->more_deps[i], list) != 0)
+			return -1; /* a missing one: no PCH was made, and the compile's own depfile has all */
+	if (list->oom || !list->s)
+		return -1;
+	if (!o->nmore_deps)
+		return rebase_list(o, list);
+	struct fb_strlist v = {0};
+	for (char *save = NULL, *w = strtok_r(list->s, "\n", &save); w; w = strtok_r(NULL, "\n", &save))
+		fb_strlist_add(&v, w);
+	/* strtok_r cut list at each line: put it back together */
+	struct fb_buf b = {0};
+	for (size_t i = 0; i < v.n; i++) {
+		fb_buf_puts(&b, v.v[i]);
+		fb_buf_puts(&b, "\n");
+	}
+	free(list->s);
+	*list = b;
+	int rc = v.oom || b.oom ? -1 : fb_depfile_write(o->depfile, o->output, (const char *const *)v.v, v.n, NULL);
+	fb_strlist_free(&v);
+	return rc ? -1 : rebase_list(o, list);
+}
+
+/* After a successful compile: the manifest under K0, the object under K1. */
+static void
+remember(struct store *s, const char *k0, const struct fb_buf *list)
+{
+	const struct fb_edge_opts *o = s->o;
+	char *objd = NULL;
+	size_t on = 0;
+	char k1[65];
+	if (fb_read_file(o->output, &objd, &on, NULL) != 0 || !on || !list->s || key1(o, k0, list->s, k1) != 0) {
+		free(objd);
+		return;
+	}
+	struct fb_cache_entry obj = {.cubin = (unsigned char *)objd, .cubin_size = on, .log = ""};
+	struct fb_cache_entry man = {.ptx = (unsigned char *)list->s, .ptx_size = list->len, .log = ""};
+	put(s, k1, &obj);
+	put(s, k0, &man);
+	free(objd);
+}
+
+int
+fb_edge_run(const struct fb_edge_opts *o, struct fb_edge_result *r, struct fb_error *err)
+{
+	memset(r, 0, sizeof(*r));
+	if (!o || !o->argv || !o->argv[0] || !o->output || !o->depfile)
+		return fb_seterr(err, FB_EINVAL, "edge: a command, its output and its depfile are needed");
+	struct store s = {.o = o, .r = r};
+	char k0[65], k1[65];
+	bool keyed = key0(o, k0) == 0;
+	if (keyed)
+		store_open(&s);
+	int rc = 0;
+	if (!keyed || !(s.local || s.remote) || !lookup(&s, k0, k1)) {
+		fb_remote_idle(s.remote); /* no thread of a gRPC remote runs beside the command */
+		rc = run(o, &r->status, err);
+		struct fb_buf list = {0};
+		bool deps = !rc && r->status == 0 && all_deps(o, &list) == 0;
+		if (deps && keyed && (s.local || s.remote))
+			remember(&s, k0, &list);
+		free(list.s);
+	}
+	fb_remote_close(s.remote);
+	return rc;
+}

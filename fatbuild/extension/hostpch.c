@@ -1,0 +1,337 @@
+/* hostpch.c: precompiled torch headers for the host C++ edges of a --torch build.
+ * A source whose first lines are #include <...> of torch headers gets those lines as a header
+ * of their own, h.h, precompiled once with the build's compiler and flags into h.h.gch, and
+ * compiled with -include h.h: the same headers in the same order before the rest of the file
+ * (its own #includes of them are then skipped by their guards), so the object is the same,
+ * byte for byte, as without the PCH (tests/build_hostpch.sh compares them).
+ * The PCH lives in CACHE/hostpch/KEY/ (fb_cache_dir; 0700, checked as docs/security.md says),
+ * KEY the SHA-256 of its identity: the compiler (its resolved path, size and mtime, as ccache's
+ * default compiler check), the flags, torch's version and version.py, and the block. The
+ * identity is also written beside it (id): a PCH whose id differs (copied in, made by another
+ * torch) is foreign and remade, and so is one whose size, inode or mtime are not those the edge
+ * that made it wrote down (stamp: a .gch copied or written in from elsewhere). gcc's own -MD list of the headers it read is kept (h.h.d): one
+ * newer than the PCH (a touched or reinstalled torch header) makes it stale and remade. And
+ * every compile that uses it runs with -Winvalid-pch -Werror=invalid-pch, so one gcc refuses
+ * fails loudly instead of being silently parsed anew. */
+#define _GNU_SOURCE /* realpath */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/error_priv.h"
+#include "common/safefs.h"
+#include "common/strbuf.h"
+#include "compile/cache.h"
+#include "compile/hash.h"
+#include "edgecache.h"
+#include "hostpch.h"
+
+#define ID_MAGIC "fatbuild host pch 1"
+
+static bool
+env_is(const char *name, const char *const *values)
+{
+	const char *v = getenv(name);
+	for (size_t i = 0; v && values[i]; i++)
+		if (strcmp(v, values[i]) == 0)
+			return true;
+	return false;
+}
+
+bool
+fb_hostpch_enabled(bool *eager)
+{
+	static const char *const off[] = {"0", "no", "false", NULL}, *const on[] = {"1", "yes", "true", NULL};
+	*eager = env_is("FATBUILD_HOST_PCH", on);
+	return !env_is("FATBUILD_HOST_PCH", off) && !env_is("FATBUILD_CACHE_SHARED", on);
+}
+
+/* ---- the leading include block ---- */
+
+/* "#include <NAME>" with only blanks or a // comment after: NAME into name, else false. */
+static bool
+angle_include(const char *line, char *name, size_t size)
+{
+	const char *p = line + strspn(line, " \t");
+	if (*p++ != '#')
+		return false;
+	p += strspn(p, " \t");
+	if (strncmp(p, "include", 7) != 0)
+		return false;
+	p += 7;
+	p += strspn(p, " \t");
+	if (*p++ != '<')
+		return false;
+	size_t n = strcspn(p, ">\n");
+	if (p[n] != '>' || n == 0 || n >= size)
+		return false;
+	memcpy(name, p, n);
+	name[n] = 0;
+	p += n + 1;
+	p += strspn(p, " \t\r");
+	return !*p || strncmp(p, "//", 2) == 0;
+}
+
+static bool
+torch_header(const char *name)
+{
+	static const char *const pre[] = {"torch/", "ATen/", "c10/", "pybind11/"};
+	for (size_t i = 0; i < sizeof(pre) / sizeof(pre[0]); i++)
+		if (strncmp(name, pre[i], strlen(pre[i])) == 0)
+			return true;
+	return false;
+}
+
+/* Takes one line of the leading block: 1 to go on, 0 at its end. */
+static int
+block_line(char *line, bool *in_comment, struct fb_buf *b, bool *torch)
+{
+	const char *p = line + strspn(line, " \t\r");
+	if (*in_comment) {
+		const char *e = strstr(p, "*/");
+		if (!e)
+			return 1;
+		*in_comment = false;
+		p = e + 2;
+		p += strspn(p, " \t\r");
+		return !*p;
+	}
+	if (!*p || strncmp(p, "//", 2) == 0)
+		return 1;
+	if (strncmp(p, "/*", 2) == 0) {
+		const char *e = strstr(p + 2, "*/");
+		if (!e) {
+			*in_comment = true;
+			return 1;
+		}
+		e += 2;
+		return !e[strspn(e, " \t\r")];
+	}
+	char name[1024];
+	if (!angle_include(p, name, sizeof(name)))
+		return 0;
+	*torch |= torch_header(name);
+	fb_buf_puts(b, "#include <");
+	fb_buf_puts(b, name);
+	fb_buf_puts(b, ">\n");
+	return 1;
+}
+
+int
+fb_hostpch_block(const char *src, char **block, struct fb_error *err)
+{
+	*block = NULL;
+	char *text = NULL;
+	size_t size = 0;
+	int rc = fb_read_file(src, &text, &size, err);
+	if (rc)
+		return rc;
+	struct fb_buf b = {0};
+	bool in_comment = false, torch = false;
+	for (char *save = NULL, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		size_t n = strlen(line);
+		if (n && line[n - 1] == '\\')
+			break; /* a continued line: not worth reading as the preprocessor would */
+		if (!block_line(line, &in_comment, &b, &torch))
+			break;
+	}
+	free(text);
+	if (b.oom) {
+		free(b.s);
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	}
+	if (torch)
+		*block = b.s;
+	else
+		free(b.s);
+	return 0;
+}
+
+/* ---- identity and key ---- */
+
+/* "compiler PATH SIZE MTIME_NS": the compiler as ccache's default check sees it. */
+static int
+compiler_id(const char *compiler, struct fb_buf *id, struct fb_error *err)
+{
+	char found[PATH_MAX], real[PATH_MAX];
+	if (strchr(compiler, '/')) {
+		snprintf(found, sizeof(found), "%s", compiler);
+	} else {
+		const char *pos = NULL;
+		if (!fb_path_next(&pos, compiler, found, sizeof(found)))
+			return fb_seterr(err, FB_ENOTOOL, "host PCH: %s not found on PATH", compiler);
+	}
+	struct stat st;
+	if (!realpath(found, real) || stat(real, &st) != 0)
+		return fb_seterr(err, FB_ENOTOOL, "host PCH: %s: %s", found, strerror(errno));
+	char line[PATH_MAX + 64];
+	snprintf(line, sizeof(line), "compiler %s %lld %lld\n", real, (long long)st.st_size,
+	         (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec);
+	fb_buf_puts(id, line);
+	return 0;
+}
+
+/* The identity text (what id holds) and its digest, the key. */
+static int
+identity(const char *block, const char *compiler, const char *flags, const char *torch_version,
+         const char *torch_dir, char **text, char key[65], struct fb_error *err)
+{
+	struct fb_buf id = {0};
+	fb_buf_puts(&id, ID_MAGIC "\n");
+	int rc = compiler_id(compiler, &id, err);
+	char vpath[FB_HOSTPCH_PATH + 16], *ver = NULL;
+	size_t vsize = 0;
+	snprintf(vpath, sizeof(vpath), "%s/version.py", torch_dir);
+	unsigned char d[32];
+	char hex[65] = "-";
+	if (!rc && fb_read_file(vpath, &ver, &vsize, NULL) == 0 && fb_sha256_buf(ver, vsize, d) == 0)
+		fb_sha256_hex(d, hex);
+	free(ver);
+	fb_buf_puts(&id, "torch ");
+	fb_buf_puts(&id, torch_version);
+	fb_buf_puts(&id, " ");
+	fb_buf_puts(&id, torch_dir);
+	fb_buf_puts(&id, " version.py ");
+	fb_buf_puts(&id, hex);
+	fb_buf_puts(&id, "\nflags ");
+	fb_buf_puts(&id, flags);
+	fb_buf_puts(&id, "\nblock\n");
+	fb_buf_puts(&id, block);
+	if (!rc && id.oom)
+		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
+	if (rc) {
+		free(id.s);
+		return rc;
+	}
+	fb_sha256_buf(id.s, id.len, d);
+	fb_sha256_hex(d, key);
+	*text = id.s;
+	return 0;
+}
+
+/* ---- the directory and its files ---- */
+
+#define FIX "chmod 700 it or remove it (it is remade), or build with --no-host-pch (docs/security.md)"
+
+/* Whether path holds exactly text. */
+static bool
+holds(const char *path, const char *text)
+{
+	char *data = NULL;
+	size_t size = 0;
+	bool same = fb_read_file(path, &data, &size, NULL) == 0 && size == strlen(text) && memcmp(data, text, size) == 0;
+	free(data);
+	return same;
+}
+
+/* Stale when a header gcc read is gone or newer than the PCH (why says which). */
+static bool
+deps_stale(const struct fb_hostpch *p, const struct stat *gch, char *why, size_t size)
+{
+	char *text = NULL;
+	size_t n = 0;
+	if (fb_read_file(p->dep, &text, &n, NULL) != 0) {
+		snprintf(why, size, "its header list is missing");
+		return true;
+	}
+	bool stale = false;
+	char path[FB_HOSTPCH_PATH];
+	struct stat st;
+	for (const char *pos = fb_depfile_deps(text); !stale && fb_depfile_next(&pos, path, sizeof(path));) {
+		if (stat(path, &st) != 0 || st.st_mtim.tv_sec > gch->st_mtim.tv_sec ||
+		    (st.st_mtim.tv_sec == gch->st_mtim.tv_sec && st.st_mtim.tv_nsec > gch->st_mtim.tv_nsec)) {
+			snprintf(why, size, "%.200s changed", path);
+			stale = true;
+		}
+	}
+	free(text);
+	return stale;
+}
+
+/* Whether the PCH is the one its edge made: stamp holds its size, inode and mtime as GNU stat
+ * printed them ("%s %i %.9Y"). */
+static bool
+stamp_ok(const struct fb_hostpch *p, const struct stat *gch)
+{
+	char *text = NULL;
+	size_t n = 0;
+	if (fb_read_file(p->stamp, &text, &n, NULL) != 0)
+		return false;
+	long long size = -1, ino = -1, sec = -1, nsec = -1;
+	bool ok = sscanf(text, "%lld %lld %lld.%lld", &size, &ino, &sec, &nsec) == 4 && size == (long long)gch->st_size &&
+	          ino == (long long)gch->st_ino && sec == (long long)gch->st_mtim.tv_sec &&
+	          nsec == (long long)gch->st_mtim.tv_nsec;
+	free(text);
+	return ok;
+}
+
+/* CACHE/hostpch/KEY made (0700) and checked, the cache dir itself checked as the compile
+ * cache's. */
+static int
+make_dir(const char *key, struct fb_hostpch *p, struct fb_error *err)
+{
+	char cache[FB_HOSTPCH_PATH - 256], sub[FB_HOSTPCH_PATH - 128];
+	int rc = fb_cache_dir(cache, sizeof(cache), err);
+	if (!rc)
+		rc = fb_cache_check(cache, false, err);
+	if (rc)
+		return rc;
+	snprintf(sub, sizeof(sub), "%s/hostpch", cache);
+	if ((rc = fb_dir_make(sub, "host PCH dir", FIX, 0, err)))
+		return rc;
+	snprintf(p->dir, sizeof(p->dir), "%s/%s", sub, key);
+	return fb_dir_make(p->dir, "host PCH dir", FIX, 0, err);
+}
+
+int
+fb_hostpch_prepare(const char *block, const char *compiler, const char *flags, const char *torch_version,
+                   const char *torch_dir, bool eager, struct fb_hostpch *p, struct fb_error *err)
+{
+	memset(p, 0, sizeof(*p));
+	char *id = NULL, key[65];
+	int rc = identity(block, compiler, flags, torch_version, torch_dir, &id, key, err);
+	if (!rc)
+		rc = make_dir(key, p, err);
+	char idpath[FB_HOSTPCH_PATH + 8];
+	snprintf(idpath, sizeof(idpath), "%s/id", p->dir);
+	snprintf(p->header, sizeof(p->header), "%s/h.h", p->dir);
+	snprintf(p->gch, sizeof(p->gch), "%s/h.h.gch", p->dir);
+	snprintf(p->dep, sizeof(p->dep), "%s/h.h.d", p->dir);
+	snprintf(p->stamp, sizeof(p->stamp), "%s/stamp", p->dir);
+	struct stat st;
+	bool first = !rc && access(idpath, F_OK) != 0;
+	if (!rc && !holds(idpath, id)) {
+		snprintf(p->why, sizeof(p->why), "%s", first ? "none yet" : "foreign (made for another identity)");
+		p->stale = true;
+	} else if (!rc && !holds(p->header, block)) {
+		snprintf(p->why, sizeof(p->why), "its header differs");
+		p->stale = true;
+	} else if (!rc && stat(p->gch, &st) != 0) {
+		snprintf(p->why, sizeof(p->why), "none yet");
+		p->stale = true;
+	} else if (!rc && !stamp_ok(p, &st)) {
+		snprintf(p->why, sizeof(p->why), "foreign (not the one made here)");
+		p->stale = true;
+	} else if (!rc) {
+		p->stale = deps_stale(p, &st, p->why, sizeof(p->why));
+	}
+	p->use = !rc && (eager || !first);
+	if (!rc && p->stale) {
+		/* Gone before ninja runs, so it is remade whatever this build dir's log says. */
+		unlink(p->gch);
+		unlink(p->dep);
+		unlink(p->stamp);
+		/* Rewritten only when different: compiles name h.h in their depfiles, and a new mtime
+		 * would rebuild them. */
+		if (!holds(p->header, block))
+			rc = fb_write_file_atomic(p->header, block, strlen(block), 0600, err);
+		if (!rc && !holds(idpath, id))
+			rc = fb_write_file_atomic(idpath, id, strlen(id), 0600, err);
+	}
+	free(id);
+	return rc;
+}

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# build_edgecache.sh: host and nvcc edges go through `fatbuild edge` (fatbuild/extension/
+# edgecache.c), cached in the compile cache and the remote cache (nginx WebDAV on loopback,
+# tests/remote/nginx.sh) as the NVRTC images are. $CC and $CXX are wrappers that log each run
+# (nvcc runs $CXX as its host compiler, so its edges are counted too):
+#   A  cold, own cache and the remote: every edge runs and is uploaded;
+#   B  another build dir, an empty local cache, the same remote: no compiler runs at all,
+#      every edge is a remote hit, and the objects and library are A's, byte for byte;
+#   B2 the same with -j 3 (nvcc --threads 3, not in the key): every edge a remote hit;
+#   C  B's build dir again after a header's content changed: that edge runs, the other hits;
+#   D  --no-edge-cache and --launcher: no `fatbuild edge` in build.ninja.
+set -u
+: "${FATBUILD_BIN:?}" "${FB_SOURCE_DIR:?}"
+nvcc=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
+[ -x "$nvcc" ] || { echo "no nvcc at $nvcc: skipped"; exit 77; }
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || { echo "SKIP: nginx not installed (scripts/deps.sh)"; exit 77; }
+command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 77; }
+t=$(mktemp -d "${TMPDIR:-/tmp}/fb-edgecache.XXXXXX")
+source "$FB_SOURCE_DIR/tests/remote/nginx.sh"
+trap 'nginx_stop; rm -rf "$t"' EXIT
+fails=0
+fail() { echo "FAIL: $*" >&2; [ -f "$t/log" ] && sed 's/^/  | /' "$t/log" | tail -n 30 >&2; fails=$((fails + 1)); }
+nginx_start "$t/srv" || { echo "nginx did not start"; exit 1; }
+
+for c in cc c++; do
+	# links are not compiles: only those are logged
+	printf '#!/bin/sh\ncase " $* " in *" -shared "*) ;; *) echo "%s $*" >>"%s/runs" ;; esac\nexec %s "$@"\n' "$c" "$t" "$c" >"$t/log$c"
+	chmod +x "$t/log$c"
+done
+export CC=$t/logcc CXX=$t/logc++
+mkdir -p "$t/src"
+cp "$FB_SOURCE_DIR/examples/saxpy/saxpy_launch.cu" "$FB_SOURCE_DIR/examples/saxpy/saxpy.cuh" "$t/src/"
+printf '#pragma once\n#define ANSWER 42\n' >"$t/src/answer.h"
+printf '#include <string>\n#include "answer.h"\nextern "C" int cxx_answer() { return (int)std::string(ANSWER, (char)1).size(); }\n' >"$t/src/b.cpp"
+printf '#include "answer.h"\nint c_answer(void) { return ANSWER; }\n' >"$t/src/c.c"
+srcs=("$t/src/saxpy_launch.cu" "$t/src/b.cpp" "$t/src/c.c")
+
+build() { # build NAME CACHE [flags...]: the edge log in $t/NAME.edges, compiler runs in $t/runs
+	local name=$1 cache=$2
+	shift 2
+	rm -f "$t/runs" "$t/$name.edges"
+	FATBUILD_CACHE_DIR=$t/$cache FATBUILD_EDGE_LOG=$t/$name.edges "$FATBUILD_BIN" build -j 2 --arch-list "8.0 9.0" \
+		--remote-cache "$NGINX_URL" --build-dir "$t/$name" -o "$t/$name.so" "$@" "${srcs[@]}" >"$t/log" 2>&1
+}
+count() { grep -c "$1" "$2" 2>/dev/null || true; }
+
+# A
+build A cacheA || fail "A: build"
+[ "$(count '^ran ' "$t/A.edges")" = 3 ] || { cp "$t/A.edges" "$t/log"; fail "A: want 3 edges run"; }
+[ "$(count . "$t/runs")" -ge 3 ] || { cp "$t/runs" "$t/log"; fail "A: the wrappers saw fewer than 3 compiler runs: they cannot prove B's none"; }
+[ "$(ls "$t/srv/store/ac" | wc -l)" -ge 6 ] || { ls -R "$t/srv/store" >"$t/log"; fail "A: want a manifest and an object record per edge on the server"; }
+# B
+build B cacheB || fail "B: build"
+[ ! -s "$t/runs" ] || { cp "$t/runs" "$t/log"; fail "B: a compiler ran"; }
+[ "$(count '^hit remote ' "$t/B.edges")" = 3 ] || { cp "$t/B.edges" "$t/log"; fail "B: want 3 remote hits"; }
+for o in 0_saxpy_launch.cu.o 1_b.cpp.o 2_c.c.o; do
+	cmp "$t/A/obj/$o" "$t/B/obj/$o" >"$t/log" 2>&1 || fail "B: $o differs from A's"
+done
+cmp "$t/A.so" "$t/B.so" >"$t/log" 2>&1 || fail "B: the library differs from A's"
+build B cacheB || fail "B: no-op"
+grep -q 'no work to do' "$t/log" || fail "B: the rebuild (depfiles written on a hit) did work"
+# B2: more job slots give nvcc another --threads, which is not in the key
+build B2 cacheB2 -j 3 || fail "B2: build"
+grep -q -- '--threads 3' "$t/B2/build.ninja" || { cp "$t/B2/build.ninja" "$t/log"; fail "B2: no --threads 3"; }
+[ "$(count '^hit remote ' "$t/B2.edges")" = 3 ] || { cp "$t/B2.edges" "$t/log"; fail "B2: want 3 remote hits with another --threads"; }
+# C
+printf '#pragma once\n#define ANSWER 43\n' >"$t/src/answer.h"
+build B cacheB || fail "C: build"
+[ "$(count . "$t/runs")" -ge 2 ] && [ "$(count '^ran ' "$t/B.edges")" = 2 ] ||
+	{ cat "$t/B.edges" "$t/runs" >"$t/log"; fail "C: a changed header did not rerun its two edges"; }
+# D
+build D cacheD --no-edge-cache --emit-ninja || fail "D: emit"
+! grep -q ' edge -o ' "$t/D/build.ninja" || { cp "$t/D/build.ninja" "$t/log"; fail "D: --no-edge-cache still caches"; }
+build E cacheD --launcher env --emit-ninja || fail "D: emit with a launcher"
+! grep -q ' edge -o ' "$t/E/build.ninja" || { cp "$t/E/build.ninja" "$t/log"; fail "D: a launcher and the edge cache together"; }
+grep -q ' edge -o ' "$t/A/build.ninja" || { cp "$t/A/build.ninja" "$t/log"; fail "A: no fatbuild edge in build.ninja"; }
+[ $fails = 0 ] && echo "ok build_edgecache"
+exit $((fails > 0))

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# build_hostpch.sh: --torch C++ sources compile with a precompiled header of their leading
+# torch #includes, kept in the user's cache (fatbuild/extension/hostpch.c). A fake torch (a
+# Python package answering fatbuild's query, a few headers, empty libraries) keeps it fast:
+#   0. by default the first build that wants a PCH compiles without one and the second makes
+#      it (making one costs about three compiles); FATBUILD_HOST_PCH=1 makes it at once, as
+#      the rest of this test does;
+#   1. the first build makes the PCH (its edge runs), in CACHE/hostpch/KEY, both dirs 0700;
+#      the C++ edge reads it with -Winvalid-pch -Werror=invalid-pch;
+#   2. --no-host-pch gives the same object, byte for byte; a second build dir reuses the PCH
+#      (no PCH edge runs) and its object is the same too;
+#   3. a touched torch header: the PCH is stale and remade;
+#   4. foreign: a .gch copied over it (another size, inode, mtime) and an id of another
+#      identity are each refused and remade; another torch gets a PCH of its own;
+#   5. a group-writable PCH dir is refused (exit 7, docs/security.md), --no-host-pch builds;
+#   6. a source without a leading torch include, and a build with --launcher, use none;
+#   7. with the edge cache (fatbuild edge), the compile makes a missing PCH itself, under a
+#      lock: same object; a second build dir with the object in the cache makes no PCH;
+#   8. the same by default: the first compile reads the headers plainly, a no-op stays one,
+#      the next compile makes the PCH.
+# 1-6 run without the edge cache (FATBUILD_EDGE_CACHE=0), where the PCH is an edge of its own.
+set -u
+: "${FATBUILD_BIN:?}"
+command -v python3 >/dev/null || { echo "no python3: skipped"; exit 77; }
+command -v c++ >/dev/null || { echo "no c++: skipped"; exit 77; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/fb-hostpch.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+export FATBUILD_CACHE_DIR=$work/cache FATBUILD_EDGE_CACHE=0
+fails=0
+fail() { echo "FAIL: $*" >&2; [ -f "$work/log" ] && sed 's/^/  | /' "$work/log" | tail -n 30 >&2; fails=$((fails + 1)); }
+
+# fake_torch DIR VERSION: a torch package torch.utils.cpp_extension can be asked about.
+fake_torch() {
+	local d=$1/torch
+	mkdir -p "$d/utils" "$d/include/torch" "$d/include/c10" "$d/lib"
+	printf '__version__ = "%s"\nclass version:\n    cuda = None\nclass _C:\n    _GLIBCXX_USE_CXX11_ABI = True\n' "$2" >"$d/__init__.py"
+	printf '__version__ = "%s"\n' "$2" >"$d/version.py"
+	: >"$d/utils/__init__.py"
+	cat >"$d/utils/cpp_extension.py" <<PY
+import os
+# flags as PyTorch's: -std=c++17
+TORCH_LIB_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib")
+def include_paths(cuda=False):
+    return [os.path.join(os.path.dirname(TORCH_LIB_PATH), "include")]
+PY
+	cat >"$d/include/c10/core.h" <<'H'
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+#include <functional>
+namespace c10 { inline int answer() { std::map<std::string, std::vector<int>> m{{"a", {41}}}; return m["a"][0] + 1; } }
+H
+	cat >"$d/include/torch/extension.h" <<'H'
+#pragma once
+#include <c10/core.h>
+#include <sstream>
+H
+	for l in c10 torch_cpu torch torch_python; do
+		echo "int fake_$l;" >"$work/$l.c" && cc -shared -fPIC -o "$d/lib/lib$l.so" "$work/$l.c" || return 1
+	done
+}
+fake_torch "$work/t1" 2.99.0 || { echo "fake torch"; exit 1; }
+fake_torch "$work/t2" 2.98.0 || { echo "fake torch"; exit 1; }
+cat >"$work/a.cpp" <<'C'
+// a.cpp: one op.
+#include <torch/extension.h>
+/* the op */
+#include <sstream>
+
+int ext_answer() { return c10::answer(); }
+C
+printf '#include "local.h"\n#include <torch/extension.h>\nint f() { return c10::answer(); }\n' >"$work/b.cpp"
+: >"$work/local.h"
+
+build() { # build PYTHONPATH BUILDDIR [flags...]: exit status of fatbuild build, output in $work/log
+	local pp=$1 bd=$2
+	shift 2
+	PYTHONPATH=$pp "$FATBUILD_BIN" build --torch --python python3 --name ext --build-dir "$work/$bd" \
+		-o "$work/$bd.so" "$@" "$work/a.cpp" >"$work/log" 2>&1
+}
+ran_pch() { grep -q 'PCH torch headers' "$work/log"; }
+gch() { ls "$FATBUILD_CACHE_DIR"/hostpch/*/h.h.gch 2>/dev/null | head -n 1; }
+
+# 0.
+FATBUILD_CACHE_DIR=$work/cache0 build "$work/t1" b0 || fail "0: first build"
+! ran_pch && ! grep -q -- '-include' "$work/b0/build.ninja" || fail "0: the first build made or read a PCH"
+FATBUILD_CACHE_DIR=$work/cache0 build "$work/t1" b0b || fail "0: second build"
+ran_pch && grep -q -- '-include' "$work/b0b/build.ninja" || fail "0: the second build did not make the PCH"
+cmp "$work/b0/obj/0_a.cpp.o" "$work/b0b/obj/0_a.cpp.o" >"$work/log" 2>&1 || fail "0: the object differs"
+export FATBUILD_HOST_PCH=1
+# 1.
+build "$work/t1" b1 || fail "1: build"
+ran_pch || fail "1: no PCH edge ran"
+g=$(gch)
+[ -n "$g" ] && [ -s "$g" ] || fail "1: no h.h.gch under $FATBUILD_CACHE_DIR/hostpch"
+pdir=$(dirname "$g")
+[ "$(stat -c %a "$FATBUILD_CACHE_DIR/hostpch")" = 700 ] && [ "$(stat -c %a "$pdir")" = 700 ] ||
+	{ : >"$work/log"; fail "1: PCH dirs not 0700: $(stat -c '%a %n' "$FATBUILD_CACHE_DIR/hostpch" "$pdir")"; }
+grep -q -- "-Winvalid-pch -Werror=invalid-pch -include $pdir/h.h" "$work/b1/build.ninja" ||
+	{ cp "$work/b1/build.ninja" "$work/log"; fail "1: the C++ edge does not read the PCH"; }
+# 2.
+build "$work/t1" b2 --no-host-pch || fail "2: --no-host-pch build"
+! grep -q -- '-include' "$work/b2/build.ninja" || { cp "$work/b2/build.ninja" "$work/log"; fail "2: --no-host-pch still reads a PCH"; }
+cmp "$work/b1/obj/0_a.cpp.o" "$work/b2/obj/0_a.cpp.o" >"$work/log" 2>&1 || fail "2: the object differs with the PCH"
+build "$work/t1" b3 || fail "2: second build dir"
+! ran_pch || fail "2: the second build dir made the PCH again"
+cmp "$work/b1/obj/0_a.cpp.o" "$work/b3/obj/0_a.cpp.o" >"$work/log" 2>&1 || fail "2: the second build dir's object differs"
+# 3.
+sleep 0.05
+touch "$work/t1/torch/include/c10/core.h"
+build "$work/t1" b3 || fail "3: build after touching a header"
+grep -q 'PCH torch headers (.*core.h changed)' "$work/log" || fail "3: a touched torch header did not remake the PCH"
+build "$work/t1" b3 || fail "3: no-op"
+grep -q 'no work to do' "$work/log" || fail "3: the rebuild after the remade PCH did work"
+# 4.
+cp "$g" "$work/copy.gch" && rm -f "$g" && cp "$work/copy.gch" "$g"
+build "$work/t1" b3 || fail "4: build with a copied-in .gch"
+grep -q 'PCH torch headers (foreign' "$work/log" || fail "4: a copied-in .gch was not refused"
+echo "fatbuild host pch 1 of another identity" >"$pdir/id"
+build "$work/t1" b3 || fail "4: build with a foreign id"
+grep -q 'PCH torch headers (foreign' "$work/log" || fail "4: a foreign id was not refused"
+build "$work/t2" b3 || fail "4: another torch"
+ran_pch || fail "4: another torch did not make a PCH of its own"
+[ "$(ls -d "$FATBUILD_CACHE_DIR"/hostpch/*/ | wc -l)" = 2 ] || { ls -la "$FATBUILD_CACHE_DIR"/hostpch >"$work/log"; fail "4: another torch did not get its own PCH dir"; }
+# 5.
+chmod 770 "$pdir"
+build "$work/t1" b4; rc=$?
+[ $rc = 7 ] && grep -q 'host PCH dir' "$work/log" || fail "5: a group-writable PCH dir was used (exit $rc)"
+build "$work/t1" b4 --no-host-pch || fail "5: --no-host-pch with an unsafe PCH dir"
+chmod 700 "$pdir"
+# 6.
+PYTHONPATH=$work/t1 "$FATBUILD_BIN" build --torch --python python3 --name ext2 --emit-ninja --build-dir "$work/b5" \
+	-o "$work/b5.so" "$work/b.cpp" >"$work/log" 2>&1 || fail "6: emit"
+! grep -q -- '-include' "$work/b5/build.ninja" || { cp "$work/b5/build.ninja" "$work/log"; fail "6: a PCH for a source whose first include is quoted"; }
+build "$work/t1" b6 --launcher env --emit-ninja || fail "6: emit with a launcher"
+! grep -q -- '-include' "$work/b6/build.ninja" || { cp "$work/b6/build.ninja" "$work/log"; fail "6: a PCH with a launcher"; }
+# 7.
+export FATBUILD_EDGE_CACHE=1 FATBUILD_CACHE_DIR=$work/cache7 FATBUILD_EDGE_LOG=$work/edges
+build "$work/t1" b7 || fail "7: build with the edge cache"
+grep -q 'fatbuild: PCH torch headers' "$work/log" || fail "7: the compile did not make the PCH"
+[ -s "$(ls "$FATBUILD_CACHE_DIR"/hostpch/*/h.h.gch 2>/dev/null | head -n 1)" ] || fail "7: no PCH in the cache"
+cmp "$work/b2/obj/0_a.cpp.o" "$work/b7/obj/0_a.cpp.o" >"$work/log" 2>&1 || fail "7: the object differs"
+rm -f "$FATBUILD_CACHE_DIR"/hostpch/*/h.h.gch
+build "$work/t1" b8 || fail "7: second build dir"
+! grep -q 'PCH torch headers' "$work/log" || fail "7: a cache hit made the PCH"
+grep -q "^hit local $work/b8/obj/0_a.cpp.o" "$work/edges" || { cp "$work/edges" "$work/log"; fail "7: no cache hit"; }
+# 8. with the edge cache, by default: the first compile leaves a mark and reads the headers
+#    plainly (-include h.h without h.h.gch: the same object), a no-op stays one, and the next
+#    compile that misses (a changed source) makes the PCH.
+unset FATBUILD_HOST_PCH
+export FATBUILD_CACHE_DIR=$work/cache8
+build "$work/t1" b9 || fail "8: first build"
+! grep -q 'PCH torch headers' "$work/log" && grep -q -- '-include' "$work/b9/build.ninja" ||
+	fail "8: the first build made a PCH, or its compile does not name one"
+cmp "$work/b2/obj/0_a.cpp.o" "$work/b9/obj/0_a.cpp.o" >"$work/log" 2>&1 || fail "8: the object differs"
+build "$work/t1" b9 || fail "8: no-op"
+grep -q 'no work to do' "$work/log" || fail "8: the no-op did work"
+echo '// changed' >>"$work/a.cpp"
+build "$work/t1" b9 || fail "8: build after a change"
+grep -q 'fatbuild: PCH torch headers' "$work/log" || fail "8: the second compile did not make the PCH"
+[ $fails = 0 ] && echo "ok build_hostpch"
+exit $((fails > 0))

