@@ -1,7 +1,7 @@
 /* edgecache.c: host and nvcc compile edges cached as the NVRTC images are, in the same local
- * cache (compile/cache.c) and the same remote cache (compile/remote.c: Bazel HTTP, or REAPI on gRPC), so
- * a second build dir, machine or CI job takes what another compiled (docs/caches.md "Host and
- * nvcc edges"). The key follows ccache's direct mode, in two steps:
+ * cache (compile/cache.c) and the same remote cache (compile/remote.c: Bazel HTTP, or REAPI on
+ * gRPC), so a second build dir, machine or CI job takes what another compiled (docs/caches.md
+ * "Host and nvcc edges"). The key follows ccache's direct mode, in two steps:
  *   K0 = SHA-256("fatbuild edge 1", each tool's resolved path, size and mtime, the environment
  *        that moves include paths, the command's words with the bases spelled @Bn and nvcc's
  *        --threads N left out)
