@@ -27,6 +27,9 @@ target_link_libraries(fb_fuzz_libs PUBLIC PkgConfig::LIBELF PkgConfig::ZSTD PkgC
 if(FB_HAVE_LIBCRYPTO)
   target_link_libraries(fb_fuzz_libs PUBLIC OpenSSL::Crypto)
 endif()
+if(FB_HAVE_GRPC)
+  target_link_libraries(fb_fuzz_libs PUBLIC PkgConfig::GRPC)
+endif()
 fb_target_defaults(fb_fuzz_libs)
 
 file(GLOB FB_FUZZ_TARGETS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_*.c)

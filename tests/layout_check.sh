@@ -40,8 +40,8 @@ allowed() {
 # side (the run's state, scheduling, the forked job, PCH workers, the compile server and its
 # client), one header run.h; the driver (options, sources and jobs; fb_compile).
 RANKS='
-fatbuild/compile 0 hash.c hash.h depfile.c depfile.h hosthdr.c hosthdr.h
-fatbuild/compile 1 nvrtc.c nvrtc.h cache.c cache.h remote.c stats.c key.c
+fatbuild/compile 0 hash.c hash.h depfile.c depfile.h hosthdr.c hosthdr.h pb.c pb.h
+fatbuild/compile 1 nvrtc.c nvrtc.h cache.c cache.h remote.c reapi.c stats.c key.c
 fatbuild/compile 2 run.h schedule.c child.c worker.c server.c client.c
 fatbuild/compile 3 compile.h prepare.c compile.c
 fatbuild/devlink 0 jitlink.c jitlink.h

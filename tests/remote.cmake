@@ -1,9 +1,13 @@
 # remote.cmake: team and CI caches. remote_cache: the shared compile cache against a real
-# server (nginx WebDAV on loopback, started and stopped by the script). build_launcher:
+# server (nginx WebDAV on loopback, started and stopped by the script). remote_reapi: the same
+# over REAPI on gRPC against BuildGrid (pip-installed into the build dir by the script). build_launcher:
 # `fatbuild build --launcher ccache` and the nvrtc pool. nginx, python3 and ccache come from
 # scripts/deps.sh.
 add_test(NAME remote_cache COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_cache.sh)
 set_tests_properties(remote_cache PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS remote TIMEOUT 300 COST 30
+                     SKIP_RETURN_CODE 77)
+add_test(NAME remote_reapi COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_reapi.sh)
+set_tests_properties(remote_reapi PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS remote TIMEOUT 600 COST 30
                      SKIP_RETURN_CODE 77)
 add_test(NAME build_launcher COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/build_launcher.sh)
 set_tests_properties(build_launcher PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "remote;build" TIMEOUT 300

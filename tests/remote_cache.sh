@@ -36,30 +36,8 @@ for m in a b/deeper/other; do
 	for f in reduce.cu softmax.cu common.cuh; do cp "$FB_SOURCE_DIR/examples/kernels/$f" "$t/$m/k/"; done
 done
 
-# compile MACHINE CACHE OUT [args]: runs fatbuild compile from $t/MACHINE with the fork counter;
-# stderr in $t/OUT.log, the number of NVRTC compiles (nvrtcCompileProgram calls) in $forks.
-compile() {
-	local m=$1 cache=$2 out=$3
-	shift 3
-	rm -f "$t/forks"
-	# The counter wraps dlsym, which a sanitizer runtime also needs at start: under the asan
-	# pass (ASAN_OPTIONS set) the count comes from fatbuild's own "-v" summary instead.
-	local pre=$t/forkcount.so
-	[ -n "${ASAN_OPTIONS:-}" ] && pre=
-	(cd "$t/$m" && FATBUILD_CACHE_DIR=$t/$cache FORKCOUNT_FILE=$t/forks LD_PRELOAD=$pre \
-		"$fb" compile -v --arch-list "$arch" -o "$t/$out.fatbin" "$@" ${files:-"$t/$m/k/reduce.cu" "$t/$m/k/softmax.cu"}) \
-		2>"$t/$out.log"
-	local rc=$?
-	if [ -n "$pre" ]; then
-		forks=$( [ -f "$t/forks" ] && wc -l <"$t/forks" || echo 0)
-	else
-		forks=$(sed -n 's/.* jobs, [0-9]* cached, \([0-9]*\) compiled .*/\1/p' "$t/$out.log")
-	fi
-	forks=$((forks + 0))
-	return $rc
-}
+source "$FB_SOURCE_DIR/tests/remote/compile.sh"
 puts() { grep -c '"PUT ' "$t/srv/logs/access.log"; }
-stat_of() { FATBUILD_CACHE_DIR=$t/$1 "$fb" cache stats | sed -n "s/^$2: //p"; }
 
 # 1. machine A: cold, compiles everything and uploads
 compile a A outA --remote-cache "$url" || { cat "$t/outA.log" >&2; no "A failed"; }
@@ -141,11 +119,7 @@ cmp -s "$t/outA.fatbin" "$t/outE.fatbin" || no "E's fatbinary differs"
 
 # 6. a server that accepts and never answers: one timeout, then local compiles
 port=$(nginx_free_port)
-python3 -c 'import socket, sys, time
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(16); time.sleep(120)' "$port" &
-silent_pid=$!
-sleep 0.5
+silent_server "$port"
 FATBUILD_REMOTE_CACHE_TIMEOUT=1 FATBUILD_REMOTE_CACHE=http://127.0.0.1:$port compile b/deeper/other F outF ||
 	{ cat "$t/outF.log" >&2; no "F (silent server) failed"; }
 [ "$(grep -c 'warning: remote cache' "$t/outF.log")" -eq 1 ] || { cat "$t/outF.log" >&2; no "silent server: want one warning"; }

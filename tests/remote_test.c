@@ -1,7 +1,8 @@
 /* remote_test.c: the pieces of the shared cache that need no server (remote_cache.sh has the
  * server): how paths enter the key (key.c), the NVRTC digest and its per-user memo, the counters'
- * lock (stats.c) under concurrent updates, the action record (docs/remote-cache.md §2), and
- * remote.c's refusal of a bad URL and of a dead server. */
+ * lock (stats.c) under concurrent updates, the action record (docs/remote-cache.md §2),
+ * remote.c's refusal of a bad URL and of a dead server, over HTTP and over REAPI (§8: the
+ * grpc:// URL's parts; remote_reapi.sh has the server). */
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -388,6 +389,68 @@ test_remote_open(void)
 	fb_remote_close(NULL);
 }
 
+/* url -> target, instance, tls; NULL target: refused. */
+static void
+reapi_url(const char *url, const char *target, const char *instance, int tls)
+{
+	char t[64] = "", in[64] = "";
+	int s = -1;
+	int rc = fb_reapi_url_parse(url, t, sizeof(t), in, sizeof(in), &s);
+	if (!target) {
+		if (rc != -1)
+			fprintf(stderr, "%s accepted as %s\n", url, t);
+		CHECK(rc == -1);
+		return;
+	}
+	if (rc != 0)
+		fprintf(stderr, "%s refused\n", url);
+	CHECK(rc == 0);
+	CHECK_STR(t, target);
+	CHECK_STR(in, instance);
+	CHECK(s == tls);
+}
+
+static void
+test_reapi(void)
+{
+	reapi_url("grpc://127.0.0.1:8980/main", "127.0.0.1:8980", "main", 0);
+	reapi_url("grpcs://cache.example/team/ci/", "cache.example:443", "team/ci", 1);
+	reapi_url("grpc://cache.example", "cache.example:80", "", 0);
+	reapi_url("grpc://[::1]:9092/", "[::1]:9092", "", 0);
+	reapi_url("grpc://[::1]/x", "[::1]:80", "x", 0);
+	reapi_url("grpc://:5/x", NULL, NULL, 0);
+	reapi_url("grpc://host:/x", NULL, NULL, 0);
+	reapi_url("grpc://host:8a", NULL, NULL, 0);
+	reapi_url("grpc://[::1", NULL, NULL, 0);
+	reapi_url("grpc://[::1]x:5", NULL, NULL, 0);
+	reapi_url("grpc:///inst", NULL, NULL, 0);
+	reapi_url("http://host:1", NULL, NULL, 0);
+	reapi_url("grpc://a-very-long-host-name-that-does-not-fit-into-sixty-four-bytes.example:1", NULL, NULL, 0);
+	/* nobody listens: the first call fails (UNAVAILABLE) and marks the remote broken */
+	struct fb_remote *r = NULL;
+	struct fb_error e = {0};
+	struct fb_remote_opts o = {.url = "grpc://127.0.0.1:1/main", .timeout_ms = 2000, .writable = 1,
+	                           .header = "Authorization: Bearer t"};
+	int rc = fb_remote_open(&o, &r, &e);
+	CHECK(rc == 0 || rc == FB_ENOTOOL); /* FB_ENOTOOL: built without libgrpc */
+	if (rc == FB_ENOTOOL)
+		CHECK(strstr(e.msg, "libgrpc") != NULL);
+	if (rc == 0) {
+		struct fb_cache_entry ent;
+		const char *key = "0000000000000000000000000000000000000000000000000000000000000000";
+		CHECK(fb_remote_get(r, key, &ent, &e) == FB_EIO);
+		const char *why = NULL;
+		CHECK(fb_remote_broken(r, &why) == 1);
+		CHECK(why && strstr(why, "GetActionResult: UNAVAILABLE") != NULL);
+		CHECK(fb_remote_counts(r)->errors == 1);
+		CHECK(fb_remote_get(r, key, &ent, &e) == FB_EIO);
+		CHECK(fb_remote_counts(r)->errors == 1);
+		fb_remote_close(r);
+	}
+	o.header = "no colon";
+	CHECK(fb_remote_open(&o, &r, &e) == (rc == FB_ENOTOOL ? FB_ENOTOOL : FB_EINVAL));
+}
+
 int
 main(void)
 {
@@ -400,6 +463,7 @@ main(void)
 	test_key_nvrtc(dir);
 	test_counters(dir);
 	test_remote_open();
+	test_reapi();
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)

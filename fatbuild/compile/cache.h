@@ -1,6 +1,7 @@
 /* cache.h: the compile cache: the local content-addressed store (cache.c), the shared one over
- * Bazel's HTTP cache protocol (remote.c, docs/remote-cache.md), the counters (stats.c) and how
- * paths and the NVRTC build enter the key (key.c). Private to libfatbuild. */
+ * Bazel's HTTP cache protocol (remote.c, docs/remote-cache.md) or REAPI on gRPC (reapi.c, §8),
+ * the counters (stats.c) and how paths and the NVRTC build enter the key (key.c). Private to
+ * libfatbuild. */
 #ifndef FB_COMPILE_CACHE_H
 #define FB_COMPILE_CACHE_H
 
@@ -57,7 +58,7 @@ fb_dup_bytes(const unsigned char *p, size_t n)
 struct fb_remote;
 
 struct fb_remote_opts {
-	const char *url;         /* http:// or https://, the root that holds ac/ and cas/ */
+	const char *url;         /* http(s)://, the root that holds ac/ and cas/; or grpc(s)://HOST:PORT[/INSTANCE] */
 	const char *header;      /* one extra request header ("Authorization: Bearer T"), or NULL */
 	int writable;            /* 0: never PUT */
 	long timeout_ms;         /* per request; <= 0: 10 s */
@@ -70,6 +71,10 @@ struct fb_remote_counts {
 /* FB_ENOTOOL when libcurl does not load (err->msg says so), FB_EINVAL for a bad URL. */
 int fb_remote_open(const struct fb_remote_opts *o, struct fb_remote **out, struct fb_error *err);
 void fb_remote_close(struct fb_remote *r);
+/* Before the run forks its jobs: a transport with threads of its own (gRPC, reapi.c) stops
+ * them, so that no child inherits a lock one of them held; the next call starts them again.
+ * NULL is fine. */
+void fb_remote_idle(struct fb_remote *r);
 /* 0 and *out filled on a verified hit (every blob's size and SHA-256 checked); FB_ENOIMAGE on
  * a miss; FB_EFORMAT for a damaged record or blob; FB_EIO once the server failed (then for
  * every later call: see fb_remote_broken). */
@@ -92,6 +97,61 @@ size_t fb_remote_record_encode(const struct fb_remote_record *rec, char *buf, si
 /* 1 after the first transport failure; *why: its message. */
 int fb_remote_broken(const struct fb_remote *r, const char **why);
 const struct fb_remote_counts *fb_remote_counts(const struct fb_remote *r);
+
+/* ---- reapi.c: the shared cache over REAPI v2 on gRPC (docs/remote-cache.md §8) ---- */
+
+struct fb_reapi;
+
+/* One blob of a batch: its digest; put: its bytes for an upload (force: even when
+ * FindMissingBlobs does not name it); got (malloc'd, the caller
+ * frees) and got_size after a read that found it, unverified; status: a google.rpc.Code the
+ * server gave it (5 NOT_FOUND: a miss); missing: FindMissingBlobs named it; why: a failed
+ * upload's message. */
+struct fb_reapi_blob {
+	char hex[65];
+	uint64_t size;
+	const unsigned char *put;
+	unsigned char *got;
+	size_t got_size;
+	int status;
+	int missing;
+	int force;               /* upload even when the server has it (its copy failed a check) */
+	char why[200];
+};
+
+/* 1 for a grpc:// or grpcs:// URL. */
+int fb_reapi_url(const char *url);
+/* grpc[s]://HOST[:PORT][/INSTANCE] (HOST may be a bracketed IPv6 address) into target
+ * "HOST:PORT" (port 80, or 443 for grpcs, when none is given), instance (trailing '/'
+ * dropped; "" when none) and *tls; 0, or -1 for a URL that is not one or does not fit. */
+int fb_reapi_url_parse(const char *url, char *target, size_t tsize, char *instance, size_t isize, int *tls);
+/* FB_EINVAL for a bad URL or header, FB_ENOTOOL for a fatbuild built without gRPC. No
+ * connection is made until the first call. */
+int fb_reapi_open(const struct fb_remote_opts *o, struct fb_reapi **out, struct fb_error *err);
+void fb_reapi_close(struct fb_reapi *g);
+/* Stops gRPC's threads until the next call (see fb_remote_idle); NULL is fine. */
+void fb_reapi_idle(struct fb_reapi *g);
+/* GetActionResult for the compile key: 0 with the ActionResult's bytes in *rec (malloc'd),
+ * FB_ENOIMAGE for NOT_FOUND, FB_EFORMAT for an answer over FB_REMOTE_RECORD_MAX, FB_EIO for
+ * any other status or no answer (err names the call and the status). */
+int fb_reapi_get_action(struct fb_reapi *g, const char *key, unsigned char **rec, size_t *n, struct fb_error *err);
+/* UpdateActionResult: 0 or FB_EIO. */
+int fb_reapi_put_action(struct fb_reapi *g, const char *key, const unsigned char *rec, size_t n, struct fb_error *err);
+/* Fetches b[0..n) (BatchReadBlobs, ByteStream.Read past the batch limit): 0 with got or status
+ * set per blob; FB_EIO for a failed call; FB_EFORMAT for a malformed answer. */
+int fb_reapi_read_blobs(struct fb_reapi *g, struct fb_reapi_blob *b, int n, struct fb_error *err);
+/* Uploads those of b[0..n) the server lacks (FindMissingBlobs, then BatchUpdateBlobs or
+ * ByteStream.Write); *sent: the bytes sent. 0 or FB_EIO. */
+int fb_reapi_write_blobs(struct fb_reapi *g, struct fb_reapi_blob *b, int n, uint64_t *sent, struct fb_error *err);
+/* The answers' decoders (fuzz_reapi): FindMissingBlobsResponse sets b[i].missing;
+ * BatchReadBlobsResponse sets got/got_size or status; BatchUpdateBlobsResponse sets status and
+ * why; a ByteStream ReadResponse's data (a view into p). 0, FB_EFORMAT (a malformed field, a
+ * digest not asked about, one answered twice) or FB_ENOMEM. */
+int fb_reapi_decode_missing(const unsigned char *p, size_t n, struct fb_reapi_blob *b, int nb, struct fb_error *err);
+int fb_reapi_decode_read(const unsigned char *p, size_t n, struct fb_reapi_blob *b, int nb, struct fb_error *err);
+int fb_reapi_decode_update(const unsigned char *p, size_t n, struct fb_reapi_blob *b, int nb, struct fb_error *err);
+int fb_reapi_decode_bytestream(const unsigned char *p, size_t n, const unsigned char **data, size_t *size,
+                               struct fb_error *err);
 
 /* ---- stats.c: hit and miss counters kept in the cache directory ---- */
 

@@ -453,6 +453,7 @@ run_jobs(struct run *r, const char *home, struct fb_compile_result *res, struct 
 		return rc;
 	remote_start(r, res);
 	cache_lookup(r, res);
+	fb_remote_idle(r->remote); /* the jobs are forked next (cache.h) */
 	server_jobs(r, home, res);
 	int maxjobs = opts->jobs > 0 ? opts->jobs : fb_compile_default_jobs();
 	setup_pch(r, res);

@@ -20,6 +20,7 @@
 
 #include "cache.h"
 #include "hash.h"
+#include "pb.h"
 #include "common/error_priv.h"
 
 /* The few libcurl constants used (curl/curl.h: CURLOPTTYPE_* bases plus the option number). */
@@ -55,6 +56,7 @@ struct curlfn {
 };
 
 struct fb_remote {
+	struct fb_reapi *g;      /* grpc://: REAPI (reapi.c) instead of libcurl */
 	void *lib;
 	struct curlfn f;
 	void *h;
@@ -66,6 +68,10 @@ struct fb_remote {
 	char why[1024];          /* the first failure */
 	char ebuf[CURL_ERROR_SIZE];
 	struct fb_remote_counts n;
+	/* Blobs that failed a check this run: REAPI's FindMissingBlobs would call them present, so
+	 * their upload is forced, which repairs the server as an HTTP PUT does (§5). */
+	char bad[8][65];
+	int nbad;
 };
 
 struct buf {
@@ -116,12 +122,34 @@ on_read(char *data, size_t size, size_t nmemb, void *ctx)
 	return k;
 }
 
+/* A grpc:// remote: the same fb_remote, its requests through reapi.c. */
+static int
+open_reapi(const struct fb_remote_opts *o, struct fb_remote **out, struct fb_error *err)
+{
+	struct fb_remote *r = calloc(1, sizeof(*r));
+	if (!r || !(r->url = strdup(o->url))) {
+		free(r);
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	}
+	r->writable = o->writable;
+	r->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 10000;
+	int rc = fb_reapi_open(o, &r->g, err);
+	if (rc) {
+		fb_remote_close(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
 int
 fb_remote_open(const struct fb_remote_opts *o, struct fb_remote **out, struct fb_error *err)
 {
 	*out = NULL;
+	if (fb_reapi_url(o->url))
+		return open_reapi(o, out, err);
 	if (!o->url || (strncmp(o->url, "http://", 7) != 0 && strncmp(o->url, "https://", 8) != 0))
-		return fb_seterr(err, FB_EINVAL, "remote cache URL '%s': must start with http:// or https://",
+		return fb_seterr(err, FB_EINVAL, "remote cache URL '%s': must start with http://, https://, grpc:// or grpcs://",
 		                 o->url ? o->url : "");
 	struct fb_remote *r = calloc(1, sizeof(*r));
 	if (!r || !(r->url = strdup(o->url))) {
@@ -179,8 +207,16 @@ fb_remote_close(struct fb_remote *r)
 	if (r->headers)
 		r->f.slist_free_all(r->headers);
 	/* libcurl stays mapped: its TLS library may have registered exit handlers. */
+	fb_reapi_close(r->g);
 	free(r->url);
 	free(r);
+}
+
+void
+fb_remote_idle(struct fb_remote *r)
+{
+	if (r)
+		fb_reapi_idle(r->g);
 }
 
 int
@@ -206,6 +242,13 @@ broke(struct fb_remote *r, struct fb_error *err, const char *fmt, const char *a,
 		r->n.errors++;
 	}
 	return fb_seterr(err, FB_EIO, "%s", r->why);
+}
+
+/* broke() with a message reapi.c made. */
+static int
+broke_msg(struct fb_remote *r, struct fb_error *err, const struct fb_error *why)
+{
+	return broke(r, err, "%s%s", why->msg[0] ? why->msg : "remote cache: a failed call", "");
 }
 
 /* One request: upload data when given, else GET; the answer's body goes into *b. Returns
@@ -254,6 +297,30 @@ request(struct fb_remote *r, const char *kind, const char *name, const unsigned 
 	return status;
 }
 
+/* A fetched blob p[0..n) against its record's digest and size (over: more bytes came than
+ * the size); 0, or FB_EFORMAT counted as corrupt. */
+static int
+check_blob(struct fb_remote *r, const char *hex, uint64_t size, const unsigned char *p, size_t n, int over,
+           struct fb_error *err)
+{
+	if (over || n != size) {
+		r->n.corrupt++;
+		memcpy(r->bad[r->nbad++ % 8], hex, 65);
+		return fb_seterr(err, FB_EFORMAT, "remote blob cas/%s: %s", hex, "size differs from its action record");
+	}
+	r->n.bytes_down += n;
+	unsigned char d[32];
+	char got[65];
+	fb_sha256_buf(p ? p : (const unsigned char *)"", n, d);
+	fb_sha256_hex(d, got);
+	if (strcmp(got, hex) != 0) {
+		r->n.corrupt++;
+		memcpy(r->bad[r->nbad++ % 8], hex, 65);
+		return fb_seterr(err, FB_EFORMAT, "remote blob cas/%s: content hashes to %s", hex, got);
+	}
+	return 0;
+}
+
 /* Fetches one blob and checks its size and digest. */
 static int
 get_blob(struct fb_remote *r, const char *hex, uint64_t size, unsigned char **out, struct fb_error *err)
@@ -265,23 +332,14 @@ get_blob(struct fb_remote *r, const char *hex, uint64_t size, unsigned char **ou
 		free(b.p);
 		return FB_EIO;
 	}
-	if (st != 200 || b.over || b.n != size) {
+	if (st != 200) {
 		free(b.p);
-		r->n.corrupt += st == 200;
-		if (st == 200)
-			return fb_seterr(err, FB_EFORMAT, "remote blob cas/%s: %s", hex,
-			                 "size differs from its action record");
 		return fb_seterr(err, FB_ENOIMAGE, "remote blob cas/%s: HTTP %ld", hex, st);
 	}
-	r->n.bytes_down += b.n;
-	unsigned char d[32];
-	char got[65];
-	fb_sha256_buf(b.p, b.n, d);
-	fb_sha256_hex(d, got);
-	if (strcmp(got, hex) != 0) {
+	int rc = check_blob(r, hex, size, b.p, b.n, b.over, err);
+	if (rc) {
 		free(b.p);
-		r->n.corrupt++;
-		return fb_seterr(err, FB_EFORMAT, "remote blob cas/%s: content hashes to %s", hex, got);
+		return rc;
 	}
 	if (!b.p && !(b.p = calloc(1, 1)))
 		return fb_seterr(err, FB_ENOMEM, "out of memory");
@@ -289,16 +347,52 @@ get_blob(struct fb_remote *r, const char *hex, uint64_t size, unsigned char **ou
 	return 0;
 }
 
-/* s[0..n) is 64 lowercase hex digits; reads no byte past s + n (a protobuf string has no NUL). */
+/* The record's non-empty blobs as reapi.c's batch b[0..return), idx[k] the record slot of
+ * b[k]; a blob that failed a check this run is marked to be uploaded again. */
 static int
-is_hex64(const char *s, size_t n)
+reapi_batch(const struct fb_remote *r, const struct fb_remote_record *rec, struct fb_reapi_blob b[3], int idx[3])
 {
-	if (n != 64)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return 0;
-	return 1;
+	int n = 0;
+	for (int i = 0; i < 3; i++) {
+		if (!rec->size[i])
+			continue;
+		memset(&b[n], 0, sizeof(b[n]));
+		memcpy(b[n].hex, rec->hex[i], 65);
+		b[n].size = rec->size[i];
+		for (int k = 0; k < r->nbad && k < 8; k++)
+			b[n].force |= strcmp(r->bad[k], rec->hex[i]) == 0;
+		idx[n++] = i;
+	}
+	return n;
+}
+
+/* The record's non-empty blobs into blob[0..3): one BatchReadBlobs (reapi.c), each checked as
+ * get_blob does; a blob the server lacks is FB_ENOIMAGE. */
+static int
+get_blobs_reapi(struct fb_remote *r, const struct fb_remote_record *rec, unsigned char *blob[3],
+                struct fb_error *err)
+{
+	struct fb_reapi_blob b[3];
+	int idx[3], n = reapi_batch(r, rec, b, idx);
+	struct fb_error le = {0};
+	int rc = fb_reapi_read_blobs(r->g, b, n, &le);
+	if (rc == FB_EIO)
+		rc = broke_msg(r, err, &le);
+	else if (rc == FB_EFORMAT)
+		r->n.corrupt++;
+	if (rc && rc != FB_EIO)
+		fb_seterr(err, rc, "%s", le.msg);
+	for (int k = 0; k < n; k++) {
+		if (!rc && !b[k].got)
+			rc = fb_seterr(err, FB_ENOIMAGE, "remote blob cas/%s: status %d", b[k].hex, b[k].status);
+		else if (!rc)
+			rc = check_blob(r, b[k].hex, b[k].size, b[k].got, b[k].got_size, 0, err);
+		if (!rc)
+			blob[idx[k]] = b[k].got;
+		else
+			free(b[k].got);
+	}
+	return rc;
 }
 
 /* The record is a build.bazel.remote.execution.v2.ActionResult (docs/remote-cache.md §2): one
@@ -306,206 +400,19 @@ is_hex64(const char *s, size_t n)
 static const char *const rec_paths[3] = {"fatbuild/image.cubin", "fatbuild/image.ptx", "fatbuild/nvrtc.log"};
 static const char empty_hex[] = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
-enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_SGROUP = 3, WT_EGROUP = 4, WT_I32 = 5 };
-
-struct pb {
-	const unsigned char *p, *end;
-};
-
-/* One varint of at most 10 bytes; the 10th may only carry bit 63. -1 when truncated or too long. */
-static int
-pb_varint(struct pb *b, uint64_t *v)
-{
-	uint64_t x = 0;
-	for (int i = 0; i < 10; i++) {
-		if (b->p == b->end)
-			return -1;
-		unsigned c = *b->p++;
-		if (i == 9 && c > 1)
-			return -1;
-		x |= (uint64_t)(c & 0x7f) << (7 * i);
-		if (!(c & 0x80)) {
-			*v = x;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-/* A field's tag: its number (1 .. 2^29-1) and wire type. -1 when malformed. */
-static int
-pb_tag(struct pb *b, uint32_t *field, int *wt)
-{
-	uint64_t t;
-	if (pb_varint(b, &t) || (t >> 3) == 0 || (t >> 3) > 0x1fffffff || (t & 7) > 5)
-		return -1;
-	*field = (uint32_t)(t >> 3);
-	*wt = (int)(t & 7);
-	return 0;
-}
-
-/* A length-delimited field's body into *sub. */
-static int
-pb_len(struct pb *b, struct pb *sub)
-{
-	uint64_t n;
-	if (pb_varint(b, &n) || n > (uint64_t)(b->end - b->p))
-		return -1;
-	sub->p = b->p;
-	sub->end = b->p + n;
-	b->p += n;
-	return 0;
-}
-
-/* Skips the body of a field of wire type wt (its tag read); groups nest at most 16 deep. */
-static int
-pb_skip(struct pb *b, uint32_t field, int wt, int depth)
-{
-	uint64_t v;
-	struct pb sub;
-	switch (wt) {
-	case WT_VARINT:
-		return pb_varint(b, &v);
-	case WT_I64:
-	case WT_I32: {
-		size_t k = wt == WT_I64 ? 8 : 4;
-		if ((size_t)(b->end - b->p) < k)
-			return -1;
-		b->p += k;
-		return 0;
-	}
-	case WT_LEN:
-		return pb_len(b, &sub);
-	case WT_SGROUP:
-		if (depth >= 16)
-			return -1;
-		for (;;) {
-			uint32_t f;
-			int w;
-			if (pb_tag(b, &f, &w))
-				return -1;
-			if (w == WT_EGROUP)
-				return f == field ? 0 : -1;
-			if (pb_skip(b, f, w, depth + 1))
-				return -1;
-		}
-	default: /* an end-group with no start */
-		return -1;
-	}
-}
-
-static void
-pb_put_varint(unsigned char **o, uint64_t v)
-{
-	do {
-		unsigned char c = v & 0x7f;
-		v >>= 7;
-		*(*o)++ = c | (v ? 0x80 : 0);
-	} while (v);
-}
-
-static size_t
-pb_varint_len(uint64_t v)
-{
-	size_t n = 1;
-	while (v >>= 7)
-		n++;
-	return n;
-}
-
-/* A field a message reader takes: its number, its wire type (WT_LEN or WT_VARINT) and its name
- * for messages (NULL: "field N"). */
-struct pb_want {
-	uint32_t f;
-	int wt;
-	const char *name;
-};
-
-/* Reads the fields of message msg from b up to the next one of want[0..n), skipping the others,
- * and returns its index with its value: a WT_LEN field's bytes in *sub, a WT_VARINT's in *v.
- * Returns n at the end of b, and -1 (err filled: FB_EFORMAT) for a malformed field or a wanted
- * number with another wire type. */
-static int
-pb_next(struct pb *b, const char *msg, const struct pb_want *want, int n, struct pb *sub, uint64_t *v,
-        struct fb_error *err)
-{
-	while (b->p < b->end) {
-		uint32_t f;
-		int wt, i = 0;
-		if (pb_tag(b, &f, &wt)) {
-			fb_seterr(err, FB_EFORMAT, "%s: a malformed field tag", msg);
-			return -1;
-		}
-		while (i < n && want[i].f != f)
-			i++;
-		if (i == n) {
-			if (!pb_skip(b, f, wt, 0))
-				continue;
-			fb_seterr(err, FB_EFORMAT, "%s field %u: truncated or malformed", msg, f);
-			return -1;
-		}
-		if (wt != want[i].wt) {
-			fb_seterr(err, FB_EFORMAT, "%s field %u: wire type %d", msg, f, wt);
-			return -1;
-		}
-		char where[96];
-		if (want[i].name)
-			snprintf(where, sizeof(where), "%s.%s", msg, want[i].name);
-		else
-			snprintf(where, sizeof(where), "%s field %u", msg, f);
-		if (wt == WT_LEN && pb_len(b, sub)) {
-			fb_seterr(err, FB_EFORMAT, "%s: a length past the end", where);
-			return -1;
-		}
-		if (wt == WT_VARINT && pb_varint(b, v)) {
-			fb_seterr(err, FB_EFORMAT, "%s: a malformed varint", where);
-			return -1;
-		}
-		return i;
-	}
-	return n;
-}
-
-/* Digest {hash = 1; size_bytes = 2}; repeated occurrences merge, the last value of a field wins. */
-static int
-decode_digest(struct pb b, char hex[65], uint64_t *size, int *has_hash, struct fb_error *err)
-{
-	static const struct pb_want want[] = {{1, WT_LEN, "hash"}, {2, WT_VARINT, "size_bytes"}};
-	struct pb s;
-	uint64_t v;
-	int i;
-	while ((i = pb_next(&b, "Digest", want, 2, &s, &v, err)) != 2) {
-		if (i < 0)
-			return FB_EFORMAT;
-		if (i == 0) {
-			if (!is_hex64((const char *)s.p, (size_t)(s.end - s.p)))
-				return fb_seterr(err, FB_EFORMAT, "Digest.hash: not 64 lowercase hex digits");
-			memcpy(hex, s.p, 64);
-			hex[64] = 0;
-			*has_hash = 1;
-		} else {
-			if (v > ((uint64_t)1 << 31)) /* a negative int64 is a huge varint */
-				return fb_seterr(err, FB_EFORMAT, "Digest.size_bytes: %lld is negative or over 2 GiB",
-				                 (long long)v);
-			*size = v;
-		}
-	}
-	return 0;
-}
-
 /* OutputFile {path = 1; digest = 2; ...}: *slot the index of its path in rec_paths, -1 for a
  * path fatbuild does not use. */
 static int
-decode_output_file(struct pb b, int *slot, char hex[65], uint64_t *size, struct fb_error *err)
+decode_output_file(struct fb_pb b, int *slot, char hex[65], uint64_t *size, struct fb_error *err)
 {
-	static const struct pb_want want[] = {{1, WT_LEN, NULL}, {2, WT_LEN, NULL}};
+	static const struct fb_pb_want want[] = {{1, FB_PB_LEN, NULL}, {2, FB_PB_LEN, NULL}};
 	int has_path = 0, has_digest = 0, has_hash = 0;
-	struct pb s;
+	struct fb_pb s;
 	uint64_t v;
 	int i;
 	*slot = -1;
 	*size = 0;
-	while ((i = pb_next(&b, "OutputFile", want, 2, &s, &v, err)) != 2) {
+	while ((i = fb_pb_next(&b, "OutputFile", want, 2, &s, &v, err)) != 2) {
 		if (i < 0)
 			return FB_EFORMAT;
 		if (i == 0) {
@@ -517,7 +424,7 @@ decode_output_file(struct pb b, int *slot, char hex[65], uint64_t *size, struct 
 					*slot = k;
 		} else {
 			has_digest = 1;
-			int rc = decode_digest(s, hex, size, &has_hash, err);
+			int rc = fb_pb_digest(s, hex, size, &has_hash, err);
 			if (rc)
 				return rc;
 		}
@@ -532,16 +439,16 @@ decode_output_file(struct pb b, int *slot, char hex[65], uint64_t *size, struct 
 int
 fb_remote_record_decode(const char *text, size_t n, struct fb_remote_record *out, struct fb_error *err)
 {
-	static const struct pb_want want[] = {{2, WT_LEN, "output_files"}, {4, WT_VARINT, "exit_code"}};
+	static const struct fb_pb_want want[] = {{2, FB_PB_LEN, "output_files"}, {4, FB_PB_VARINT, "exit_code"}};
 	memset(out, 0, sizeof(*out));
 	if (n > FB_REMOTE_RECORD_MAX)
 		return fb_seterr(err, FB_EFORMAT, "%zu bytes, more than a record's %d", n, FB_REMOTE_RECORD_MAX);
-	struct pb b = {(const unsigned char *)text, (const unsigned char *)text + n};
+	struct fb_pb b = {(const unsigned char *)text, (const unsigned char *)text + n};
 	int seen[3] = {0};
-	struct pb s;
+	struct fb_pb s;
 	uint64_t v;
 	int i;
-	while ((i = pb_next(&b, "ActionResult", want, 2, &s, &v, err)) != 2) {
+	while ((i = fb_pb_next(&b, "ActionResult", want, 2, &s, &v, err)) != 2) {
 		if (i < 0)
 			return FB_EFORMAT;
 		if (i == 1) {
@@ -578,22 +485,22 @@ fb_remote_record_encode(const struct fb_remote_record *rec, char *buf, size_t si
 		if (!rec->size[i])
 			continue;
 		size_t plen = strlen(rec_paths[i]);
-		size_t dlen = 2 + 64 + 1 + pb_varint_len(rec->size[i]);
-		size_t flen = 1 + pb_varint_len(plen) + plen + 1 + pb_varint_len(dlen) + dlen;
-		*o++ = 2 << 3 | WT_LEN; /* ActionResult.output_files */
-		pb_put_varint(&o, flen);
-		*o++ = 1 << 3 | WT_LEN; /* OutputFile.path */
-		pb_put_varint(&o, plen);
+		size_t dlen = 2 + 64 + 1 + fb_pb_varint_len(rec->size[i]);
+		size_t flen = 1 + fb_pb_varint_len(plen) + plen + 1 + fb_pb_varint_len(dlen) + dlen;
+		*o++ = 2 << 3 | FB_PB_LEN; /* ActionResult.output_files */
+		fb_pb_put_varint(&o, flen);
+		*o++ = 1 << 3 | FB_PB_LEN; /* OutputFile.path */
+		fb_pb_put_varint(&o, plen);
 		memcpy(o, rec_paths[i], plen);
 		o += plen;
-		*o++ = 2 << 3 | WT_LEN; /* OutputFile.digest */
-		pb_put_varint(&o, dlen);
-		*o++ = 1 << 3 | WT_LEN; /* Digest.hash */
+		*o++ = 2 << 3 | FB_PB_LEN; /* OutputFile.digest */
+		fb_pb_put_varint(&o, dlen);
+		*o++ = 1 << 3 | FB_PB_LEN; /* Digest.hash */
 		*o++ = 64;
 		memcpy(o, rec->hex[i], 64);
 		o += 64;
-		*o++ = 2 << 3 | WT_VARINT; /* Digest.size_bytes */
-		pb_put_varint(&o, rec->size[i]);
+		*o++ = 2 << 3 | FB_PB_VARINT; /* Digest.size_bytes */
+		fb_pb_put_varint(&o, rec->size[i]);
 	}
 	size_t n = (size_t)(o - tmp);
 	if (n > size)
@@ -602,24 +509,44 @@ fb_remote_record_encode(const struct fb_remote_record *rec, char *buf, size_t si
 	return n;
 }
 
+/* The action record for key into *b: 0, FB_ENOIMAGE for a miss, FB_EIO (the remote now
+ * broken). An answer over b->max sets b->over. */
+static int
+get_record(struct fb_remote *r, const char *key, struct buf *b, struct fb_error *err)
+{
+	if (!r->g) {
+		long st = request(r, "ac", key, NULL, 0, b, err);
+		return st < 0 ? FB_EIO : st != 200 ? FB_ENOIMAGE : 0;
+	}
+	struct fb_error le = {0};
+	size_t n;
+	int rc = fb_reapi_get_action(r->g, key, &b->p, &n, &le);
+	b->n = n;
+	if (rc == FB_EFORMAT) { /* over the record's limit */
+		b->over = 1;
+		return 0;
+	}
+	if (rc == FB_EIO)
+		return broke_msg(r, err, &le);
+	if (rc && rc != FB_ENOIMAGE)
+		fb_seterr(err, rc, "%s", le.msg);
+	return rc;
+}
+
 int
 fb_remote_get(struct fb_remote *r, const char *key, struct fb_cache_entry *out, struct fb_error *err)
 {
 	memset(out, 0, sizeof(*out));
 	if (r->broken)
 		return fb_seterr(err, FB_EIO, "%s", r->why);
-	if (!is_hex64(key, strlen(key)))
+	if (!fb_pb_hex64(key, strlen(key)))
 		return fb_seterr(err, FB_EINVAL, "remote cache key '%.80s' is not 64 lowercase hex digits", key);
 	struct buf b = {.max = FB_REMOTE_RECORD_MAX};
-	long st = request(r, "ac", key, NULL, 0, &b, err);
-	if (st < 0) {
+	int rc = get_record(r, key, &b, err);
+	if (rc) {
 		free(b.p);
-		return FB_EIO;
-	}
-	if (st != 200) {
-		free(b.p);
-		r->n.misses++;
-		return FB_ENOIMAGE;
+		r->n.misses += rc == FB_ENOIMAGE;
+		return rc;
 	}
 	r->n.bytes_down += b.n;
 	struct fb_remote_record rec;
@@ -632,8 +559,9 @@ fb_remote_get(struct fb_remote *r, const char *key, struct fb_cache_entry *out, 
 		return fb_seterr(err, FB_EFORMAT, "remote action record ac/%s: %s", key, pe.msg);
 	}
 	unsigned char *blob[3] = {0};
-	int rc = 0;
-	for (int i = 0; i < 3 && !rc; i++)
+	if (r->g)
+		rc = get_blobs_reapi(r, &rec, blob, err);
+	for (int i = 0; i < 3 && !rc && !r->g; i++)
 		if (rec.size[i])
 			rc = get_blob(r, rec.hex[i], rec.size[i], &blob[i], err);
 	if (rc) {
@@ -681,6 +609,21 @@ put_one(struct fb_remote *r, const char *kind, const char *name, const void *p, 
 	return 0;
 }
 
+/* The record's non-empty blobs that the server lacks, through reapi.c; 0 or FB_EIO (broken). */
+static int
+put_blobs_reapi(struct fb_remote *r, const struct fb_remote_record *rec, const void *const p[3], struct fb_error *err)
+{
+	struct fb_reapi_blob b[3];
+	int idx[3], n = reapi_batch(r, rec, b, idx);
+	for (int k = 0; k < n; k++)
+		b[k].put = p[idx[k]];
+	struct fb_error le = {0};
+	uint64_t sent = 0;
+	int rc = fb_reapi_write_blobs(r->g, b, n, &sent, &le);
+	r->n.bytes_up += sent;
+	return rc ? broke_msg(r, err, &le) : 0;
+}
+
 int
 fb_remote_put(struct fb_remote *r, const char *key, const struct fb_cache_entry *e, struct fb_error *err)
 {
@@ -688,7 +631,7 @@ fb_remote_put(struct fb_remote *r, const char *key, const struct fb_cache_entry 
 		return 0;
 	if (r->broken)
 		return fb_seterr(err, FB_EIO, "%s", r->why);
-	if (!is_hex64(key, strlen(key)))
+	if (!fb_pb_hex64(key, strlen(key)))
 		return fb_seterr(err, FB_EINVAL, "remote cache key '%.80s' is not 64 lowercase hex digits", key);
 	if (!e->cubin_size && !e->ptx_size)
 		return 0; /* nothing a record could name (§2) */
@@ -696,19 +639,27 @@ fb_remote_put(struct fb_remote *r, const char *key, const struct fb_cache_entry 
 	size_t n[3] = {e->cubin_size, e->ptx_size, e->log ? strlen(e->log) : 0};
 	struct fb_remote_record rec;
 	int rc = 0;
-	/* Blobs before the record, so that a reader never finds a record whose blobs were never
-	 * written. */
-	for (int i = 0; i < 3 && !rc; i++) {
+	for (int i = 0; i < 3; i++) {
 		digest_hex(p[i], n[i], rec.hex[i]);
 		rec.size[i] = n[i];
+	}
+	/* Blobs before the record, so that a reader never finds a record whose blobs were never
+	 * written. */
+	if (r->g)
+		rc = put_blobs_reapi(r, &rec, p, err);
+	for (int i = 0; i < 3 && !rc && !r->g; i++)
 		if (n[i])
 			rc = put_one(r, "cas", rec.hex[i], p[i], n[i], err);
-	}
 	if (rc)
 		return rc;
 	char text[FB_REMOTE_RECORD_ENCODED_MAX];
 	size_t k = fb_remote_record_encode(&rec, text, sizeof(text));
-	rc = put_one(r, "ac", key, text, k, err);
+	if (r->g) {
+		struct fb_error le = {0};
+		rc = fb_reapi_put_action(r->g, key, (const unsigned char *)text, k, &le) ? broke_msg(r, err, &le) : 0;
+	} else {
+		rc = put_one(r, "ac", key, text, k, err);
+	}
 	if (!rc)
 		r->n.uploads++;
 	return rc;

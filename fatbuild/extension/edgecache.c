@@ -1,7 +1,7 @@
 /* edgecache.c: host and nvcc compile edges cached as the NVRTC images are, in the same local
- * cache (compile/cache.c) and the same remote cache (compile/remote.c, Bazel HTTP protocol), so
- * a second build dir, machine or CI job takes what another compiled (docs/caches.md "Host and
- * nvcc edges"). The key follows ccache's direct mode, in two steps:
+ * cache (compile/cache.c) and the same remote cache (compile/remote.c: Bazel HTTP, or REAPI on
+ * gRPC), so a second build dir, machine or CI job takes what another compiled (docs/caches.md
+ * "Host and nvcc edges"). The key follows ccache's direct mode, in two steps:
  *   K0 = SHA-256("fatbuild edge 1", each tool's resolved path, size and mtime, the environment
  *        that moves include paths, the command's words with the bases spelled @Bn and nvcc's
  *        --threads N left out)
@@ -477,6 +477,7 @@ fb_edge_run(const struct fb_edge_opts *o, struct fb_edge_result *r, struct fb_er
 		store_open(&s);
 	int rc = 0;
 	if (!keyed || !(s.local || s.remote) || !lookup(&s, k0, k1)) {
+		fb_remote_idle(s.remote); /* no thread of a gRPC remote runs beside the command */
 		rc = run(o, &r->status, err);
 		struct fb_buf list = {0};
 		bool deps = !rc && r->status == 0 && all_deps(o, &list) == 0;

@@ -2,7 +2,9 @@
  * line per nvrtcCompileProgram call in $FORKCOUNT_FILE, without relying on fatbuild's own
  * report. fatbuild dlopens NVRTC and looks its functions up with dlsym, so the shim wraps
  * dlsym and hands out a counting nvrtcCompileProgram (also in forked workers, which run
- * several compiles each with precompiled headers). */
+ * several compiles each with precompiled headers). With $FORKCOUNT_GATE set, the first compile
+ * creates $FORKCOUNT_GATE.started and waits (at most 60 s) while $FORKCOUNT_GATE exists, so that
+ * a test can act at a known point in the middle of a build (remote_reapi.sh stops its server). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -25,6 +27,20 @@ counting_compile(void *prog, int n, const char *const *opts)
 			ssize_t k = write(fd, "nvrtc\n", 6);
 			(void)k;
 			close(fd);
+		}
+	}
+	const char *gate = getenv("FORKCOUNT_GATE");
+	if (gate && *gate && access(gate, F_OK) == 0) {
+		char started[4096];
+		size_t k = strlen(gate);
+		if (k + 9 < sizeof(started)) {
+			memcpy(started, gate, k);
+			memcpy(started + k, ".started", 9);
+			int fd = open(started, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+			if (fd >= 0)
+				close(fd);
+			for (int i = 0; i < 600 && access(gate, F_OK) == 0; i++)
+				usleep(100000);
 		}
 	}
 	return real_compile(prog, n, opts);

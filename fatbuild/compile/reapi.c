@@ -1,0 +1,914 @@
+/* reapi.c: the shared compile cache over the Remote Execution API v2 on gRPC
+ * (docs/remote-cache.md §8), the cache half only: the action record of §2 under the
+ * ActionCache, its blobs in the ContentAddressableStorage.
+ *
+ *   ActionCache.GetActionResult       {instance_name, action_digest {key, 0}} -> ActionResult
+ *   ActionCache.UpdateActionResult    {instance_name, action_digest, action_result}
+ *   CAS.FindMissingBlobs              {instance_name, blob_digests} -> {missing_blob_digests}
+ *   CAS.BatchReadBlobs                {instance_name, digests} -> {responses {digest, data, status}}
+ *   CAS.BatchUpdateBlobs              {instance_name, requests {digest, data}} -> {responses}
+ *   ByteStream.Read / Write           a blob past the batch limit, in chunks
+ *
+ * Messages are written and read by hand (pb.c), as remote.c does the ActionResult; the decoders
+ * skip unknown fields and reject malformed ones, and fuzz_reapi runs them. The transport is
+ * gRPC's C core (libgrpc), linked when CMake finds it (FB_HAVE_GRPC, option FB_GRPC): its C
+ * API passes structs with unions by value and its soname changes with every release, so a
+ * dlopen'ed symbol table would have to copy one release's layouts (HACKING.md, "Binary formats
+ * and protocols"). Without it grpc:// answers FB_ENOTOOL and the caller compiles locally.
+ * This file only reports: verifying blobs, counting and the "broken" state are remote.c's, so
+ * both protocols fail the same way (§5). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef FB_HAVE_GRPC
+#include <grpc/byte_buffer.h>
+#include <grpc/byte_buffer_reader.h>
+#include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
+#include <grpc/support/time.h>
+#endif
+
+#include "cache.h"
+#include "pb.h"
+#include "common/error_priv.h"
+
+/* google.rpc.Code values fatbuild decides on. */
+enum { ST_OK = 0, ST_NOT_FOUND = 5 };
+
+int
+fb_reapi_url(const char *url)
+{
+	return url && (strncmp(url, "grpc://", 7) == 0 || strncmp(url, "grpcs://", 8) == 0);
+}
+
+int
+fb_reapi_url_parse(const char *url, char *target, size_t tsize, char *instance, size_t isize, int *tls)
+{
+	if (!fb_reapi_url(url))
+		return -1;
+	*tls = url[4] == 's';
+	const char *h = url + (*tls ? 8 : 7);
+	const char *slash = strchr(h, '/');
+	size_t hn = slash ? (size_t)(slash - h) : strlen(h);
+	/* An IPv6 address is bracketed ("[::1]:8980"): its port colon follows the ']'. */
+	const char *close = h[0] == '[' ? memchr(h, ']', hn) : NULL;
+	if (h[0] == '[' && (!close || close == h + 1 || (close + 1 < h + hn && close[1] != ':')))
+		return -1;
+	const char *from = close ? close : h;
+	const char *colon = memchr(from, ':', hn - (size_t)(from - h));
+	if (hn == 0 || hn >= tsize || h[0] == ':' || (colon && colon + 1 == h + hn))
+		return -1;
+	if (colon && strspn(colon + 1, "0123456789") != (size_t)(h + hn - colon - 1))
+		return -1;
+	memcpy(target, h, hn);
+	target[hn] = 0;
+	if (!colon) { /* gRPC's own default port would be 443 for both schemes */
+		if (hn + 6 >= tsize)
+			return -1;
+		strcat(target, *tls ? ":443" : ":80");
+	}
+	const char *inst = slash ? slash + 1 : "";
+	size_t in = strlen(inst);
+	while (in > 0 && inst[in - 1] == '/')
+		in--;
+	if (in >= isize)
+		return -1;
+	memcpy(instance, inst, in);
+	instance[in] = 0;
+	return 0;
+}
+
+/* google.rpc.Status {code = 1; message = 2; details = 3}. */
+static int
+decode_status(struct fb_pb b, int *code, char *msg, size_t msize, struct fb_error *err)
+{
+	static const struct fb_pb_want want[] = {{1, FB_PB_VARINT, "code"}, {2, FB_PB_LEN, "message"}};
+	struct fb_pb s;
+	uint64_t v;
+	int i;
+	*code = 0;
+	if (msize)
+		msg[0] = 0;
+	while ((i = fb_pb_next(&b, "Status", want, 2, &s, &v, err)) != 2) {
+		if (i < 0)
+			return FB_EFORMAT;
+		if (i == 0) {
+			*code = (int)(int32_t)v;
+		} else if (msize) {
+			size_t k = (size_t)(s.end - s.p) < msize - 1 ? (size_t)(s.end - s.p) : msize - 1;
+			memcpy(msg, s.p, k);
+			msg[k] = 0;
+		}
+	}
+	return 0;
+}
+
+/* A message's bytes to read; an empty answer may come as NULL (no bytes received). */
+static struct fb_pb
+msg_view(const unsigned char *p, size_t n)
+{
+	static const unsigned char none[1];
+	struct fb_pb b = {p ? p : none, p ? p + n : none};
+	return b;
+}
+
+/* The index in b[0..nb) of the blob with this digest, -1 for one not asked about. */
+static int
+find_blob(const struct fb_reapi_blob *b, int nb, const char *hex, uint64_t size)
+{
+	for (int i = 0; i < nb; i++)
+		if (b[i].size == size && memcmp(b[i].hex, hex, 64) == 0)
+			return i;
+	return -1;
+}
+
+/* A Digest field of message msg: both parts there. */
+static int
+need_digest(struct fb_pb s, const char *msg, char hex[65], uint64_t *size, struct fb_error *err)
+{
+	int has_hash = 0;
+	*size = 0;
+	int rc = fb_pb_digest(s, hex, size, &has_hash, err);
+	if (rc)
+		return rc;
+	if (!has_hash)
+		return fb_seterr(err, FB_EFORMAT, "%s: a digest without a hash", msg);
+	return 0;
+}
+
+int
+fb_reapi_decode_missing(const unsigned char *p, size_t n, struct fb_reapi_blob *b, int nb, struct fb_error *err)
+{
+	static const struct fb_pb_want want[] = {{2, FB_PB_LEN, "missing_blob_digests"}};
+	struct fb_pb m = msg_view(p, n), s;
+	uint64_t v;
+	int i;
+	for (int k = 0; k < nb; k++)
+		b[k].missing = 0;
+	while ((i = fb_pb_next(&m, "FindMissingBlobsResponse", want, 1, &s, &v, err)) != 1) {
+		if (i < 0)
+			return FB_EFORMAT;
+		char hex[65];
+		uint64_t size;
+		int rc = need_digest(s, "FindMissingBlobsResponse", hex, &size, err);
+		if (rc)
+			return rc;
+		int k = find_blob(b, nb, hex, size);
+		if (k < 0)
+			return fb_seterr(err, FB_EFORMAT, "FindMissingBlobsResponse: blob %s was not asked about", hex);
+		b[k].missing = 1;
+	}
+	return 0;
+}
+
+/* One BatchReadBlobsResponse.Response {digest = 1; data = 2; status = 3; compressor = 4}. */
+static int
+decode_read_one(struct fb_pb r, struct fb_reapi_blob *b, int nb, struct fb_error *err)
+{
+	static const struct fb_pb_want want[] = {
+		{1, FB_PB_LEN, "digest"}, {2, FB_PB_LEN, "data"}, {3, FB_PB_LEN, "status"}, {4, FB_PB_VARINT, "compressor"}};
+	const char *msg = "BatchReadBlobsResponse.Response";
+	struct fb_pb s, data = {NULL, NULL};
+	uint64_t v, size = 0;
+	int i, code = 0, has_digest = 0, rc;
+	char hex[65], why[200];
+	while ((i = fb_pb_next(&r, msg, want, 4, &s, &v, err)) != 4) {
+		if (i < 0)
+			return FB_EFORMAT;
+		if (i == 0 && (rc = need_digest(s, msg, hex, &size, err)) != 0)
+			return rc;
+		has_digest |= i == 0;
+		if (i == 1)
+			data = s;
+		if (i == 2 && (rc = decode_status(s, &code, why, sizeof(why), err)) != 0)
+			return rc;
+		if (i == 3 && v != 0) /* only the identity compressor is ever asked for */
+			return fb_seterr(err, FB_EFORMAT, "%s: compressor %llu, not IDENTITY", msg, (unsigned long long)v);
+	}
+	if (!has_digest)
+		return fb_seterr(err, FB_EFORMAT, "%s without a digest", msg);
+	int k = find_blob(b, nb, hex, size);
+	if (k < 0)
+		return fb_seterr(err, FB_EFORMAT, "%s: blob %s was not asked for", msg, hex);
+	if (b[k].got || b[k].status)
+		return fb_seterr(err, FB_EFORMAT, "%s: blob %s twice", msg, hex);
+	if (code != ST_OK) {
+		b[k].status = code;
+		return 0;
+	}
+	/* The length is checked by the caller against the record, as the digest is. */
+	size_t dn = data.p ? (size_t)(data.end - data.p) : 0;
+	if (!(b[k].got = malloc(dn ? dn : 1)))
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	if (dn)
+		memcpy(b[k].got, data.p, dn);
+	b[k].got_size = dn;
+	return 0;
+}
+
+int
+fb_reapi_decode_read(const unsigned char *p, size_t n, struct fb_reapi_blob *b, int nb, struct fb_error *err)
+{
+	static const struct fb_pb_want want[] = {{1, FB_PB_LEN, "responses"}};
+	struct fb_pb m = msg_view(p, n), s;
+	uint64_t v;
+	int i, rc = 0;
+	while (!rc && (i = fb_pb_next(&m, "BatchReadBlobsResponse", want, 1, &s, &v, err)) != 1)
+		rc = i < 0 ? FB_EFORMAT : decode_read_one(s, b, nb, err);
+	return rc;
+}
+
+int
+fb_reapi_decode_update(const unsigned char *p, size_t n, struct fb_reapi_blob *b, int nb, struct fb_error *err)
+{
+	static const struct fb_pb_want want[] = {{1, FB_PB_LEN, "responses"}};
+	static const struct fb_pb_want rwant[] = {{1, FB_PB_LEN, "digest"}, {2, FB_PB_LEN, "status"}};
+	const char *msg = "BatchUpdateBlobsResponse.Response";
+	struct fb_pb m = msg_view(p, n), r, s;
+	uint64_t v, size = 0;
+	int i, j, rc;
+	while ((i = fb_pb_next(&m, "BatchUpdateBlobsResponse", want, 1, &r, &v, err)) != 1) {
+		if (i < 0)
+			return FB_EFORMAT;
+		int code = 0, has_digest = 0;
+		char hex[65], why[200] = "";
+		while ((j = fb_pb_next(&r, msg, rwant, 2, &s, &v, err)) != 2) {
+			if (j < 0)
+				return FB_EFORMAT;
+			if (j == 0 && (rc = need_digest(s, msg, hex, &size, err)) != 0)
+				return rc;
+			has_digest |= j == 0;
+			if (j == 1 && (rc = decode_status(s, &code, why, sizeof(why), err)) != 0)
+				return rc;
+		}
+		if (!has_digest)
+			return fb_seterr(err, FB_EFORMAT, "%s without a digest", msg);
+		int k = find_blob(b, nb, hex, size);
+		if (k < 0)
+			return fb_seterr(err, FB_EFORMAT, "%s: blob %s was not sent", msg, hex);
+		b[k].status = code;
+		if (code != ST_OK)
+			snprintf(b[k].why, sizeof(b[k].why), "%s", why);
+	}
+	return 0;
+}
+
+int
+fb_reapi_decode_bytestream(const unsigned char *p, size_t n, const unsigned char **data, size_t *size,
+                           struct fb_error *err)
+{
+	static const struct fb_pb_want want[] = {{10, FB_PB_LEN, "data"}};
+	struct fb_pb m = msg_view(p, n), s;
+	uint64_t v;
+	int i;
+	*data = p;
+	*size = 0;
+	while ((i = fb_pb_next(&m, "ReadResponse", want, 1, &s, &v, err)) != 1) {
+		if (i < 0)
+			return FB_EFORMAT;
+		*data = s.p;
+		*size = (size_t)(s.end - s.p);
+	}
+	return 0;
+}
+
+#ifdef FB_HAVE_GRPC
+/* A batch of blobs goes in one message below gRPC's default 4 MiB limit and BuildGrid's
+ * (4 MiB - 1 KiB); a blob past it goes through ByteStream in chunks of WRITE_CHUNK. */
+enum { BATCH_MAX = 4 * 1024 * 1024 - 64 * 1024, WRITE_CHUNK = 1024 * 1024 };
+
+/* The channel and gRPC's threads exist only between start() and stop(): gRPC keeps threads
+ * (timers, reconnects) running while a channel lives, and a child forked while one of them
+ * held a lock (an allocator's, say) could never take it; so the run stops them before it
+ * forks its jobs (fb_reapi_idle) and the next call starts them again. */
+struct fb_reapi {
+	grpc_channel *ch;
+	grpc_completion_queue *cq;
+	grpc_metadata md;
+	int started;
+	char url[512];
+	char target[256];
+	char instance[256];
+	int tls;
+	long timeout_ms;
+	char hkey[128];          /* the header's name, lowercased (gRPC's rule); "" for none */
+	char *hval;
+};
+
+static const char *
+code_name(int c)
+{
+	static const char *const names[] = {
+		"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+		"ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",
+		"OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
+	return c >= 0 && c < (int)(sizeof(names) / sizeof(*names)) ? names[c] : "status out of range";
+}
+
+/* The "authorization: Bearer T" metadata from a "Name: value" header line. */
+static int
+set_header(struct fb_reapi *g, const char *line, struct fb_error *err)
+{
+	const char *colon = line ? strchr(line, ':') : NULL;
+	if (!line || !*line)
+		return 0;
+	if (!colon || colon == line || colon - line >= (long)sizeof(g->hkey))
+		return fb_seterr(err, FB_EINVAL, "remote cache header '%.80s': not 'Name: value'", line);
+	size_t k = (size_t)(colon - line);
+	for (size_t i = 0; i < k; i++)
+		g->hkey[i] = (char)(line[i] >= 'A' && line[i] <= 'Z' ? line[i] - 'A' + 'a' : line[i]);
+	g->hkey[k] = 0;
+	const char *v = colon + 1;
+	while (*v == ' ' || *v == '\t')
+		v++;
+	if (!(g->hval = strdup(v)))
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	return 0;
+}
+
+int
+fb_reapi_open(const struct fb_remote_opts *o, struct fb_reapi **out, struct fb_error *err)
+{
+	*out = NULL;
+	struct fb_reapi *g = calloc(1, sizeof(*g));
+	if (!g)
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	if (fb_reapi_url_parse(o->url, g->target, sizeof(g->target), g->instance, sizeof(g->instance), &g->tls)) {
+		free(g);
+		return fb_seterr(err, FB_EINVAL, "remote cache URL '%.200s': not grpc://HOST[:PORT][/INSTANCE] or grpcs://...",
+		                 o->url ? o->url : "");
+	}
+	snprintf(g->url, sizeof(g->url), "%s", o->url);
+	g->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 10000;
+	int rc = set_header(g, o->header, err);
+	if (rc) {
+		fb_reapi_close(g);
+		return rc;
+	}
+	*out = g;
+	return 0;
+}
+
+/* gRPC, the channel (connecting on its first call) and the completion queue; 0 or FB_EIO. */
+static int
+start(struct fb_reapi *g, struct fb_error *err)
+{
+	if (g->started)
+		return 0;
+	grpc_init();
+	g->started = 1;
+	if (g->hkey[0]) {
+		g->md.key = grpc_slice_from_copied_string(g->hkey);
+		g->md.value = grpc_slice_from_copied_string(g->hval);
+	}
+	grpc_channel_credentials *cr = g->tls ? grpc_ssl_credentials_create(NULL, NULL, NULL, NULL)
+	                                      : grpc_insecure_credentials_create();
+	/* Answers carry at most one batch or one ByteStream chunk, but servers pick their chunks. */
+	grpc_arg a = {.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, .value.integer = 64 << 20};
+	grpc_channel_args args = {1, &a};
+	g->ch = cr ? grpc_channel_create(g->target, cr, &args) : NULL;
+	if (cr)
+		grpc_channel_credentials_release(cr);
+	g->cq = grpc_completion_queue_create_for_pluck(NULL);
+	if (!g->ch || !g->cq) {
+		fb_reapi_idle(g);
+		return fb_seterr(err, FB_EIO, "remote cache %.200s: cannot make a gRPC channel", g->url);
+	}
+	return 0;
+}
+
+void
+fb_reapi_idle(struct fb_reapi *g)
+{
+	if (!g || !g->started)
+		return;
+	if (g->ch)
+		grpc_channel_destroy(g->ch);
+	if (g->cq) {
+		grpc_completion_queue_shutdown(g->cq);
+		while (grpc_completion_queue_pluck(g->cq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
+		       GRPC_QUEUE_SHUTDOWN)
+			;
+		grpc_completion_queue_destroy(g->cq);
+	}
+	if (g->hkey[0]) {
+		grpc_slice_unref(g->md.key);
+		grpc_slice_unref(g->md.value);
+	}
+	g->ch = NULL;
+	g->cq = NULL;
+	g->started = 0;
+	grpc_shutdown_blocking(); /* returns once gRPC's threads are gone */
+}
+
+void
+fb_reapi_close(struct fb_reapi *g)
+{
+	if (!g)
+		return;
+	fb_reapi_idle(g);
+	free(g->hval);
+	free(g);
+}
+
+/* One batch of ops, waited for; 1 when it succeeded. The call's deadline bounds the wait. */
+static int
+batch(struct fb_reapi *g, grpc_call *c, grpc_op *ops, size_t n, void *tag)
+{
+	if (grpc_call_start_batch(c, ops, n, tag, NULL) != GRPC_CALL_OK)
+		return 0;
+	grpc_event ev = grpc_completion_queue_pluck(g->cq, tag, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+	return ev.type == GRPC_OP_COMPLETE && ev.success;
+}
+
+/* What a call hands each message it receives; nonzero (err filled) cancels the call. */
+typedef int (*on_msg_fn)(void *ctx, const unsigned char *p, size_t n, struct fb_error *err);
+
+static int
+send_all(struct fb_reapi *g, grpc_call *c, const struct fb_pb_out *req, int nreq)
+{
+	grpc_op op[2];
+	memset(op, 0, sizeof(op));
+	op[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+	op[0].data.send_initial_metadata.count = g->hkey[0] ? 1 : 0;
+	op[0].data.send_initial_metadata.metadata = g->hkey[0] ? &g->md : NULL;
+	if (!batch(g, c, op, 1, (void *)2))
+		return 0;
+	for (int i = 0; i < nreq; i++) {
+		grpc_slice s = grpc_slice_from_copied_buffer((const char *)req[i].p, req[i].n);
+		grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&s, 1);
+		grpc_slice_unref(s);
+		memset(op, 0, sizeof(op));
+		op[0].op = GRPC_OP_SEND_MESSAGE;
+		op[0].data.send_message.send_message = bb;
+		op[1].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+		int ok = batch(g, c, op, i == nreq - 1 ? 2 : 1, (void *)2);
+		grpc_byte_buffer_destroy(bb);
+		if (!ok)
+			return 0;
+	}
+	return 1;
+}
+
+/* Receives until the server's end of stream, each message to on_msg; 0 (the caller reads the
+ * status), or on_msg's code after cancelling the call. */
+static int
+recv_all(struct fb_reapi *g, grpc_call *c, grpc_metadata_array *init_md, on_msg_fn on_msg, void *ctx,
+         struct fb_error *err)
+{
+	grpc_op op;
+	memset(&op, 0, sizeof(op));
+	op.op = GRPC_OP_RECV_INITIAL_METADATA;
+	op.data.recv_initial_metadata.recv_initial_metadata = init_md;
+	if (!batch(g, c, &op, 1, (void *)3))
+		return 0;
+	for (;;) {
+		grpc_byte_buffer *bb = NULL;
+		memset(&op, 0, sizeof(op));
+		op.op = GRPC_OP_RECV_MESSAGE;
+		op.data.recv_message.recv_message = &bb;
+		if (!batch(g, c, &op, 1, (void *)3) || !bb)
+			return 0;
+		grpc_byte_buffer_reader rd;
+		int rc = FB_ENOMEM;
+		if (grpc_byte_buffer_reader_init(&rd, bb)) {
+			grpc_slice s = grpc_byte_buffer_reader_readall(&rd);
+			rc = on_msg(ctx, GRPC_SLICE_START_PTR(s), GRPC_SLICE_LENGTH(s), err);
+			grpc_slice_unref(s);
+			grpc_byte_buffer_reader_destroy(&rd);
+		} else {
+			fb_seterr(err, FB_ENOMEM, "out of memory");
+		}
+		grpc_byte_buffer_destroy(bb);
+		if (rc) {
+			grpc_call_cancel(c, NULL);
+			return rc;
+		}
+	}
+}
+
+/* One call of method with the messages req[0..nreq), each answer to on_msg. Returns the call's
+ * status code (>= 0; why[] its text), or -1 with err filled when on_msg refused an answer. The
+ * status is asked for first, so that a send or receive the server cut short still ends with
+ * the server's reason. */
+static int
+rpc(struct fb_reapi *g, const char *method, const struct fb_pb_out *req, int nreq, on_msg_fn on_msg, void *ctx,
+    char *why, size_t wsize, struct fb_error *err)
+{
+	snprintf(why, wsize, "cannot make a gRPC channel");
+	if (start(g, err))
+		return 14; /* UNAVAILABLE */
+	gpr_timespec dl = gpr_time_add(gpr_now(GPR_CLOCK_REALTIME), gpr_time_from_millis(g->timeout_ms, GPR_TIMESPAN));
+	grpc_slice m = grpc_slice_from_static_string(method);
+	grpc_call *c = grpc_channel_create_call(g->ch, NULL, GRPC_PROPAGATE_DEFAULTS, g->cq, m, NULL, dl, NULL);
+	grpc_slice_unref(m);
+	snprintf(why, wsize, "no call");
+	if (!c)
+		return 2; /* UNKNOWN */
+	grpc_metadata_array init_md, trail_md;
+	grpc_metadata_array_init(&init_md);
+	grpc_metadata_array_init(&trail_md);
+	grpc_status_code st = GRPC_STATUS_UNKNOWN;
+	grpc_slice details = grpc_empty_slice();
+	grpc_op op;
+	memset(&op, 0, sizeof(op));
+	op.op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+	op.data.recv_status_on_client.trailing_metadata = &trail_md;
+	op.data.recv_status_on_client.status = &st;
+	op.data.recv_status_on_client.status_details = &details;
+	int started = grpc_call_start_batch(c, &op, 1, (void *)1, NULL) == GRPC_CALL_OK;
+	int rc = 0;
+	if (started && send_all(g, c, req, nreq))
+		rc = recv_all(g, c, &init_md, on_msg, ctx, err);
+	if (started)
+		grpc_completion_queue_pluck(g->cq, (void *)1, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+	size_t dn = GRPC_SLICE_LENGTH(details);
+	snprintf(why, wsize, "%.*s", (int)(dn < 300 ? dn : 300), (const char *)GRPC_SLICE_START_PTR(details));
+	grpc_slice_unref(details);
+	grpc_metadata_array_destroy(&init_md);
+	grpc_metadata_array_destroy(&trail_md);
+	grpc_call_unref(c);
+	return rc ? -1 : started ? (int)st : 2;
+}
+
+/* FB_EIO naming the call and its status: the caller marks the remote broken (remote.c). */
+static int
+call_failed(struct fb_reapi *g, const char *name, int st, const char *why, struct fb_error *err)
+{
+	return fb_seterr(err, FB_EIO, "remote cache %.200s: %s: %s%s%.300s", g->url, name, code_name(st),
+	                 why[0] ? ": " : "", why);
+}
+
+/* A growable answer of at most max bytes (one message for a unary call, the chunks of a
+ * ByteStream read). */
+struct acc {
+	unsigned char *p;
+	size_t n, max;
+};
+
+static int
+on_acc(void *ctx, const unsigned char *p, size_t n, struct fb_error *err)
+{
+	struct acc *a = ctx;
+	if (n > a->max - a->n)
+		return fb_seterr(err, FB_EFORMAT, "an answer over %zu bytes", a->max);
+	unsigned char *np = realloc(a->p, a->n + n + 1);
+	if (!np)
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	a->p = np;
+	if (n)
+		memcpy(a->p + a->n, p, n);
+	a->n += n;
+	return 0;
+}
+
+/* A ByteStream ReadResponse's data appended; the blob's expected size bounds it. */
+static int
+on_chunk(void *ctx, const unsigned char *p, size_t n, struct fb_error *err)
+{
+	const unsigned char *d;
+	size_t dn;
+	int rc = fb_reapi_decode_bytestream(p, n, &d, &dn, err);
+	return rc ? rc : on_acc(ctx, d, dn, err);
+}
+
+static void
+put_instance(struct fb_reapi *g, struct fb_pb_out *o)
+{
+	if (g->instance[0])
+		fb_pb_out_bytes(o, 1, g->instance, strlen(g->instance));
+}
+
+/* A call with one request (freed here) whose answers, at most a->max bytes, land in a->p
+ * (through on_msg: on_acc, or on_chunk for ByteStream); the status code, or -1 for a local
+ * failure (err filled). */
+static int
+unary(struct fb_reapi *g, const char *method, struct fb_pb_out *req, on_msg_fn on_msg, struct acc *a, char *why,
+      size_t wsize, struct fb_error *err)
+{
+	if (req->oom) {
+		free(req->p);
+		fb_seterr(err, FB_ENOMEM, "out of memory");
+		return -1;
+	}
+	int st = rpc(g, method, req, 1, on_msg, a, why, wsize, err);
+	free(req->p);
+	return st;
+}
+
+int
+fb_reapi_get_action(struct fb_reapi *g, const char *key, unsigned char **rec, size_t *n, struct fb_error *err)
+{
+	struct fb_pb_out req = {0};
+	struct acc a = {NULL, 0, FB_REMOTE_RECORD_MAX};
+	char why[320];
+	*rec = NULL;
+	*n = 0;
+	put_instance(g, &req);
+	fb_pb_out_digest(&req, 2, key, 0); /* the action digest: the compile key (§8) */
+	int st = unary(g, "/build.bazel.remote.execution.v2.ActionCache/GetActionResult", &req, on_acc, &a, why, sizeof(why), err);
+	if (st == ST_OK) {
+		*rec = a.p ? a.p : calloc(1, 1);
+		*n = a.n;
+		return *rec ? 0 : fb_seterr(err, FB_ENOMEM, "out of memory");
+	}
+	free(a.p);
+	if (st < 0)
+		return err ? err->code : FB_EFORMAT;
+	if (st == ST_NOT_FOUND)
+		return FB_ENOIMAGE;
+	return call_failed(g, "GetActionResult", st, why, err);
+}
+
+int
+fb_reapi_put_action(struct fb_reapi *g, const char *key, const unsigned char *rec, size_t n, struct fb_error *err)
+{
+	struct fb_pb_out req = {0};
+	struct acc a = {NULL, 0, FB_REMOTE_RECORD_MAX};
+	char why[320];
+	put_instance(g, &req);
+	fb_pb_out_digest(&req, 2, key, 0);
+	fb_pb_out_bytes(&req, 3, rec, n);
+	int st = unary(g, "/build.bazel.remote.execution.v2.ActionCache/UpdateActionResult", &req, on_acc, &a, why,
+	               sizeof(why), err);
+	free(a.p);
+	if (st < 0)
+		return err ? err->code : FB_EFORMAT;
+	return st == ST_OK ? 0 : call_failed(g, "UpdateActionResult", st, why, err);
+}
+
+/* A ByteStream resource name: [INSTANCE/][uploads/UUID/]blobs/HASH/SIZE. */
+static void
+resource(struct fb_reapi *g, char *out, size_t size, const char *upload, const struct fb_reapi_blob *b)
+{
+	snprintf(out, size, "%s%s%s%s%sblobs/%s/%llu", g->instance, g->instance[0] ? "/" : "", upload ? "uploads/" : "",
+	         upload ? upload : "", upload ? "/" : "", b->hex, (unsigned long long)b->size);
+}
+
+static int
+read_stream(struct fb_reapi *g, struct fb_reapi_blob *b, struct fb_error *err)
+{
+	char name[512], why[320];
+	struct fb_pb_out req = {0};
+	resource(g, name, sizeof(name), NULL, b);
+	fb_pb_out_bytes(&req, 1, name, strlen(name)); /* ReadRequest.resource_name, from offset 0 */
+	struct acc a = {NULL, 0, (size_t)b->size};
+	int st = unary(g, "/google.bytestream.ByteStream/Read", &req, on_chunk, &a, why, sizeof(why), err);
+	if (st == ST_OK) {
+		b->got = a.p ? a.p : malloc(1);
+		b->got_size = a.n;
+		return b->got ? 0 : fb_seterr(err, FB_ENOMEM, "out of memory");
+	}
+	free(a.p);
+	if (st < 0) /* more bytes than the record says, a malformed chunk, or no memory */
+		return err ? err->code : FB_EFORMAT;
+	if (st == ST_NOT_FOUND) {
+		b->status = st;
+		return 0;
+	}
+	return call_failed(g, "ByteStream.Read", st, why, err);
+}
+
+/* Blobs b[from..to) in one BatchReadBlobs. */
+static int
+read_batch(struct fb_reapi *g, struct fb_reapi_blob *b, int from, int to, struct fb_error *err)
+{
+	struct fb_pb_out req = {0};
+	struct acc a = {NULL, 0, (size_t)BATCH_MAX + 65536};
+	char why[320];
+	put_instance(g, &req);
+	for (int i = from; i < to; i++)
+		fb_pb_out_digest(&req, 2, b[i].hex, b[i].size);
+	int st = unary(g, "/build.bazel.remote.execution.v2.ContentAddressableStorage/BatchReadBlobs", &req, on_acc, &a,
+	               why, sizeof(why), err);
+	int rc = st == ST_OK ? fb_reapi_decode_read(a.p, a.n, b + from, to - from, err)
+	         : st < 0    ? (err ? err->code : FB_EFORMAT)
+	                     : call_failed(g, "BatchReadBlobs", st, why, err);
+	free(a.p);
+	return rc;
+}
+
+int
+fb_reapi_read_blobs(struct fb_reapi *g, struct fb_reapi_blob *b, int n, struct fb_error *err)
+{
+	int rc = 0;
+	for (int i = 0; i < n; i++) {
+		b[i].got = NULL;
+		b[i].got_size = 0;
+		b[i].status = 0;
+	}
+	/* Consecutive blobs share a batch while their sizes fit; a blob alone past it streams. */
+	for (int i = 0; i < n && !rc;) {
+		if (b[i].size > BATCH_MAX) {
+			rc = read_stream(g, &b[i++], err);
+			continue;
+		}
+		int j = i;
+		uint64_t sum = 0;
+		while (j < n && b[j].size <= BATCH_MAX && sum + b[j].size <= BATCH_MAX)
+			sum += b[j++].size;
+		rc = read_batch(g, b, i, j, err);
+		i = j;
+	}
+	return rc;
+}
+
+/* FindMissingBlobs over b[0..n): sets each one's missing. */
+static int
+find_missing(struct fb_reapi *g, struct fb_reapi_blob *b, int n, struct fb_error *err)
+{
+	struct fb_pb_out req = {0};
+	struct acc a = {NULL, 0, 65536};
+	char why[320];
+	put_instance(g, &req);
+	for (int i = 0; i < n; i++)
+		fb_pb_out_digest(&req, 2, b[i].hex, b[i].size);
+	int st = unary(g, "/build.bazel.remote.execution.v2.ContentAddressableStorage/FindMissingBlobs", &req, on_acc,
+	               &a, why, sizeof(why), err);
+	int rc = st == ST_OK ? fb_reapi_decode_missing(a.p, a.n, b, n, err)
+	         : st < 0    ? (err ? err->code : FB_EFORMAT)
+	                     : call_failed(g, "FindMissingBlobs", st, why, err);
+	free(a.p);
+	return rc;
+}
+
+/* The missing ones of b[from..to) in one BatchUpdateBlobs; each must come back OK. */
+static int
+write_batch(struct fb_reapi *g, struct fb_reapi_blob *b, int from, int to, uint64_t *sent, struct fb_error *err)
+{
+	struct fb_pb_out req = {0};
+	struct acc a = {NULL, 0, 65536};
+	char why[320];
+	put_instance(g, &req);
+	for (int i = from; i < to; i++) {
+		b[i].status = -1; /* no answer for it yet */
+		if (!b[i].missing)
+			continue;
+		struct fb_pb_out one = {0};
+		fb_pb_out_digest(&one, 1, b[i].hex, b[i].size);
+		fb_pb_out_bytes(&one, 2, b[i].put, (size_t)b[i].size);
+		fb_pb_out_bytes(&req, 2, one.p, one.n);
+		req.oom |= one.oom;
+		free(one.p);
+	}
+	int st = unary(g, "/build.bazel.remote.execution.v2.ContentAddressableStorage/BatchUpdateBlobs", &req, on_acc,
+	               &a, why, sizeof(why), err);
+	int rc = st == ST_OK ? fb_reapi_decode_update(a.p, a.n, b + from, to - from, err)
+	         : st < 0    ? (err ? err->code : FB_EFORMAT)
+	                     : call_failed(g, "BatchUpdateBlobs", st, why, err);
+	free(a.p);
+	for (int i = from; i < to && !rc; i++) {
+		if (!b[i].missing)
+			continue;
+		if (b[i].status != ST_OK)
+			return fb_seterr(err, FB_EIO, "remote cache %.200s: BatchUpdateBlobs: blob %s: %s%s%.200s", g->url,
+			                 b[i].hex, b[i].status < 0 ? "no answer" : code_name(b[i].status),
+			                 b[i].status < 0 ? "" : ": ", b[i].status < 0 ? "" : b[i].why);
+		*sent += b[i].size;
+	}
+	return rc;
+}
+
+/* A random upload id (ByteStream wants a UUID in the resource name). */
+static void
+upload_id(char out[37])
+{
+	unsigned char r[16] = {0};
+	FILE *f = fopen("/dev/urandom", "rb");
+	if (!f || fread(r, 1, sizeof(r), f) != sizeof(r)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t x = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 20;
+		memcpy(r, &x, sizeof(x));
+	}
+	if (f)
+		fclose(f);
+	r[6] = (unsigned char)((r[6] & 0x0f) | 0x40);
+	r[8] = (unsigned char)((r[8] & 0x3f) | 0x80);
+	static const char hx[] = "0123456789abcdef";
+	for (int i = 0, o = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			out[o++] = '-';
+		out[o++] = hx[r[i] >> 4];
+		out[o++] = hx[r[i] & 15];
+	}
+	out[36] = 0;
+}
+
+/* One blob through ByteStream.Write in WRITE_CHUNK pieces; the resource name goes with the
+ * first, finish_write with the last. */
+static int
+write_stream(struct fb_reapi *g, struct fb_reapi_blob *b, uint64_t *sent, struct fb_error *err)
+{
+	char id[37], name[512], why[320];
+	upload_id(id);
+	resource(g, name, sizeof(name), id, b);
+	size_t total = (size_t)b->size, nmsg = total / WRITE_CHUNK + 1;
+	struct fb_pb_out *req = calloc(nmsg, sizeof(*req));
+	if (!req)
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	int oom = 0;
+	for (size_t i = 0; i < nmsg; i++) {
+		size_t off = i * (size_t)WRITE_CHUNK, k = total - off < WRITE_CHUNK ? total - off : WRITE_CHUNK;
+		if (i == 0)
+			fb_pb_out_bytes(&req[i], 1, name, strlen(name));
+		if (off)
+			fb_pb_out_varint(&req[i], 2, off);
+		if (i == nmsg - 1)
+			fb_pb_out_varint(&req[i], 3, 1);
+		fb_pb_out_bytes(&req[i], 10, b->put + off, k);
+		oom |= req[i].oom;
+	}
+	struct acc a = {NULL, 0, 65536};
+	int st = oom ? -1 : rpc(g, "/google.bytestream.ByteStream/Write", req, (int)nmsg, on_acc, &a, why, sizeof(why), err);
+	for (size_t i = 0; i < nmsg; i++)
+		free(req[i].p);
+	free(req);
+	free(a.p);
+	if (oom)
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	if (st < 0)
+		return err ? err->code : FB_EFORMAT;
+	if (st != ST_OK)
+		return call_failed(g, "ByteStream.Write", st, why, err);
+	*sent += b->size;
+	return 0;
+}
+
+int
+fb_reapi_write_blobs(struct fb_reapi *g, struct fb_reapi_blob *b, int n, uint64_t *sent, struct fb_error *err)
+{
+	*sent = 0;
+	int rc = find_missing(g, b, n, err);
+	for (int i = 0; i < n; i++)
+		b[i].missing |= b[i].force;
+	for (int i = 0; i < n && !rc;) {
+		if (b[i].size > BATCH_MAX) {
+			rc = b[i].missing ? write_stream(g, &b[i], sent, err) : 0;
+			i++;
+			continue;
+		}
+		int j = i, any = 0;
+		uint64_t sum = 0;
+		while (j < n && b[j].size <= BATCH_MAX && sum + b[j].size <= BATCH_MAX) {
+			sum += b[j].size;
+			any |= b[j++].missing;
+		}
+		rc = any ? write_batch(g, b, i, j, sent, err) : 0;
+		i = j;
+	}
+	return rc;
+}
+#else
+int
+fb_reapi_open(const struct fb_remote_opts *o, struct fb_reapi **out, struct fb_error *err)
+{
+	(void)o;
+	*out = NULL;
+	return fb_seterr(err, FB_ENOTOOL, "remote cache off: grpc:// needs gRPC (libgrpc), which this fatbuild "
+	                 "was built without");
+}
+
+void
+fb_reapi_close(struct fb_reapi *g)
+{
+	(void)g;
+}
+
+void
+fb_reapi_idle(struct fb_reapi *g)
+{
+	(void)g;
+}
+
+int
+fb_reapi_get_action(struct fb_reapi *g, const char *key, unsigned char **rec, size_t *n, struct fb_error *err)
+{
+	(void)g, (void)key, (void)rec, (void)n;
+	return fb_seterr(err, FB_ENOTOOL, "no gRPC");
+}
+
+int
+fb_reapi_put_action(struct fb_reapi *g, const char *key, const unsigned char *rec, size_t n, struct fb_error *err)
+{
+	(void)g, (void)key, (void)rec, (void)n;
+	return fb_seterr(err, FB_ENOTOOL, "no gRPC");
+}
+
+int
+fb_reapi_read_blobs(struct fb_reapi *g, struct fb_reapi_blob *b, int n, struct fb_error *err)
+{
+	(void)g, (void)b, (void)n;
+	return fb_seterr(err, FB_ENOTOOL, "no gRPC");
+}
+
+int
+fb_reapi_write_blobs(struct fb_reapi *g, struct fb_reapi_blob *b, int n, uint64_t *sent, struct fb_error *err)
+{
+	(void)g, (void)b, (void)n, (void)sent;
+	return fb_seterr(err, FB_ENOTOOL, "no gRPC");
+}
+#endif

@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# remote_reapi.sh: the shared compile cache over REAPI v2 on gRPC (docs/remote-cache.md §8)
+# against a real server: BuildGrid (pip `buildgrid`, in a venv under the build dir:
+# $FB_BINARY_DIR/buildgrid-venv), started here on loopback from tests/remote/buildgrid.yml (CAS
+# on disk, ActionCache in memory). Machine A compiles and uploads; machine B (empty cache,
+# another source path) gets every image from the server, byte for byte, without one NVRTC run
+# (counted by tests/remote/forkcount.c); a blob past the batch limit goes through ByteStream
+# both ways; grpcs:// works with a trusted certificate and warns once without; a corrupted
+# CAS blob is detected and recompiled; read mode stores nothing on the
+# server; the server killed in the middle of a build, a dead port and a silent one each mean
+# local compiles and one warning. Skipped (77) only when buildgrid cannot be pip-installed or
+# fatbuild was built without libgrpc (then grpc:// must say so).
+set -u
+: "${FATBUILD_BIN:?}" "${FB_SOURCE_DIR:?}" "${FB_BINARY_DIR:?}"
+fb=$FATBUILD_BIN
+t=$(mktemp -d "${TMPDIR:-/tmp}/fbreapi.XXXXXX")
+bgd_pid=
+silent_pid=
+bgd_stop() {
+	[ -n "$bgd_pid" ] || return 0
+	kill -TERM -- "-$bgd_pid" 2>/dev/null || kill -TERM "$bgd_pid" 2>/dev/null
+	wait "$bgd_pid" 2>/dev/null
+	bgd_pid=
+}
+cleanup() {
+	bgd_stop
+	[ -n "$silent_pid" ] && kill "$silent_pid" 2>/dev/null
+	[ -n "${KEEP:-}" ] || rm -rf "$t"
+}
+trap cleanup EXIT
+fail=0
+no() { echo "FAIL: $*" >&2; fail=1; }
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 77; }
+command -v openssl >/dev/null || { echo "SKIP: openssl not installed (scripts/deps.sh)"; exit 77; }
+mkdir -p "$t/probe"
+FATBUILD_CACHE_DIR=$t/probe "$fb" compile --remote-cache grpc://127.0.0.1:1 -o "$t/probe/x.fatbin" \
+	"$FB_SOURCE_DIR/examples/kernels/reduce.cu" >/dev/null 2>"$t/probe.log"
+if grep -q 'built without' "$t/probe.log"; then
+	grep -q 'warning: remote cache off: grpc:// needs gRPC (libgrpc)' "$t/probe.log" ||
+		{ cat "$t/probe.log" >&2; echo "FAIL: no gRPC, but not said clearly"; exit 1; }
+	echo "SKIP: fatbuild was built without libgrpc (scripts/deps.sh: libgrpc-dev)"
+	exit 77
+fi
+
+pkg="buildgrid==0.4.4"
+venv=$FB_BINARY_DIR/buildgrid-venv
+if [ "$(cat "$venv/.pkgs" 2>/dev/null)" != "$pkg" ]; then
+	rm -rf "$venv"
+	{ python3 -m venv "$venv" && "$venv/bin/pip" install -q --disable-pip-version-check "$pkg" &&
+		echo "$pkg" >"$venv/.pkgs"; } || { echo "SKIP: cannot pip install $pkg"; exit 77; }
+fi
+
+# bgd_start DIR: BuildGrid with its CAS under DIR, in its own process group, plain and TLS (a
+# self-signed certificate for 127.0.0.1, DIR/tls.crt); sets url and tls_url. Addresses, not
+# names: gRPC's resolver for names (c-ares 1.18) leaks 10 bytes per process, which the asan
+# pass would report.
+bgd_start() {
+	local d=$1 port tport
+	mkdir -p "$d"
+	port=$(free_port) && tport=$(free_port) || return 1
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/tls.key" -out "$d/tls.crt" -days 2 -subj /CN=127.0.0.1 \
+		-addext "subjectAltName=IP:127.0.0.1" >/dev/null 2>&1 || { echo "openssl cannot make a certificate" >&2; return 1; }
+	sed "s|@PORT@|$port|; s|@TLSPORT@|$tport|; s|@DIR@|$d|g" "$FB_SOURCE_DIR/tests/remote/buildgrid.yml" >"$d/bgd.yml"
+	setsid "$venv/bin/bgd" server start "$d/bgd.yml" >"$d/bgd.log" 2>&1 &
+	bgd_pid=$!
+	url=grpc://127.0.0.1:$port/main
+	tls_url=grpcs://127.0.0.1:$tport/main
+	for _ in $(seq 600); do
+		python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=1)' \
+			"$port" 2>/dev/null && return 0
+		kill -0 "$bgd_pid" 2>/dev/null || { cat "$d/bgd.log" >&2; return 1; }
+		sleep 0.1
+	done
+	cat "$d/bgd.log" >&2
+	return 1
+}
+objects() { find "$t/srv/cas/objects" -type f 2>/dev/null | wc -l; }
+
+${CC:-cc} -shared -fPIC -o "$t/forkcount.so" "$FB_SOURCE_DIR/tests/remote/forkcount.c" -ldl || exit 1
+bgd_start "$t/srv" || { no "BuildGrid did not start"; exit 1; }
+arch="7.5 8.0+PTX"
+for m in a b/deeper/other; do
+	mkdir -p "$t/$m/k"
+	for f in reduce.cu softmax.cu common.cuh; do cp "$FB_SOURCE_DIR/examples/kernels/$f" "$t/$m/k/"; done
+	printf '__device__ char big[5 << 20] = {1};\nextern "C" __global__ void k(char *p) { p[threadIdx.x] = big[threadIdx.x * 4099]; }\n' \
+		>"$t/$m/k/big.cu"
+done
+
+source "$FB_SOURCE_DIR/tests/remote/compile.sh"
+warnings() { grep -c 'warning: remote cache' "$t/$1.log"; }
+
+# 1. machine A: cold, compiles everything, uploads blobs and action records
+compile a A outA --remote-cache "$url" || { cat "$t/outA.log" >&2; no "A failed"; }
+grep -q '4 jobs, 0 cached, 4 compiled' "$t/outA.log" || { cat "$t/outA.log" >&2; no "A summary"; }
+[ "$forks" -ge 4 ] || no "A: the counter saw $forks NVRTC compiles (want >= 4): it cannot prove B's zero"
+[ "$(stat_of A uploads)" = 4 ] || { cat "$t/outA.log" >&2; no "A: stats uploads $(stat_of A uploads)"; }
+[ "$(objects)" -ge 4 ] || no "A: $(objects) blobs in BuildGrid's CAS (want >= 4)"
+[ "$(warnings outA)" -eq 0 ] || { cat "$t/outA.log" >&2; no "A: a remote cache warning"; }
+
+# 2. machine B: empty cache, another path: every image from the server, no NVRTC run; the
+#    bearer-token header rides along as gRPC metadata (BuildGrid here ignores it)
+FATBUILD_REMOTE_CACHE_HEADER="Authorization: Bearer t0ken" compile b/deeper/other B outB --remote-cache "$url" ||
+	{ cat "$t/outB.log" >&2; no "B failed"; }
+[ "$forks" -eq 0 ] || no "B ran NVRTC $forks times (want 0)"
+[ "$(grep -c 'cached (remote)$' "$t/outB.log")" -eq 4 ] || { cat "$t/outB.log" >&2; no "B: not every job from the remote"; }
+cmp -s "$t/outA.fatbin" "$t/outB.fatbin" || no "B's fatbinary differs from A's"
+[ "$(stat_of B 'remote hits')" = 4 ] || no "B: stats remote hits $(stat_of B 'remote hits')"
+[ "$(stat_of B entries)" = 4 ] || no "B: remote hits not kept in the local cache"
+
+# 2b. FATBUILD_REMOTE_CACHE, the unnamed instance (its own action records: a miss, then a hit)
+FATBUILD_REMOTE_CACHE=${url%/main} compile a A2 outA2 || { cat "$t/outA2.log" >&2; no "A2 failed"; }
+FATBUILD_REMOTE_CACHE=${url%/main}/ compile b/deeper/other B2 outB2 || { cat "$t/outB2.log" >&2; no "B2 failed"; }
+[ "$forks" -eq 0 ] || { cat "$t/outB2.log" >&2; no "B2 (unnamed instance) ran NVRTC $forks times"; }
+
+# 2c. grpcs://: the same records over TLS, trusting the test's certificate through gRPC's
+#     GRPC_DEFAULT_SSL_ROOTS_FILE_PATH; a certificate nobody trusts is one warning
+GRPC_DEFAULT_SSL_ROOTS_FILE_PATH=$t/srv/tls.crt compile b/deeper/other B3 outB3 --remote-cache "$tls_url" ||
+	{ cat "$t/outB3.log" >&2; no "B3 (TLS) failed"; }
+[ "$forks" -eq 0 ] || { cat "$t/outB3.log" >&2; no "B3 (TLS) ran NVRTC $forks times"; }
+cmp -s "$t/outA.fatbin" "$t/outB3.fatbin" || no "B3's fatbinary differs from A's"
+compile b/deeper/other B4 outB4 --remote-cache "$tls_url" || { cat "$t/outB4.log" >&2; no "B4 (untrusted TLS) failed"; }
+[ "$(warnings outB4)" -eq 1 ] || { cat "$t/outB4.log" >&2; no "untrusted TLS: want one warning"; }
+grep -q 'certificate verify failed' "$t/outB4.log" || { cat "$t/outB4.log" >&2; no "B4: the warning does not say why"; }
+[ "$forks" -ge 4 ] || no "B4: an untrusted server's images were used"
+
+# 3. a blob over the batch limit (a 5 MiB cubin): ByteStream Write, then Read
+one_arch=8.0 files="$t/a/k/big.cu" compile a L1 outL1 --remote-cache "$url" || { cat "$t/outL1.log" >&2; no "L1 failed"; }
+one_arch=8.0 files="$t/b/deeper/other/k/big.cu" compile b/deeper/other L2 outL2 --remote-cache "$url" ||
+	{ cat "$t/outL2.log" >&2; no "L2 failed"; }
+[ "$forks" -eq 0 ] || { cat "$t/outL2.log" >&2; no "L2: the 5 MiB image was compiled, not fetched"; }
+[ "$(stat -c %s "$t/outL2.fatbin")" -gt $((5 << 20)) ] || no "L2: the image is not over 5 MiB"
+cmp -s "$t/outL1.fatbin" "$t/outL2.fatbin" || no "L2's fatbinary differs from L1's"
+
+# 4. a corrupted blob in BuildGrid's disk CAS: detected, recompiled, the same output
+blob=$(find "$t/srv/cas/objects" -type f -size +8k -size -1000k | head -1)
+hash=$(basename "$(dirname "$blob")")$(basename "$blob")
+printf 'XXXX' | dd of="$blob" bs=1 seek=100 conv=notrunc 2>/dev/null
+compile b/deeper/other C outC --remote-cache "$url" || { cat "$t/outC.log" >&2; no "C failed"; }
+grep -q "corrupt remote cache entry.*cas/$hash: content hashes to" "$t/outC.log" ||
+	{ cat "$t/outC.log" >&2; no "the corrupt blob $hash was not reported"; }
+[ "$forks" -ge 1 ] || no "C: the corrupt entry was not recompiled"
+cmp -s "$t/outA.fatbin" "$t/outC.fatbin" || no "C's fatbinary differs"
+[ "$(stat_of C 'corrupt entries')" = "0 local, 1 remote" ] || no "C: stats corrupt $(stat_of C 'corrupt entries')"
+[ "$(warnings outC)" -eq 0 ] || { cat "$t/outC.log" >&2; no "C: a transport warning"; }
+
+# 5. read mode stores nothing: new content misses, is compiled, and no blob or record is sent
+sed -i 's/blockDim/blockDim /' "$t/a/k/reduce.cu"
+o0=$(objects)
+compile a D outD --remote-cache "$url" --remote-cache-mode read || { cat "$t/outD.log" >&2; no "D failed"; }
+[ "$forks" -ge 2 ] || no "D: the changed kernel was not compiled"
+[ "$(objects)" -eq "$o0" ] || no "read mode stored $(( $(objects) - o0 )) blobs"
+[ "$(stat_of D uploads)" = 0 ] || no "read mode: stats uploads $(stat_of D uploads)"
+files="$t/a/k/reduce.cu" compile a D3 outD3 --remote-cache "$url" --remote-cache-mode read || no "D3 failed"
+[ "$forks" -ge 2 ] || no "D3: read mode's compile reached the server (a hit for content never uploaded)"
+
+# 6. the server killed in the middle of a build (after the lookups, while NVRTC runs): local
+#    compiles, one warning, the same output as a build without the server
+#    (the pause comes from forkcount.c, which the asan pass cannot preload: there the plain
+#    pass's run of this step stands)
+if [ -n "${ASAN_OPTIONS:-}" ]; then
+	echo "note: step 6 (server killed mid-build) runs in the plain pass only"
+else
+	sed -i 's/blockDim/blockDim  /' "$t/a/k/softmax.cu"
+	compile a R outR || { cat "$t/outR.log" >&2; no "R (reference, no remote) failed"; }
+	touch "$t/gate"
+	FORKCOUNT_GATE=$t/gate compile a K outK --remote-cache "$url" &
+	kpid=$!
+	for _ in $(seq 600); do [ -e "$t/gate.started" ] && break; sleep 0.1; done
+	[ -e "$t/gate.started" ] || no "K: the build never reached NVRTC"
+	# no fatbuild process has a thread besides its own while the jobs run: gRPC's threads were
+	# stopped before the fork (a child forked while one held a lock could hang)
+	procs=$(pgrep -f -- "-o $t/outK.fatbin")
+	[ -n "$procs" ] || no "K: no fatbuild process found"
+	for p in $procs; do
+		n=$(ls "/proc/$p/task" 2>/dev/null | wc -l)
+		[ "$n" -le 1 ] || no "K: fatbuild process $p has $n threads while its jobs run"
+	done
+	bgd_stop
+	rm -f "$t/gate"
+	wait "$kpid" || { cat "$t/outK.log" >&2; no "K (server killed mid-build) failed"; }
+	[ "$(warnings outK)" -eq 1 ] || { cat "$t/outK.log" >&2; no "server killed mid-build: want one warning"; }
+	grep -q 'warning: remote cache grpc://.*UNAVAILABLE' "$t/outK.log" || { cat "$t/outK.log" >&2; no "K: the warning does not name UNAVAILABLE"; }
+	cmp -s "$t/outR.fatbin" "$t/outK.fatbin" || no "K's fatbinary differs from a local build's"
+	[ "$(stat_of K 'remote errors')" = 1 ] || no "K: stats remote errors $(stat_of K 'remote errors')"
+fi
+bgd_stop # the later steps want no server (stopped already after a run of step 6)
+
+# 7. nothing listening: local compiles, one warning, same output
+compile b/deeper/other E outE --remote-cache "$url" || { cat "$t/outE.log" >&2; no "E (server down) failed"; }
+[ "$(warnings outE)" -eq 1 ] || { cat "$t/outE.log" >&2; no "server down: want one warning"; }
+cmp -s "$t/outA.fatbin" "$t/outE.fatbin" || no "E's fatbinary differs"
+[ "$(stat_of E 'remote errors')" = 1 ] || no "E: stats remote errors $(stat_of E 'remote errors')"
+
+# 8. a server that accepts and never answers: one deadline, then local compiles
+port=$(free_port)
+silent_server "$port"
+FATBUILD_REMOTE_CACHE_TIMEOUT=1 FATBUILD_REMOTE_CACHE=grpc://127.0.0.1:$port compile b/deeper/other F outF ||
+	{ cat "$t/outF.log" >&2; no "F (silent server) failed"; }
+[ "$(warnings outF)" -eq 1 ] || { cat "$t/outF.log" >&2; no "silent server: want one warning"; }
+grep -q 'DEADLINE_EXCEEDED\|UNAVAILABLE' "$t/outF.log" || { cat "$t/outF.log" >&2; no "F: the warning names no deadline"; }
+cmp -s "$t/outA.fatbin" "$t/outF.fatbin" || no "F's fatbinary differs"
+
+# 9. a bad URL is a clear error
+(cd "$t/a" && FATBUILD_CACHE_DIR=$t/G "$fb" compile --remote-cache grpc://:5/x -o "$t/G.fatbin" k/reduce.cu) 2>"$t/G.log"
+grep -q "remote cache URL 'grpc://:5/x': not grpc://HOST" "$t/G.log" || { cat "$t/G.log" >&2; no "a bad grpc:// URL is not named"; }
+
+[ $fail = 0 ] && echo "remote_reapi: all checks passed"
+exit $fail
