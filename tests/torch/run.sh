@@ -23,20 +23,8 @@ work=$FB_BINARY_DIR/torch-consumer
 ex=$FB_SOURCE_DIR/examples/torch
 archs="8.0 9.0+PTX"
 want="elf sm_80|elf sm_90|ptx compute_90|"
-fails=0
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
-# run_logged WHAT CMD...: runs CMD with its output in $work/WHAT.log, shown on failure.
-run_logged() {
-	local what=$1
-	shift
-	local rc=0
-	"$@" >"$work/$what.log" 2>&1 || rc=$?
-	[ $rc -eq 0 ] && return 0
-	fail "$what (exit $rc):"
-	sed 's/^/  | /' "$work/$what.log" | tail -n 40 >&2
-	return 1
-}
+# fail, ok, run_logged and the fails count
+. "$FB_SOURCE_DIR/tests/torch/lib.sh"
 images() { "$FATBUILD_BIN" inspect "$1" | awk '$2 == "elf" || $2 == "ptx" { print $2, $3 }' | sort -u | tr '\n' '|'; }
 expect_images() {
 	local got
