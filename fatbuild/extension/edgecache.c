@@ -122,24 +122,36 @@ local_path(const char *line, size_t n, const char *const *bases, size_t nbases, 
 	return true;
 }
 
+int
+fb_edge_tool_id(const char *tool, char *found, char *out, size_t size)
+{
+	char real[PATH_MAX];
+	const char *pos = NULL;
+	struct stat st;
+	if (strchr(tool, '/'))
+		snprintf(found, PATH_MAX, "%s", tool);
+	else if (!fb_path_next(&pos, tool, found, PATH_MAX))
+		return -1;
+	if (!realpath(found, real) || stat(real, &st) != 0)
+		return -2;
+	snprintf(out, size, "%s %lld %lld", real, (long long)st.st_size,
+	         (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec);
+	return 0;
+}
+
 /* "tool PATH SIZE MTIME_NS" for a program found as a shell would (a name on PATH). */
 static void
 put_tool(struct fb_buf *b, const char *tool)
 {
-	char found[PATH_MAX], real[PATH_MAX];
-	const char *pos = NULL;
-	struct stat st;
-	if (strchr(tool, '/'))
-		snprintf(found, sizeof(found), "%s", tool);
-	else if (!fb_path_next(&pos, tool, found, sizeof(found)))
-		snprintf(found, sizeof(found), "%s", tool);
-	char line[PATH_MAX + 96];
-	if (realpath(found, real) && stat(real, &st) == 0)
-		snprintf(line, sizeof(line), "tool %s %lld %lld\n", real, (long long)st.st_size,
-		         (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec);
-	else
-		snprintf(line, sizeof(line), "tool %s missing\n", tool);
-	fb_buf_puts(b, line);
+	char found[PATH_MAX], id[PATH_MAX + 64];
+	fb_buf_puts(b, "tool ");
+	if (fb_edge_tool_id(tool, found, id, sizeof(id)) == 0) {
+		fb_buf_puts(b, id);
+	} else {
+		fb_buf_puts(b, tool);
+		fb_buf_puts(b, " missing");
+	}
+	fb_buf_puts(b, "\n");
 }
 
 static void

@@ -1,5 +1,5 @@
 /* edgecache.h: what the parts of the extension builder share of the host and nvcc edge cache
- * (edgecache.c): reading gcc-style depfiles. */
+ * (edgecache.c): reading gcc-style depfiles, naming a compiler by what ccache checks. */
 #ifndef FB_BUILD_EDGECACHE_H
 #define FB_BUILD_EDGECACHE_H
 
@@ -12,5 +12,9 @@ const char *fb_depfile_deps(const char *text);
 /* The next path from *pos (start at fb_depfile_deps; "\ " and "\#" unescaped, "$$" read as
  * "$"), into out (cut at size); false at the end. */
 bool fb_depfile_next(const char **pos, char *out, size_t size);
+/* "REAL SIZE MTIME_NS" into out for the program a shell runs as tool (a path, else the first
+ * match on PATH; found: the path tried, PATH_MAX bytes): 0; -1 when no PATH entry has it; -2
+ * when realpath or stat fails (errno says why). */
+int fb_edge_tool_id(const char *tool, char *found, char *out, size_t size);
 
 #endif

@@ -157,21 +157,15 @@ fb_hostpch_block(const char *src, char **block, struct fb_error *err)
 static int
 compiler_id(const char *compiler, struct fb_buf *id, struct fb_error *err)
 {
-	char found[PATH_MAX], real[PATH_MAX];
-	if (strchr(compiler, '/')) {
-		snprintf(found, sizeof(found), "%s", compiler);
-	} else {
-		const char *pos = NULL;
-		if (!fb_path_next(&pos, compiler, found, sizeof(found)))
-			return fb_seterr(err, FB_ENOTOOL, "host PCH: %s not found on PATH", compiler);
-	}
-	struct stat st;
-	if (!realpath(found, real) || stat(real, &st) != 0)
+	char found[PATH_MAX], line[PATH_MAX + 64];
+	int rc = fb_edge_tool_id(compiler, found, line, sizeof(line));
+	if (rc == -1)
+		return fb_seterr(err, FB_ENOTOOL, "host PCH: %s not found on PATH", compiler);
+	if (rc)
 		return fb_seterr(err, FB_ENOTOOL, "host PCH: %s: %s", found, strerror(errno));
-	char line[PATH_MAX + 64];
-	snprintf(line, sizeof(line), "compiler %s %lld %lld\n", real, (long long)st.st_size,
-	         (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec);
+	fb_buf_puts(id, "compiler ");
 	fb_buf_puts(id, line);
+	fb_buf_puts(id, "\n");
 	return 0;
 }
 
