@@ -785,7 +785,7 @@ FB_API void fb_size_report_free(struct fb_size_report *r);
 FB_API int fb_zstd_size(const void *data, size_t size, int level, uint64_t *out, struct fb_error *err);
 
 /* END SECTION prune */
-/* ---- command words and PATH (words.c) ---------------------------------------------------- */
+/* ---- command words, PATH and switches (words.c, env.c) ------------------------------- */
 
 /* Splits a command given in one variable (CC="ccache gcc -m64") into words as the shell splits
  * an unquoted $CC with the default IFS: at runs of spaces, tabs and newlines, nothing else (no
@@ -797,6 +797,10 @@ FB_API void fb_words_free(char **words);
  * "/usr/bin:/bin" when unset) to the next entry whose DIR/prog fits in size and is executable,
  * written into cand; empty entries are skipped. Returns false when PATH has no more. */
 FB_API bool fb_path_next(const char **pos, const char *prog, char *cand, size_t size);
+/* A FATBUILD_* on/off switch from the environment, read the same way for all of them: 1 when
+ * it is 1, yes, true or on; 0 when 0, no, false or off (any case); -1 when unset or anything
+ * else, where the caller's default holds (env.c). */
+FB_API int fb_env_switch(const char *name);
 
 /* ---- files ----------------------------------------------------------------------------- */
 

@@ -159,5 +159,9 @@ grep -q 'no work to do' "$work/log" || fail "8: the no-op did work"
 echo '// changed' >>"$work/a.cpp"
 build "$work/t1" b9 || fail "8: build after a change"
 grep -q 'fatbuild: PCH torch headers' "$work/log" || fail "8: the second compile did not make the PCH"
+# 9. `fatbuild cache clear` removes the PCHs with the rest of the cache.
+[ -n "$(ls -d "$FATBUILD_CACHE_DIR"/hostpch/*/ 2>/dev/null)" ] || fail "9: no PCH to clear"
+"$FATBUILD_BIN" cache clear >"$work/log" 2>&1 || fail "9: cache clear failed"
+[ -z "$(ls -A "$FATBUILD_CACHE_DIR"/hostpch 2>/dev/null)" ] || { ls -laR "$FATBUILD_CACHE_DIR"/hostpch >>"$work/log"; fail "9: cache clear left a PCH"; }
 [ $fails = 0 ] && echo "ok build_hostpch"
 exit $((fails > 0))

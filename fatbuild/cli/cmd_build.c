@@ -250,8 +250,7 @@ static void
 start_server(void *ctx, const char *build_dir)
 {
 	struct server *s = ctx;
-	const char *env = getenv("FATBUILD_COMPILE_SERVER");
-	if (s->off || (env && strcmp(env, "0") == 0) || !s->program)
+	if (s->off || fb_env_switch("FATBUILD_COMPILE_SERVER") == 0 || !s->program)
 		return;
 	int jobs = fb_compile_default_jobs(); /* as the ninja pool the NVRTC edges run in */
 	if (s->jobs > 0 && s->jobs < jobs)

@@ -244,8 +244,7 @@ print_settings(void)
 	struct fb_jobs_info jobs;
 	fb_jobs_default(NULL, NULL, 0, getenv("MAX_JOBS"), &jobs);
 	printf("%-10s %d (from %s; -j or MAX_JOBS overrides)\n", "jobs", jobs.jobs, jobs.where);
-	const char *srv = getenv("FATBUILD_COMPILE_SERVER");
-	if (srv && strcmp(srv, "0") == 0)
+	if (fb_env_switch("FATBUILD_COMPILE_SERVER") == 0)
 		printf("%-10s off (from FATBUILD_COMPILE_SERVER=0)\n", "server");
 	else
 		printf("%-10s on: fatbuild build keeps warm NVRTC workers for its edges (--no-compile-server or "

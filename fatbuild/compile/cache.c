@@ -77,8 +77,7 @@ fb_cache_dir_default(const char **dir, char *buf, size_t size, struct fb_error *
 static unsigned
 shared_flag(void)
 {
-	const char *v = getenv("FATBUILD_CACHE_SHARED");
-	return v && (!strcmp(v, "1") || !strcmp(v, "yes") || !strcmp(v, "true")) ? FB_DIR_SHARED : 0;
+	return fb_env_switch("FATBUILD_CACHE_SHARED") == 1 ? FB_DIR_SHARED : 0;
 }
 
 int
@@ -353,6 +352,31 @@ fb_cache_clear(const char *dir, uint64_t *removed, struct fb_error *err)
 	}
 	if (top)
 		closedir(top);
+	/* Host PCHs (hostpch/KEY/, docs/pytorch.md "Precompiled torch headers"): each KEY one entry,
+	 * only our own directories. */
+	char hp[PATH_MAX + 16];
+	snprintf(hp, sizeof(hp), "%.4000s/hostpch", dir);
+	DIR *pd = opendir(hp);
+	for (struct dirent *d; pd && (d = readdir(pd));) {
+		char sub[PATH_MAX + 300];
+		struct stat st;
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%.255s", hp, d->d_name);
+		if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid()) {
+			fb_dir_remove(sub, 1);
+			if (lstat(sub, &st) != 0)
+				c.removed++;
+			else if (!c.failed++)
+				snprintf(c.first, sizeof(c.first), "cannot remove %.300s", sub);
+		}
+	}
+	if (pd) {
+		closedir(pd);
+		rmdir(hp);
+	}
+	if (c.failed)
+		return fb_seterr(err, FB_EIO, "%s", c.first);
 	/* Empty fan-out directories go too; non-empty ones (foreign files) stay. */
 	for (int i = 0; i < 256; i++) {
 		char sub[PATH_MAX + 8];

@@ -382,8 +382,8 @@ cache_lookup(struct run *r, struct fb_compile_result *res)
 static void
 server_jobs(struct run *r, const char *home, struct fb_compile_result *res)
 {
-	const char *sock = getenv(FB_SERVER_ENV), *off = getenv(FB_SERVER_OFF_ENV);
-	if (!sock || !*sock || (off && strcmp(off, "0") == 0))
+	const char *sock = getenv(FB_SERVER_ENV);
+	if (!sock || !*sock || fb_env_switch(FB_SERVER_OFF_ENV) == 0)
 		return;
 	for (size_t i = 0; i < r->njobs; i++)
 		if (r->jobs[i].state == J_PENDING) {

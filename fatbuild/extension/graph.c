@@ -432,8 +432,7 @@ static bool
 edge_cache_on(const struct gen *g)
 {
 	const char *l = g->o->launcher ? g->o->launcher : getenv("FATBUILD_LAUNCHER");
-	const char *v = getenv("FATBUILD_EDGE_CACHE");
-	return !g->o->no_edge_cache && !(l && *l) && !(v && (strcmp(v, "0") == 0 || strcmp(v, "no") == 0)) &&
+	return !g->o->no_edge_cache && !(l && *l) && fb_env_switch("FATBUILD_EDGE_CACHE") != 0 &&
 	       !launcher_word(g->t.cc) && !launcher_word(g->t.cxx);
 }
 

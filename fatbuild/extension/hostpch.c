@@ -32,22 +32,12 @@
 
 #define ID_MAGIC "fatbuild host pch 1"
 
-static bool
-env_is(const char *name, const char *const *values)
-{
-	const char *v = getenv(name);
-	for (size_t i = 0; v && values[i]; i++)
-		if (strcmp(v, values[i]) == 0)
-			return true;
-	return false;
-}
-
 bool
 fb_hostpch_enabled(bool *eager)
 {
-	static const char *const off[] = {"0", "no", "false", NULL}, *const on[] = {"1", "yes", "true", NULL};
-	*eager = env_is("FATBUILD_HOST_PCH", on);
-	return !env_is("FATBUILD_HOST_PCH", off) && !env_is("FATBUILD_CACHE_SHARED", on);
+	int v = fb_env_switch("FATBUILD_HOST_PCH");
+	*eager = v == 1;
+	return v != 0 && fb_env_switch("FATBUILD_CACHE_SHARED") != 1;
 }
 
 /* ---- the leading include block ---- */
