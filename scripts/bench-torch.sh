@@ -86,10 +86,14 @@ for r in $(seq "$rounds"); do
 	export FATBUILD_CACHE_DIR=$d/cache FATBUILD_REMOTE_CACHE=$NGINX_URL
 	[ -n "$NGINX_URL" ] || unset FATBUILD_REMOTE_CACHE
 	fc+=("$(one fatbuild "$d/f")")
-	# cold+pch: the PCH made (by a second build, as by default; untimed), then the cache less
-	# every compiled entry; no remote
+	# cold+pch: the PCH made (by a second build that compiles, as by default; untimed: a build
+	# whose compiles all come from the cache makes none), then the cache less every compiled
+	# entry; no remote
 	unset FATBUILD_REMOTE_CACHE
+	find "$d/cache" -mindepth 1 -maxdepth 1 -name '??' -exec rm -rf {} +
 	one fatbuild "$d/fmake" >/dev/null
+	ls "$d"/cache/hostpch/*/h.h.gch >/dev/null 2>&1 ||
+		{ echo "bench-torch: the second build made no torch PCH (no torch #include block in a .cpp?)" >&2; exit 1; }
 	find "$d/cache" -mindepth 1 -maxdepth 1 -name '??' -exec rm -rf {} +
 	fp+=("$(one fatbuild "$d/fp")")
 	if [ -n "$NGINX_URL" ]; then
