@@ -5,7 +5,8 @@
 # on disk, ActionCache in memory). Machine A compiles and uploads; machine B (empty cache,
 # another source path) gets every image from the server, byte for byte, without one NVRTC run
 # (counted by tests/remote/forkcount.c); a blob past the batch limit goes through ByteStream
-# both ways; grpcs:// works with a trusted certificate and warns once without; a corrupted
+# both ways, and one past fatbuild's own limit but within the server's (GetCapabilities) in
+# batches, as BuildGrid's request log shows; grpcs:// works with a trusted certificate and warns once without; a corrupted
 # CAS blob is detected and recompiled; read mode stores nothing on the
 # server; the server killed in the middle of a build, a dead port and a silent one each mean
 # local compiles and one warning. Skipped (77) only when buildgrid cannot be pip-installed or
@@ -63,7 +64,8 @@ bgd_start() {
 	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/tls.key" -out "$d/tls.crt" -days 2 -subj /CN=127.0.0.1 \
 		-addext "subjectAltName=IP:127.0.0.1" >/dev/null 2>&1 || { echo "openssl cannot make a certificate" >&2; return 1; }
 	sed "s|@PORT@|$port|; s|@TLSPORT@|$tport|; s|@DIR@|$d|g" "$FB_SOURCE_DIR/tests/remote/buildgrid.yml" >"$d/bgd.yml"
-	setsid "$venv/bin/bgd" server start "$d/bgd.yml" >"$d/bgd.log" 2>&1 &
+	# -vv: INFO, one "Received request. ... method=NAME" line per call (step 3b reads them)
+	setsid "$venv/bin/bgd" server start -vv "$d/bgd.yml" >"$d/bgd.log" 2>&1 &
 	bgd_pid=$!
 	url=grpc://127.0.0.1:$port/main
 	tls_url=grpcs://127.0.0.1:$tport/main
@@ -84,9 +86,14 @@ arch="7.5 8.0+PTX"
 for m in a b/deeper/other; do
 	mkdir -p "$t/$m/k"
 	for f in reduce.cu softmax.cu common.cuh; do cp "$FB_SOURCE_DIR/examples/kernels/$f" "$t/$m/k/"; done
-	printf '__device__ char big[5 << 20] = {1};\nextern "C" __global__ void k(char *p) { p[threadIdx.x] = big[threadIdx.x * 4099]; }\n' \
-		>"$t/$m/k/big.cu"
+	for size in '5 << 20:big' '(4 << 20) - (40 << 10):mid'; do
+		printf '__device__ char big[%s] = {1};\nextern "C" __global__ void k(char *p) { p[threadIdx.x] = big[threadIdx.x * 4099]; }\n' \
+			"${size%:*}" >"$t/$m/k/${size#*:}.cu"
+	done
 done
+# calls MARK: the methods BuildGrid was asked for since `mark` set MARK (its log's line count)
+mark() { wc -l <"$t/srv/bgd.log"; }
+calls() { tail -n +"$(($1 + 1))" "$t/srv/bgd.log" | sed -n 's/.*Received request\..* method="\([A-Za-z]*\)".*/\1/p'; }
 
 source "$FB_SOURCE_DIR/tests/remote/compile.sh"
 warnings() { grep -c 'warning: remote cache' "$t/$1.log"; }
@@ -132,6 +139,27 @@ one_arch=8.0 files="$t/b/deeper/other/k/big.cu" compile b/deeper/other L2 outL2 
 [ "$forks" -eq 0 ] || { cat "$t/outL2.log" >&2; no "L2: the 5 MiB image was compiled, not fetched"; }
 [ "$(stat -c %s "$t/outL2.fatbin")" -gt $((5 << 20)) ] || no "L2: the image is not over 5 MiB"
 cmp -s "$t/outL1.fatbin" "$t/outL2.fatbin" || no "L2's fatbinary differs from L1's"
+
+# 3b. the batch limit is the server's (GetCapabilities; BuildGrid's is 4 MiB - 1 KiB), less
+#     fatbuild's 4 KiB for the message around the blobs: a cubin between 4 MiB - 64 KiB (the
+#     limit for a server that names none) and 4 MiB - 5 KiB goes up in BatchUpdateBlobs and
+#     comes back in BatchReadBlobs, never through ByteStream
+m0=$(mark)
+one_arch=8.0 files="$t/a/k/mid.cu" compile a M1 outM1 --remote-cache "$url" || { cat "$t/outM1.log" >&2; no "M1 failed"; }
+one_arch=8.0 files="$t/b/deeper/other/k/mid.cu" compile b/deeper/other M2 outM2 --remote-cache "$url" ||
+	{ cat "$t/outM2.log" >&2; no "M2 failed"; }
+[ "$forks" -eq 0 ] || { cat "$t/outM2.log" >&2; no "M2: the 4 MiB image was compiled, not fetched"; }
+cmp -s "$t/outM1.fatbin" "$t/outM2.fatbin" || no "M2's fatbinary differs from M1's"
+cubin=$(find "$t/M1" -type f -size +1024k -exec stat -c %s {} + | head -1)
+[ "${cubin:-0}" -gt $(((4 << 20) - (64 << 10))) ] && [ "$cubin" -le $(((4 << 20) - (5 << 10))) ] ||
+	no "M1: the cached cubin is ${cubin:-missing} bytes, outside (4 MiB - 64 KiB, 4 MiB - 5 KiB]: the step proves nothing"
+calls "$m0" >"$t/calls.M"
+[ "$(grep -c '^GetCapabilities$' "$t/calls.M")" -ge 2 ] || { cat "$t/calls.M" >&2; no "M: GetCapabilities not asked by both machines"; }
+grep -q '^BatchUpdateBlobs$' "$t/calls.M" || { cat "$t/calls.M" >&2; no "M1: no BatchUpdateBlobs"; }
+grep -q '^BatchReadBlobs$' "$t/calls.M" || { cat "$t/calls.M" >&2; no "M2: no BatchReadBlobs"; }
+! grep -q '^Read$\|^Write$' "$t/calls.M" || { cat "$t/calls.M" >&2; no "M: a blob within the server's limit went through ByteStream"; }
+# the 5 MiB blob of step 3 did go through ByteStream (the log names its methods so)
+calls 0 | grep -q '^Write$' || no "step 3: no ByteStream Write in BuildGrid's log"
 
 # 4. a corrupted blob in BuildGrid's disk CAS: detected, recompiled, the same output
 blob=$(find "$t/srv/cas/objects" -type f -size +8k -size -1000k | head -1)
