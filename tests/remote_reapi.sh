@@ -6,23 +6,18 @@
 # another source path) gets every image from the server, byte for byte, without one NVRTC run
 # (counted by tests/remote/forkcount.c); a blob past the batch limit goes through ByteStream
 # both ways, and one past fatbuild's own limit but within the server's (GetCapabilities) in
-# batches, as BuildGrid's request log shows; grpcs:// works with a trusted certificate and warns once without; a corrupted
-# CAS blob is detected and recompiled; read mode stores nothing on the
-# server; the server killed in the middle of a build, a dead port and a silent one each mean
-# local compiles and one warning. Skipped (77) only when buildgrid cannot be pip-installed or
+# batches, as BuildGrid's request log shows; grpcs:// works with a trusted certificate and
+# warns once without; a corrupted CAS blob is detected and recompiled; read mode stores
+# nothing on the server; the server killed in the middle of a build, a dead port and a silent
+# one each mean local compiles and one warning. BuildGrid is started and stopped by
+# tests/remote/buildgrid.sh. Skipped (77) only when buildgrid cannot be pip-installed or
 # fatbuild was built without libgrpc (then grpc:// must say so).
 set -u
 : "${FATBUILD_BIN:?}" "${FB_SOURCE_DIR:?}" "${FB_BINARY_DIR:?}"
 fb=$FATBUILD_BIN
 t=$(mktemp -d "${TMPDIR:-/tmp}/fbreapi.XXXXXX")
-bgd_pid=
 silent_pid=
-bgd_stop() {
-	[ -n "$bgd_pid" ] || return 0
-	kill -TERM -- "-$bgd_pid" 2>/dev/null || kill -TERM "$bgd_pid" 2>/dev/null
-	wait "$bgd_pid" 2>/dev/null
-	bgd_pid=
-}
+source "$FB_SOURCE_DIR/tests/remote/buildgrid.sh"
 cleanup() {
 	bgd_stop
 	[ -n "$silent_pid" ] && kill "$silent_pid" 2>/dev/null
@@ -31,7 +26,7 @@ cleanup() {
 trap cleanup EXIT
 fail=0
 no() { echo "FAIL: $*" >&2; fail=1; }
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+free_port() { bgd_free_port; }
 
 command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 77; }
 command -v openssl >/dev/null || { echo "SKIP: openssl not installed (scripts/deps.sh)"; exit 77; }
@@ -45,39 +40,8 @@ if grep -q 'built without' "$t/probe.log"; then
 	exit 77
 fi
 
-pkg="buildgrid==0.4.4"
-venv=$FB_BINARY_DIR/buildgrid-venv
-if [ "$(cat "$venv/.pkgs" 2>/dev/null)" != "$pkg" ]; then
-	rm -rf "$venv"
-	{ python3 -m venv "$venv" && "$venv/bin/pip" install -q --disable-pip-version-check "$pkg" &&
-		echo "$pkg" >"$venv/.pkgs"; } || { echo "SKIP: cannot pip install $pkg"; exit 77; }
-fi
+bgd_venv "$FB_BINARY_DIR/buildgrid-venv" || { echo "SKIP: cannot pip install $bgd_pkg"; exit 77; }
 
-# bgd_start DIR: BuildGrid with its CAS under DIR, in its own process group, plain and TLS (a
-# self-signed certificate for 127.0.0.1, DIR/tls.crt); sets url and tls_url. Addresses, not
-# names: gRPC's resolver for names (c-ares 1.18) leaks 10 bytes per process, which the asan
-# pass would report.
-bgd_start() {
-	local d=$1 port tport
-	mkdir -p "$d"
-	port=$(free_port) && tport=$(free_port) || return 1
-	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/tls.key" -out "$d/tls.crt" -days 2 -subj /CN=127.0.0.1 \
-		-addext "subjectAltName=IP:127.0.0.1" >/dev/null 2>&1 || { echo "openssl cannot make a certificate" >&2; return 1; }
-	sed "s|@PORT@|$port|; s|@TLSPORT@|$tport|; s|@DIR@|$d|g" "$FB_SOURCE_DIR/tests/remote/buildgrid.yml" >"$d/bgd.yml"
-	# -vv: INFO, one "Received request. ... method=NAME" line per call (step 3b reads them)
-	setsid "$venv/bin/bgd" server start -vv "$d/bgd.yml" >"$d/bgd.log" 2>&1 &
-	bgd_pid=$!
-	url=grpc://127.0.0.1:$port/main
-	tls_url=grpcs://127.0.0.1:$tport/main
-	for _ in $(seq 600); do
-		python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=1)' \
-			"$port" 2>/dev/null && return 0
-		kill -0 "$bgd_pid" 2>/dev/null || { cat "$d/bgd.log" >&2; return 1; }
-		sleep 0.1
-	done
-	cat "$d/bgd.log" >&2
-	return 1
-}
 objects() { find "$t/srv/cas/objects" -type f 2>/dev/null | wc -l; }
 
 ${CC:-cc} -shared -fPIC -o "$t/forkcount.so" "$FB_SOURCE_DIR/tests/remote/forkcount.c" -ldl || exit 1
