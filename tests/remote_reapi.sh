@@ -5,23 +5,19 @@
 # on disk, ActionCache in memory). Machine A compiles and uploads; machine B (empty cache,
 # another source path) gets every image from the server, byte for byte, without one NVRTC run
 # (counted by tests/remote/forkcount.c); a blob past the batch limit goes through ByteStream
-# both ways; grpcs:// works with a trusted certificate and warns once without; a corrupted
-# CAS blob is detected and recompiled; read mode stores nothing on the
-# server; the server killed in the middle of a build, a dead port and a silent one each mean
-# local compiles and one warning. Skipped (77) only when buildgrid cannot be pip-installed or
+# both ways, and one past fatbuild's own limit but within the server's (GetCapabilities) in
+# batches, as BuildGrid's request log shows; grpcs:// works with a trusted certificate and
+# warns once without; a corrupted CAS blob is detected and recompiled; read mode stores
+# nothing on the server; the server killed in the middle of a build, a dead port and a silent
+# one each mean local compiles and one warning. BuildGrid is started and stopped by
+# tests/remote/buildgrid.sh. Skipped (77) only when buildgrid cannot be pip-installed or
 # fatbuild was built without libgrpc (then grpc:// must say so).
 set -u
 : "${FATBUILD_BIN:?}" "${FB_SOURCE_DIR:?}" "${FB_BINARY_DIR:?}"
 fb=$FATBUILD_BIN
 t=$(mktemp -d "${TMPDIR:-/tmp}/fbreapi.XXXXXX")
-bgd_pid=
 silent_pid=
-bgd_stop() {
-	[ -n "$bgd_pid" ] || return 0
-	kill -TERM -- "-$bgd_pid" 2>/dev/null || kill -TERM "$bgd_pid" 2>/dev/null
-	wait "$bgd_pid" 2>/dev/null
-	bgd_pid=
-}
+source "$FB_SOURCE_DIR/tests/remote/buildgrid.sh"
 cleanup() {
 	bgd_stop
 	[ -n "$silent_pid" ] && kill "$silent_pid" 2>/dev/null
@@ -30,7 +26,7 @@ cleanup() {
 trap cleanup EXIT
 fail=0
 no() { echo "FAIL: $*" >&2; fail=1; }
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+free_port() { bgd_free_port; }
 
 command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 77; }
 command -v openssl >/dev/null || { echo "SKIP: openssl not installed (scripts/deps.sh)"; exit 77; }
@@ -44,38 +40,8 @@ if grep -q 'built without' "$t/probe.log"; then
 	exit 77
 fi
 
-pkg="buildgrid==0.4.4"
-venv=$FB_BINARY_DIR/buildgrid-venv
-if [ "$(cat "$venv/.pkgs" 2>/dev/null)" != "$pkg" ]; then
-	rm -rf "$venv"
-	{ python3 -m venv "$venv" && "$venv/bin/pip" install -q --disable-pip-version-check "$pkg" &&
-		echo "$pkg" >"$venv/.pkgs"; } || { echo "SKIP: cannot pip install $pkg"; exit 77; }
-fi
+bgd_venv "$FB_BINARY_DIR/buildgrid-venv" || { echo "SKIP: cannot pip install $bgd_pkg"; exit 77; }
 
-# bgd_start DIR: BuildGrid with its CAS under DIR, in its own process group, plain and TLS (a
-# self-signed certificate for 127.0.0.1, DIR/tls.crt); sets url and tls_url. Addresses, not
-# names: gRPC's resolver for names (c-ares 1.18) leaks 10 bytes per process, which the asan
-# pass would report.
-bgd_start() {
-	local d=$1 port tport
-	mkdir -p "$d"
-	port=$(free_port) && tport=$(free_port) || return 1
-	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/tls.key" -out "$d/tls.crt" -days 2 -subj /CN=127.0.0.1 \
-		-addext "subjectAltName=IP:127.0.0.1" >/dev/null 2>&1 || { echo "openssl cannot make a certificate" >&2; return 1; }
-	sed "s|@PORT@|$port|; s|@TLSPORT@|$tport|; s|@DIR@|$d|g" "$FB_SOURCE_DIR/tests/remote/buildgrid.yml" >"$d/bgd.yml"
-	setsid "$venv/bin/bgd" server start "$d/bgd.yml" >"$d/bgd.log" 2>&1 &
-	bgd_pid=$!
-	url=grpc://127.0.0.1:$port/main
-	tls_url=grpcs://127.0.0.1:$tport/main
-	for _ in $(seq 600); do
-		python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=1)' \
-			"$port" 2>/dev/null && return 0
-		kill -0 "$bgd_pid" 2>/dev/null || { cat "$d/bgd.log" >&2; return 1; }
-		sleep 0.1
-	done
-	cat "$d/bgd.log" >&2
-	return 1
-}
 objects() { find "$t/srv/cas/objects" -type f 2>/dev/null | wc -l; }
 
 ${CC:-cc} -shared -fPIC -o "$t/forkcount.so" "$FB_SOURCE_DIR/tests/remote/forkcount.c" -ldl || exit 1
@@ -84,9 +50,14 @@ arch="7.5 8.0+PTX"
 for m in a b/deeper/other; do
 	mkdir -p "$t/$m/k"
 	for f in reduce.cu softmax.cu common.cuh; do cp "$FB_SOURCE_DIR/examples/kernels/$f" "$t/$m/k/"; done
-	printf '__device__ char big[5 << 20] = {1};\nextern "C" __global__ void k(char *p) { p[threadIdx.x] = big[threadIdx.x * 4099]; }\n' \
-		>"$t/$m/k/big.cu"
+	for size in '5 << 20:big' '(4 << 20) - (40 << 10):mid'; do
+		printf '__device__ char big[%s] = {1};\nextern "C" __global__ void k(char *p) { p[threadIdx.x] = big[threadIdx.x * 4099]; }\n' \
+			"${size%:*}" >"$t/$m/k/${size#*:}.cu"
+	done
 done
+# calls MARK: the methods BuildGrid was asked for since `mark` set MARK (its log's line count)
+mark() { wc -l <"$t/srv/bgd.log"; }
+calls() { tail -n +"$(($1 + 1))" "$t/srv/bgd.log" | sed -n 's/.*Received request\..* method="\([A-Za-z]*\)".*/\1/p'; }
 
 source "$FB_SOURCE_DIR/tests/remote/compile.sh"
 warnings() { grep -c 'warning: remote cache' "$t/$1.log"; }
@@ -132,6 +103,27 @@ one_arch=8.0 files="$t/b/deeper/other/k/big.cu" compile b/deeper/other L2 outL2 
 [ "$forks" -eq 0 ] || { cat "$t/outL2.log" >&2; no "L2: the 5 MiB image was compiled, not fetched"; }
 [ "$(stat -c %s "$t/outL2.fatbin")" -gt $((5 << 20)) ] || no "L2: the image is not over 5 MiB"
 cmp -s "$t/outL1.fatbin" "$t/outL2.fatbin" || no "L2's fatbinary differs from L1's"
+
+# 3b. the batch limit is the server's (GetCapabilities; BuildGrid's is 4 MiB - 1 KiB), less
+#     fatbuild's 4 KiB for the message around the blobs: a cubin between 4 MiB - 64 KiB (the
+#     limit for a server that names none) and 4 MiB - 5 KiB goes up in BatchUpdateBlobs and
+#     comes back in BatchReadBlobs, never through ByteStream
+m0=$(mark)
+one_arch=8.0 files="$t/a/k/mid.cu" compile a M1 outM1 --remote-cache "$url" || { cat "$t/outM1.log" >&2; no "M1 failed"; }
+one_arch=8.0 files="$t/b/deeper/other/k/mid.cu" compile b/deeper/other M2 outM2 --remote-cache "$url" ||
+	{ cat "$t/outM2.log" >&2; no "M2 failed"; }
+[ "$forks" -eq 0 ] || { cat "$t/outM2.log" >&2; no "M2: the 4 MiB image was compiled, not fetched"; }
+cmp -s "$t/outM1.fatbin" "$t/outM2.fatbin" || no "M2's fatbinary differs from M1's"
+cubin=$(find "$t/M1" -type f -size +1024k -exec stat -c %s {} + | head -1)
+[ "${cubin:-0}" -gt $(((4 << 20) - (64 << 10))) ] && [ "$cubin" -le $(((4 << 20) - (5 << 10))) ] ||
+	no "M1: the cached cubin is ${cubin:-missing} bytes, outside (4 MiB - 64 KiB, 4 MiB - 5 KiB]: the step proves nothing"
+calls "$m0" >"$t/calls.M"
+[ "$(grep -c '^GetCapabilities$' "$t/calls.M")" -ge 2 ] || { cat "$t/calls.M" >&2; no "M: GetCapabilities not asked by both machines"; }
+grep -q '^BatchUpdateBlobs$' "$t/calls.M" || { cat "$t/calls.M" >&2; no "M1: no BatchUpdateBlobs"; }
+grep -q '^BatchReadBlobs$' "$t/calls.M" || { cat "$t/calls.M" >&2; no "M2: no BatchReadBlobs"; }
+! grep -q '^Read$\|^Write$' "$t/calls.M" || { cat "$t/calls.M" >&2; no "M: a blob within the server's limit went through ByteStream"; }
+# the 5 MiB blob of step 3 did go through ByteStream (the log names its methods so)
+calls 0 | grep -q '^Write$' || no "step 3: no ByteStream Write in BuildGrid's log"
 
 # 4. a corrupted blob in BuildGrid's disk CAS: detected, recompiled, the same output
 blob=$(find "$t/srv/cas/objects" -type f -size +8k -size -1000k | head -1)

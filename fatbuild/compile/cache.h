@@ -137,7 +137,8 @@ void fb_reapi_idle(struct fb_reapi *g);
 int fb_reapi_get_action(struct fb_reapi *g, const char *key, unsigned char **rec, size_t *n, struct fb_error *err);
 /* UpdateActionResult: 0 or FB_EIO. */
 int fb_reapi_put_action(struct fb_reapi *g, const char *key, const unsigned char *rec, size_t n, struct fb_error *err);
-/* Fetches b[0..n) (BatchReadBlobs, ByteStream.Read past the batch limit): 0 with got or status
+/* Fetches b[0..n) (BatchReadBlobs, ByteStream.Read past the batch limit, which the first
+ * transfer asks of GetCapabilities): 0 with got or status
  * set per blob; FB_EIO for a failed call; FB_EFORMAT for a malformed answer. */
 int fb_reapi_read_blobs(struct fb_reapi *g, struct fb_reapi_blob *b, int n, struct fb_error *err);
 /* Uploads those of b[0..n) the server lacks (FindMissingBlobs, then BatchUpdateBlobs or
@@ -152,6 +153,9 @@ int fb_reapi_decode_read(const unsigned char *p, size_t n, struct fb_reapi_blob 
 int fb_reapi_decode_update(const unsigned char *p, size_t n, struct fb_reapi_blob *b, int nb, struct fb_error *err);
 int fb_reapi_decode_bytestream(const unsigned char *p, size_t n, const unsigned char **data, size_t *size,
                                struct fb_error *err);
+/* ServerCapabilities: *max_batch its cache_capabilities.max_batch_total_size_bytes (0 when it
+ * names none: no limit); 0 or FB_EFORMAT (a malformed field, a negative limit). */
+int fb_reapi_decode_capabilities(const unsigned char *p, size_t n, uint64_t *max_batch, struct fb_error *err);
 
 /* ---- stats.c: hit and miss counters kept in the cache directory ---- */
 

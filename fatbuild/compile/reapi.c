@@ -8,6 +8,8 @@
  *   CAS.BatchReadBlobs                {instance_name, digests} -> {responses {digest, data, status}}
  *   CAS.BatchUpdateBlobs              {instance_name, requests {digest, data}} -> {responses}
  *   ByteStream.Read / Write           a blob past the batch limit, in chunks
+ *   Capabilities.GetCapabilities      {instance_name} -> {cache_capabilities
+ *                                     {max_batch_total_size_bytes}}: the batch limit
  *
  * Messages are written and read by hand (pb.c), as remote.c does the ActionResult; the decoders
  * skip unknown fields and reject malformed ones, and fuzz_reapi runs them. The transport is
@@ -36,7 +38,7 @@
 #include "common/error_priv.h"
 
 /* google.rpc.Code values fatbuild decides on. */
-enum { ST_OK = 0, ST_NOT_FOUND = 5 };
+enum { ST_OK = 0, ST_NOT_FOUND = 5, ST_UNIMPL = 12 };
 
 int
 fb_reapi_url(const char *url)
@@ -275,10 +277,41 @@ fb_reapi_decode_bytestream(const unsigned char *p, size_t n, const unsigned char
 	return 0;
 }
 
+int
+fb_reapi_decode_capabilities(const unsigned char *p, size_t n, uint64_t *max_batch, struct fb_error *err)
+{
+	static const struct fb_pb_want want[] = {{1, FB_PB_LEN, "cache_capabilities"}};
+	static const struct fb_pb_want cwant[] = {{4, FB_PB_VARINT, "max_batch_total_size_bytes"}};
+	struct fb_pb m = msg_view(p, n), c, s;
+	uint64_t v;
+	int i, j;
+	*max_batch = 0;
+	while ((i = fb_pb_next(&m, "ServerCapabilities", want, 1, &c, &v, err)) != 1) {
+		if (i < 0)
+			return FB_EFORMAT;
+		while ((j = fb_pb_next(&c, "CacheCapabilities", cwant, 1, &s, &v, err)) != 1) {
+			if (j < 0)
+				return FB_EFORMAT;
+			if (v > (uint64_t)INT64_MAX) /* an int64 */
+				return fb_seterr(err, FB_EFORMAT, "CacheCapabilities: max_batch_total_size_bytes is negative");
+			*max_batch = v; /* repeated fields merge, the last value winning */
+		}
+	}
+	return 0;
+}
+
 #ifdef FB_HAVE_GRPC
-/* A batch of blobs goes in one message below gRPC's default 4 MiB limit and BuildGrid's
- * (4 MiB - 1 KiB); a blob past it goes through ByteStream in chunks of WRITE_CHUNK. */
-enum { BATCH_MAX = 4 * 1024 * 1024 - 64 * 1024, WRITE_CHUNK = 1024 * 1024 };
+/* A batch of blobs goes in one message of at most the server's max_batch_total_size_bytes
+ * (GetCapabilities) less HEADROOM for the digests and tags around the blobs (at most three, and
+ * the instance name); a server that names no limit (0) or has no Capabilities service gets
+ * BATCH_MAX, below gRPC's default 4 MiB message limit. A limit is capped so that an answer fits
+ * RECV_MAX. A blob past the limit goes through ByteStream in chunks of WRITE_CHUNK. */
+enum {
+	BATCH_MAX = 4 * 1024 * 1024 - 64 * 1024,
+	HEADROOM = 4096,
+	RECV_MAX = 64 << 20,
+	WRITE_CHUNK = 1024 * 1024
+};
 
 /* The channel and gRPC's threads exist only between start() and stop(): gRPC keeps threads
  * (timers, reconnects) running while a channel lives, and a child forked while one of them
@@ -296,6 +329,7 @@ struct fb_reapi {
 	long timeout_ms;
 	char hkey[128];          /* the header's name, lowercased (gRPC's rule); "" for none */
 	char *hval;
+	uint64_t batch_max;      /* the batch limit; 0 until GetCapabilities was asked */
 };
 
 static const char *
@@ -367,7 +401,7 @@ start(struct fb_reapi *g, struct fb_error *err)
 	grpc_channel_credentials *cr = g->tls ? grpc_ssl_credentials_create(NULL, NULL, NULL, NULL)
 	                                      : grpc_insecure_credentials_create();
 	/* Answers carry at most one batch or one ByteStream chunk, but servers pick their chunks. */
-	grpc_arg a = {.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, .value.integer = 64 << 20};
+	grpc_arg a = {.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, .value.integer = RECV_MAX};
 	grpc_channel_args args = {1, &a};
 	g->ch = cr ? grpc_channel_create(g->target, cr, &args) : NULL;
 	if (cr)
@@ -672,12 +706,48 @@ read_stream(struct fb_reapi *g, struct fb_reapi_blob *b, struct fb_error *err)
 	return call_failed(g, "ByteStream.Read", st, why, err);
 }
 
+/* The batch limit, asked of the server once per fb_reapi (GetCapabilities) before its first
+ * blob moves; UNIMPLEMENTED (no Capabilities service) means BATCH_MAX, any other failed call is
+ * one like the others (FB_EIO, §5), and so is an answer that does not decode. */
+static int
+batch_limit(struct fb_reapi *g, uint64_t *lim, struct fb_error *err)
+{
+	if (g->batch_max) {
+		*lim = g->batch_max;
+		return 0;
+	}
+	struct fb_pb_out req = {0};
+	struct acc a = {NULL, 0, 65536};
+	char why[320];
+	uint64_t max = 0;
+	put_instance(g, &req);
+	struct fb_error le = {0};
+	int st = unary(g, "/build.bazel.remote.execution.v2.Capabilities/GetCapabilities", &req, on_acc, &a, why,
+	               sizeof(why), &le);
+	int rc = 0;
+	if (st == ST_OK && fb_reapi_decode_capabilities(a.p, a.n, &max, &le))
+		st = -1;
+	free(a.p);
+	if (st < 0) /* an answer that does not decode or is too long: the server is not usable */
+		rc = le.code == FB_ENOMEM ? fb_seterr(err, FB_ENOMEM, "out of memory")
+		                          : fb_seterr(err, FB_EIO, "remote cache %.200s: GetCapabilities: %s", g->url, le.msg);
+	else if (st != ST_OK && st != ST_UNIMPL)
+		rc = call_failed(g, "GetCapabilities", st, why, err);
+	if (rc)
+		return rc;
+	if (max > (uint64_t)RECV_MAX - 65536)
+		max = (uint64_t)RECV_MAX - 65536;
+	g->batch_max = !max ? BATCH_MAX : max - (max / 2 < HEADROOM ? max / 2 : HEADROOM);
+	*lim = g->batch_max;
+	return 0;
+}
+
 /* Blobs b[from..to) in one BatchReadBlobs. */
 static int
-read_batch(struct fb_reapi *g, struct fb_reapi_blob *b, int from, int to, struct fb_error *err)
+read_batch(struct fb_reapi *g, struct fb_reapi_blob *b, int from, int to, uint64_t lim, struct fb_error *err)
 {
 	struct fb_pb_out req = {0};
-	struct acc a = {NULL, 0, (size_t)BATCH_MAX + 65536};
+	struct acc a = {NULL, 0, (size_t)lim + 65536};
 	char why[320];
 	put_instance(g, &req);
 	for (int i = from; i < to; i++)
@@ -694,23 +764,24 @@ read_batch(struct fb_reapi *g, struct fb_reapi_blob *b, int from, int to, struct
 int
 fb_reapi_read_blobs(struct fb_reapi *g, struct fb_reapi_blob *b, int n, struct fb_error *err)
 {
-	int rc = 0;
 	for (int i = 0; i < n; i++) {
 		b[i].got = NULL;
 		b[i].got_size = 0;
 		b[i].status = 0;
 	}
+	uint64_t lim = 0;
+	int rc = n ? batch_limit(g, &lim, err) : 0;
 	/* Consecutive blobs share a batch while their sizes fit; a blob alone past it streams. */
 	for (int i = 0; i < n && !rc;) {
-		if (b[i].size > BATCH_MAX) {
+		if (b[i].size > lim) {
 			rc = read_stream(g, &b[i++], err);
 			continue;
 		}
 		int j = i;
 		uint64_t sum = 0;
-		while (j < n && b[j].size <= BATCH_MAX && sum + b[j].size <= BATCH_MAX)
+		while (j < n && b[j].size <= lim && sum + b[j].size <= lim)
 			sum += b[j++].size;
-		rc = read_batch(g, b, i, j, err);
+		rc = read_batch(g, b, i, j, lim, err);
 		i = j;
 	}
 	return rc;
@@ -842,18 +913,25 @@ int
 fb_reapi_write_blobs(struct fb_reapi *g, struct fb_reapi_blob *b, int n, uint64_t *sent, struct fb_error *err)
 {
 	*sent = 0;
+	uint64_t lim = 0;
 	int rc = find_missing(g, b, n, err);
 	for (int i = 0; i < n; i++)
 		b[i].missing |= b[i].force;
+	int any = 0;
+	for (int i = 0; i < n; i++)
+		any |= b[i].missing;
+	if (!rc && any)
+		rc = batch_limit(g, &lim, err);
 	for (int i = 0; i < n && !rc;) {
-		if (b[i].size > BATCH_MAX) {
+		if (b[i].size > lim) {
 			rc = b[i].missing ? write_stream(g, &b[i], sent, err) : 0;
 			i++;
 			continue;
 		}
-		int j = i, any = 0;
+		int j = i;
 		uint64_t sum = 0;
-		while (j < n && b[j].size <= BATCH_MAX && sum + b[j].size <= BATCH_MAX) {
+		any = 0;
+		while (j < n && b[j].size <= lim && sum + b[j].size <= lim) {
 			sum += b[j].size;
 			any |= b[j++].missing;
 		}

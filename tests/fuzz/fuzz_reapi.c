@@ -1,13 +1,15 @@
 /* fuzz_reapi.c: what a REAPI server answers the grpc:// cache (reapi.c, docs/remote-cache.md
  * §8), which any server may get wrong. Input: a selector byte, then the bytes of one message:
  * 0 FindMissingBlobsResponse, 1 BatchReadBlobsResponse, 2 BatchUpdateBlobsResponse,
- * 3 ByteStream ReadResponse, 4 a grpc:// URL. The blobs asked about are three fixed digests
+ * 3 ByteStream ReadResponse, 4 a grpc:// URL, 5 ServerCapabilities. The blobs asked about are three fixed digests
  * (the seeds in corpus/fuzz_reapi/ were serialized by the protobuf runtime with these digests).
  * Invariants: each decoder accepts or says FB_EFORMAT with a message, nothing else; what it
  * accepts stays inside the input (a ReadResponse's data is a view into it, a read blob's
  * length at most the input's); a found blob has no error status; an accepted
  * BatchReadBlobsResponse, written again with pb.c's writer, decodes to the same blobs; a
- * parsed URL gives a "HOST:PORT" target. Abort on any violation. */
+ * parsed URL gives a "HOST:PORT" target; an accepted ServerCapabilities' batch limit is an
+ * int64 and, written again as its CacheCapabilities, decodes to the same. Abort on any
+ * violation. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +98,26 @@ url(const uint8_t *p, size_t n)
 	free(s);
 }
 
+static void
+capabilities(const uint8_t *p, size_t n)
+{
+	struct fb_error e = {0};
+	uint64_t max = 1, again = 1;
+	int rc = fb_reapi_decode_capabilities(p, n, &max, &e);
+	check_rc(rc, &e);
+	if (rc)
+		return;
+	if (max > (uint64_t)INT64_MAX)
+		abort();
+	struct fb_pb_out c = {0}, o = {0};
+	fb_pb_out_varint(&c, 4, max);
+	fb_pb_out_bytes(&o, 1, c.p, c.n);
+	if (c.oom || o.oom || fb_reapi_decode_capabilities(o.p, o.n, &again, NULL) != 0 || again != max)
+		abort();
+	free(c.p);
+	free(o.p);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -109,7 +131,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t vn;
 	int rc;
 	blobs(b);
-	switch (data[0] % 5) {
+	switch (data[0] % 6) {
 	case 0:
 		check_rc(rc = fb_reapi_decode_missing(p, n, b, 3, &e), &e);
 		for (int i = 0; i < 3; i++)
@@ -137,8 +159,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (rc == 0 && vn && (view < p || view + vn > p + n))
 			abort();
 		break;
-	default:
+	case 4:
 		url(p, n);
+		break;
+	default:
+		capabilities(p, n);
 	}
 	return 0;
 }
