@@ -5,7 +5,8 @@
 #   default             build.ninja has --threads 2 (-j 2, one nvcc edge, two targets)
 #   --no-nvcc-threads   no --threads: the targets one after another in the same command
 # and each target's cubin (`fatbuild extract`) compared with cmp; a user's own --threads is
-# kept and ours not added. Skipped (77) without nvcc.
+# kept and ours not added; beside a host edge nvcc runs under nice -n 5, which the edge cache's
+# key leaves out. Skipped (77) without nvcc.
 set -u
 : "${FATBUILD_BIN:?}" "${FB_SOURCE_DIR:?}"
 cuda=${CUDA_HOME:-/usr/local/cuda}
@@ -45,5 +46,25 @@ for a in sm_80 sm_90; do
 	[ -s "$work/serial.so.$a.cubin" ] || { : >"$work/log"; fail "$a: empty cubin"; }
 	cmp "$work/threads.so.$a.cubin" "$work/serial.so.$a.cubin" >"$work/log" 2>&1 || fail "$a: --threads differs from the serial nvcc"
 done
+# Beside a C or C++ edge, nvcc's threads run at a lower priority (nice 5), so they fill the
+# cores the host compile leaves idle; without one, at the default priority. The edge cache's key
+# leaves both --threads and nice out: the .cu's entry is shared between the two builds.
+printf 'int host_side(void) { return 1; }\n' >"$work/h.c"
+"$FATBUILD_BIN" build -j 2 --backend nvcc --arch-list "8.0 9.0" --emit-ninja --build-dir "$work/mixed" \
+	-o "$work/mixed.so" "$src" "$work/h.c" >"$work/log" 2>&1 || fail "mixed: emit"
+grep -q -- 'nice -n 5 [^ ]*/nvcc .*--threads 2 ' "$work/mixed/build.ninja" ||
+	{ cp "$work/mixed/build.ninja" "$work/log"; fail "mixed: nvcc --threads not under nice -n 5"; }
+! grep -q 'nice' "$work/threads/build.ninja" || { cp "$work/threads/build.ninja" "$work/log"; fail "threads: nice without a host edge"; }
+cp "$src" "$work/k.cu" # beside h.c: sources in one directory get the same prefix map
+(
+	unset FATBUILD_EDGE_CACHE
+	export FATBUILD_CACHE_DIR=$work/cache FATBUILD_EDGE_LOG=$work/edges
+	"$FATBUILD_BIN" build -j 2 --backend nvcc --arch-list "8.0 9.0" --build-dir "$work/c1" -o "$work/c1.so" "$work/k.cu" &&
+		"$FATBUILD_BIN" build -j 2 --backend nvcc --arch-list "8.0 9.0" --build-dir "$work/c2" -o "$work/c2.so" \
+			"$work/k.cu" "$work/h.c"
+) >"$work/log" 2>&1 || fail "cache: builds"
+grep -q 'nice -n 5' "$work/c2/build.ninja" || fail "cache: the second build's nvcc is not under nice"
+grep -q "^hit local $work/c2/obj/0_k.cu.o" "$work/edges" ||
+	{ cat "$work/edges" >>"$work/log"; fail "cache: the niced nvcc edge missed the entry of the plain one"; }
 [ $fails = 0 ] && echo "ok build_nvcc_threads"
 exit $((fails > 0))

@@ -4,7 +4,7 @@
  * "Host and nvcc edges"). The key follows ccache's direct mode, in two steps:
  *   K0 = SHA-256("fatbuild edge 1", each tool's resolved path, size and mtime, the environment
  *        that moves include paths, the command's words with the bases spelled @Bn and nvcc's
- *        --threads N left out)
+ *        --threads N and nice -n N left out)
  *   K1 = SHA-256(K0, then for each file the last compile's depfile named: path (bases spelled
  *        @Bn), SHA-256 of its content)
  * The entry under K0 is the manifest: that file list (as the ptx field: a remote record must
@@ -162,9 +162,10 @@ digest_hex(const struct fb_buf *b, char hex[65])
 	fb_sha256_hex(d, hex);
 }
 
-/* Removes each " --threads N" from b after at: nvcc's thread count follows the machine's job
- * slots (graph.c) and does not change the object, so machines with other CPU counts share
- * entries. */
+/* Removes each " --threads N" and "nice -n N " from b after at: nvcc's thread count and
+ * priority follow the machine's job slots and the build's other edges (graph.c) and do not
+ * change the object, so machines with other CPU counts, and builds with and without C++,
+ * share entries. */
 static void
 drop_threads(struct fb_buf *b, size_t at)
 {
@@ -177,6 +178,15 @@ drop_threads(struct fb_buf *b, size_t at)
 			while (*r >= '0' && *r <= '9')
 				r++;
 			continue;
+		}
+		if ((r == b->s + at || r[-1] == ' ') && strncmp(r, "nice -n ", 8) == 0 && r[8] >= '0' && r[8] <= '9') {
+			char *q = r + 8;
+			while (*q >= '0' && *q <= '9')
+				q++;
+			if (*q == ' ') {
+				r = q + 1;
+				continue;
+			}
 		}
 		*w++ = *r++;
 	}
