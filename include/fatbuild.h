@@ -625,6 +625,10 @@ struct fb_build_opts {
 	/* --torch: host C++ edges use a precompiled header of torch's headers, made once per torch,
 	 * compiler and flags in the user's cache (hostpch.c), unless set. */
 	bool no_host_pch;
+	/* The optimisation words of host compiles (C, C++, nvcc's host pass: nvcc's -O is the host
+	 * compiler's; device code is optimised by ptxas either way). NULL: "-O2"; "": none, as
+	 * torch.utils.cpp_extension.load compiles, which fatbuild.load follows. */
+	const char *host_opt;
 };
 
 struct fb_build_result {

@@ -11,8 +11,9 @@
 #   no-op         nothing changed since the last build
 # Each build runs in a fresh Python process that has imported torch already; the time is that
 # of the load() call alone. Ratios are torch/fatbuild (> 1: fatbuild is faster), remote-warm's
-# also cold/remote-warm. Same flags: torch's load gets -O2 for the host compiler and nvcc, the
-# optimisation fatbuild's edges use (torch adds none); ccache off (CCACHE_DISABLE=1) for both.
+# also cold/remote-warm. Same flags: the default command, load(name, sources), for both
+# (fatbuild.load compiles host code with torch's load() flags: no -O); BENCH_FLAGS="-O2" gives
+# both extra_cflags and extra_cuda_cflags; ccache off (CCACHE_DISABLE=1) for both.
 #   scripts/bench-torch.sh [ARCH_LIST] [ROUNDS]      (default "8.0 9.0", 3)
 # The extension: EXT=cub (default: examples/torch_cub, three CUB .cu files and one .cpp) or
 # EXT=muladd (examples/torch); or TORCH_EXT_DIR=DIR, any extension's sources (the *.cpp and
@@ -53,17 +54,17 @@ export TORCH_CUDA_ARCH_LIST=$arch
 export CCACHE_DISABLE=1
 unset FATBUILD_REMOTE_CACHE FATBUILD_EDGE_CACHE FATBUILD_HOST_PCH
 cat >"$work/one.py" <<'PY'
-import sys, time, warnings
+import os, sys, time, warnings
 warnings.filterwarnings("ignore")
 import torch
 which, name, bdir = sys.argv[1:4]
 srcs = sys.argv[4:]
 if which == "torch":
     from torch.utils.cpp_extension import load
-    extra = dict(extra_cflags=["-O2"], extra_cuda_cflags=["-O2"])  # fatbuild's edges use -O2
 else:
     from fatbuild import load
-    extra = {}
+flags = os.environ.get("BENCH_FLAGS", "").split()
+extra = dict(extra_cflags=flags, extra_cuda_cflags=flags) if flags else {}
 t0 = time.perf_counter()
 load(name, srcs, build_directory=bdir, is_python_module=False, verbose=False, **extra)
 print("%.3f" % (time.perf_counter() - t0))
@@ -76,7 +77,7 @@ one() { # one torch|fatbuild BUILD_DIR: seconds of one load() call
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 ratio() { echo "scale=2; $1 / $2" | bc -l; }
 nginx_start "$work/srv" >/dev/null 2>&1 || { echo "bench-torch: nginx did not start (scripts/deps.sh): no remote-warm case" >&2; NGINX_URL=; }
-echo "torch.utils.cpp_extension.load vs fatbuild.load: $dir (${#srcs[@]} files), arch list \"$arch\", MAX_JOBS=$MAX_JOBS, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "torch.utils.cpp_extension.load vs fatbuild.load: $dir (${#srcs[@]} files), arch list \"$arch\", flags \"${BENCH_FLAGS:-}\", MAX_JOBS=$MAX_JOBS, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%dT%H:%MZ)"
 "$py" -c "import torch; print('torch', torch.__version__, 'CUDA', torch.version.cuda)" 2>/dev/null
 declare -a tc fc fp fr tn fn
 for r in $(seq "$rounds"); do

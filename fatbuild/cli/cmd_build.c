@@ -39,6 +39,9 @@ usage(FILE *f)
 	        "  --cflags S, --cxxflags S, --ldflags S   extra words for C, C++, the link; on nvcc's\n"
 	        "                     command line C++ flags go through -Xcompiler (-I -D -U -std= -g as they are)\n"
 	        "  --nvcc-flags S     extra words for nvcc only\n"
+	        "  --host-opt S       the optimisation of host compiles (C, C++ and nvcc's host pass;\n"
+	        "                     device code is optimised either way): default -O2, 'none' for\n"
+	        "                     none, as torch.utils.cpp_extension.load (and fatbuild.load)\n"
 	        "  --cuda-flags S     extra words both kernel compilers take (NVRTC and nvcc: -lineinfo,\n"
 	        "                     --use_fast_math, -maxrregcount=N, -G)\n"
 	        "  --backend B        auto (default): each .cu by its content, host headers, <<<...>>>,\n"
@@ -102,7 +105,7 @@ usage(FILE *f)
 enum { OPT_ARCH = 256, OPT_NAME, OPT_BUILD_DIR, OPT_CFLAGS, OPT_CXXFLAGS, OPT_LDFLAGS, OPT_NVCC_FLAGS,
        OPT_CUDA_FLAGS, OPT_TORCH, OPT_PYTHON, OPT_PYTHON_MODULE, OPT_WITH_CUDA, OPT_NO_CUDA, OPT_LAUNCHER,
        OPT_REMOTE, OPT_REMOTE_MODE, OPT_BACKEND, OPT_EMIT_NINJA, OPT_EXECUTABLE, OPT_RDC, OPT_LTO,
-       OPT_NO_SERVER, OPT_NO_NVCC_THREADS, OPT_NO_HOST_PCH, OPT_NO_EDGE_CACHE };
+       OPT_NO_SERVER, OPT_NO_NVCC_THREADS, OPT_NO_HOST_PCH, OPT_NO_EDGE_CACHE, OPT_HOST_OPT };
 
 static const struct option longopts[] = {
 	{"arch-list", required_argument, NULL, OPT_ARCH},
@@ -112,6 +115,7 @@ static const struct option longopts[] = {
 	{"build-dir", required_argument, NULL, OPT_BUILD_DIR},
 	{"cflags", required_argument, NULL, OPT_CFLAGS},
 	{"cxxflags", required_argument, NULL, OPT_CXXFLAGS},
+	{"host-opt", required_argument, NULL, OPT_HOST_OPT},
 	{"ldflags", required_argument, NULL, OPT_LDFLAGS},
 	{"nvcc-flags", required_argument, NULL, OPT_NVCC_FLAGS},
 	{"cuda-flags", required_argument, NULL, OPT_CUDA_FLAGS},
@@ -197,6 +201,7 @@ parse_args(int argc, char **argv, struct fb_build_opts *o, const char **src, con
 		case 'D': def[o->ndefines++] = optarg; break;
 		case OPT_CFLAGS: o->cflags = optarg; break;
 		case OPT_CXXFLAGS: o->cxxflags = optarg; break;
+		case OPT_HOST_OPT: o->host_opt = strcmp(optarg, "none") == 0 ? "" : optarg; break;
 		case OPT_LDFLAGS: o->ldflags = optarg; break;
 		case OPT_NVCC_FLAGS: o->nvcc_flags = optarg; break;
 		case OPT_CUDA_FLAGS: o->cuda_flags = optarg; break;

@@ -325,6 +325,13 @@ has_threads(const char *s)
 	return false;
 }
 
+/* The optimisation words of host compiles (fb_build_opts.host_opt). */
+static const char *
+host_opt(const struct gen *g)
+{
+	return g->o->host_opt ? g->o->host_opt : "-O2";
+}
+
 /* nvcc --threads N: the host pass and each target's cicc and ptxas run in parallel inside the
  * one nvcc process, so a file for N targets is not N arches in turn. One call keeps the images
  * those of a serial nvcc, byte for byte (__CUDA_ARCH_LIST__ stays the whole list, which CUB
@@ -393,7 +400,9 @@ nvcc_words(struct gen *g, const char *src, const char *keep, struct cmd *c)
 	for (size_t i = 0; i + 1 < k; i++)
 		arg(c, w[i]);
 	arg(c, nvcc);
-	swords(c, "-c -O2 -Xcompiler -fPIC");
+	arg(c, "-c");
+	swords(c, host_opt(g));
+	swords(c, "-Xcompiler -fPIC");
 	if (g->reloc)
 		arg(c, "-rdc=true");
 	if (g->o->lto) {
@@ -453,14 +462,15 @@ edge_cache_on(const struct gen *g)
 	       !launcher_word(g->t.cc) && !launcher_word(g->t.cxx);
 }
 
-/* The words of a --torch C++ compile that its PCH must share: the compiler, -O2 -fPIC, torch's
+/* The words of a --torch C++ compile that its PCH must share: the compiler, -O2 (host_opt) -fPIC, torch's
  * words but TORCH_EXTENSION_NAME (no torch header reads it, so one PCH serves every extension),
  * --cxxflags, the runtime header's and the user's -I and -D. Into c. */
 static void
 pch_flags(struct gen *g, struct cmd *c)
 {
 	swords(c, g->t.cxx);
-	swords(c, "-O2 -fPIC");
+	swords(c, host_opt(g));
+	arg(c, "-fPIC");
 	char **v = fb_torch_cxx_words(g->torch, g->name, g->t.cuda_home, g->o->cxxflags);
 	if (!v)
 		cmd_oom(c);
@@ -724,7 +734,9 @@ host_words(struct gen *g, const char *src, enum lang lang, struct cmd *c, const 
 {
 	add_launcher(g, c);
 	swords(c, lang == L_C ? g->t.cc : g->t.cxx); /* each word of $CC on its own */
-	swords(c, "-c -O2 -fPIC");
+	arg(c, "-c");
+	swords(c, host_opt(g));
+	arg(c, "-fPIC");
 	if (g->torch && lang == L_CXX)
 		svec(c, fb_torch_cxx_words(g->torch, g->name, g->t.cuda_home, g->o->cxxflags));
 	swords(c, lang == L_C ? g->o->cflags : g->o->cxxflags);

@@ -88,6 +88,15 @@ PY
 if TORCH_CUDA_ARCH_LIST="$archs" run_logged load "$py" "$work/load.py"; then
 	ok "load: $(grep 'muladd max' "$work/load.log")"
 	expect_images load "$work/load/muladd_load.so"
+	# torch's load() compiles host code with no -O of its own (cpp_extension's cflags: -fPIC,
+	# -std, extra_cflags); fatbuild.load follows it (--host-opt none), the CLI keeps -O2.
+	if grep -q -- ' -O[0-9s]' "$work/load/build.ninja"; then
+		fail "load: an -O in host compiles torch's load() would not use: $(grep -o -- ' -O[0-9s]' "$work/load/build.ninja" | sort | uniq -c | tr '\n' ' ')"
+	elif grep -q -- ' -O2 ' "$work/cli-build/build.ninja"; then
+		ok "load: host compiles without -O, as torch's load(); the CLI's with -O2"
+	else
+		fail "load: the CLI's build has no -O2"
+	fi
 	# torch was imported already: fatbuild.load wrote the answer the CLI got from python -c
 	# (the same bytes), and the cold build used it instead of starting Python again.
 	cmp -s "$work/cli-build/torch.query" "$work/load/torch.query" && ok "load: torch.query as the CLI's" ||

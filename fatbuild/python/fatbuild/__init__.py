@@ -121,10 +121,11 @@ def _seed_torch_query(bdir, python):
 
 def build(name, sources, output, extra_cflags=None, extra_cuda_cflags=None, extra_ldflags=None,
           extra_include_paths=None, build_directory=None, verbose=False, is_python_module=True,
-          with_cuda=None, defines=None, arch_list_=None):
+          with_cuda=None, defines=None, arch_list_=None, host_opt=None):
     """Runs `fatbuild build --torch` for this interpreter's torch; returns the output path.
     Host C++ flags (extra_cflags) also reach nvcc's host compiler (through -Xcompiler),
-    extra_cuda_cflags are nvcc's own. MAX_JOBS caps the parallel jobs."""
+    extra_cuda_cflags are nvcc's own. host_opt: the optimisation of host compiles (None:
+    fatbuild's -O2; "" none). MAX_JOBS caps the parallel jobs."""
     if isinstance(sources, str):
         sources = [sources]
     if not sources:
@@ -138,6 +139,8 @@ def build(name, sources, output, extra_cflags=None, extra_cuda_cflags=None, extr
         args += ["-I", os.path.abspath(d)]
     for d in defines or []:
         args += ["-D", d]
+    if host_opt is not None:
+        args += ["--host-opt", host_opt or "none"]
     if extra_cflags:
         args += ["--cxxflags", _words("extra_cflags", extra_cflags)]
     if extra_cuda_cflags:
@@ -169,7 +172,9 @@ def load(name, sources, extra_cflags=None, extra_cuda_cflags=None, extra_ldflags
     NAME (its PyInit_NAME) is imported and returned, else the library is loaded into the
     process with torch.ops.load_library (its TORCH_LIBRARY operators appear in torch.ops) and
     its path is returned. The arch list: TORCH_CUDA_ARCH_LIST, else the visible GPUs, else the
-    fallback (all-major unless ARCHPROBE_FALLBACK says otherwise) with a notice."""
+    fallback (all-major unless ARCHPROBE_FALLBACK says otherwise) with a notice. Host code is
+    compiled with torch's load() flags (no -O of fatbuild's own: extra_cflags gives one), so
+    the module is the one torch would build."""
     if is_standalone:
         raise ValueError("fatbuild.load: is_standalone (an executable) is not supported; use fatbuild build --executable")
     import torch  # the extension links libtorch: load it first
@@ -179,7 +184,7 @@ def load(name, sources, extra_cflags=None, extra_cuda_cflags=None, extra_ldflags
     output = os.path.join(bdir, name + (suffix if is_python_module else ".so"))
     build(name, sources, output, extra_cflags=extra_cflags, extra_cuda_cflags=extra_cuda_cflags,
           extra_ldflags=extra_ldflags, extra_include_paths=extra_include_paths, build_directory=bdir,
-          verbose=verbose, is_python_module=is_python_module, with_cuda=with_cuda)
+          verbose=verbose, is_python_module=is_python_module, with_cuda=with_cuda, host_opt="")
     if not is_python_module:
         torch.ops.load_library(output)
         return output
