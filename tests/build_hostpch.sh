@@ -16,6 +16,8 @@
 #   6. a source without a leading torch include, and a build with --launcher, use none;
 #   7. with the edge cache (fatbuild edge), the compile makes a missing PCH itself, under a
 #      lock: same object; a second build dir with the object in the cache makes no PCH;
+#      Torch at another path (another venv): the edge's key spells torch's dir and the PCH's
+#      as bases, so a hit, and the object is the one a cold compile there makes;
 #   8. the same by default: the first compile reads the headers plainly, a no-op stays one,
 #      the next compile makes the PCH.
 # 1-6 run without the edge cache (FATBUILD_EDGE_CACHE=0), where the PCH is an edge of its own.
@@ -50,6 +52,8 @@ PY
 #include <vector>
 #include <functional>
 namespace c10 { inline int answer() { std::map<std::string, std::vector<int>> m{{"a", {41}}}; return m["a"][0] + 1; } }
+// spelled when a PCH is made: the PCH must map torch's dir as the compile does
+namespace c10 { inline const char *where() { return __FILE__; } }
 H
 	cat >"$d/include/torch/extension.h" <<'H'
 #pragma once
@@ -69,6 +73,7 @@ cat >"$work/a.cpp" <<'C'
 #include <sstream>
 
 int ext_answer() { return c10::answer(); }
+const char *ext_where() { return c10::where(); }
 C
 printf '#include "local.h"\n#include <torch/extension.h>\nint f() { return c10::answer(); }\n' >"$work/b.cpp"
 : >"$work/local.h"
@@ -145,6 +150,12 @@ rm -f "$FATBUILD_CACHE_DIR"/hostpch/*/h.h.gch
 build "$work/t1" b8 || fail "7: second build dir"
 ! grep -q 'PCH torch headers' "$work/log" || fail "7: a cache hit made the PCH"
 grep -q "^hit local $work/b8/obj/0_a.cpp.o" "$work/edges" || { cp "$work/edges" "$work/log"; fail "7: no cache hit"; }
+cp -a "$work/t1" "$work/venv2" || fail "7: copy torch"
+build "$work/venv2" b10 || fail "7: torch at another path"
+grep -q "^hit local $work/b10/obj/0_a.cpp.o" "$work/edges" || { cp "$work/edges" "$work/log"; fail "7: torch at another path: no cache hit"; }
+FATBUILD_EDGE_CACHE=0 build "$work/venv2" b11 --no-host-pch || fail "7: cold build with torch at another path"
+cmp "$work/b10/obj/0_a.cpp.o" "$work/b11/obj/0_a.cpp.o" >"$work/log" 2>&1 || fail "7: the hit is not the object a cold compile there makes"
+strings -a "$work/b11/obj/0_a.cpp.o" | grep -q '^torch/include/c10/core.h$' || { strings -a "$work/b11/obj/0_a.cpp.o" >"$work/log"; fail "7: __FILE__ of a torch header is not mapped to torch/"; }
 # 8. with the edge cache, by default: the first compile leaves a mark and reads the headers
 #    plainly (-include h.h without h.h.gch: the same object), a no-op stays one, and the next
 #    compile that misses (a changed source) makes the PCH.
