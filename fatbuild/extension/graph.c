@@ -533,9 +533,9 @@ pch_flags(struct gen *g, struct cmd *c)
 	base_map(g, c, false, NULL, 1);
 }
 
-/* The command that makes p's PCH: gcc -x c++-header with -MD into temporaries, renamed into
- * place; the header list stays beside it, and the PCH's size, inode and mtime go into its
- * stamp (hostpch.c). Into *out (malloc'd). */
+/* The command that makes p's PCH: the compiler's -x c++-header with -MD into temporaries,
+ * renamed into place; the header list stays beside it, and the PCH's size, inode and mtime go
+ * into its stamp (hostpch.c). Into *out (malloc'd). */
 static int
 pch_cmd(const struct fb_hostpch *p, const char *flags, char **out, struct fb_error *err)
 {
@@ -600,7 +600,7 @@ gen_pch_edge(struct gen *g, const struct fb_hostpch *p, const char *flags, struc
  * dir, so a build whose compiles are all cache hits makes none; and only when an earlier
  * compile wanted it (DIR/seen, which the first one leaves), since making one costs about three
  * compiles: "{ [ -f GCH ] || { [ -f SEEN ] && flock LOCK sh -c '...MAKE'; } || touch SEEN; }
- * && ". Without the PCH, gcc reads -include h.h as a plain header: the same object. So the
+ * && ". Without the PCH, the compiler reads -include h.h as a plain header: the same object. So the
  * words are the same whether the PCH is there or not (they are in the cache key), and a no-op
  * build stays one. */
 static int
@@ -642,8 +642,8 @@ pch_prefix(const struct fb_hostpch *p, const char *flags, char **out, struct fb_
 	return rc;
 }
 
-/* --torch C++ source: its PCH (hostpch.c), which the compile reads (-include) and refuses
- * when gcc finds it invalid. With the edge cache the compile makes it when missing (*prefix,
+/* --torch C++ source: its PCH (hostpch.c; gcc's or clang's), which the compile reads
+ * (-include) and refuses when the compiler finds it invalid. With the edge cache the compile makes it when missing (*prefix,
  * malloc'd: the words that go first), and `fatbuild edge` puts the headers it was made from
  * into the object's depfile; without, an edge makes it when stale, an implicit input of the
  * compile (*implicit). */
@@ -675,6 +675,8 @@ use_host_pch(struct gen *g, const char *src, struct cmd *c, const char **implici
 	if (!rc && nw)
 		rc = fb_hostpch_prepare(block, w[0], f.b.s, g->torch->version, tdir, eager, p, err);
 	bool lazy = edge_cache_on(g);
+	if (!rc && nw && p->flavor == FB_HOSTPCH_NONE)
+		nw = 0; /* a compiler of no known flavor: no PCH */
 	if (!rc && nw && !lazy && !p->use)
 		nw = 0; /* the first build that wants it: compiled without, made by the next */
 	if (!rc && nw && lazy && eager) {
@@ -726,8 +728,8 @@ edge_tools(struct gen *g, enum lang lang, struct cmd *c)
 
 /* *cmd run by `fatbuild edge` (edgecache.c), which serves the object from the compile or
  * remote cache when it can; bases: the directories besides the build dir it spells @Bn
- * (prefix_maps); pch: the .gch the compile reads, whose header list (h.h.d beside it) joins
- * the key, as gcc's depfile names none of the headers inside a PCH. */
+ * (prefix_maps); pch: the PCH (.gch, .pch) the compile reads, whose header list (h.h.d beside
+ * it) joins the key, as gcc's depfile names none of the headers inside a PCH (clang's does). */
 static int
 cache_edge(struct gen *g, enum lang lang, const char *out, const char *dep, const struct fb_strlist *bases,
            const char *pch, char **cmd, struct fb_error *err)
@@ -756,8 +758,8 @@ cache_edge(struct gen *g, enum lang lang, const char *out, const char *dep, cons
 		bfmt(d, sizeof(d), "%s/h.h.d", dir);
 		arg(&c, "--deps-of");
 		arg(&c, d);
-		/* CACHE/hostpch/KEY/h.h.gch: the PCH's own dir is a base. KEY covers the compiler's
-		 * and torch's paths, which the key need not: it has every header's content. */
+		/* CACHE/hostpch/KEY/h.h.gch or .pch: the PCH's own dir is a base. KEY covers the
+		 * compiler's and torch's paths, which the key need not: it has every header's content. */
 		arg(&c, "--base");
 		arg(&c, dir);
 	}
