@@ -278,9 +278,10 @@ add_map(struct cmd *c, const char *from, const char *to, bool via_nvcc)
 	return true;
 }
 
-/* The directory of map into c when it may be mapped, and into bases (may be NULL): the edge
- * cache spells it @Bn (edgecache.c), which is sound only where the object does not name it.
- * which: 0 FATBUILD_CACHE_BASEDIR, mapped to "."; 1 torch's install dir, mapped to "torch". */
+/* The -ffile-prefix-map of the directory which names (0: FATBUILD_CACHE_BASEDIR, mapped to
+ * "."; 1: torch's install dir, mapped to "torch") into c, and the directory into bases (may be
+ * NULL) when it was mapped: the edge cache spells a base @Bn (edgecache.c), which is sound only
+ * where the object does not name it. */
 static void
 base_map(struct gen *g, struct cmd *c, bool via_nvcc, struct fb_strlist *bases, int which)
 {
@@ -600,9 +601,9 @@ gen_pch_edge(struct gen *g, const struct fb_hostpch *p, const char *flags, struc
  * dir, so a build whose compiles are all cache hits makes none; and only when an earlier
  * compile wanted it (DIR/seen, which the first one leaves), since making one costs about three
  * compiles: "{ [ -f GCH ] || { [ -f SEEN ] && flock LOCK sh -c '...MAKE'; } || touch SEEN; }
- * && ". Without the PCH, the compiler reads -include h.h as a plain header: the same object. So the
- * words are the same whether the PCH is there or not (they are in the cache key), and a no-op
- * build stays one. */
+ * && ". Without the PCH, the compiler reads -include h.h as a plain header: the same object.
+ * So the words are the same whether the PCH is there or not (they are in the cache key), and a
+ * no-op build stays one. */
 static int
 pch_prefix(const struct fb_hostpch *p, const char *flags, char **out, struct fb_error *err)
 {
@@ -643,10 +644,10 @@ pch_prefix(const struct fb_hostpch *p, const char *flags, char **out, struct fb_
 }
 
 /* --torch C++ source: its PCH (hostpch.c; gcc's or clang's), which the compile reads
- * (-include) and refuses when the compiler finds it invalid. With the edge cache the compile makes it when missing (*prefix,
- * malloc'd: the words that go first), and `fatbuild edge` puts the headers it was made from
- * into the object's depfile; without, an edge makes it when stale, an implicit input of the
- * compile (*implicit). */
+ * (-include) and refuses when the compiler finds it invalid. With the edge cache the compile
+ * makes it when missing (*prefix, malloc'd: the words that go first), and `fatbuild edge` puts
+ * the headers it was made from into the object's depfile; without, an edge makes it when
+ * stale, an implicit input of the compile (*implicit). */
 static int
 use_host_pch(struct gen *g, const char *src, struct cmd *c, const char **implicit, char **prefix,
              struct fb_error *err)
