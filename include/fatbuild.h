@@ -657,8 +657,9 @@ struct fb_edge_opts {
 	const char *const *argv;   /* the command (NULL-terminated), run as it is on a miss */
 	const char *output;        /* the object it writes */
 	const char *depfile;       /* the gcc-style depfile it writes */
-	/* Directories spelled @B0, @B1 ... in the key and the manifest (the build dir, the host
-	 * PCH's cache dir), so that the same compile under other paths shares its entries. */
+	/* Directories spelled @B0, @B1 ... in the key and the manifest (the build dir,
+	 * FATBUILD_CACHE_BASEDIR, torch's dir, the host PCH's dir: each one argv maps with
+	 * -ffile-prefix-map), so that the same compile under other paths shares its entries. */
 	const char *const *bases; size_t nbases;
 	const char *const *tools; size_t ntools; /* programs whose identity enters the key */
 	/* More depfiles whose files enter the key (a precompiled header's: gcc's own depfile then

@@ -10,6 +10,10 @@ foreach(t IN ITEMS incremental nvcc nvcc_threads hostpch stop ccwords rdc repro 
   set_tests_properties(build_${t} PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS build TIMEOUT 600
                        SKIP_RETURN_CODE 77)
 endforeach()
+# build_hostpch.sh again with clang's PCH (h.h.pch); skipped where clang++ is missing.
+add_test(NAME build_hostpch_clang COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/build_hostpch.sh)
+set_tests_properties(build_hostpch_clang PROPERTIES ENVIRONMENT "${FB_TEST_ENV};CXX=clang++" LABELS build
+                     TIMEOUT 600 SKIP_RETURN_CODE 77)
 # Seconds each takes on 2 cores, so that ctest -j starts the long ones first even where it has
 # no timings of its own yet (a fresh clone): the suite then ends with short tests in parallel,
 # not with one long test alone.

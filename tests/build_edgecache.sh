@@ -8,7 +8,11 @@
 #      every edge is a remote hit, and the objects and library are A's, byte for byte;
 #   B2 the same with -j 3 (nvcc --threads 3, not in the key): every edge a remote hit;
 #   C  B's build dir again after a header's content changed: that edge runs, the other hits;
-#   D  --no-edge-cache and --launcher: no `fatbuild edge` in build.ninja.
+#   D  --no-edge-cache and --launcher: no `fatbuild edge` in build.ninja;
+#   F  two checkouts at other paths (a header through -I outside the sources' dir, -g), each
+#      with FATBUILD_CACHE_BASEDIR at its root and its build dir inside: cold compiles give
+#      the same objects, byte for byte (-ffile-prefix-map); with A's local cache the second
+#      checkout runs no compiler, every edge a hit; without the base it misses.
 set -u
 : "${FATBUILD_BIN:?}" "${FB_SOURCE_DIR:?}"
 nvcc=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
@@ -74,5 +78,38 @@ build D cacheD --no-edge-cache --emit-ninja || fail "D: emit"
 build E cacheD --launcher env --emit-ninja || fail "D: emit with a launcher"
 ! grep -q ' edge -o ' "$t/E/build.ninja" || { cp "$t/E/build.ninja" "$t/log"; fail "D: a launcher and the edge cache together"; }
 grep -q ' edge -o ' "$t/A/build.ninja" || { cp "$t/A/build.ninja" "$t/log"; fail "A: no fatbuild edge in build.ninja"; }
+# F
+for ck in ckA other/deeper/ckB; do
+	mkdir -p "$t/$ck/src" "$t/$ck/inc"
+	cp "${srcs[0]}" "$t/src/saxpy.cuh" "$t/src/b.cpp" "$t/src/c.c" "$t/$ck/src/"
+	cp "$t/src/answer.h" "$t/$ck/inc/"
+done
+fbuild() { # fbuild CHECKOUT BUILDDIR CACHE [flags...]: a build inside the checkout, its base unless BASE=
+	local ck=$t/$1 bd=$2 cache=$3
+	shift 3
+	rm -f "$t/runs" "$t/F.edges"
+	FATBUILD_CACHE_BASEDIR=${BASE-$ck} FATBUILD_CACHE_DIR=$t/$cache FATBUILD_EDGE_LOG=$t/F.edges "$FATBUILD_BIN" build \
+		-j 2 --arch-list "8.0" --cflags -g --cxxflags -g -I "$ck/inc" --build-dir "$ck/$bd" -o "$ck/$bd.so" "$@" \
+		"$ck/src/saxpy_launch.cu" "$ck/src/b.cpp" "$ck/src/c.c" >"$t/log" 2>&1
+}
+fobjs="0_saxpy_launch.cu.o 1_b.cpp.o 2_c.c.o"
+fbuild ckA build cacheF || fail "F: build in A"
+[ "$(count '^ran ' "$t/F.edges")" = 3 ] || { cp "$t/F.edges" "$t/log"; fail "F: A's 3 edges did not run"; }
+fbuild other/deeper/ckB cold cacheF2 --no-edge-cache || fail "F: cold build in B"
+for o in $fobjs; do
+	cmp "$t/ckA/build/obj/$o" "$t/other/deeper/ckB/cold/obj/$o" >"$t/log" 2>&1 || fail "F: $o compiled in B differs from A's"
+done
+BASE= fbuild other/deeper/ckB nobase cacheF || fail "F: build in B without the base"
+[ "$(count '^ran ' "$t/F.edges")" = 3 ] || { cp "$t/F.edges" "$t/log"; fail "F: without FATBUILD_CACHE_BASEDIR, B hit A's entries"; }
+fbuild other/deeper/ckB build cacheF || fail "F: build in B"
+[ ! -s "$t/runs" ] || { cp "$t/runs" "$t/log"; fail "F: a compiler ran in B"; }
+[ "$(count '^hit local ' "$t/F.edges")" = 3 ] || { cp "$t/F.edges" "$t/log"; fail "F: want 3 hits in B"; }
+for o in $fobjs; do
+	cmp "$t/other/deeper/ckB/cold/obj/$o" "$t/other/deeper/ckB/build/obj/$o" >"$t/log" 2>&1 || fail "F: B's hit $o is not B's cold compile"
+done
+# ninja has read the depfiles into its log: B's header, not A's, makes b.cpp's object stale
+ninja -C "$t/other/deeper/ckB/build" -t deps >"$t/log" 2>&1
+grep -q "^ *$t/other/deeper/ckB/inc/answer.h" "$t/log" && ! grep -q "$t/ckA" "$t/log" ||
+	fail "F: the hits' depfiles do not name B's files"
 [ $fails = 0 ] && echo "ok build_edgecache"
 exit $((fails > 0))

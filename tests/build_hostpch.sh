@@ -13,16 +13,27 @@
 #   4. foreign: a .gch copied over it (another size, inode, mtime) and an id of another
 #      identity are each refused and remade; another torch gets a PCH of its own;
 #   5. a group-writable PCH dir is refused (exit 7, docs/security.md), --no-host-pch builds;
-#   6. a source without a leading torch include, and a build with --launcher, use none;
+#   6. a source without a leading torch include, a build with --launcher, and a compiler
+#      neither gcc nor clang by name (a wrapper script) use none;
 #   7. with the edge cache (fatbuild edge), the compile makes a missing PCH itself, under a
 #      lock: same object; a second build dir with the object in the cache makes no PCH;
+#      Torch at another path (another venv): the edge's key spells torch's dir and the PCH's
+#      as bases, so a hit, and the object is the one a cold compile there makes;
 #   8. the same by default: the first compile reads the headers plainly, a no-op stays one,
 #      the next compile makes the PCH.
 # 1-6 run without the edge cache (FATBUILD_EDGE_CACHE=0), where the PCH is an edge of its own.
+# With CXX=clang++ (ctest build_hostpch_clang) the same steps run with clang's PCH, h.h.pch,
+# and step 3 first shows that clang reads it: with a touched header, the compile alone (ninja
+# in the build dir, which does not remake the PCH) fails as clang refuses the stale PCH.
 set -u
 : "${FATBUILD_BIN:?}"
 command -v python3 >/dev/null || { echo "no python3: skipped"; exit 77; }
-command -v c++ >/dev/null || { echo "no c++: skipped"; exit 77; }
+cxx=${CXX:-c++}
+command -v "$cxx" >/dev/null || { echo "no $cxx: skipped"; exit 77; }
+case $(basename "$(readlink -f "$(command -v "$cxx")")") in
+*clang*) ext=pch clang=1 ;;
+*) ext=gch clang=0 ;;
+esac
 work=$(mktemp -d "${TMPDIR:-/tmp}/fb-hostpch.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 export FATBUILD_CACHE_DIR=$work/cache FATBUILD_EDGE_CACHE=0
@@ -50,6 +61,8 @@ PY
 #include <vector>
 #include <functional>
 namespace c10 { inline int answer() { std::map<std::string, std::vector<int>> m{{"a", {41}}}; return m["a"][0] + 1; } }
+// spelled when a PCH is made: the PCH must map torch's dir as the compile does
+namespace c10 { inline const char *where() { return __FILE__; } }
 H
 	cat >"$d/include/torch/extension.h" <<'H'
 #pragma once
@@ -69,6 +82,7 @@ cat >"$work/a.cpp" <<'C'
 #include <sstream>
 
 int ext_answer() { return c10::answer(); }
+const char *ext_where() { return c10::where(); }
 C
 printf '#include "local.h"\n#include <torch/extension.h>\nint f() { return c10::answer(); }\n' >"$work/b.cpp"
 : >"$work/local.h"
@@ -80,7 +94,7 @@ build() { # build PYTHONPATH BUILDDIR [flags...]: exit status of fatbuild build,
 		-o "$work/$bd.so" "$@" "$work/a.cpp" >"$work/log" 2>&1
 }
 ran_pch() { grep -q 'PCH torch headers' "$work/log"; }
-gch() { ls "$FATBUILD_CACHE_DIR"/hostpch/*/h.h.gch 2>/dev/null | head -n 1; }
+gch() { ls "$FATBUILD_CACHE_DIR"/hostpch/*/h.h.$ext 2>/dev/null | head -n 1; }
 
 # 0.
 FATBUILD_CACHE_DIR=$work/cache0 build "$work/t1" b0 || fail "0: first build"
@@ -93,7 +107,7 @@ export FATBUILD_HOST_PCH=1
 build "$work/t1" b1 || fail "1: build"
 ran_pch || fail "1: no PCH edge ran"
 g=$(gch)
-[ -n "$g" ] && [ -s "$g" ] || fail "1: no h.h.gch under $FATBUILD_CACHE_DIR/hostpch"
+[ -n "$g" ] && [ -s "$g" ] || fail "1: no h.h.$ext under $FATBUILD_CACHE_DIR/hostpch"
 pdir=$(dirname "$g")
 [ "$(stat -c %a "$FATBUILD_CACHE_DIR/hostpch")" = 700 ] && [ "$(stat -c %a "$pdir")" = 700 ] ||
 	{ : >"$work/log"; fail "1: PCH dirs not 0700: $(stat -c '%a %n' "$FATBUILD_CACHE_DIR/hostpch" "$pdir")"; }
@@ -106,9 +120,13 @@ cmp "$work/b1/obj/0_a.cpp.o" "$work/b2/obj/0_a.cpp.o" >"$work/log" 2>&1 || fail 
 build "$work/t1" b3 || fail "2: second build dir"
 ! ran_pch || fail "2: the second build dir made the PCH again"
 cmp "$work/b1/obj/0_a.cpp.o" "$work/b3/obj/0_a.cpp.o" >"$work/log" 2>&1 || fail "2: the second build dir's object differs"
-# 3.
-sleep 0.05
+# 3. (clang checks mtimes in whole seconds: a second passes before the touch)
+[ $clang = 1 ] && sleep 1 || sleep 0.05
 touch "$work/t1/torch/include/c10/core.h"
+if [ $clang = 1 ]; then
+	ninja -C "$work/b1" >"$work/log" 2>&1 && fail "3: clang compiled with a stale PCH"
+	grep -q 'has been modified since the precompiled header' "$work/log" || fail "3: clang did not refuse the stale PCH"
+fi
 build "$work/t1" b3 || fail "3: build after touching a header"
 grep -q 'PCH torch headers (.*core.h changed)' "$work/log" || fail "3: a touched torch header did not remake the PCH"
 build "$work/t1" b3 || fail "3: no-op"
@@ -135,16 +153,25 @@ PYTHONPATH=$work/t1 "$FATBUILD_BIN" build --torch --python python3 --name ext2 -
 ! grep -q -- '-include' "$work/b5/build.ninja" || { cp "$work/b5/build.ninja" "$work/log"; fail "6: a PCH for a source whose first include is quoted"; }
 build "$work/t1" b6 --launcher env --emit-ninja || fail "6: emit with a launcher"
 ! grep -q -- '-include' "$work/b6/build.ninja" || { cp "$work/b6/build.ninja" "$work/log"; fail "6: a PCH with a launcher"; }
+printf '#!/bin/sh\nexec %s "$@"\n' "$cxx" >"$work/othercxx" && chmod +x "$work/othercxx"
+CXX=$work/othercxx build "$work/t1" b6b --emit-ninja || fail "6: emit with a compiler of no known flavor"
+! grep -q -- '-include' "$work/b6b/build.ninja" || { cp "$work/b6b/build.ninja" "$work/log"; fail "6: a PCH for a compiler neither gcc nor clang"; }
 # 7.
 export FATBUILD_EDGE_CACHE=1 FATBUILD_CACHE_DIR=$work/cache7 FATBUILD_EDGE_LOG=$work/edges
 build "$work/t1" b7 || fail "7: build with the edge cache"
 grep -q 'fatbuild: PCH torch headers' "$work/log" || fail "7: the compile did not make the PCH"
-[ -s "$(ls "$FATBUILD_CACHE_DIR"/hostpch/*/h.h.gch 2>/dev/null | head -n 1)" ] || fail "7: no PCH in the cache"
+[ -s "$(gch)" ] || fail "7: no PCH in the cache"
 cmp "$work/b2/obj/0_a.cpp.o" "$work/b7/obj/0_a.cpp.o" >"$work/log" 2>&1 || fail "7: the object differs"
-rm -f "$FATBUILD_CACHE_DIR"/hostpch/*/h.h.gch
+rm -f "$FATBUILD_CACHE_DIR"/hostpch/*/h.h.$ext
 build "$work/t1" b8 || fail "7: second build dir"
 ! grep -q 'PCH torch headers' "$work/log" || fail "7: a cache hit made the PCH"
 grep -q "^hit local $work/b8/obj/0_a.cpp.o" "$work/edges" || { cp "$work/edges" "$work/log"; fail "7: no cache hit"; }
+cp -a "$work/t1" "$work/venv2" || fail "7: copy torch"
+build "$work/venv2" b10 || fail "7: torch at another path"
+grep -q "^hit local $work/b10/obj/0_a.cpp.o" "$work/edges" || { cp "$work/edges" "$work/log"; fail "7: torch at another path: no cache hit"; }
+FATBUILD_EDGE_CACHE=0 build "$work/venv2" b11 --no-host-pch || fail "7: cold build with torch at another path"
+cmp "$work/b10/obj/0_a.cpp.o" "$work/b11/obj/0_a.cpp.o" >"$work/log" 2>&1 || fail "7: the hit is not the object a cold compile there makes"
+strings -a "$work/b11/obj/0_a.cpp.o" | grep -q '^torch/include/c10/core.h$' || { strings -a "$work/b11/obj/0_a.cpp.o" >"$work/log"; fail "7: __FILE__ of a torch header is not mapped to torch/"; }
 # 8. with the edge cache, by default: the first compile leaves a mark and reads the headers
 #    plainly (-include h.h without h.h.gch: the same object), a no-op stays one, and the next
 #    compile that misses (a changed source) makes the PCH.

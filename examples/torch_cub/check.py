@@ -1,6 +1,7 @@
 """check.py: loads a built fb_cub extension and compares fb_cub::rowsum, rowscan and rowsort
-with PyTorch's own sum, cumsum and sort along rows, on the CPU (and with --cuda on the GPU
-too, where the CUB kernels run). Prints one line per check; exit 1 on a mismatch.
+with PyTorch's own sum, cumsum and sort along rows on the CPU; with --cuda also the ops on CUDA
+tensors (where the CUB kernels run), their results against that CPU reference. Prints one line
+per check; exit 1 on a mismatch.
     check.py --module DIR NAME [--cuda]     import NAME from DIR (a --python-module build)
     check.py --library PATH [--cuda]        torch.ops.load_library(PATH)
 """
@@ -26,15 +27,15 @@ def main(argv):
         raise SystemExit(__doc__)
     torch.manual_seed(0)
     bad = 0
+    x = torch.randn(7, 1000)
+    want = {"rowsum": x.sum(1), "rowscan": x.cumsum(1), "rowsort": x.sort(1)[0]}
     for dev in ["cpu"] + (["cuda"] if cuda else []):
-        x = torch.randn(7, 1000, device=dev)
-        checks = [
-            ("rowsum", torch.ops.fb_cub.rowsum(x), x.sum(1)),
-            ("rowscan", torch.ops.fb_cub.rowscan(x), x.cumsum(1)),
-            ("rowsort", torch.ops.fb_cub.rowsort(x), x.sort(1)[0]),
-        ]
-        for name, got, want in checks:
-            ok = got.shape == want.shape and torch.allclose(got, want, rtol=1e-4, atol=1e-3)
+        xd = x.to(dev)
+        for name in ["rowsum", "rowscan", "rowsort"]:
+            out = getattr(torch.ops.fb_cub, name)(xd)
+            got = out.cpu()
+            ok = out.device == xd.device and got.shape == want[name].shape and \
+                torch.allclose(got, want[name], rtol=1e-4, atol=1e-3)
             print("%s %s on %s" % ("ok" if ok else "MISMATCH", name, dev))
             bad += not ok
     return 1 if bad else 0

@@ -14,8 +14,12 @@
  * direct mode has it. A header that would now be found earlier on the include path without
  * being in the old list is the one case direct mode cannot see (ccache's too); changing flags,
  * -I dirs or the compiler changes K0. The bases are the build dir (nvcc's keep dir, -o, -MF
- * and the -ffile-prefix-map that makes objects independent of it, repro.c) and the cache dir
- * of a torch PCH (its -include and header). */
+ * and the -ffile-prefix-map that makes objects independent of it, repro.c), then those the
+ * command maps with -ffile-prefix-map too, FATBUILD_CACHE_BASEDIR (the checkout: sources, -I
+ * dirs) and torch's install dir, and the dir of a torch PCH (its -include and header): so
+ * checkouts, venvs and caches at other paths share entries, and the object a hit gives names
+ * none of them (docs/caches.md "Host and nvcc edges"). A base matches whole path components
+ * only. */
 #define _GNU_SOURCE /* realpath */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,7 +42,7 @@
 
 extern char **environ;
 
-#define TAG "fatbuild edge 1"
+#define TAG "fatbuild edge 2"
 
 const char *
 fb_depfile_deps(const char *text)
@@ -77,7 +81,14 @@ fb_depfile_next(const char **pos, char *out, size_t size)
 
 /* ---- keys ---- */
 
-/* Appends s with every occurrence of a base spelled @Bn (n its index). */
+/* Whether c may go on a file name: a base followed by it is a prefix of another name. */
+static bool
+name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || (c && strchr("._-+~", c));
+}
+
+/* Appends s with every occurrence of a base spelled @Bn (n its index), the longest first. */
 static void
 put_rebased(struct fb_buf *b, const char *s, const char *const *bases, size_t nbases)
 {
@@ -85,7 +96,7 @@ put_rebased(struct fb_buf *b, const char *s, const char *const *bases, size_t nb
 		size_t hit = nbases, len = 0;
 		for (size_t i = 0; i < nbases; i++) {
 			size_t n = strlen(bases[i]);
-			if (n && n > len && strncmp(p, bases[i], n) == 0) {
+			if (n && n > len && strncmp(p, bases[i], n) == 0 && !name_char(p[n])) {
 				hit = i;
 				len = n;
 			}

@@ -237,26 +237,82 @@ gen_kernel(struct gen *g, size_t idx, const char *src, struct fb_error *err)
 	return rc;
 }
 
-/* -ffile-prefix-map for the directory above every source and for the build directory (the
- * compiler's working directory): debug info and __FILE__ name paths relative to them, so an
- * object does not depend on where the checkout lies. Through nvcc as -Xcompiler words. */
+/* FATBUILD_CACHE_BASEDIR, realpath'ed as the NVRTC cache reads it (docs/remote-cache.md §3),
+ * into out; "" when unset. */
 static void
-prefix_maps(struct gen *g, struct cmd *c, bool via_nvcc)
+cache_basedir(char *out, size_t size)
 {
-	char root[PATHMAX], a[2 * PATHMAX + 32];
+	const char *b = getenv("FATBUILD_CACHE_BASEDIR");
+	char abs[PATHMAX];
+	out[0] = 0;
+	if (b && *b)
+		bfmt(out, size, "%s", realpath(b, abs) ? abs : b);
+}
+
+/* The directory torch is installed in (its lib dir's parent) into out; "" without --torch. */
+static void
+torch_dir(const struct gen *g, char *out, size_t size)
+{
+	out[0] = 0;
+	if (!g->torch)
+		return;
+	bfmt(out, size, "%s", g->torch->lib_dir);
+	char *slash = strrchr(out, '/');
+	if (slash && slash != out)
+		*slash = 0;
+}
+
+/* -ffile-prefix-map=FROM=TO into c (through nvcc as -Xcompiler words); false when FROM is
+ * the root or a path nvcc would split (it splits -Xcompiler values at commas and blanks). */
+static bool
+add_map(struct cmd *c, const char *from, const char *to, bool via_nvcc)
+{
+	char a[PATHMAX + 64];
+	if (!from[0] || strcmp(from, "/") == 0 || (via_nvcc && strpbrk(from, " ,\t")))
+		return false;
+	if (bfmt(a, sizeof(a), "-ffile-prefix-map=%s=%s", from, to) < 0)
+		return false;
+	if (via_nvcc)
+		arg(c, "-Xcompiler");
+	arg(c, a);
+	return true;
+}
+
+/* The -ffile-prefix-map of the directory which names (0: FATBUILD_CACHE_BASEDIR, mapped to
+ * "."; 1: torch's install dir, mapped to "torch") into c, and the directory into bases (may be
+ * NULL) when it was mapped: the edge cache spells a base @Bn (edgecache.c), which is sound only
+ * where the object does not name it. */
+static void
+base_map(struct gen *g, struct cmd *c, bool via_nvcc, struct fb_strlist *bases, int which)
+{
+	char based[PATHMAX], tdir[PATHMAX];
+	cache_basedir(based, sizeof(based));
+	torch_dir(g, tdir, sizeof(tdir));
+	if (which == 1 && strcmp(tdir, based) == 0)
+		return;
+	const char *from = which == 0 ? based : tdir;
+	if (add_map(c, from, which == 0 ? "." : "torch", via_nvcc) && bases)
+		fb_strlist_add(bases, from);
+}
+
+/* -ffile-prefix-map for FATBUILD_CACHE_BASEDIR, the directory above every source, the build
+ * directory (the compiler's working directory) and torch's install dir: debug info and
+ * __FILE__ name paths relative to them, so an object does not depend on where the checkout,
+ * the build dir or the venv lies. gcc takes the last map that matches and clang the longest,
+ * so the base goes first (the sources' dir and the build dir lie below it) and torch last (a
+ * venv may lie below the sources' dir), which also spells torch's headers as a torch PCH does
+ * (pch_flags: their inline functions spell __FILE__ when the PCH is made). Through nvcc as
+ * -Xcompiler words. The base and torch's dir go into bases (base_map). */
+static void
+prefix_maps(struct gen *g, struct cmd *c, bool via_nvcc, struct fb_strlist *bases)
+{
+	char root[PATHMAX];
 	fb_repro_root(g->o->sources, g->o->nsources, root, sizeof(root));
-	const char *from[2] = {root, g->dir};
-	for (int i = 0; i < 2; i++) {
-		if (strcmp(from[i], "/") == 0 || (i == 1 && strcmp(from[1], from[0]) == 0))
-			continue;
-		if (via_nvcc && strpbrk(from[i], " ,\t"))
-			continue; /* nvcc splits -Xcompiler values at commas and blanks */
-		if (bfmt(a, sizeof(a), "-ffile-prefix-map=%s=.", from[i]) < 0)
-			continue;
-		if (via_nvcc)
-			arg(c, "-Xcompiler");
-		arg(c, a);
-	}
+	base_map(g, c, via_nvcc, bases, 0);
+	add_map(c, root, ".", via_nvcc);
+	if (strcmp(g->dir, root) != 0)
+		add_map(c, g->dir, ".", via_nvcc);
+	base_map(g, c, via_nvcc, bases, 1);
 }
 
 /* -Xcudafe --frandom-seed=SEED: nvcc's front end would otherwise put its process id into the
@@ -464,7 +520,8 @@ edge_cache_on(const struct gen *g)
 
 /* The words of a --torch C++ compile that its PCH must share: the compiler, -O2 (host_opt) -fPIC, torch's
  * words but TORCH_EXTENSION_NAME (no torch header reads it, so one PCH serves every extension),
- * --cxxflags, the runtime header's and the user's -I and -D. Into c. */
+ * --cxxflags, the runtime header's and the user's -I and -D, the maps of the base and of
+ * torch's dir (prefix_maps). Into c. */
 static void
 pch_flags(struct gen *g, struct cmd *c)
 {
@@ -483,11 +540,13 @@ pch_flags(struct gen *g, struct cmd *c)
 	bfmt(inc, sizeof(inc), "-I%s", g->t.include);
 	arg(c, inc);
 	add_includes_defines(g, c);
+	base_map(g, c, false, NULL, 0);
+	base_map(g, c, false, NULL, 1);
 }
 
-/* The command that makes p's PCH: gcc -x c++-header with -MD into temporaries, renamed into
- * place; the header list stays beside it, and the PCH's size, inode and mtime go into its
- * stamp (hostpch.c). Into *out (malloc'd). */
+/* The command that makes p's PCH: the compiler's -x c++-header with -MD into temporaries,
+ * renamed into place; the header list stays beside it, and the PCH's size, inode and mtime go
+ * into its stamp (hostpch.c). Into *out (malloc'd). */
 static int
 pch_cmd(const struct fb_hostpch *p, const char *flags, char **out, struct fb_error *err)
 {
@@ -552,9 +611,9 @@ gen_pch_edge(struct gen *g, const struct fb_hostpch *p, const char *flags, struc
  * dir, so a build whose compiles are all cache hits makes none; and only when an earlier
  * compile wanted it (DIR/seen, which the first one leaves), since making one costs about three
  * compiles: "{ [ -f GCH ] || { [ -f SEEN ] && flock LOCK sh -c '...MAKE'; } || touch SEEN; }
- * && ". Without the PCH, gcc reads -include h.h as a plain header: the same object. So the
- * words are the same whether the PCH is there or not (they are in the cache key), and a no-op
- * build stays one. */
+ * && ". Without the PCH, the compiler reads -include h.h as a plain header: the same object.
+ * So the words are the same whether the PCH is there or not (they are in the cache key), and a
+ * no-op build stays one. */
 static int
 pch_prefix(const struct fb_hostpch *p, const char *flags, char **out, struct fb_error *err)
 {
@@ -594,11 +653,11 @@ pch_prefix(const struct fb_hostpch *p, const char *flags, char **out, struct fb_
 	return rc;
 }
 
-/* --torch C++ source: its PCH (hostpch.c), which the compile reads (-include) and refuses
- * when gcc finds it invalid. With the edge cache the compile makes it when missing (*prefix,
- * malloc'd: the words that go first), and `fatbuild edge` puts the headers it was made from
- * into the object's depfile; without, an edge makes it when stale, an implicit input of the
- * compile (*implicit). */
+/* --torch C++ source: its PCH (hostpch.c; gcc's or clang's), which the compile reads
+ * (-include) and refuses when the compiler finds it invalid. With the edge cache the compile
+ * makes it when missing (*prefix, malloc'd: the words that go first), and `fatbuild edge` puts
+ * the headers it was made from into the object's depfile; without, an edge makes it when
+ * stale, an implicit input of the compile (*implicit). */
 static int
 use_host_pch(struct gen *g, const char *src, struct cmd *c, const char **implicit, char **prefix,
              struct fb_error *err)
@@ -615,21 +674,20 @@ use_host_pch(struct gen *g, const char *src, struct cmd *c, const char **implici
 		return rc;
 	struct cmd f = {.err = err};
 	pch_flags(g, &f);
-	char **w = NULL, torch_dir[PATHMAX];
+	char **w = NULL, tdir[PATHMAX];
 	size_t nw = 0;
 	rc = cmd_end(&f);
 	if (!rc)
 		rc = fb_words_split(g->t.cxx, &w, &nw, err);
-	bfmt(torch_dir, sizeof(torch_dir), "%s", g->torch->lib_dir);
-	char *slash = strrchr(torch_dir, '/');
-	if (slash)
-		*slash = 0;
+	torch_dir(g, tdir, sizeof(tdir));
 	struct fb_hostpch *p = calloc(1, sizeof(*p));
 	if (!rc && !p)
 		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 	if (!rc && nw)
-		rc = fb_hostpch_prepare(block, w[0], f.b.s, g->torch->version, torch_dir, eager, p, err);
+		rc = fb_hostpch_prepare(block, w[0], f.b.s, g->torch->version, tdir, eager, p, err);
 	bool lazy = edge_cache_on(g);
+	if (!rc && nw && p->flavor == FB_HOSTPCH_NONE)
+		nw = 0; /* a compiler of no known flavor: no PCH */
 	if (!rc && nw && !lazy && !p->use)
 		nw = 0; /* the first build that wants it: compiled without, made by the next */
 	if (!rc && nw && lazy && eager) {
@@ -680,11 +738,12 @@ edge_tools(struct gen *g, enum lang lang, struct cmd *c)
 }
 
 /* *cmd run by `fatbuild edge` (edgecache.c), which serves the object from the compile or
- * remote cache when it can; pch: the .gch the compile reads, whose header list (h.h.d beside
- * it) joins the key, as gcc's depfile names none of the headers inside a PCH. */
+ * remote cache when it can; bases: the directories besides the build dir it spells @Bn
+ * (prefix_maps); pch: the PCH (.gch, .pch) the compile reads, whose header list (h.h.d beside
+ * it) joins the key, as gcc's depfile names none of the headers inside a PCH (clang's does). */
 static int
-cache_edge(struct gen *g, enum lang lang, const char *out, const char *dep, const char *pch, char **cmd,
-           struct fb_error *err)
+cache_edge(struct gen *g, enum lang lang, const char *out, const char *dep, const struct fb_strlist *bases,
+           const char *pch, char **cmd, struct fb_error *err)
 {
 	struct cmd c = {.err = err};
 	raw(&c, "exec ");
@@ -696,22 +755,24 @@ cache_edge(struct gen *g, enum lang lang, const char *out, const char *dep, cons
 	arg(&c, dep);
 	arg(&c, "--base");
 	arg(&c, g->dir);
+	for (size_t i = 0; i < bases->n; i++) {
+		arg(&c, "--base");
+		arg(&c, bases->v[i]);
+	}
 	edge_tools(g, lang, &c);
 	if (pch) {
-		char d[PATHMAX + 8], cache[PATHMAX];
-		size_t n = strlen(pch);
-		bfmt(d, sizeof(d), "%.*s.d", (int)(n > 4 ? n - 4 : n), pch); /* DIR/h.h.gch -> DIR/h.h.d */
+		char d[PATHMAX + 8], dir[PATHMAX];
+		bfmt(dir, sizeof(dir), "%s", pch);
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			*slash = 0;
+		bfmt(d, sizeof(d), "%s/h.h.d", dir);
 		arg(&c, "--deps-of");
 		arg(&c, d);
-		/* CACHE/hostpch/KEY/h.h.gch: CACHE is a base */
-		bfmt(cache, sizeof(cache), "%s", pch);
-		for (int up = 0; up < 3; up++) {
-			char *slash = strrchr(cache, '/');
-			if (slash)
-				*slash = 0;
-		}
+		/* CACHE/hostpch/KEY/h.h.gch or .pch: the PCH's own dir is a base. KEY covers the
+		 * compiler's and torch's paths, which the key need not: it has every header's content. */
 		arg(&c, "--base");
-		arg(&c, cache);
+		arg(&c, dir);
 	}
 	swords(&c, "-- /bin/sh -c");
 	arg(&c, *cmd);
@@ -794,7 +855,10 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 			return rc;
 		}
 	}
-	prefix_maps(g, &c, lang == L_NVCC);
+	struct fb_strlist bases = {0};
+	prefix_maps(g, &c, lang == L_NVCC, &bases);
+	if (bases.oom)
+		cmd_oom(&c);
 	char inc[PATHMAX + 3];
 	bfmt(inc, sizeof(inc), "-I%s", g->t.include);
 	arg(&c, inc);
@@ -811,7 +875,8 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 	}
 	int rc = cmd_end(&c);
 	if (!rc && edge_cache_on(g))
-		rc = cache_edge(g, lang, out, dep, pch_gch, &c.b.s, err);
+		rc = cache_edge(g, lang, out, dep, &bases, pch_gch, &c.b.s, err);
+	fb_strlist_free(&bases);
 	bfmt(desc, sizeof(desc), "%s %s", lang == L_NVCC ? "NVCC" : lang == L_C ? "CC" : "CXX",
 	     strrchr(src, '/') ? strrchr(src, '/') + 1 : src);
 	if (!rc)

@@ -1,6 +1,7 @@
 /* hostpch.c: precompiled torch headers for the host C++ edges of a --torch build.
  * A source whose first lines are #include <...> of torch headers gets those lines as a header
- * of their own, h.h, precompiled once with the build's compiler and flags into h.h.gch, and
+ * of their own, h.h, precompiled once with the build's compiler and flags into h.h.gch (gcc)
+ * or h.h.pch (clang, whose driver reads it for -include h.h), and
  * compiled with -include h.h: the same headers in the same order before the rest of the file
  * (its own #includes of them are then skipped by their guards), so the object is the same,
  * byte for byte, as without the PCH (tests/build_hostpch.sh compares them).
@@ -9,10 +10,14 @@
  * default compiler check), the flags, torch's version and version.py, and the block. The
  * identity is also written beside it (id): a PCH whose id differs (copied in, made by another
  * torch) is foreign and remade, and so is one whose size, inode or mtime are not those the edge
- * that made it wrote down (stamp: a .gch copied or written in from elsewhere). gcc's own -MD list of the headers it read is kept (h.h.d): one
- * newer than the PCH (a touched or reinstalled torch header) makes it stale and remade. And
- * every compile that uses it runs with -Winvalid-pch -Werror=invalid-pch, so one gcc refuses
- * fails loudly instead of being silently parsed anew. */
+ * that made it wrote down (stamp: a PCH copied or written in from elsewhere). The compiler's
+ * own -MD list of the headers it read is kept (h.h.d): one modified or changed after the PCH
+ * (mtime or ctime newer: a touched header, or one reinstalled with its old mtime) makes it stale
+ * and remade before a compile reads it. gcc would then read the stale PCH in silence; clang
+ * checks each header's size and mtime and fails ("has been modified since the precompiled
+ * header was built"), so the remake must come first for both. Every compile that uses it runs
+ * with -Winvalid-pch -Werror=invalid-pch, so one gcc refuses fails loudly instead of being
+ * silently parsed anew (clang's refusals are errors anyway). */
 #define _GNU_SOURCE /* realpath */
 #include <errno.h>
 #include <limits.h>
@@ -38,6 +43,34 @@ fb_hostpch_enabled(bool *eager)
 	int v = fb_env_switch("FATBUILD_HOST_PCH");
 	*eager = v == 1;
 	return v != 0 && fb_env_switch("FATBUILD_CACHE_SHARED") != 1;
+}
+
+/* Whether the last component of path names a compiler of flavor f. */
+static bool
+named(const char *path, enum fb_hostpch_flavor f)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	size_t n = strlen(base);
+	if (f == FB_HOSTPCH_CLANG)
+		return strstr(base, "clang") != NULL;
+	return strstr(base, "g++") || strstr(base, "gcc") || strcmp(base, "c++") == 0 ||
+	       (n > 4 && strcmp(base + n - 4, "-c++") == 0);
+}
+
+enum fb_hostpch_flavor
+fb_hostpch_flavor(const char *compiler)
+{
+	char found[PATH_MAX], id[PATH_MAX + 64], real[PATH_MAX];
+	const char *names[2] = {compiler, NULL};
+	if (fb_edge_tool_id(compiler, found, id, sizeof(id)) == 0 && realpath(found, real))
+		names[1] = real; /* c++ is g++ or clang++ by the alternatives' links */
+	static const enum fb_hostpch_flavor order[] = {FB_HOSTPCH_CLANG, FB_HOSTPCH_GCC}; /* clang++ holds "g++" */
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = 0; i < 2; i++)
+			if (names[i] && named(names[i], order[k]))
+				return order[k];
+	return FB_HOSTPCH_NONE;
 }
 
 /* ---- the leading include block ---- */
@@ -212,7 +245,15 @@ holds(const char *path, const char *text)
 	return same;
 }
 
-/* Stale when a header gcc read is gone or newer than the PCH (why says which). */
+/* Whether a is later than b. */
+static bool
+later(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
+}
+
+/* Stale when a header the compiler read is gone, or was modified or replaced after the PCH
+ * was made (why says which). */
 static bool
 deps_stale(const struct fb_hostpch *p, const struct stat *gch, char *why, size_t size)
 {
@@ -226,8 +267,7 @@ deps_stale(const struct fb_hostpch *p, const struct stat *gch, char *why, size_t
 	char path[FB_HOSTPCH_PATH];
 	struct stat st;
 	for (const char *pos = fb_depfile_deps(text); !stale && fb_depfile_next(&pos, path, sizeof(path));) {
-		if (stat(path, &st) != 0 || st.st_mtim.tv_sec > gch->st_mtim.tv_sec ||
-		    (st.st_mtim.tv_sec == gch->st_mtim.tv_sec && st.st_mtim.tv_nsec > gch->st_mtim.tv_nsec)) {
+		if (stat(path, &st) != 0 || later(&st.st_mtim, &gch->st_mtim) || later(&st.st_ctim, &gch->st_mtim)) {
 			snprintf(why, size, "%.200s changed", path);
 			stale = true;
 		}
@@ -276,6 +316,9 @@ fb_hostpch_prepare(const char *block, const char *compiler, const char *flags, c
                    const char *torch_dir, bool eager, struct fb_hostpch *p, struct fb_error *err)
 {
 	memset(p, 0, sizeof(*p));
+	p->flavor = fb_hostpch_flavor(compiler);
+	if (p->flavor == FB_HOSTPCH_NONE)
+		return 0;
 	char *id = NULL, key[65];
 	int rc = identity(block, compiler, flags, torch_version, torch_dir, &id, key, err);
 	if (!rc)
@@ -283,7 +326,7 @@ fb_hostpch_prepare(const char *block, const char *compiler, const char *flags, c
 	char idpath[FB_HOSTPCH_PATH + 8];
 	snprintf(idpath, sizeof(idpath), "%s/id", p->dir);
 	snprintf(p->header, sizeof(p->header), "%s/h.h", p->dir);
-	snprintf(p->gch, sizeof(p->gch), "%s/h.h.gch", p->dir);
+	snprintf(p->gch, sizeof(p->gch), "%s/h.h.%s", p->dir, p->flavor == FB_HOSTPCH_CLANG ? "pch" : "gch");
 	snprintf(p->dep, sizeof(p->dep), "%s/h.h.d", p->dir);
 	snprintf(p->stamp, sizeof(p->stamp), "%s/stamp", p->dir);
 	struct stat st;

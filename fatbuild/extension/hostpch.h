@@ -10,10 +10,21 @@
 
 #define FB_HOSTPCH_PATH 4096
 
+/* How a compiler makes and finds a PCH: gcc's DIR/h.h.gch, clang's DIR/h.h.pch (its driver
+ * turns -include DIR/h.h into -include-pch DIR/h.h.pch when that file is there); any other
+ * compiler gets none. */
+enum fb_hostpch_flavor { FB_HOSTPCH_NONE, FB_HOSTPCH_GCC, FB_HOSTPCH_CLANG };
+
+/* The flavor of compiler (a program name or path, found on PATH) by its name and its real
+ * path's name, as ccache tells compilers apart: clang, clang++, clang-14 ...; gcc, g++, c++,
+ * x86_64-linux-gnu-g++-12 ...; else none. */
+enum fb_hostpch_flavor fb_hostpch_flavor(const char *compiler);
+
 struct fb_hostpch {
+	enum fb_hostpch_flavor flavor; /* NONE: the compiler makes none, nothing else is set */
 	char dir[FB_HOSTPCH_PATH - 32]; /* CACHE/hostpch/KEY, made 0700 and checked */
 	char header[FB_HOSTPCH_PATH]; /* DIR/h.h: what -include names */
-	char gch[FB_HOSTPCH_PATH];    /* DIR/h.h.gch: what gcc reads in its place */
+	char gch[FB_HOSTPCH_PATH];    /* DIR/h.h.gch (gcc) or DIR/h.h.pch (clang): read in its place */
 	char dep[FB_HOSTPCH_PATH];    /* DIR/h.h.d: the headers the PCH was made from */
 	char stamp[FB_HOSTPCH_PATH];  /* DIR/stamp: "SIZE INODE SECONDS.NANOSECONDS" of the PCH made here */
 	bool use;                     /* compile with it (false: the first build that wants it) */
@@ -36,7 +47,8 @@ int fb_hostpch_block(const char *src, char **block, struct fb_error *err);
  * words in flags (the compiler's words and options, without -c, -o, depfile and source), torch
  * identified by torch_version and torch_dir (whose version.py is read): its paths in the
  * user's cache (fb_cache_dir, then hostpch/KEY), h.h and the identity file written when missing
- * or foreign, whether to use it and whether it must be made. Making one costs about three
+ * or foreign, whether to use it and whether it must be made; for a compiler of no flavor
+ * nothing but p->flavor = FB_HOSTPCH_NONE. Making one costs about three
  * compiles of a torch source, so it is made when a second build wants it (its identity file,
  * written by the first, is there) unless eager. FB_EUNSAFE when a directory fails
  * fb_dir_check. */

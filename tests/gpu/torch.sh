@@ -4,7 +4,9 @@
 #      run fb_muladd::muladd on CUDA tensors and compare with PyTorch's a * b + c;
 #   2. the same through fatbuild.load (torch.ops.load_library);
 #   3. a build for an older arch plus its PTX only (8.0+PTX; 7.5+PTX on 8.x), so the driver
-#      must JIT the PTX, and the comparison again.
+#      must JIT the PTX, and the comparison again;
+#   4. examples/torch_cub (three CUB .cu files, ops.cpp) through fatbuild.load for the device's
+#      arch: rowsum, rowscan and rowsort on CUDA tensors against PyTorch's on the CPU.
 # Usage: tests/gpu/torch.sh [BUILD_DIR]  (default: build). PYTHON: a Python with torch and the
 # fatbuild package (default BUILD_DIR/venv-torch/bin/python, which ctest -R torch_extension
 # sets up).
@@ -43,6 +45,15 @@ old="8.0+PTX"
 "$fb" build --torch --python "$py" --python-module --name muladd --arch-list "$old" --build-dir "$work/b3" \
 	-o "$work/m3/" "$ex/muladd.cpp" "$ex/muladd.cu" >"$work/log" 2>&1 || { cat "$work/log"; fail "build for $old"; }
 "$py" "$ex/check.py" --module "$work/m3" muladd --cuda || fail "CUDA op from PTX ($old, JIT)"
+
+cub=$root/examples/torch_cub
+cat >"$work/cub.py" <<PY
+import sys, subprocess, fatbuild
+path = fatbuild.load("fb_cub", ["$cub/ops.cpp", "$cub/rowsum.cu", "$cub/rowscan.cu", "$cub/rowsort.cu"],
+                     build_directory="$work/b4", is_python_module=False)
+sys.exit(subprocess.call([sys.executable, "$cub/check.py", "--library", path, "--cuda"]))
+PY
+"$py" "$work/cub.py" || fail "CUB ops on CUDA (examples/torch_cub, fatbuild.load)"
 
 [ $fails = 0 ] && echo "ok gpu/torch"
 exit $((fails > 0))
