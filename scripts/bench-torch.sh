@@ -112,9 +112,12 @@ for r in $(seq "$rounds"); do
 	echo "round $r: torch cold ${tc[-1]} s, fatbuild cold ${fc[-1]} s, cold+pch ${fp[-1]} s, remote-warm ${fr[-1]:-n/a} s, no-op ${tn[-1]} / ${fn[-1]} s"
 done
 T=$(median "${tc[@]}") F=$(median "${fc[@]}") P=$(median "${fp[@]}") TN=$(median "${tn[@]}") FN=$(median "${fn[@]}")
-printf '%-12s %10s %10s %9s\n' case "torch s" "fb s" "torch/fb"
-printf '%-12s %10s %10s %9s\n' cold "$T" "$F" "$(ratio "$T" "$F")"
-printf '%-12s %10s %10s %9s\n' cold+pch "$T" "$P" "$(ratio "$T" "$P")"
+# Each round's torch/fb ratio, then their median: on a machine shared with other work a round's
+# two builds see the same load, so this is steadier than the ratio of the medians.
+rr() { local -n a=$1 b=$2; local i out=(); for i in "${!a[@]}"; do out+=("$(ratio "${a[$i]}" "${b[$i]}")"); done; median "${out[@]}"; }
+printf '%-12s %10s %10s %9s %14s\n' case "torch s" "fb s" "torch/fb" "rounds' ratio"
+printf '%-12s %10s %10s %9s %14s\n' cold "$T" "$F" "$(ratio "$T" "$F")" "$(rr tc fc)"
+printf '%-12s %10s %10s %9s %14s\n' cold+pch "$T" "$P" "$(ratio "$T" "$P")" "$(rr tc fp)"
 if [ ${#fr[@]} -gt 0 ]; then
 	R=$(median "${fr[@]}")
 	printf '%-12s %10s %10s %9s   (fatbuild cold / remote-warm: %s)\n' remote-warm "$T" "$R" "$(ratio "$T" "$R")" "$(ratio "$F" "$R")"
