@@ -3,7 +3,7 @@
 # torch #includes, kept in the user's cache (fatbuild/extension/hostpch.c). A fake torch (a
 # Python package answering fatbuild's query, a few headers, empty libraries) keeps it fast:
 #   0. by default the first build that wants a PCH compiles without one and the second makes
-#      it (making one costs about three compiles); FATBUILD_HOST_PCH=1 makes it at once, as
+#      it (making one costs about one and a half compiles); FATBUILD_HOST_PCH=1 makes it at once, as
 #      the rest of this test does;
 #   1. the first build makes the PCH (its edge runs), in CACHE/hostpch/KEY, both dirs 0700;
 #      the C++ edge reads it with -Winvalid-pch -Werror=invalid-pch;

@@ -48,7 +48,7 @@ cp -r "$FB_SOURCE_DIR/fatbuild/python" "$work/pkg"
 run_logged pip-fatbuild "$venv/bin/pip" install --disable-pip-version-check -q --no-build-isolation --no-deps \
 	--force-reinstall "$work/pkg" || exit 1
 export FATBUILD_EXECUTABLE=$FATBUILD_BIN
-# The compile cache (NVRTC images, cached host and nvcc edges, torch PCHs of ~330 MB) under
+# The compile cache (NVRTC images, cached host and nvcc edges, torch PCHs of ~800 MB) under
 # $work, not the user's: removed with it at the next run.
 export FATBUILD_CACHE_DIR=$work/cache
 export PATH=$venv/bin:$PATH
