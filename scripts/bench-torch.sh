@@ -17,8 +17,10 @@
 #   scripts/bench-torch.sh [ARCH_LIST] [ROUNDS]      (default "8.0 9.0", 3)
 # The extension: EXT=cub (default: examples/torch_cub, three CUB .cu files and one .cpp) or
 # EXT=muladd (examples/torch); or TORCH_EXT_DIR=DIR, any extension's sources (the *.cpp and
-# *.cu directly in DIR, built as one extension; a real one: clone it, e.g. a repository of
-# PyTorch CUDA ops, and point at its csrc directory; it is not kept in this repository).
+# *.cu directly in DIR, built as one extension; a real one: clone it and point at its csrc
+# directory; it is not kept in this repository). The one measured in docs/pytorch.md:
+#   git clone https://github.com/Dao-AILab/causal-conv1d && git -C causal-conv1d checkout 0d2252d
+#   TORCH_EXT_DIR=$PWD/causal-conv1d/csrc scripts/bench-torch.sh "8.0 9.0" 1   (~30 min a round)
 # Env: PYTHON (a Python with torch and the fatbuild package; default build/venv-torch/bin/python,
 # as tests/torch/run.sh leaves it), FATBUILD_EXECUTABLE (default build/bin/fatbuild), MAX_JOBS
 # (default: the CPUs).
