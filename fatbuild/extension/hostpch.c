@@ -58,12 +58,15 @@ named(const char *path, enum fb_hostpch_flavor f)
 	       (n > 4 && strcmp(base + n - 4, "-c++") == 0);
 }
 
-enum fb_hostpch_flavor
-fb_hostpch_flavor(const char *compiler)
+/* The flavor of compiler (found on PATH at found; NULL: not found) by its name and its real
+ * path's name, as ccache tells compilers apart: clang, clang++, clang-14 ...; gcc, g++, c++,
+ * x86_64-linux-gnu-g++-12 ...; else none. */
+static enum fb_hostpch_flavor
+flavor_of(const char *compiler, const char *found)
 {
-	char found[PATH_MAX], id[PATH_MAX + 64], real[PATH_MAX];
+	char real[PATH_MAX];
 	const char *names[2] = {compiler, NULL};
-	if (fb_edge_tool_id(compiler, found, id, sizeof(id)) == 0 && realpath(found, real))
+	if (found && realpath(found, real))
 		names[1] = real; /* c++ is g++ or clang++ by the alternatives' links */
 	static const enum fb_hostpch_flavor order[] = {FB_HOSTPCH_CLANG, FB_HOSTPCH_GCC}; /* clang++ holds "g++" */
 	for (size_t k = 0; k < 2; k++)
@@ -176,36 +179,22 @@ fb_hostpch_block(const char *src, char **block, struct fb_error *err)
 
 /* ---- identity and key ---- */
 
-/* "compiler PATH SIZE MTIME_NS": the compiler as ccache's default check sees it. */
+/* The identity text (what id holds) and its digest, the key. tool: the compiler as ccache's
+ * default check sees it, "PATH SIZE MTIME_NS" (fb_edge_tool_id). */
 static int
-compiler_id(const char *compiler, struct fb_buf *id, struct fb_error *err)
-{
-	char found[PATH_MAX], line[PATH_MAX + 64];
-	int rc = fb_edge_tool_id(compiler, found, line, sizeof(line));
-	if (rc == -1)
-		return fb_seterr(err, FB_ENOTOOL, "host PCH: %s not found on PATH", compiler);
-	if (rc)
-		return fb_seterr(err, FB_ENOTOOL, "host PCH: %s: %s", found, strerror(errno));
-	fb_buf_puts(id, "compiler ");
-	fb_buf_puts(id, line);
-	fb_buf_puts(id, "\n");
-	return 0;
-}
-
-/* The identity text (what id holds) and its digest, the key. */
-static int
-identity(const char *block, const char *compiler, const char *flags, const char *torch_version,
+identity(const char *block, const char *tool, const char *flags, const char *torch_version,
          const char *torch_dir, char **text, char key[65], struct fb_error *err)
 {
 	struct fb_buf id = {0};
-	fb_buf_puts(&id, ID_MAGIC "\n");
-	int rc = compiler_id(compiler, &id, err);
+	fb_buf_puts(&id, ID_MAGIC "\ncompiler ");
+	fb_buf_puts(&id, tool);
+	fb_buf_puts(&id, "\n");
 	char vpath[FB_HOSTPCH_PATH + 16], *ver = NULL;
 	size_t vsize = 0;
 	snprintf(vpath, sizeof(vpath), "%s/version.py", torch_dir);
 	unsigned char d[32];
 	char hex[65] = "-";
-	if (!rc && fb_read_file(vpath, &ver, &vsize, NULL) == 0 && fb_sha256_buf(ver, vsize, d) == 0)
+	if (fb_read_file(vpath, &ver, &vsize, NULL) == 0 && fb_sha256_buf(ver, vsize, d) == 0)
 		fb_sha256_hex(d, hex);
 	free(ver);
 	fb_buf_puts(&id, "torch ");
@@ -218,11 +207,9 @@ identity(const char *block, const char *compiler, const char *flags, const char 
 	fb_buf_puts(&id, flags);
 	fb_buf_puts(&id, "\nblock\n");
 	fb_buf_puts(&id, block);
-	if (!rc && id.oom)
-		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
-	if (rc) {
+	if (id.oom) {
 		free(id.s);
-		return rc;
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	}
 	fb_sha256_buf(id.s, id.len, d);
 	fb_sha256_hex(d, key);
@@ -316,11 +303,17 @@ fb_hostpch_prepare(const char *block, const char *compiler, const char *flags, c
                    const char *torch_dir, bool eager, struct fb_hostpch *p, struct fb_error *err)
 {
 	memset(p, 0, sizeof(*p));
-	p->flavor = fb_hostpch_flavor(compiler);
+	char found[PATH_MAX], tool[PATH_MAX + 64]; /* one PATH search for the flavor and the key */
+	int trc = fb_edge_tool_id(compiler, found, tool, sizeof(tool));
+	p->flavor = flavor_of(compiler, trc == 0 ? found : NULL);
 	if (p->flavor == FB_HOSTPCH_NONE)
 		return 0;
+	if (trc == -1)
+		return fb_seterr(err, FB_ENOTOOL, "host PCH: %s not found on PATH", compiler);
+	if (trc)
+		return fb_seterr(err, FB_ENOTOOL, "host PCH: %s: %s", found, strerror(errno));
 	char *id = NULL, key[65];
-	int rc = identity(block, compiler, flags, torch_version, torch_dir, &id, key, err);
+	int rc = identity(block, tool, flags, torch_version, torch_dir, &id, key, err);
 	if (!rc)
 		rc = make_dir(key, p, err);
 	char idpath[FB_HOSTPCH_PATH + 8];

@@ -15,11 +15,6 @@
  * compiler gets none. */
 enum fb_hostpch_flavor { FB_HOSTPCH_NONE, FB_HOSTPCH_GCC, FB_HOSTPCH_CLANG };
 
-/* The flavor of compiler (a program name or path, found on PATH) by its name and its real
- * path's name, as ccache tells compilers apart: clang, clang++, clang-14 ...; gcc, g++, c++,
- * x86_64-linux-gnu-g++-12 ...; else none. */
-enum fb_hostpch_flavor fb_hostpch_flavor(const char *compiler);
-
 struct fb_hostpch {
 	enum fb_hostpch_flavor flavor; /* NONE: the compiler makes none, nothing else is set */
 	char dir[FB_HOSTPCH_PATH - 32]; /* CACHE/hostpch/KEY, made 0700 and checked */
