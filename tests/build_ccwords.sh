@@ -68,8 +68,10 @@ grep -q "^CC         'ccache' 'cc' '-DFROM_CC_WORDS=1' (ccache is .*/ccache, fro
 	bad "env shows CC's words: $(grep '^CC ' log)"
 
 # --backend nvcc: launchers before nvcc, the compiler as -ccbin, its options through -Xcompiler.
-cuda=${CUDA_HOME:-/usr/local/cuda}
-if [ -x "$cuda/bin/nvcc" ]; then
+# The nvcc fatbuild uses, as `fatbuild env` reports it (CUDA_HOME, else nvcc on PATH, else
+# /usr/local/cuda): a shell without CUDA_HOME may find a wrapper such as /usr/local/bin/nvcc.
+nvcc=$($FB env 2>/dev/null | sed -n 's/^nvcc  *[^ ]* (\([^;]*\); for --backend nvcc).*/\1/p')
+if [ -n "$nvcc" ] && [ -x "$nvcc" ]; then
 	cat >k.cu <<'K'
 #if !defined(__CUDA_ARCH__) && !defined(FROM_CXX_WORDS)
 #error "host pass built without CXX's option"
@@ -78,7 +80,7 @@ __global__ void k(float *x) { x[threadIdx.x] = 1.0f; }
 extern "C" int launch_k(float *x) { k<<<1, 1>>>(x); return 0; }
 K
 	CXX="ccache c++ -DFROM_CXX_WORDS=1" $FB build --emit-ninja --backend nvcc --arch-list 8.0 -o libn.so k.cu >log 2>&1
-	grep -q "cmd = mkdir -p [^ ]*\.keep && ccache $cuda/bin/nvcc -c .* -ccbin c++ -Xcompiler -DFROM_CXX_WORDS=1" builds/n/build.ninja &&
+	grep -q "cmd = mkdir -p [^ ]*\.keep && ccache $nvcc -c .* -ccbin c++ -Xcompiler -DFROM_CXX_WORDS=1" builds/n/build.ninja &&
 		ok "nvcc: ccache runs nvcc, c++ is -ccbin, -D goes through -Xcompiler" ||
 		bad "nvcc words: $(grep -m1 'cmd = .*nvcc' builds/n/build.ninja)"
 	CXX="c++ -DFROM_CXX_WORDS=1" $FB build --backend nvcc --arch-list 8.0 -o libn.so k.cu >log 2>&1 &&
