@@ -600,7 +600,10 @@ struct fb_build_opts {
 	 * device link (implies rdc). */
 	bool rdc;
 	bool lto;
-	/* Flags by compiler: cxxflags reach nvcc through -Xcompiler (except -I -D -U -std= -g). */
+	/* Flags by compiler: cxxflags reach nvcc through -Xcompiler (except -I -D -U -std= -g), but
+	 * not with torch, whose builder gives C++ flags to C++ compiles alone. When nvcc_flags or
+	 * cuda_flags name the arches (-gencode, -arch: any word holding "arch", as torch tells
+	 * them), nvcc builds those and not the arch list's. */
 	const char *nvcc_flags;  /* extra words for nvcc only */
 	const char *cuda_flags;  /* extra words both kernel compilers take: NVRTC (as -Xnvrtc) and nvcc */
 	/* PyTorch extensions: torch's include dirs, defines, C++ standard and ABI, PyTorch's nvcc
@@ -627,8 +630,12 @@ struct fb_build_opts {
 	bool no_host_pch;
 	/* The optimisation words of host compiles (C, C++, nvcc's host pass: nvcc's -O is the host
 	 * compiler's; device code is optimised by ptxas either way). NULL: "-O2"; "": none, as
-	 * torch.utils.cpp_extension.load compiles, which fatbuild.load follows. */
+	 * torch.utils.cpp_extension.load compiles, which fatbuild.load follows. A compile whose
+	 * own flags hold an -O gets none of these. */
 	const char *host_opt;
+	/* --torch without torch's compile and link words: cxxflags, nvcc_flags and ldflags hold
+	 * them (fatbuild.load and BuildExtension give the ones torch's own builder would use). */
+	bool torch_no_flags;
 };
 
 struct fb_build_result {

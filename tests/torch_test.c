@@ -60,6 +60,27 @@ test_nvcc_host_words(void)
 	free(w);
 }
 
+/* The project's own flags, read as torch's builder reads them: arches (any word holding "arch"
+ * but the extension's name), an -O, -fPIC, the targets of its -gencode words. */
+static void
+test_project_flags(void)
+{
+	CHECK(fb_flags_name_archs("-O3 -gencode arch=compute_80,code=sm_80"));
+	CHECK(fb_flags_name_archs("-gencode=arch=compute_90,code=sm_90"));
+	CHECK(fb_flags_name_archs("-arch=sm_90"));
+	CHECK(fb_flags_name_archs("-Xcompiler -march=native")); /* torch's rule, quirk and all */
+	CHECK(!fb_flags_name_archs("-DTORCH_EXTENSION_NAME=search_arch -O3 --use_fast_math"));
+	CHECK(!fb_flags_name_archs(NULL) && !fb_flags_name_archs(""));
+	CHECK(!fb_flags_name_archs("-I/home/research/inc -isystem /research -DSEARCH=1 -U search"));
+	CHECK(fb_flags_have_opt("-lineinfo -O3") && fb_flags_have_opt("--optimize=2") && fb_flags_have_opt("-Ofast"));
+	CHECK(!fb_flags_have_opt("-lineinfo --use_fast_math -DO3") && !fb_flags_have_opt(NULL));
+	CHECK(fb_flags_have_pic("-Xcompiler -fPIC") && fb_flags_have_pic("--compiler-options '-fPIC'") &&
+	      fb_flags_have_pic("-Xcompiler=-Wall,-fPIC") && fb_flags_have_pic("-g -fPIC"));
+	CHECK(!fb_flags_have_pic("-fPIE -fpic"));
+	CHECK(fb_flags_ntargets("-gencode arch=compute_80,code=sm_80 -gencode=arch=compute_90,code=sm_90") == 2);
+	CHECK(fb_flags_ntargets("-arch=sm_90") == 1 && fb_flags_ntargets(NULL) == 1);
+}
+
 static void
 test_host_headers(void)
 {
@@ -289,6 +310,16 @@ calls(void)
 	return n;
 }
 
+/* The index of w in v, or a large number. */
+static size_t
+at(char **v, const char *w)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		if (strcmp(v[i], w) == 0)
+			return i;
+	return (size_t)-1;
+}
+
 static bool
 has(char **v, const char *w)
 {
@@ -343,26 +374,42 @@ test_torch_query(void)
 	CHECK(!t->cached && calls() == 3);
 	unsetenv("PYTHONPATH");
 
-	/* The words. */
-	char **v = fb_torch_cxx_words(t, "muladd", "/cuda", "-O3");
+	/* The words, as torch 2.15's load() has them: defines, then torch's, CUDA's and Python's
+	 * include dirs in that order; no ABI macro for a new-ABI torch. */
+	char **v = fb_torch_cxx_words(t, "muladd", "/cuda");
 	CHECK(has(v, "-DTORCH_EXTENSION_NAME=muladd") && has(v, "-DTORCH_API_INCLUDE_EXTENSION_H"));
-	CHECK(has(v, "-D_GLIBCXX_USE_CXX11_ABI=1") && has(v, "-std=c++20"));
+	CHECK(!has(v, "-D_GLIBCXX_USE_CXX11_ABI=1") && has(v, "-std=c++20"));
 	CHECK(has(v, "/t/include") && has(v, "/py/include") && has(v, "/cuda/include") && has(v, "-isystem"));
+	CHECK(at(v, "/t/include") < at(v, "/cuda/include") && at(v, "/cuda/include") < at(v, "/py/include"));
 	CHECK(!has(v, "--expt-relaxed-constexpr"));
 	fb_torch_words_free(v);
+	v = fb_torch_cxx_words(t, NULL, NULL); /* a program without CUDA: no name, no CUDA dir */
+	CHECK(!has(v, "-DTORCH_EXTENSION_NAME=muladd") && !has(v, "-DTORCH_API_INCLUDE_EXTENSION_H") &&
+	      !has(v, "/cuda/include") && has(v, "/py/include"));
+	fb_torch_words_free(v);
+	t->cxx11_abi = 0; /* an old-ABI torch gets the macro, as its builder added it */
+	v = fb_torch_cxx_words(t, "m", NULL);
+	CHECK(has(v, "-D_GLIBCXX_USE_CXX11_ABI=0"));
+	fb_torch_words_free(v);
+	t->cxx11_abi = 1;
 	v = fb_torch_nvcc_words(t, "m", "/usr", "-O2 -std=c++17");
 	CHECK(has(v, "--expt-relaxed-constexpr") && has(v, "-D__CUDA_NO_HALF_OPERATORS__") &&
 	      has(v, "-D__CUDA_NO_BFLOAT16_CONVERSIONS__"));
 	CHECK(!has(v, "-std=c++20")); /* the user's -std wins (nvcc refuses two) */
 	CHECK(!has(v, "/usr/include"));
 	fb_torch_words_free(v);
-	v = fb_torch_link_words(t, "/cuda", true);
+	/* A module: no RUNPATH of this machine's torch (torch is loaded first, as with torch's own
+	 * builds); a program: the rpath, and no torch_python. */
+	v = fb_torch_link_words(t, "/cuda", true, false);
 	CHECK(has(v, "-L/t/lib") && has(v, "-lc10") && has(v, "-lc10_cuda") && has(v, "-ltorch_cpu") &&
-	      has(v, "-ltorch_cuda") && has(v, "-ltorch") && has(v, "-ltorch_python") && has(v, "-Wl,-rpath,/t/lib") &&
+	      has(v, "-ltorch_cuda") && has(v, "-ltorch") && has(v, "-ltorch_python") && !has(v, "-Wl,-rpath,/t/lib") &&
 	      has(v, "-lcudart"));
 	fb_torch_words_free(v);
-	v = fb_torch_link_words(t, "/cuda", false);
+	v = fb_torch_link_words(t, "/cuda", false, false);
 	CHECK(has(v, "-ltorch_python") && !has(v, "-lc10_cuda") && !has(v, "-ltorch_cuda") && !has(v, "-lcudart"));
+	fb_torch_words_free(v);
+	v = fb_torch_link_words(t, "/cuda", false, true);
+	CHECK(!has(v, "-ltorch_python") && has(v, "-Wl,-rpath,/t/lib"));
 	fb_torch_words_free(v);
 
 	/* The CUDA check: major differs -> a warning; minor only -> none. */
@@ -401,6 +448,7 @@ main(void)
 		return 1;
 	}
 	test_nvcc_host_words();
+	test_project_flags();
 	test_host_headers();
 	test_backend();
 	test_ppeval();

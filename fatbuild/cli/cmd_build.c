@@ -51,8 +51,12 @@ usage(FILE *f)
 	        AP_EXIT_UNSAFE);
 	fprintf(f,
 	        "  --torch            a PyTorch extension: torch's include dirs, defines, C++ standard, nvcc\n"
-	        "                     flags, libraries and rpath, from the torch of --python (asked once,\n"
-	        "                     cached in the build dir); load it with torch.ops.load_library(OUT)\n"
+	        "                     flags and libraries, from the torch of --python (asked once, cached\n"
+	        "                     in the build dir), as torch.utils.cpp_extension.load adds them (C++\n"
+	        "                     flags stay off nvcc's line; nvcc flags naming arches replace the arch\n"
+	        "                     list); import torch before loading it (torch.ops.load_library(OUT))\n"
+	        "  --no-torch-flags   --torch without torch's compile and link words: the flags given\n"
+	        "                     hold them (fatbuild.load and BuildExtension pass torch's own)\n"
 	        "  --python PY        the interpreter whose torch is used (default: python3 on PATH)\n"
 	        "  --python-module    with -o DIR: DIR/NAME<EXT_SUFFIX>, importable as NAME (else DIR/NAME.so)\n"
 	        "  --with-cuda, --no-cuda   link torch's CUDA libraries (default: when there are .cu files)\n"
@@ -106,7 +110,7 @@ usage(FILE *f)
 enum { OPT_ARCH = 256, OPT_NAME, OPT_BUILD_DIR, OPT_CFLAGS, OPT_CXXFLAGS, OPT_LDFLAGS, OPT_NVCC_FLAGS,
        OPT_CUDA_FLAGS, OPT_TORCH, OPT_PYTHON, OPT_PYTHON_MODULE, OPT_WITH_CUDA, OPT_NO_CUDA, OPT_LAUNCHER,
        OPT_REMOTE, OPT_REMOTE_MODE, OPT_BACKEND, OPT_EMIT_NINJA, OPT_EXECUTABLE, OPT_RDC, OPT_LTO,
-       OPT_NO_SERVER, OPT_NO_NVCC_THREADS, OPT_NO_HOST_PCH, OPT_NO_EDGE_CACHE, OPT_HOST_OPT };
+       OPT_NO_SERVER, OPT_NO_NVCC_THREADS, OPT_NO_HOST_PCH, OPT_NO_EDGE_CACHE, OPT_HOST_OPT, OPT_NO_TORCH_FLAGS };
 
 static const struct option longopts[] = {
 	{"arch-list", required_argument, NULL, OPT_ARCH},
@@ -121,6 +125,7 @@ static const struct option longopts[] = {
 	{"nvcc-flags", required_argument, NULL, OPT_NVCC_FLAGS},
 	{"cuda-flags", required_argument, NULL, OPT_CUDA_FLAGS},
 	{"torch", no_argument, NULL, OPT_TORCH},
+	{"no-torch-flags", no_argument, NULL, OPT_NO_TORCH_FLAGS},
 	{"python", required_argument, NULL, OPT_PYTHON},
 	{"python-module", no_argument, NULL, OPT_PYTHON_MODULE},
 	{"with-cuda", no_argument, NULL, OPT_WITH_CUDA},
@@ -207,6 +212,7 @@ parse_args(int argc, char **argv, struct fb_build_opts *o, const char **src, con
 		case OPT_NVCC_FLAGS: o->nvcc_flags = optarg; break;
 		case OPT_CUDA_FLAGS: o->cuda_flags = optarg; break;
 		case OPT_TORCH: o->torch = true; break;
+		case OPT_NO_TORCH_FLAGS: o->torch_no_flags = true; break;
 		case OPT_PYTHON: o->python = optarg; break;
 		case OPT_PYTHON_MODULE: o->python_module = true; break;
 		case OPT_WITH_CUDA: o->torch_cuda = 1; break;
@@ -306,8 +312,8 @@ cmd_build(int argc, char **argv)
 	rc = AP_EXIT_USAGE;
 	if (!o.output && o.torch && o.name)
 		o.output = "."; /* --torch --name NAME: ./NAME.so, or the module */
-	if ((o.python || o.python_module || o.torch_cuda) && !o.torch) {
-		warn("build: --python, --python-module, --with-cuda and --no-cuda go with --torch");
+	if ((o.python || o.python_module || o.torch_cuda || o.torch_no_flags) && !o.torch) {
+		warn("build: --python, --python-module, --with-cuda, --no-cuda and --no-torch-flags go with --torch");
 		usage(stderr);
 		goto out;
 	}

@@ -29,6 +29,7 @@
 #include "build.h"
 #include "builddir.h"
 #include "backend.h"
+#include "flags.h"
 #include "torch.h"
 
 /* An absolute path for a file that may not exist yet: its directory must. */
@@ -177,9 +178,9 @@ output_is_dir(const char *output)
 	return (n && output[n - 1] == '/') || (stat(output, &st) == 0 && S_ISDIR(st.st_mode));
 }
 
-/* What the sources need: nvcc, a kernel compile, $CC, $CXX. */
+/* What the sources need: nvcc, a kernel compile (nvrtc: by NVRTC), $CC, $CXX. */
 struct needs {
-	bool nvcc, kernel, c, cxx;
+	bool nvcc, kernel, nvrtc, c, cxx;
 };
 
 /* Source i's language into g->langs[i]; --backend auto decides with the build's one scan *sc
@@ -214,6 +215,7 @@ take_source(struct gen *g, size_t i, struct fb_backend_scan **sc, struct fb_buil
 	nd->c |= l == L_C;
 	nd->cxx |= l == L_CXX || l == L_NVCC;
 	nd->kernel |= l == L_KERNEL || l == L_NVCC;
+	nd->nvrtc |= l == L_KERNEL;
 	return 0;
 }
 
@@ -392,6 +394,8 @@ gen_free(struct gen *g)
 	fb_strlist_free(&g->nvcc_objs);
 	fb_strlist_free(&g->pchs);
 	fb_strlist_free(&g->pchs_used);
+	fb_strlist_free(&g->pch_bg);
+	fb_strlist_free(&g->shown);
 	free(g->torch);
 	free(g->langs);
 }
@@ -421,8 +425,12 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 		rc = query_torch(&g, out_dir, result, err);
 	if (!rc && result)
 		bfmt(result->output, sizeof(result->output), "%s", g.out);
-	if (!rc && nd.kernel)
+	/* nvcc flags that name the arches replace the arch list on nvcc's line (torch's rule) */
+	g.project_archs = fb_flags_name_archs(o->nvcc_flags) || fb_flags_name_archs(o->cuda_flags);
+	if (!rc && (nd.nvrtc || (nd.nvcc && (!g.project_archs || o->rdc || o->lto))))
 		rc = resolve_archs(&g, result, err);
+	else if (!rc && nd.nvcc && result)
+		note(result->notes, sizeof(result->notes), "arches: nvcc builds those its flags name (the arch list is not used)");
 	if (!rc)
 		rc = generate_and_run(&g, result, err);
 	gen_free(&g);

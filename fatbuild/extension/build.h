@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/types.h>
 #include <string.h>
 
 #include "fatbuild.h"
@@ -41,6 +42,7 @@ struct tools {
 	char include[PATHMAX];
 	char ninja[PATHMAX];
 	char cc[PATHMAX], cxx[PATHMAX];
+	bool cc_set;           /* $CC was set (--torch: nvcc's host compiler, as with torch) */
 	char cuda_home[PATHMAX];
 };
 
@@ -62,6 +64,11 @@ struct gen {
 	struct fb_torch *torch; /* --torch: what torch said; else NULL */
 	struct fb_strlist pchs;      /* host PCHs this graph makes (their .gch) */
 	struct fb_strlist pchs_used; /* host PCHs the C++ edges read, one per edge */
+	struct fb_strlist pch_bg;    /* pch.sh of the PCHs the background maker makes (run.c) */
+	/* Per compile edge, its command as ninja runs it and as it is shown (the compiler's own
+	 * words, without the cache and PCH wrapping): shown[2i] and shown[2i+1]. */
+	struct fb_strlist shown;
+	bool project_archs;    /* the nvcc flags name the arches (fb_flags_name_archs) */
 	char name[256];
 };
 
@@ -74,6 +81,11 @@ int fb_build_check_compiler(const char *var, const char *value, struct fb_error 
 int fb_build_generate(struct gen *g, struct fb_error *err);
 /* BUILD_DIR/out/BASENAME: what the link edge writes. */
 void fb_build_staged_path(const struct gen *g, char *buf, size_t size);
+/* BUILD_DIR/.fatbuild.failed: made when an edge fails (run.c), so that PCH work stops. */
+void fb_build_failed_path(const struct gen *g, char *buf, size_t size);
+/* Copies ninja's output from in (closed at its end) to out as output.c shows it, forwarding a
+ * stop request to ninja; returns whether an edge failed. */
+int fb_build_show_output(struct gen *g, int in, int out, pid_t ninja);
 /* Runs ninja in g->dir under the build lock; *no_work says whether it found nothing to do. */
 int fb_build_run_ninja(struct gen *g, bool *no_work, struct fb_error *err);
 

@@ -70,3 +70,92 @@ fb_nvcc_host_words(const char *host)
 	free(copy);
 	return out;
 }
+
+/* Calls f on each blank-separated word of s (n bytes at w) until it returns true. */
+static bool
+any_word(const char *s, bool (*f)(const char *w, size_t n))
+{
+	for (const char *p = s ? s : ""; *(p += strspn(p, " \t\n"));) {
+		size_t n = strcspn(p, " \t\n");
+		if (f(p, n))
+			return true;
+		p += n;
+	}
+	return false;
+}
+
+static bool
+holds(const char *w, size_t n, const char *what)
+{
+	size_t k = strlen(what);
+	for (size_t i = 0; i + k <= n; i++)
+		if (memcmp(w + i, what, k) == 0)
+			return true;
+	return false;
+}
+
+bool
+fb_flags_name_archs(const char *s)
+{
+	/* -I, -isystem, -D, -U, -include and their values name paths and macros: "arch" in
+	 * /home/research/include is no arch (torch's rule looks at the project's nvcc flags alone,
+	 * which fatbuild cannot tell from the include words torch puts before them) */
+	static const char *const split[] = {"-I", "-isystem", "-D", "-U", "-include"};
+	bool value = false;
+	for (const char *p = s ? s : ""; *(p += strspn(p, " \t\n"));) {
+		size_t n = strcspn(p, " \t\n");
+		bool skip = value;
+		value = false;
+		for (size_t i = 0; !skip && i < sizeof(split) / sizeof(split[0]); i++) {
+			size_t k = strlen(split[i]);
+			if (n >= k && memcmp(p, split[i], k) == 0) {
+				skip = true;
+				value = n == k;
+			}
+		}
+		if (!skip && holds(p, n, "arch"))
+			return true;
+		p += n;
+	}
+	return false;
+}
+
+static bool
+opt_word(const char *w, size_t n)
+{
+	return (n >= 2 && w[0] == '-' && w[1] == 'O') || (n >= 10 && memcmp(w, "--optimize", 10) == 0);
+}
+
+bool
+fb_flags_have_opt(const char *s)
+{
+	return any_word(s, opt_word);
+}
+
+static bool
+pic_word(const char *w, size_t n)
+{
+	/* -fPIC alone (also after -Xcompiler or --compiler-options), quoted as torch writes it
+	 * ('-fPIC'), or at the end of -Xcompiler=...,-fPIC */
+	return (n == 5 && memcmp(w, "-fPIC", 5) == 0) || (n == 7 && memcmp(w, "'-fPIC'", 7) == 0) ||
+	       (n > 6 && memcmp(w + n - 6, "=-fPIC", 6) == 0) || (n > 6 && memcmp(w + n - 6, ",-fPIC", 6) == 0);
+}
+
+bool
+fb_flags_have_pic(const char *s)
+{
+	return any_word(s, pic_word);
+}
+
+size_t
+fb_flags_ntargets(const char *s)
+{
+	size_t n = 0;
+	for (const char *p = s ? s : ""; *(p += strspn(p, " \t\n"));) {
+		size_t len = strcspn(p, " \t\n");
+		if ((len >= 8 && memcmp(p, "-gencode", 8) == 0) || (len >= 15 && memcmp(p, "--generate-code", 15) == 0))
+			n++;
+		p += len;
+	}
+	return n ? n : 1;
+}

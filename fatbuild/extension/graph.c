@@ -316,7 +316,8 @@ prefix_maps(struct gen *g, struct cmd *c, bool via_nvcc, struct fb_strlist *base
 }
 
 /* -Xcudafe --frandom-seed=SEED: nvcc's front end would otherwise put its process id into the
- * names of internal symbols (repro.c). */
+ * names of internal symbols (repro.c). gencode: the arch words (fatbuild's, or the project's
+ * nvcc flags when they name the arches). */
 static void
 nvcc_seed(struct gen *g, const char *src, const char *gencode, struct cmd *c)
 {
@@ -381,11 +382,26 @@ has_threads(const char *s)
 	return false;
 }
 
-/* The optimisation words of host compiles (fb_build_opts.host_opt). */
+/* The optimisation words of a compile of lang (fb_build_opts.host_opt, default -O2): none when
+ * the flags that compile gets state an -O of their own. The project's choice stands, as with
+ * torch's builder, and a second -O on nvcc's line draws "incompatible redefinition for option
+ * 'optimize'". nvcc gets --cxxflags (through -Xcompiler) only without --torch. */
 static const char *
-host_opt(const struct gen *g)
+host_opt(const struct gen *g, enum lang lang)
 {
-	return g->o->host_opt ? g->o->host_opt : "-O2";
+	const struct fb_build_opts *o = g->o;
+	bool stated = lang == L_NVCC ? fb_flags_have_opt(o->nvcc_flags) || fb_flags_have_opt(o->cuda_flags) ||
+	                                   (!g->torch && fb_flags_have_opt(o->cxxflags))
+	                             : fb_flags_have_opt(lang == L_C ? o->cflags : o->cxxflags);
+	return stated ? "" : o->host_opt ? o->host_opt : "-O2";
+}
+
+/* Whether torch's CUDA headers and libraries are used: --with-cuda, or .cu sources without
+ * --no-cuda (torch's with_cuda). */
+static bool
+torch_cuda(const struct gen *g)
+{
+	return g->o->torch_cuda > 0 || (g->o->torch_cuda == 0 && g->any_cu);
 }
 
 /* nvcc --threads N: the host pass and each target's cicc and ptxas run in parallel inside the
@@ -403,7 +419,7 @@ nvcc_threads(struct gen *g)
 	 * holds a blank: "Could not open input file .../tmpxft_..._stdout". */
 	if (strpbrk(g->dir, " \t"))
 		return 0;
-	size_t ntargets = ap_archlist_count(g->archs), nedges = 0;
+	size_t ntargets = g->project_archs ? fb_flags_ntargets(g->o->nvcc_flags) : ap_archlist_count(g->archs), nedges = 0;
 	for (size_t i = 0; i < g->o->nsources; i++)
 		nedges += g->langs[i] == L_NVCC;
 	long jobs = g->o->jobs > 0 ? g->o->jobs : fb_compile_default_jobs();
@@ -429,8 +445,45 @@ has_host_edges(const struct gen *g)
 	return false;
 }
 
-/* The nvcc compile's words up to its own flags: launcher, nvcc, gencode, seed, where its
- * intermediates go (keep), host compiler. */
+/* nvcc's host compiler: with --torch, as torch's builder, $CC when set (-ccbin $CC), else
+ * nvcc's own default (none); else $CXX's: launchers (ccache) run nvcc itself, the compiler is
+ * -ccbin, the options after it go to the host compiler ("ccache g++ -m64": ccache nvcc ...
+ * -ccbin g++ -Xcompiler -m64). *pre: the launcher words to put before nvcc (NULL with --torch;
+ * fb_words_free). */
+static void
+nvcc_host(struct gen *g, struct cmd *c, char ***pre)
+{
+	*pre = NULL;
+	if (g->torch) {
+		if (g->t.cc_set) {
+			arg(c, "-ccbin");
+			swords(c, g->t.cc);
+		}
+		return;
+	}
+	char **w = NULL;
+	size_t nw = 0, k = 0;
+	if (!c->rc)
+		c->rc = fb_words_split(g->t.cxx, &w, &nw, c->err);
+	while (!c->rc && k < nw && w[k][0] != '-')
+		k++;
+	arg(c, "-ccbin");
+	arg(c, k ? w[k - 1] : "c++");
+	for (size_t i = k; !c->rc && i < nw; i++) {
+		arg(c, "-Xcompiler");
+		arg(c, w[i]);
+	}
+	/* the launcher words are w[0..k-2]: the rest is freed and the list ends there */
+	for (size_t i = k ? k - 1 : 0; w && i < nw; i++) {
+		free(w[i]);
+		w[i] = NULL;
+	}
+	*pre = w;
+}
+
+/* The nvcc compile's words up to its own flags: launcher, nvcc, the arches (fatbuild's, unless
+ * the project's nvcc flags name them, as torch's builder does), seed, where its intermediates go
+ * (keep), host compiler. */
 static int
 nvcc_words(struct gen *g, const char *src, const char *keep, struct cmd *c)
 {
@@ -438,30 +491,24 @@ nvcc_words(struct gen *g, const char *src, const char *keep, struct cmd *c)
 	bfmt(nvcc, sizeof(nvcc), "%s/bin/nvcc", g->t.cuda_home);
 	char *gencode = NULL;
 	struct ap_error ae = {0};
-	if (ap_archlist_format(g->archs, AP_FMT_NVCC, &gencode, &ae) != 0)
+	if (!g->project_archs && ap_archlist_format(g->archs, AP_FMT_NVCC, &gencode, &ae) != 0)
 		return fb_seterr(c->err, FB_EARCH, "%s", ae.msg);
 	long threads = nvcc_threads(g);
-	if (threads > 1 && has_host_edges(g))
-		swords(c, "nice -n 5");
 	add_launcher(g, c);
-	/* $CXX's words: launchers (ccache) run nvcc itself, the compiler is -ccbin, the options
-	 * after it go to the host compiler ("ccache g++ -m64": ccache nvcc ... -ccbin g++
-	 * -Xcompiler -m64). */
-	char **w = NULL;
-	size_t nw = 0, k = 0;
-	if (!c->rc)
-		c->rc = fb_words_split(g->t.cxx, &w, &nw, c->err);
-	while (!c->rc && k < nw && w[k][0] != '-')
-		k++;
-	for (size_t i = 0; i + 1 < k; i++)
-		arg(c, w[i]);
+	struct cmd host = {.err = c->err};
+	char **pre = NULL;
+	nvcc_host(g, &host, &pre);
+	for (size_t i = 0; pre && pre[i]; i++)
+		arg(c, pre[i]);
+	fb_words_free(pre);
 	arg(c, nvcc);
 	arg(c, "-c");
-	swords(c, host_opt(g));
-	swords(c, "-Xcompiler -fPIC");
+	swords(c, host_opt(g, L_NVCC));
+	if (!fb_flags_have_pic(g->o->nvcc_flags) && !fb_flags_have_pic(g->o->cuda_flags))
+		swords(c, "-Xcompiler -fPIC");
 	if (g->reloc)
 		arg(c, "-rdc=true");
-	if (g->o->lto) {
+	if (g->o->lto && gencode) {
 		char *lto = NULL;
 		if (!c->rc)
 			c->rc = fb_dlink_nvcc_lto_gencode(gencode, &lto, c->err);
@@ -470,7 +517,7 @@ nvcc_words(struct gen *g, const char *src, const char *keep, struct cmd *c)
 	} else {
 		swords(c, gencode);
 	}
-	nvcc_seed(g, src, gencode, c);
+	nvcc_seed(g, src, gencode ? gencode : g->o->nvcc_flags ? g->o->nvcc_flags : "", c);
 	free(gencode);
 	if (threads > 1) {
 		char a[32];
@@ -480,13 +527,11 @@ nvcc_words(struct gen *g, const char *src, const char *keep, struct cmd *c)
 	}
 	swords(c, "-keep -keep-dir");
 	arg(c, keep);
-	arg(c, "-ccbin");
-	arg(c, k ? w[k - 1] : "c++");
-	for (size_t i = k; !c->rc && i < nw; i++) {
-		arg(c, "-Xcompiler");
-		arg(c, w[i]);
-	}
-	fb_words_free(w);
+	if (host.rc && !c->rc)
+		c->rc = host.rc;
+	raw(c, host.b.s && host.b.s[0] ? " " : "");
+	raw(c, host.b.s ? host.b.s : "");
+	free(host.b.s);
 	return 0;
 }
 
@@ -518,24 +563,57 @@ edge_cache_on(const struct gen *g)
 	       !launcher_word(g->t.cc) && !launcher_word(g->t.cxx);
 }
 
-/* The words of a --torch C++ compile that its PCH must share: the compiler, -O2 (host_opt) -fPIC, torch's
- * words but TORCH_EXTENSION_NAME (no torch header reads it, so one PCH serves every extension),
- * --cxxflags, the runtime header's and the user's -I and -D, the maps of the base and of
- * torch's dir (prefix_maps). Into c. */
+/* Appends the words of v but those that name the extension (-DTORCH_EXTENSION_NAME=...: no
+ * torch header reads it, so one PCH serves every extension) and a -c (BuildExtension's flags
+ * hold one, as torch's setup.py builds have it twice). */
+static void
+words_but_name(struct cmd *c, char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		if (strncmp(v[i], "-DTORCH_EXTENSION_NAME=", 23) != 0 && strcmp(v[i], "-c") != 0)
+			arg(c, v[i]);
+}
+
+/* The C++ compile's flags before its own: opt, -fPIC, torch's words (none with
+ * --no-torch-flags: the caller's flags hold them), --cxxflags; with for_pch, without the
+ * extension's name. */
+static void
+cxx_flags(struct gen *g, struct cmd *c, bool for_pch)
+{
+	swords(c, host_opt(g, L_CXX));
+	if (!fb_flags_have_pic(g->o->cxxflags))
+		arg(c, "-fPIC");
+	if (g->torch && !g->o->torch_no_flags) {
+		char **v = fb_torch_cxx_words(g->torch, g->o->executable ? NULL : g->name,
+		                              torch_cuda(g) ? g->t.cuda_home : NULL);
+		if (!v)
+			cmd_oom(c);
+		if (for_pch)
+			words_but_name(c, v);
+		else
+			for (size_t i = 0; v && v[i]; i++)
+				arg(c, v[i]);
+		fb_torch_words_free(v);
+	}
+	char **u = NULL;
+	if (!c->rc)
+		c->rc = fb_words_split(g->o->cxxflags, &u, NULL, c->err);
+	if (for_pch)
+		words_but_name(c, u);
+	else
+		for (size_t i = 0; u && u[i]; i++)
+			arg(c, u[i]);
+	fb_words_free(u);
+}
+
+/* The words of a --torch C++ compile that its PCH must share: the compiler, its flags
+ * (cxx_flags, without the extension's name), the runtime header's and the user's -I and -D,
+ * the maps of the base and of torch's dir (prefix_maps). Into c. */
 static void
 pch_flags(struct gen *g, struct cmd *c)
 {
 	swords(c, g->t.cxx);
-	swords(c, host_opt(g));
-	arg(c, "-fPIC");
-	char **v = fb_torch_cxx_words(g->torch, g->name, g->t.cuda_home, g->o->cxxflags);
-	if (!v)
-		cmd_oom(c);
-	for (size_t i = 0; v && v[i]; i++)
-		if (strncmp(v[i], "-DTORCH_EXTENSION_NAME=", 23) != 0)
-			arg(c, v[i]);
-	fb_torch_words_free(v);
-	swords(c, g->o->cxxflags);
+	cxx_flags(g, c, true);
 	char inc[PATHMAX + 3];
 	bfmt(inc, sizeof(inc), "-I%s", g->t.include);
 	arg(c, inc);
@@ -607,63 +685,61 @@ gen_pch_edge(struct gen *g, const struct fb_hostpch *p, const char *flags, struc
 	return rc;
 }
 
-/* With the edge cache, the compile itself makes a missing PCH first, under a lock in the PCH
- * dir, so a build whose compiles are all cache hits makes none; and only when an earlier
- * compile wanted it (DIR/seen, which the first one leaves), since making one costs about three
- * compiles: "{ [ -f GCH ] || { [ -f SEEN ] && flock LOCK sh -c '...MAKE'; } || touch SEEN; }
- * && ". Without the PCH, the compiler reads -include h.h as a plain header: the same object.
- * So the words are the same whether the PCH is there or not (they are in the cache key), and a
- * no-op build stays one. */
+/* With the edge cache, the compile itself makes a missing PCH first (the build dir's pch.sh,
+ * fb_hostpch_script: under a lock, when an earlier compile wanted it, not once the build has
+ * failed), so a build whose compiles are all cache hits makes none: "{ [ -f LINK/h.h.gch ] ||
+ * /bin/sh LINK/pch.sh; } && ". Without the PCH, the compiler reads -include h.h as a plain
+ * header: the same object. So the words are the same whether the PCH is there or not (they are
+ * in the cache key), and a no-op build stays one; LINK is in the build dir (fb_hostpch_link), so
+ * they stay the same with another cache dir too. The first build that wants a PCH compiles
+ * without it and leaves its making to the background maker (run.c): g->pch_bg. */
 static int
-pch_prefix(const struct fb_hostpch *p, const char *flags, char **out, struct fb_error *err)
+lazy_pch(struct gen *g, struct fb_hostpch *p, const char *flags, bool eager, char **prefix, struct fb_error *err)
 {
-	char *make = NULL;
-	int rc = pch_cmd(p, flags, &make, err);
+	char failed[PATHMAX + 32], *script = NULL;
+	fb_build_failed_path(g, failed, sizeof(failed));
+	int rc = fb_hostpch_script(p, flags, failed, eager, &script, err);
+	if (!rc)
+		rc = fb_hostpch_link(p, g->dir, script, err);
+	free(script);
 	if (rc)
 		return rc;
-	struct cmd inner = {.err = err}, c = {.err = err};
-	raw(&inner, "[ -f ");
-	arg(&inner, p->gch);
-	raw(&inner, " ] || { echo 'fatbuild: PCH torch headers' >&2; ");
-	raw(&inner, make);
-	raw(&inner, "; }");
-	free(make);
-	rc = cmd_end(&inner);
-	char lock[FB_HOSTPCH_PATH + 8], seen[FB_HOSTPCH_PATH + 8];
-	bfmt(lock, sizeof(lock), "%s/lock", p->dir);
-	bfmt(seen, sizeof(seen), "%s/seen", p->dir);
-	raw(&c, "{ [ -f ");
-	arg(&c, p->gch);
-	raw(&c, " ] || { [ -f ");
-	arg(&c, seen);
-	raw(&c, " ] && flock");
-	arg(&c, lock);
-	swords(&c, "/bin/sh -c");
-	arg(&c, inner.b.s ? inner.b.s : "");
-	raw(&c, "; } || touch ");
-	arg(&c, seen);
+	char gch[FB_HOSTPCH_PATH + 16], sh[FB_HOSTPCH_PATH + 16];
+	bfmt(gch, sizeof(gch), "%s/h.h%s", p->link, strrchr(p->gch, '.'));
+	bfmt(sh, sizeof(sh), "%s/pch.sh", p->link);
+	struct cmd c = {.err = err};
+	raw(&c, "{ [ -f");
+	arg(&c, gch);
+	raw(&c, " ] || /bin/sh");
+	arg(&c, sh);
 	raw(&c, "; } && ");
-	free(inner.b.s);
-	if (!rc)
-		rc = cmd_end(&c);
+	if (!p->use && p->stale) {
+		bool have = false;
+		for (size_t i = 0; i < g->pch_bg.n; i++)
+			have |= strcmp(g->pch_bg.v[i], sh) == 0;
+		if (!have)
+			fb_strlist_add(&g->pch_bg, sh);
+	}
+	rc = cmd_end(&c);
 	if (rc)
 		free(c.b.s);
 	else
-		*out = c.b.s;
+		*prefix = c.b.s;
 	return rc;
 }
 
 /* --torch C++ source: its PCH (hostpch.c; gcc's or clang's), which the compile reads
  * (-include) and refuses when the compiler finds it invalid. With the edge cache the compile
- * makes it when missing (*prefix, malloc'd: the words that go first), and `fatbuild edge` puts
- * the headers it was made from into the object's depfile; without, an edge makes it when
- * stale, an implicit input of the compile (*implicit). */
+ * makes it when missing (*prefix, malloc'd: the words that go first; lazy_pch), and `fatbuild
+ * edge` puts the headers it was made from (*deps_of, malloc'd) into the object's depfile;
+ * without, an edge makes it when stale, an implicit input of the compile (*implicit). */
 static int
-use_host_pch(struct gen *g, const char *src, struct cmd *c, const char **implicit, char **prefix,
+use_host_pch(struct gen *g, const char *src, struct cmd *c, const char **implicit, char **prefix, char **deps_of,
              struct fb_error *err)
 {
 	*implicit = NULL;
 	*prefix = NULL;
+	*deps_of = NULL;
 	const char *l = g->o->launcher ? g->o->launcher : getenv("FATBUILD_LAUNCHER");
 	bool eager = false;
 	if (!g->torch || g->o->no_host_pch || (l && *l) || !fb_hostpch_enabled(&eager))
@@ -690,21 +766,21 @@ use_host_pch(struct gen *g, const char *src, struct cmd *c, const char **implici
 		nw = 0; /* a compiler of no known flavor: no PCH */
 	if (!rc && nw && !lazy && !p->use)
 		nw = 0; /* the first build that wants it: compiled without, made by the next */
-	if (!rc && nw && lazy && eager) {
-		char seen[FB_HOSTPCH_PATH + 8];
-		bfmt(seen, sizeof(seen), "%s/seen", p->dir);
-		rc = fb_write_file_atomic(seen, "", 0, 0600, err);
-	}
 	if (!rc && nw && lazy)
-		rc = pch_prefix(p, f.b.s, prefix, err);
+		rc = lazy_pch(g, p, f.b.s, eager, prefix, err);
 	else if (!rc && nw && p->stale)
 		rc = gen_pch_edge(g, p, f.b.s, err);
 	if (!rc && nw) {
+		char hdr[FB_HOSTPCH_PATH + 8], d[FB_HOSTPCH_PATH + 8];
+		bfmt(hdr, sizeof(hdr), "%s/h.h", lazy ? p->link : p->dir);
+		bfmt(d, sizeof(d), "%s/h.h.d", p->link);
 		swords(c, "-Winvalid-pch -Werror=invalid-pch -include");
-		arg(c, p->header);
+		arg(c, hdr);
 		fb_strlist_add(&g->pchs_used, p->gch);
 		if (!lazy)
 			*implicit = g->pchs_used.v ? g->pchs_used.v[g->pchs_used.n - 1] : NULL;
+		else if (!(*deps_of = strdup(d)))
+			rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 	}
 	fb_words_free(w);
 	free(f.b.s);
@@ -720,8 +796,12 @@ edge_tools(struct gen *g, enum lang lang, struct cmd *c)
 {
 	char **w = NULL;
 	size_t nw = 0;
+	/* nvcc's host compiler: --torch without $CC leaves it to nvcc, which runs gcc */
+	const char *host = lang == L_C || (lang == L_NVCC && g->torch) ? g->t.cc : g->t.cxx;
+	if (lang == L_NVCC && g->torch && !g->t.cc_set)
+		host = "gcc";
 	if (!c->rc)
-		c->rc = fb_words_split(lang == L_C ? g->t.cc : g->t.cxx, &w, &nw, c->err);
+		c->rc = fb_words_split(host, &w, &nw, c->err);
 	for (size_t i = 0; i < nw; i++)
 		if (w[i][0] != '-') {
 			arg(c, "--tool");
@@ -739,14 +819,14 @@ edge_tools(struct gen *g, enum lang lang, struct cmd *c)
 
 /* *cmd run by `fatbuild edge` (edgecache.c), which serves the object from the compile or
  * remote cache when it can; bases: the directories besides the build dir it spells @Bn
- * (prefix_maps); pch: the PCH (.gch, .pch) the compile reads, whose header list (h.h.d beside
- * it) joins the key, as gcc's depfile names none of the headers inside a PCH (clang's does). */
+ * (prefix_maps); deps_of: the header list of the PCH the compile reads (BUILD_DIR/pch/ID/h.h.d),
+ * which joins the key, as gcc's depfile names none of the headers inside a PCH (clang's does). */
 static int
 cache_edge(struct gen *g, enum lang lang, const char *out, const char *dep, const struct fb_strlist *bases,
-           const char *pch, char **cmd, struct fb_error *err)
+           const char *deps_of, char **cmd, struct fb_error *err)
 {
 	struct cmd c = {.err = err};
-	raw(&c, "exec ");
+	raw(&c, "exec");
 	arg(&c, g->t.fatbuild);
 	arg(&c, "edge");
 	arg(&c, "-o");
@@ -760,19 +840,9 @@ cache_edge(struct gen *g, enum lang lang, const char *out, const char *dep, cons
 		arg(&c, bases->v[i]);
 	}
 	edge_tools(g, lang, &c);
-	if (pch) {
-		char d[PATHMAX + 8], dir[PATHMAX];
-		bfmt(dir, sizeof(dir), "%s", pch);
-		char *slash = strrchr(dir, '/');
-		if (slash)
-			*slash = 0;
-		bfmt(d, sizeof(d), "%s/h.h.d", dir);
+	if (deps_of) {
 		arg(&c, "--deps-of");
-		arg(&c, d);
-		/* CACHE/hostpch/KEY/h.h.gch or .pch: the PCH's own dir is a base. KEY covers the
-		 * compiler's and torch's paths, which the key need not: it has every header's content. */
-		arg(&c, "--base");
-		arg(&c, dir);
+		arg(&c, deps_of);
 	}
 	swords(&c, "-- /bin/sh -c");
 	arg(&c, *cmd);
@@ -786,34 +856,92 @@ cache_edge(struct gen *g, enum lang lang, const char *out, const char *dep, cons
 	return 0;
 }
 
-/* A C or C++ compile's words up to the shared tail: launcher, $CC/$CXX, torch's words, the
- * flags, and for C++ the torch PCH (*pch: the implicit input an edge that makes it needs;
- * *pch_gch: the one the compile makes itself, whose words then go first). */
+/* A C or C++ compile's words up to the shared tail: launcher, $CC/$CXX, the flags (cxx_flags),
+ * and for C++ the torch PCH (*pch: the implicit input an edge that makes it needs; *prefix:
+ * the words that make it first, malloc'd; *deps_of: its header list, malloc'd). */
 static int
-host_words(struct gen *g, const char *src, enum lang lang, struct cmd *c, const char **pch, const char **pch_gch,
-           struct fb_error *err)
+host_words(struct gen *g, const char *src, enum lang lang, struct cmd *c, const char **pch, char **prefix,
+           char **deps_of, struct fb_error *err)
 {
 	add_launcher(g, c);
 	swords(c, lang == L_C ? g->t.cc : g->t.cxx); /* each word of $CC on its own */
 	arg(c, "-c");
-	swords(c, host_opt(g));
-	arg(c, "-fPIC");
-	if (g->torch && lang == L_CXX)
-		svec(c, fb_torch_cxx_words(g->torch, g->name, g->t.cuda_home, g->o->cxxflags));
-	swords(c, lang == L_C ? g->o->cflags : g->o->cxxflags);
-	if (lang == L_CXX)
-		g->any_cxx = true;
-	char *make = NULL;
-	int rc = lang == L_CXX ? use_host_pch(g, src, c, pch, &make, err) : 0;
-	if (!rc && make) {
-		char *body = c->b.s;
-		c->b = (struct fb_buf){0};
-		raw(c, make);
-		raw(c, body ? body : "");
-		free(body);
-		*pch_gch = g->pchs_used.v[g->pchs_used.n - 1];
+	if (lang == L_C) {
+		swords(c, host_opt(g, L_C));
+		if (!fb_flags_have_pic(g->o->cflags))
+			arg(c, "-fPIC");
+		swords(c, g->o->cflags);
+		return 0;
 	}
-	free(make);
+	cxx_flags(g, c, false);
+	g->any_cxx = true;
+	return use_host_pch(g, src, c, pch, prefix, deps_of, err);
+}
+
+/* The nvcc compile's words (nvcc_words, torch's, the host flags, the CUDA and nvcc flags). */
+static int
+nvcc_line(struct gen *g, const char *src, const char *keep, struct cmd *c)
+{
+	int rc = nvcc_words(g, src, keep, c);
+	if (rc)
+		return rc;
+	if (g->torch && !g->o->torch_no_flags) {
+		struct fb_buf user = {0};
+		fb_buf_puts(&user, g->o->nvcc_flags ? g->o->nvcc_flags : "");
+		fb_buf_puts(&user, " ");
+		fb_buf_puts(&user, g->o->cuda_flags ? g->o->cuda_flags : "");
+		if (user.oom)
+			cmd_oom(c);
+		svec(c, fb_torch_nvcc_words(g->torch, g->o->executable ? NULL : g->name, g->t.cuda_home, user.s));
+		free(user.s);
+	}
+	if (!g->torch) {
+		/* Host-compiler flags through -Xcompiler; nvcc's own and the shared CUDA flags raw. With
+		 * --torch, as with torch's builder, C++ flags are the C++ compiles' alone. */
+		char *host = fb_nvcc_host_words(g->o->cxxflags);
+		if (!host)
+			cmd_oom(c);
+		swords(c, host);
+		free(host);
+	}
+	swords(c, g->o->cuda_flags);
+	swords(c, g->o->nvcc_flags);
+	g->any_nvcc = true;
+	return 0;
+}
+
+/* The command ninja runs for a compile whose compiler words are core: nvcc's in a keep dir of
+ * its own (removed after), at a lower priority when its --threads run beside host compiles;
+ * C++ after its PCH prefix; through `fatbuild edge` with the edge cache. Into *cmd (malloc'd). */
+static int
+wrap_compile(struct gen *g, enum lang lang, const char *core, const char *keep, const char *prefix, const char *out,
+             const char *dep, const struct fb_strlist *bases, const char *deps_of, char **cmd, struct fb_error *err)
+{
+	struct cmd c = {.err = err};
+	if (lang == L_NVCC) {
+		/* nvcc's intermediates get fixed names in a directory of their own (-keep): unnamed, they
+		 * are tmpxft_<pid>_..., and the host compiler's debug line strings are ordered by a
+		 * hash of those names, so a -g object would differ from one process to the next. */
+		raw(&c, "mkdir -p");
+		arg(&c, keep);
+		raw(&c, " && ");
+		if (nvcc_threads(g) > 1 && has_host_edges(g))
+			raw(&c, "nice -n 5 ");
+		raw(&c, core);
+		raw(&c, "; s=$?; rm -rf");
+		arg(&c, keep);
+		raw(&c, "; exit $s");
+	} else {
+		raw(&c, prefix ? prefix : "");
+		raw(&c, core);
+	}
+	int rc = cmd_end(&c);
+	if (!rc && edge_cache_on(g))
+		rc = cache_edge(g, lang, out, dep, bases, deps_of, &c.b.s, err);
+	if (rc)
+		free(c.b.s);
+	else
+		*cmd = c.b.s;
 	return rc;
 }
 
@@ -826,35 +954,9 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 	bfmt(dep, sizeof(dep), "%s.d", out);
 	bfmt(keep, sizeof(keep), "%s.keep", out);
 	struct cmd c = {.err = err};
-	const char *pch = NULL, *pch_gch = NULL;
-	if (lang == L_NVCC) {
-		/* nvcc's intermediates get fixed names in a directory of their own (-keep): unnamed, they
-		 * are tmpxft_<pid>_..., and the host compiler's debug line strings are ordered by a
-		 * hash of those names, so a -g object would differ from one process to the next. */
-		raw(&c, "mkdir -p");
-		arg(&c, keep);
-		raw(&c, " &&");
-		int rc = nvcc_words(g, src, keep, &c);
-		if (rc)
-			return rc;
-		if (g->torch)
-			svec(&c, fb_torch_nvcc_words(g->torch, g->name, g->t.cuda_home, g->o->nvcc_flags));
-		/* Host-compiler flags through -Xcompiler; nvcc's own and the shared CUDA flags raw. */
-		char *host = fb_nvcc_host_words(g->o->cxxflags);
-		if (!host)
-			cmd_oom(&c);
-		swords(&c, host);
-		free(host);
-		swords(&c, g->o->cuda_flags);
-		swords(&c, g->o->nvcc_flags);
-		g->any_nvcc = true;
-	} else {
-		int rc = host_words(g, src, lang, &c, &pch, &pch_gch, err);
-		if (rc) {
-			free(c.b.s);
-			return rc;
-		}
-	}
+	const char *pch = NULL;
+	char *prefix = NULL, *deps_of = NULL, *cmd = NULL;
+	int rc = lang == L_NVCC ? nvcc_line(g, src, keep, &c) : host_words(g, src, lang, &c, &pch, &prefix, &deps_of, err);
 	struct fb_strlist bases = {0};
 	prefix_maps(g, &c, lang == L_NVCC, &bases);
 	if (bases.oom)
@@ -868,20 +970,23 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 	arg(&c, "-o");
 	arg(&c, out);
 	arg(&c, src);
-	if (lang == L_NVCC) {
-		raw(&c, "; s=$?; rm -rf");
-		arg(&c, keep);
-		raw(&c, "; exit $s");
-	}
-	int rc = cmd_end(&c);
-	if (!rc && edge_cache_on(g))
-		rc = cache_edge(g, lang, out, dep, &bases, pch_gch, &c.b.s, err);
+	if (!rc)
+		rc = cmd_end(&c);
+	if (!rc)
+		rc = wrap_compile(g, lang, c.b.s, keep, prefix, out, dep, &bases, deps_of, &cmd, err);
 	fb_strlist_free(&bases);
 	bfmt(desc, sizeof(desc), "%s %s", lang == L_NVCC ? "NVCC" : lang == L_C ? "CC" : "CXX",
 	     strrchr(src, '/') ? strrchr(src, '/') + 1 : src);
 	if (!rc)
-		rc = edge(g, "cc", out, &src, 1, pch ? &pch : NULL, pch ? 1 : 0, c.b.s, desc, dep, err);
+		rc = edge(g, "cc", out, &src, 1, pch ? &pch : NULL, pch ? 1 : 0, cmd, desc, dep, err);
+	if (!rc) {
+		fb_strlist_add(&g->shown, cmd);
+		fb_strlist_add(&g->shown, c.b.s);
+	}
 	free(c.b.s);
+	free(cmd);
+	free(prefix);
+	free(deps_of);
 	fb_strlist_add(&g->objects, out);
 	if (lang == L_NVCC && g->reloc)
 		fb_strlist_add(&g->nvcc_objs, out);
@@ -941,6 +1046,12 @@ gen_dlink(struct gen *g, struct fb_error *err)
 	return rc;
 }
 
+void
+fb_build_failed_path(const struct gen *g, char *buf, size_t size)
+{
+	bfmt(buf, size, "%s/.fatbuild.failed", g->dir);
+}
+
 /* BUILD_DIR/out/BASENAME: what the link edge writes. */
 void
 fb_build_staged_path(const struct gen *g, char *buf, size_t size)
@@ -988,10 +1099,11 @@ gen_link(struct gen *g, struct fb_error *err)
 	for (size_t i = 0; i < g->objects.n; i++)
 		arg(&c, g->objects.v[i]);
 	arg(&c, g->t.runtime);
-	if (g->torch) {
+	if (g->torch && !g->o->torch_no_flags) {
 		/* torch's libraries; cudart shared, the one torch itself loaded. */
-		bool with_cuda = g->o->torch_cuda > 0 || (g->o->torch_cuda == 0 && g->any_cu);
-		svec(&c, fb_torch_link_words(g->torch, g->t.cuda_home, with_cuda && g->torch->cuda[0]));
+		svec(&c, fb_torch_link_words(g->torch, g->t.cuda_home, torch_cuda(g) && g->torch->cuda[0], g->o->executable));
+	} else if (g->torch) {
+		/* the caller's ldflags name torch's libraries */
 	} else if (g->any_nvcc) {
 		char lib[PATHMAX + 16];
 		bfmt(lib, sizeof(lib), "-L%s/lib64", g->t.cuda_home);

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,8 +35,11 @@
 #include "compile/hash.h"
 #include "edgecache.h"
 #include "hostpch.h"
+#include "ninja.h"
 
 #define ID_MAGIC "fatbuild host pch 1"
+
+static void old_mtime(const char *path);
 
 bool
 fb_hostpch_enabled(bool *eager)
@@ -340,6 +344,14 @@ fb_hostpch_prepare(const char *block, const char *compiler, const char *flags, c
 		p->stale = deps_stale(p, &st, p->why, sizeof(p->why));
 	}
 	p->use = !rc && (eager || !first);
+	if (!rc) {
+		snprintf(p->key, sizeof(p->key), "%s", key);
+		unsigned char d[32];
+		char hex[65];
+		fb_sha256_buf(block, strlen(block), d);
+		fb_sha256_hex(d, hex);
+		snprintf(p->id, sizeof(p->id), "%.16s", hex);
+	}
 	if (!rc && p->stale) {
 		/* Gone before ninja runs, so it is remade whatever this build dir's log says. */
 		unlink(p->gch);
@@ -352,6 +364,136 @@ fb_hostpch_prepare(const char *block, const char *compiler, const char *flags, c
 		if (!rc && !holds(idpath, id))
 			rc = fb_write_file_atomic(idpath, id, strlen(id), 0600, err);
 	}
+	if (!rc)
+		old_mtime(p->header);
 	free(id);
 	return rc;
+}
+
+/* ---- the build dir's view of it ---- */
+
+/* Gives h.h one fixed, old mtime: its text follows from KEY, and compiles that read it as a
+ * plain header name it in their depfiles, so a new copy (another cache dir, a cleared cache)
+ * must not look newer than their objects to ninja. */
+static void
+old_mtime(const char *path)
+{
+	struct stat st;
+	const struct timespec t[2] = {{1000000000, 0}, {1000000000, 0}}; /* 2001-09-09 */
+	if (stat(path, &st) == 0 && (st.st_mtim.tv_sec != t[1].tv_sec || st.st_mtim.tv_nsec != 0))
+		utimensat(AT_FDCWD, path, t, 0);
+}
+
+/* dir/name as a symbolic link to target, replaced only when it points elsewhere. */
+static int
+link_to(const char *dir, const char *name, const char *target, struct fb_error *err)
+{
+	char path[FB_HOSTPCH_PATH + 64], tmp[FB_HOSTPCH_PATH + 96], now[FB_HOSTPCH_PATH];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	ssize_t n = readlink(path, now, sizeof(now) - 1);
+	if (n >= 0 && (now[n] = 0, strcmp(now, target) == 0))
+		return 0;
+	snprintf(tmp, sizeof(tmp), "%s/.%s.%ld", dir, name, (long)getpid());
+	unlink(tmp);
+	if (symlink(target, tmp) != 0 || rename(tmp, path) != 0) {
+		int e = errno;
+		unlink(tmp);
+		return fb_seterr(err, FB_EIO, "host PCH: cannot link %s: %s", path, strerror(e));
+	}
+	return 0;
+}
+
+int
+fb_hostpch_link(struct fb_hostpch *p, const char *build_dir, const char *script, struct fb_error *err)
+{
+	char top[FB_HOSTPCH_PATH - 32];
+	if (snprintf(top, sizeof(top), "%s/pch", build_dir) >= (int)sizeof(top))
+		return fb_seterr(err, FB_EINVAL, "host PCH: %s: path too long", build_dir);
+	int rc = fb_dir_make(top, "host PCH links", FIX, 0, err);
+	snprintf(p->link, sizeof(p->link), "%s/%s", top, p->id);
+	if (!rc)
+		rc = fb_dir_make(p->link, "host PCH links", FIX, 0, err);
+	const char *ext = strrchr(p->gch, '.');
+	char name[16];
+	snprintf(name, sizeof(name), "h.h%s", ext ? ext : ".gch");
+	if (!rc)
+		rc = link_to(p->link, "h.h", p->header, err);
+	if (!rc)
+		rc = link_to(p->link, name, p->gch, err);
+	if (!rc)
+		rc = link_to(p->link, "h.h.d", p->dep, err);
+	char sh[FB_HOSTPCH_PATH + 16];
+	snprintf(sh, sizeof(sh), "%s/pch.sh", p->link);
+	if (!rc && !holds(sh, script))
+		rc = fb_write_file_atomic(sh, script, strlen(script), 0600, err);
+	return rc;
+}
+
+/* Appends s shell-quoted. */
+static void
+put_quoted(struct fb_buf *b, const char *s)
+{
+	char *q = NULL;
+	if (fb_shell_quote(s, &q, NULL) != 0) {
+		b->oom = true;
+		return;
+	}
+	fb_buf_puts(b, q);
+	free(q);
+}
+
+/* The part of pch.sh that makes the PCH (in its dir, as "make"): the compiler in a session of
+ * its own, so that the whole compile stops when the build fails or is stopped; the header list
+ * without h.h itself (the name is relative); the stamp of the PCH made here. */
+static void
+script_make(struct fb_buf *b, const struct fb_hostpch *p, const char *make, const char *failed)
+{
+	const char *gch = strrchr(p->gch, '/') + 1;
+	fb_buf_puts(b, "cd \"$d\" || exit 0\nt=.tmp.$$\nclean() { rm -f ");
+	fb_buf_puts(b, gch);
+	fb_buf_puts(b, "$t h.h.d$t stamp$t; }\nc=\ntrap 'kill -TERM -- -$c 2>/dev/null; wait $c; clean; exit 1' INT TERM HUP\nsetsid ");
+	fb_buf_puts(b, make);
+	fb_buf_puts(b, " -x c++-header h.h -MD -MF h.h.d$t -o ");
+	fb_buf_puts(b, gch);
+	fb_buf_puts(b, "$t &\nc=$!\nwhile kill -0 $c 2>/dev/null; do\n\tif [ -e ");
+	put_quoted(b, failed);
+	fb_buf_puts(b, " ]; then kill -TERM -- -$c 2>/dev/null; wait $c; clean; exit 1; fi\n\tsleep 0.2\ndone\n"
+	               "wait $c || { clean; exit 0; }\n"
+	               "sed '1s/: *h\\.h\\( \\|$\\)/:\\1/' h.h.d$t >h.h.d && mv -f ");
+	fb_buf_puts(b, gch);
+	fb_buf_puts(b, "$t ");
+	fb_buf_puts(b, gch);
+	fb_buf_puts(b, " && stat -c '%s %i %.9Y' ");
+	fb_buf_puts(b, gch);
+	fb_buf_puts(b, " >stamp$t && mv -f stamp$t stamp\nclean\n");
+}
+
+int
+fb_hostpch_script(const struct fb_hostpch *p, const char *make, const char *failed, bool eager, char **out,
+                  struct fb_error *err)
+{
+	struct fb_buf b = {0};
+	const char *gch = strrchr(p->gch, '/') + 1;
+	fb_buf_puts(&b, "# Made by fatbuild build: makes the torch PCH of this build's C++ compiles\n"
+	                "# (docs/pytorch.md \"Precompiled torch headers\").\nd=");
+	put_quoted(&b, p->dir);
+	fb_buf_puts(&b, "\n[ -e ");
+	put_quoted(&b, failed);
+	fb_buf_puts(&b, " ] && exit 1\n[ -f \"$d/");
+	fb_buf_puts(&b, gch);
+	fb_buf_puts(&b, "\" ] && exit 0\ncase $1 in\n"
+	                "bg) exec flock -n -o \"$d/bg\" flock -n -o \"$d/lock\" /bin/sh \"$0\" make ;;\nmake) ;;\n*)\n"
+	                "\t[ -f \"$d/seen\" ] || { : >\"$d/seen\"; ");
+	fb_buf_puts(&b, eager ? "}\n" : "exit 0; }\n");
+	fb_buf_puts(&b, "\tflock -n \"$d/bg\" true || exit 0\n\texec flock -o \"$d/lock\" /bin/sh \"$0\" make ;;\nesac\n"
+	                "[ -f \"$d/");
+	fb_buf_puts(&b, gch);
+	fb_buf_puts(&b, "\" ] && exit 0\n");
+	script_make(&b, p, make, failed);
+	if (b.oom) {
+		free(b.s);
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	}
+	*out = b.s;
+	return 0;
 }

@@ -25,6 +25,9 @@ struct fb_hostpch {
 	bool use;                     /* compile with it (false: the first build that wants it) */
 	bool stale;                   /* missing, foreign or older than a header it read: make it */
 	char why[256];                /* when stale: why ("none yet", "a header changed: PATH") */
+	char key[65];                 /* the SHA-256 of its identity (KEY) */
+	char id[17];                  /* the SHA-256 of the block, its first 16 hex digits (ID) */
+	char link[FB_HOSTPCH_PATH];   /* BUILD_DIR/pch/ID, set by fb_hostpch_link */
 };
 
 /* Whether host PCHs are used: not with FATBUILD_HOST_PCH=0 (fatbuild.load's way to say
@@ -49,5 +52,26 @@ int fb_hostpch_block(const char *src, char **block, struct fb_error *err);
  * fb_dir_check. */
 int fb_hostpch_prepare(const char *block, const char *compiler, const char *flags, const char *torch_version,
                        const char *torch_dir, bool eager, struct fb_hostpch *p, struct fb_error *err);
+
+/* BUILD_DIR/pch/ID (ID: from the block alone) into p->link: there h.h, h.h.gch (or .pch) and
+ * h.h.d link to the PCH dir's files, and pch.sh holds script (rewritten only when it differs),
+ * so a build's commands name the PCH by a path in the build dir that depends on neither the
+ * cache dir nor where torch is: with another cache dir no command changes and ninja recompiles
+ * nothing, and the edge cache's keys are the same for a torch in another venv (the headers the
+ * compile read are in them, by content). FB_EIO, FB_EUNSAFE (the build dir's pch dir fails
+ * fb_dir_check). */
+int fb_hostpch_link(struct fb_hostpch *p, const char *build_dir, const char *script, struct fb_error *err);
+
+/* The text of p's pch.sh into *out (malloc'd): run with no argument before a compile that
+ * reads the PCH, it makes a missing PCH, under a lock, unless the background maker holds it or
+ * this is the first compile that wants it and eager is false (it leaves `seen`); run with "bg",
+ * it makes it when no one else is (the build's background maker, docs/pytorch.md). make: the
+ * compiler and flags, shell words. The PCH is made in its dir from h.h by its relative name, so
+ * its header list names only the headers h.h includes; a PCH that fails to build leaves the
+ * compile to go on without. Once the build has failed (the file failed exists, output.c), it
+ * stops making the PCH and exits 1, so that the compile is not run: the build needs no object
+ * any more, and ninja would wait for it. */
+int fb_hostpch_script(const struct fb_hostpch *p, const char *make, const char *failed, bool eager, char **out,
+                      struct fb_error *err);
 
 #endif

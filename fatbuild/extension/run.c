@@ -1,5 +1,7 @@
 /* run.c: runs ninja on a generated build dir: one build per dir at a time (the build lock, and
- * the run lock ninja holds), stop requests forwarded, the first failure's output in the error. */
+ * the run lock ninja holds), stop requests forwarded, its output shown through output.c, the
+ * first failure's output in the error, and beside it the background maker of a torch PCH the
+ * build wants (hostpch.c). */
 #define _GNU_SOURCE /* pipe2 */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +12,7 @@
 #include <time.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -71,7 +74,7 @@ lock_wait(struct gen *g, int fd, const char *path, bool record, struct fb_error 
 /* fork + exec rather than posix_spawn: the child sets PR_SET_PDEATHSIG (SIGTERM: ninja then
  * stops its edges as on a Ctrl-C) and takes the run lock before it becomes ninja. */
 static int
-spawn_ninja(struct gen *g, const char **argv, int lock, const char *runpath, pid_t *pid)
+spawn_ninja(struct gen *g, const char **argv, int lock, const char *runpath, int outfd, pid_t *pid)
 {
 	pid_t parent = getpid();
 	int p[2];
@@ -101,13 +104,18 @@ spawn_ninja(struct gen *g, const char **argv, int lock, const char *runpath, pid
 			struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
 			fcntl(run, F_SETLK, &fl);
 		}
-		if (g->o->log && g->o->log[0]) {
-			int fd = open(g->o->log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-			if (fd < 0 || dup2(fd, 1) < 0 || dup2(1, 2) < 0)
+		/* stdout: output.c; stderr (ninja's own errors): ours, or the log's */
+		if (dup2(outfd, 1) < 0)
+			e = errno;
+		if (!e && g->o->log && g->o->log[0]) {
+			int fd = open(g->o->log, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+			if (fd < 0 || dup2(fd, 2) < 0)
 				e = errno;
 		}
 		if (!e) {
-			/* TMPDIR=BUILD_DIR/tmp: the compilers' temporaries stay in the private build dir */
+			/* the status output.c reads; TMPDIR=BUILD_DIR/tmp: the compilers' temporaries stay
+			 * in the private build dir */
+			setenv("NINJA_STATUS", "[%f/%t] ", 1);
 			char **envp = fb_builddir_env(g->dir);
 			execve(g->t.ninja, (char *const *)argv, envp ? envp : environ);
 			e = errno;
@@ -185,7 +193,8 @@ wait_ninja(struct gen *g, pid_t pid, int *status, struct fb_error *err)
 	return 0;
 }
 
-/* The output of the first failed command in the log, as far as tail (size) holds. */
+/* The output of the first failed command in the log, as far as tail (size) holds: the lines
+ * between "FAILED: outputs" and the command output.c puts after them. */
 static void
 log_tail(const char *log, char *tail, size_t size)
 {
@@ -195,13 +204,13 @@ log_tail(const char *log, char *tail, size_t size)
 		return;
 	char line[1024];
 	size_t n = 0;
-	int on = 0; /* 1: the command line after "FAILED: outputs" (skipped); 2: its output */
+	int on = 0; /* 1: the failed command's output */
 	while (fgets(line, sizeof(line), f)) {
 		if (!on && strncmp(line, "FAILED: ", 8) == 0)
 			on = 1;
-		else if (on == 1)
-			on = 2;
-		else if (on == 2 && strncmp(line, "ninja: build stopped", 20) != 0) {
+		else if (on && (strncmp(line, "command: ", 9) == 0 || strncmp(line, "ninja: build stopped", 20) == 0))
+			break;
+		else if (on) {
 			line[strcspn(line, "\n")] = 0;
 			int w = snprintf(tail + n, size - n, "%s%s", n ? " | " : "", line);
 			if (w < 0 || (size_t)w >= size - n)
@@ -225,6 +234,56 @@ ninja_failed(struct gen *g, int status, struct fb_error *err)
 	char tail[640];
 	log_tail(g->o->log, tail, sizeof(tail));
 	return fb_seterr(err, FB_ECOMPILE, "build failed (log %s): %s", g->o->log, tail[0] ? tail : "see the log");
+}
+
+/* The background maker of each PCH the build wants and has not (g->pch_bg: the first build
+ * that wants it, whose compiles go without): its pch.sh bg in a session of its own, at the
+ * lowest priority, so that it takes only the cores the build leaves idle (the host compiles'
+ * end, a long nvcc edge's last target) and the next build reads the PCH. Returns their process
+ * ids (0 for one that did not start), NULL for none. */
+static pid_t *
+start_bg(struct gen *g)
+{
+	if (!g->pch_bg.n)
+		return NULL;
+	pid_t *pids = calloc(g->pch_bg.n, sizeof(*pids));
+	for (size_t i = 0; pids && i < g->pch_bg.n; i++) {
+		pid_t p = fork();
+		if (p == 0) {
+			setsid();
+			setpriority(PRIO_PROCESS, 0, 19);
+			int null = open("/dev/null", O_RDWR);
+			if (null >= 0) {
+				dup2(null, 0);
+				dup2(null, 1);
+				dup2(null, 2);
+			}
+			execl("/bin/sh", "sh", g->pch_bg.v[i], "bg", (char *)NULL);
+			_exit(127);
+		}
+		pids[i] = p > 0 ? p : 0;
+	}
+	return pids;
+}
+
+/* Stops the background makers still at work once ninja is done: the build does not wait for
+ * their PCH (a PCH half made is removed; the next build that wants it makes it), only, for a
+ * moment, for them to be gone (their compiler's own session stops with them, pch.sh). */
+static void
+stop_bg(struct gen *g, pid_t *pids)
+{
+	for (size_t i = 0; pids && i < g->pch_bg.n; i++) {
+		if (pids[i] <= 0)
+			continue;
+		kill(-pids[i], SIGTERM);
+		while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR)
+			;
+		for (int t = 0; t < 100 && kill(-pids[i], 0) == 0; t++) {
+			struct timespec ts = {0, 10 * 1000 * 1000};
+			nanosleep(&ts, NULL);
+		}
+	}
+	free(pids);
 }
 
 int
@@ -255,13 +314,38 @@ fb_build_run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	struct stat before, after;
 	bool had = log_stamp(g->dir, &before);
 	pid_t pid = -1;
-	rc = spawn_ninja(g, argv, lock, runpath, &pid);
+	int out[2] = {-1, -1}, shown = 1;
+	if (g->o->log && g->o->log[0]) {
+		shown = open(g->o->log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (shown < 0)
+			rc = errno;
+	}
+	char failed[PATHMAX + 32];
+	fb_build_failed_path(g, failed, sizeof(failed));
+	unlink(failed);
+	if (!rc && pipe2(out, O_CLOEXEC) != 0)
+		rc = errno;
+	pid_t *bg = rc ? NULL : start_bg(g);
+	if (!rc)
+		rc = spawn_ninja(g, argv, lock, runpath, out[1], &pid);
+	if (out[1] >= 0)
+		close(out[1]);
 	if (rc != 0) {
+		if (out[0] >= 0)
+			close(out[0]);
+		stop_bg(g, bg);
+		if (shown > 1)
+			close(shown);
 		close(lock);
 		return fb_seterr(err, FB_ENOTOOL, "cannot run %s: %s", g->t.ninja, strerror(rc));
 	}
+	fb_build_show_output(g, out[0], shown, pid);
+	if (shown > 1)
+		close(shown);
 	int status;
-	if ((rc = wait_ninja(g, pid, &status, err))) {
+	rc = wait_ninja(g, pid, &status, err);
+	stop_bg(g, bg);
+	if (rc) {
 		close(lock);
 		return rc;
 	}

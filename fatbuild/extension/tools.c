@@ -114,6 +114,7 @@ fb_build_find_tools(const struct fb_build_opts *o, bool need_nvcc, struct tools 
 		            nj);
 	const char *cc = getenv("CC"), *cxx = getenv("CXX");
 	bfmt(t->cc, sizeof(t->cc), "%s", cc && cc[0] ? cc : "cc");
+	t->cc_set = cc && cc[0];
 	bfmt(t->cxx, sizeof(t->cxx), "%s", cxx && cxx[0] ? cxx : "c++");
 	t->cuda_home[0] = 0;
 	if (need_nvcc) {

@@ -337,31 +337,38 @@ has_std(const char *s)
 	return false;
 }
 
+/* The words torch's load() puts first for C++ and nvcc alike (torch.utils.cpp_extension,
+ * _write_ninja_file_to_build_library): the extension's defines (none for a program), the C++
+ * ABI macro only for a torch built with the old ABI (the compiler's default is the new one, and
+ * torch 2.15 adds none), then -isystem torch's include dirs, CUDA's (with_cuda: cuda_home set)
+ * and Python's, in that order. */
 static void
 common(struct fb_strlist *v, const struct fb_torch *t, const char *name, const char *cuda_home)
 {
-	add(v, "-DTORCH_EXTENSION_NAME=%s", name);
-	add(v, "-DTORCH_API_INCLUDE_EXTENSION_H");
-	add(v, "-D_GLIBCXX_USE_CXX11_ABI=%d", t->cxx11_abi ? 1 : 0);
+	if (name) {
+		add(v, "-DTORCH_EXTENSION_NAME=%s", name);
+		add(v, "-DTORCH_API_INCLUDE_EXTENSION_H");
+	}
+	if (!t->cxx11_abi)
+		add(v, "-D_GLIBCXX_USE_CXX11_ABI=0");
 	for (size_t i = 0; i < t->ninclude; i++) {
 		add(v, "-isystem");
 		add(v, "%s", t->include[i]);
 	}
-	add(v, "-isystem");
-	add(v, "%s", t->py_include);
 	if (cuda_home && cuda_home[0] && strcmp(cuda_home, "/usr") != 0) {
 		add(v, "-isystem");
 		add(v, "%s/include", cuda_home);
 	}
+	add(v, "-isystem");
+	add(v, "%s", t->py_include);
 }
 
 char **
-fb_torch_cxx_words(const struct fb_torch *t, const char *name, const char *cuda_home, const char *user_flags)
+fb_torch_cxx_words(const struct fb_torch *t, const char *name, const char *cuda_home)
 {
 	struct fb_strlist v = {0};
 	common(&v, t, name, cuda_home);
-	if (!has_std(user_flags))
-		add(&v, "-std=%s", t->std);
+	add(&v, "-std=%s", t->std); /* always: a later -std= of the user's wins, as with torch */
 	return done(&v);
 }
 
@@ -376,12 +383,12 @@ fb_torch_nvcc_words(const struct fb_torch *t, const char *name, const char *cuda
 	for (size_t i = 0; i < sizeof(nvcc) / sizeof(nvcc[0]); i++)
 		add(&v, "%s", nvcc[i]);
 	if (!has_std(user_flags))
-		add(&v, "-std=%s", t->std);
+		add(&v, "-std=%s", t->std); /* nvcc refuses a second -std */
 	return done(&v);
 }
 
 char **
-fb_torch_link_words(const struct fb_torch *t, const char *cuda_home, bool with_cuda)
+fb_torch_link_words(const struct fb_torch *t, const char *cuda_home, bool with_cuda, bool program)
 {
 	struct fb_strlist v = {0};
 	add(&v, "-L%s", t->lib_dir);
@@ -392,8 +399,12 @@ fb_torch_link_words(const struct fb_torch *t, const char *cuda_home, bool with_c
 	if (with_cuda)
 		add(&v, "-ltorch_cuda");
 	add(&v, "-ltorch");
-	add(&v, "-ltorch_python");
-	add(&v, "-Wl,-rpath,%s", t->lib_dir);
+	/* A module finds torch's libraries in the process that imported torch, as torch's own
+	 * builds do: no RUNPATH naming this machine's torch. A program has no torch loaded first. */
+	if (program)
+		add(&v, "-Wl,-rpath,%s", t->lib_dir);
+	else
+		add(&v, "-ltorch_python");
 	if (with_cuda && cuda_home && cuda_home[0]) {
 		char lib[FB_TORCH_PATH + 16];
 		struct stat st;

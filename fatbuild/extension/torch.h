@@ -30,14 +30,18 @@ struct fb_torch {
  * what Python said when torch cannot be imported. */
 int fb_torch_query(const char *python, const char *cache_dir, struct fb_torch *t, struct fb_error *err);
 
-/* NULL-terminated, malloc'd word vectors (free with fb_torch_words_free); NULL on OOM.
- * cxx: torch's defines, -isystem dirs (torch, Python, CUDA), -std unless user_flags has one.
- * nvcc: the same plus PyTorch's nvcc flags (-D__CUDA_NO_HALF_OPERATORS__ ... --expt-relaxed-constexpr).
- * link: -L torch's lib dir, c10 torch_cpu torch torch_python (c10_cuda torch_cuda cudart with
- * with_cuda), -rpath to torch's lib dir. */
-char **fb_torch_cxx_words(const struct fb_torch *t, const char *name, const char *cuda_home, const char *user_flags);
+/* NULL-terminated, malloc'd word vectors (free with fb_torch_words_free); NULL on OOM. The
+ * words torch.utils.cpp_extension.load() adds on Linux (docs/pytorch.md). name: the extension's
+ * (NULL for a program: no TORCH_EXTENSION_NAME); cuda_home: set when CUDA is used (its include
+ * dir, cudart), else NULL.
+ * cxx: torch's defines, -isystem dirs (torch, CUDA, Python), -std.
+ * nvcc: the same plus PyTorch's nvcc flags (-D__CUDA_NO_HALF_OPERATORS__ ... --expt-relaxed-constexpr),
+ * -std unless user_flags has one.
+ * link: -L torch's lib dir, c10 torch_cpu torch (c10_cuda torch_cuda cudart with with_cuda), and
+ * torch_python for a module or an rpath to torch's lib dir for a program. */
+char **fb_torch_cxx_words(const struct fb_torch *t, const char *name, const char *cuda_home);
 char **fb_torch_nvcc_words(const struct fb_torch *t, const char *name, const char *cuda_home, const char *user_flags);
-char **fb_torch_link_words(const struct fb_torch *t, const char *cuda_home, bool with_cuda);
+char **fb_torch_link_words(const struct fb_torch *t, const char *cuda_home, bool with_cuda, bool program);
 void fb_torch_words_free(char **v);
 
 /* A warning for the build, as PyTorch's: the toolkit's CUDA major (toolkit_version as 13000)
