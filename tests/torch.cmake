@@ -6,4 +6,9 @@
 # first (COST), being the longest.
 add_test(NAME torch_extension COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/torch/run.sh)
 set_tests_properties(torch_extension PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS torch TIMEOUT 2400
-                     COST 300)
+                     COST 300 RESOURCE_LOCK venv-torch)
+# The Python layer against torch.utils.cpp_extension without compiling (tests/torch/api.sh): the
+# API's signatures, load_inline's files, the compile commands word by word. The same venv.
+add_test(NAME torch_api COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/torch/api.sh)
+set_tests_properties(torch_api PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS torch TIMEOUT 1200
+                     RESOURCE_LOCK venv-torch)

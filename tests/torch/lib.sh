@@ -14,3 +14,12 @@ run_logged() {
 	sed 's/^/  | /' "$work/$what.log" | tail -n 40 >&2
 	return 1
 }
+# torch_venv VENV: a venv with torch from PyPI ($TORCH_SPEC, default the newest), created once and
+# reused while its torch imports (pip's cache serves a reinstall). Needs $work for its logs.
+torch_venv() {
+	local venv=$1
+	"$venv/bin/python" -c "import torch" >/dev/null 2>&1 && return 0
+	rm -rf "$venv"
+	run_logged venv python3 -m venv "$venv" || return 1
+	run_logged pip-torch "$venv/bin/pip" install --disable-pip-version-check -q "${TORCH_SPEC:-torch}"
+}

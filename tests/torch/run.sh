@@ -7,8 +7,11 @@
 # `fatbuild inspect` against the arch list:
 #   1. fatbuild build --torch --python-module (import muladd; torch.ops.load_library too),
 #      a no-op rebuild, the torch query cached in the build dir;
-#   2. fatbuild.load(...) (is_python_module=False: torch.ops.load_library);
+#   2. fatbuild.load(...) (is_python_module=False: torch.ops.load_library), and again as a
+#      module; no RUNPATH in either; 2b. load_inline with a CUDA kernel, then a broken C++
+#      source: the error starts with the compiler's message;
 #   3. a setup.py with fatbuild.setuptools.BuildExtension (pip install --no-build-isolation);
+#      3b. a setup.py that names its own -gencode: exactly those images, [n/N] progress;
 #   4. a wheel of the package carrying the two tools, used with neither on PATH;
 #   5. examples/torch_cub (three CUB .cu files for nvcc, one .cpp with <torch/extension.h>)
 #      with the torch PCH made at once (FATBUILD_HOST_PCH=1) and the edge cache: its CPU ops
@@ -32,16 +35,19 @@ expect_images() {
 	[ "$got" = "$want" ] && ok "$1: images $got" || fail "$1: images '$got', want '$want'"
 }
 
+# runpath SO WHAT: the module has no RUNPATH or RPATH (torch's own builds have none).
+runpath() {
+	local rp
+	rp=$(readelf -d "$1" 2>/dev/null | grep -E 'RUNPATH|RPATH')
+	[ -z "$rp" ] && ok "$2: no RUNPATH" || fail "$2: $rp"
+}
+
 rm -rf "$work" && mkdir -p "$work"
 bash "$FB_SOURCE_DIR/scripts/deps.sh" || { echo "deps.sh failed" >&2; exit 1; }
 
 # The venv: reused while its torch imports.
 py=$venv/bin/python
-if ! "$py" -c "import torch" >/dev/null 2>&1; then
-	rm -rf "$venv"
-	run_logged venv python3 -m venv "$venv" || exit 1
-	run_logged pip-torch "$venv/bin/pip" install --disable-pip-version-check -q "${TORCH_SPEC:-torch}" || exit 1
-fi
+torch_venv "$venv" || exit 1
 "$py" -c "import torch; print('torch', torch.__version__, 'CUDA', torch.version.cuda)" 2>/dev/null
 # The Python package, from a copy (pip builds in the source dir).
 cp -r "$FB_SOURCE_DIR/fatbuild/python" "$work/pkg"
@@ -65,9 +71,10 @@ if run_logged cli cli; then
 	grep -Eq "backend nvcc: .*muladd.cu:[0-9]+ (includes the host header|launches a kernel)" "$work/cli.log" && ok "cli: muladd.cu went to nvcc (-v says why)" ||
 		fail "cli: no backend note for muladd.cu"
 	for w in -DTORCH_EXTENSION_NAME=muladd -DTORCH_API_INCLUDE_EXTENSION_H --expt-relaxed-constexpr \
-		-D__CUDA_NO_HALF_OPERATORS__ -ltorch_python -lc10_cuda -Wl,-rpath; do
+		-D__CUDA_NO_HALF_OPERATORS__ -ltorch_python -lc10_cuda; do
 		grep -q -- "$w" "$work/cli-build/build.ninja" && ok "cli: build.ninja has $w" || fail "cli: build.ninja lacks $w"
 	done
+	[ -n "$so" ] && runpath "$so" cli
 	[ -n "$so" ] && expect_images cli "$so"
 	run_logged cli-import "$py" "$ex/check.py" --module "$work/cli" muladd && ok "cli: $(tail -n 1 "$work/cli-import.log")"
 	run_logged cli-load-library "$py" "$ex/check.py" --library "$so" && ok "cli: $(tail -n 1 "$work/cli-load-library.log")"
@@ -102,22 +109,62 @@ if TORCH_CUDA_ARCH_LIST="$archs" run_logged load "$py" "$work/load.py"; then
 	cmp -s "$work/cli-build/torch.query" "$work/load/torch.query" && ok "load: torch.query as the CLI's" ||
 		fail "load: torch.query differs from the CLI's: $(diff "$work/cli-build/torch.query" "$work/load/torch.query" | head -n 6)"
 	grep -q "torch .*(cached)" "$work/load.log" && ok "load: no second Python for the query" || fail "load: the query ran Python"
-	# is_python_module=True (the default): the module is imported and returned. Same name and
-	# build dir, so only the link runs again (the compile commands are the same).
+	# is_python_module=True (the default): the module is imported and returned, from the same
+	# file NAME.so as torch's load() writes, so nothing is rebuilt.
 	cat >"$work/load-module.py" <<PY
-import subprocess, sys, sysconfig, fatbuild, torch
+import subprocess, sys, fatbuild, torch
 m = fatbuild.load("muladd_load", ["$ex/muladd.cpp", "$ex/muladd.cu"], build_directory="$work/load", verbose=True)
-assert m.__name__ == "muladd_load" and m.__file__.endswith("muladd_load" + sysconfig.get_config_var("EXT_SUFFIX")), m
+assert m.__name__ == "muladd_load" and m.__file__.endswith("/muladd_load.so"), m
 a, b = torch.randn(100), torch.randn(100)
 assert torch.allclose(torch.ops.fb_muladd.muladd(a, b, 2.0), a * b + 2.0)
 print("module", m.__file__, "op ok")
 PY
 	if TORCH_CUDA_ARCH_LIST="$archs" run_logged load-module "$py" "$work/load-module.py"; then
 		ok "load: $(tail -n 1 "$work/load-module.log")"
-		edges=$(grep -c '^\[[0-9]*/[0-9]*\] ' "$work/load-module.log")
-		[ "$edges" = 1 ] && grep -q '^\[1/1\] .* -shared ' "$work/load-module.log" && ok "load: the module build only linked" ||
-			fail "load: the module build ran $edges edges: $(grep '^\[[0-9]*/' "$work/load-module.log" | cut -c1-80)"
+		grep -q "no work to do" "$work/load-module.log" && ok "load: the module is the same build" ||
+			fail "load: the module build did work: $(grep '^\[[0-9]*/' "$work/load-module.log" | cut -c1-80)"
 	fi
+	# A module names no directory of this machine (torch's own builds neither: torch is loaded first).
+	runpath "$work/load/muladd_load.so" load
+fi
+# 2b. load_inline with a CUDA kernel (its bindings generated from functions=), then a C++ error:
+# the message starts with the compiler's own, and names neither fatbuild's wrapping nor the PCH's.
+cat >"$work/inline.py" <<'PY'
+import os, sys, fatbuild, torch
+cuda = """
+__global__ void addone(float *x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] += 1; }
+torch::Tensor addone_cuda(torch::Tensor x) {
+    addone<<<(x.numel() + 255) / 256, 256>>>(x.data_ptr<float>(), (int)x.numel());
+    return x;
+}
+"""
+cpp = "torch::Tensor addone_cuda(torch::Tensor x);\ntorch::Tensor twice(torch::Tensor x) { return x * 2; }\n"
+m = fatbuild.load_inline("fb_inline", cpp, cuda_sources=cuda, functions=["addone_cuda", "twice"],
+                         build_directory=sys.argv[1])
+assert torch.equal(m.twice(torch.ones(3)), torch.full((3,), 2.0)) and callable(m.addone_cuda), m
+if torch.cuda.is_available():
+    x = torch.zeros(1000, device="cuda")
+    assert torch.equal(m.addone_cuda(x).cpu(), torch.ones(1000))
+print("inline", m.__file__, sorted(n for n in dir(m) if not n.startswith("_")))
+bad = os.path.join(sys.argv[1], "bad.cpp")
+with open(bad, "w") as f:
+    f.write("#include <torch/extension.h>\nint broken() { return undeclared_name; }\n")
+try:
+    fatbuild.load("fb_bad", [bad], build_directory=sys.argv[1] + "-bad")
+    raise SystemExit("the broken source built")
+except RuntimeError as e:
+    msg = str(e)
+first = msg.splitlines()[:3]
+print("error, %d characters; first lines:" % len(msg), *first, sep="\n")
+assert any(bad + ":2:" in l and "error:" in l and "undeclared_name" in l for l in first), first
+for w in ("/bin/sh", "fatbuild edge", "pch.sh", ".keep"):
+    assert w not in msg, "the message names " + w
+PY
+if TORCH_CUDA_ARCH_LIST="$archs" run_logged inline "$py" "$work/inline.py" "$work/inline"; then
+	ok "load_inline: $(grep '^inline ' "$work/inline.log")"
+	expect_images load_inline "$work/inline/fb_inline.so"
+	ok "a C++ error: $(sed -n '/^error, /{s/;.*//;p}' "$work/inline.log"), the compiler's message first"
+	runpath "$work/inline/fb_inline.so" load_inline
 fi
 # The arch list when TORCH_CUDA_ARCH_LIST is unset: the GPUs, else the fallback with a notice.
 if run_logged archlist "$py" -c "import fatbuild; print(fatbuild.arch_list(fallback='8.0 9.0+PTX'))"; then
@@ -137,6 +184,37 @@ if TORCH_CUDA_ARCH_LIST="$archs" MAX_JOBS=2 run_logged setup "$venv/bin/pip" ins
 	[ -f "$so" ] && ok "setup.py: installed $(basename "$so")" || fail "setup.py: fb_muladd._C not installed"
 	[ -f "$so" ] && expect_images setup.py "$so"
 	run_logged setup-import "$py" "$ex/check.py" --package fb_muladd && ok "setup.py: $(tail -n 1 "$work/setup-import.log")"
+fi
+
+# 3b. A setup.py whose nvcc flags name its own arches (the common pattern: -O3, --threads,
+# hard-coded -gencode), swapped to fatbuild.setuptools by its import line: exactly those images,
+# whatever TORCH_CUDA_ARCH_LIST says, no "incompatible redefinition" of nvcc's -O, and the
+# build's progress shown as torch's BuildExtension shows it: ninja's [n/N] line with each
+# compiler command.
+cp -r "$ex" "$work/gencode"
+cat >"$work/gencode/setup.py" <<'PY'
+from setuptools import setup
+from fatbuild.setuptools import BuildExtension, CUDAExtension, CUDA_HOME
+
+assert CUDA_HOME
+nvcc = ["-O3", "--use_fast_math", "-lineinfo", "--threads", "2",
+        "-gencode", "arch=compute_75,code=sm_75", "-gencode", "arch=compute_86,code=[sm_86,compute_86]"]
+setup(name="fb_muladd_gencode", packages=["fb_muladd"],
+      ext_modules=[CUDAExtension("fb_muladd._C", ["muladd.cpp", "muladd.cu"],
+                                 extra_compile_args={"cxx": ["-O3"], "nvcc": nvcc})],
+      cmdclass={"build_ext": BuildExtension})
+PY
+gencode_build() { (cd "$work/gencode" && "$py" setup.py build_ext -b "$work/gencode/lib" -t "$work/gencode/tmp"); }
+if TORCH_CUDA_ARCH_LIST="$archs" MAX_JOBS=2 run_logged gencode gencode_build; then
+	so=$(ls "$work"/gencode/lib/fb_muladd/_C*.so 2>/dev/null)
+	got=$(images "$so")
+	[ "$got" = "elf sm_75|elf sm_86|ptx compute_86|" ] && ok "setup.py's own gencode: images $got" ||
+		fail "setup.py's own gencode: images '$got', want the project's sm_75, sm_86, compute_86 only"
+	grep -q "incompatible redefinition" "$work/gencode.log" && fail "setup.py: nvcc warned of a second -O" ||
+		ok "setup.py: one -O for nvcc"
+	grep -Eq '^\[1/3\] [^ ]*(nvcc|c\+\+) ' "$work/gencode.log" && ok "setup.py: the build showed [1/3] with the command" ||
+		fail "setup.py: no [n/N] progress line with a compiler command"
+	runpath "$so" setup.py
 fi
 
 # 4. A wheel that carries the tools (FATBUILD_BUNDLE: a cmake --install prefix of this build),

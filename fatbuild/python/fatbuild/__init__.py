@@ -5,16 +5,24 @@
     fatbuild.arch_flags("8.0 9.0+PTX")      # ['-gencode=arch=compute_80,code=sm_80', ...]
     fatbuild.probe()                       # archprobe's JSON: driver, devices, arch list
 
-setup.py: ``from fatbuild.setuptools import BuildExtension, CUDAExtension``.
+The whole of torch.utils.cpp_extension's API is here with its names, signatures and defaults
+(load, load_inline, include_paths, CUDA_HOME, BuildExtension ...): swap the import line. setup.py:
+``from fatbuild.setuptools import BuildExtension, CUDAExtension, CUDA_HOME``.
 """
 import importlib.util
 import os
 import sys
 import sysconfig
 
-from ._tools import FatbuildError, find_executable, run
+from ._tools import FatbuildError, find_executable, ninja_path, run, run_streamed
+from . import _torch
 
-__all__ = ["load", "build", "arch_list", "arch_flags", "probe", "find_executable", "FatbuildError"]
+# torch.utils.cpp_extension's names (its __all__), then fatbuild's own.
+__all__ = ["get_default_build_root", "check_compiler_ok_for_platform", "get_compiler_abi_compatibility_and_version",
+           "BuildExtension", "CppExtension", "CUDAExtension", "SyclExtension", "include_paths", "library_paths",
+           "load", "load_inline", "is_ninja_available", "verify_ninja_availability",
+           "remove_extension_h_precompiler_headers", "get_cxx_compiler", "check_compiler_is_gcc",
+           "build", "arch_list", "arch_flags", "probe", "find_executable", "FatbuildError"]
 __version__ = "0.1.0"
 
 _arch_cache = {}
@@ -70,12 +78,7 @@ def _words(what, flags):
 
 
 def _default_build_dir(name):
-    root = os.environ.get("FATBUILD_BUILD_DIR")
-    if not root:
-        cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        tag = "py%d%d" % sys.version_info[:2]
-        root = os.path.join(cache, "fatbuild", "extensions", tag)
-    return os.path.join(root, name)
+    return os.path.join(_torch.default_build_root(), name)
 
 
 def _seed_torch_query(bdir, python):
@@ -87,11 +90,8 @@ def _seed_torch_query(bdir, python):
     path = os.path.join(bdir, "torch.query")
     if "torch" not in sys.modules or os.path.exists(path):
         return
-    import re
-
     torch = sys.modules["torch"]
-    import torch.utils.cpp_extension as ce
-
+    ce = _torch.ce()
     lines = []
 
     def p(k, v):
@@ -105,9 +105,7 @@ def _seed_torch_query(bdir, python):
     p("libdir", getattr(ce, "TORCH_LIB_PATH", os.path.join(os.path.dirname(torch.__file__), "lib")))
     p("pyinclude", sysconfig.get_path("include", scheme="posix_prefix"))
     p("extsuffix", sysconfig.get_config_var("EXT_SUFFIX") or ".so")
-    with open(ce.__file__) as f:
-        stds = [int(x) for x in re.findall(r"-std=c\+\+(\d+)", f.read()) if int(x) < 50]
-    p("std", "c++%d" % (max(stds) if stds else 17))
+    p("std", _torch.cxx_std())
     for f in (torch.__file__, os.path.join(os.path.dirname(torch.__file__), "version.py")):
         st = os.stat(f)
         p("stamp", "%d %d %s" % (st.st_mtime_ns, st.st_size, f))
@@ -122,10 +120,10 @@ def _seed_torch_query(bdir, python):
 def build(name, sources, output, extra_cflags=None, extra_cuda_cflags=None, extra_ldflags=None,
           extra_include_paths=None, build_directory=None, verbose=False, is_python_module=True,
           with_cuda=None, defines=None, arch_list_=None, host_opt=None):
-    """Runs `fatbuild build --torch` for this interpreter's torch; returns the output path.
-    Host C++ flags (extra_cflags) also reach nvcc's host compiler (through -Xcompiler),
-    extra_cuda_cflags are nvcc's own. host_opt: the optimisation of host compiles (None:
-    fatbuild's -O2; "" none). MAX_JOBS caps the parallel jobs."""
+    """Runs `fatbuild build --torch` for this interpreter's torch, with fatbuild's own torch
+    words (as the CLI); returns the output path. extra_cflags are the C++ compiles', as with
+    torch, extra_cuda_cflags nvcc's. host_opt: the optimisation of host compiles (None:
+    fatbuild's -O2 unless the flags give one; "" none). MAX_JOBS caps the parallel jobs."""
     if isinstance(sources, str):
         sources = [sources]
     if not sources:
@@ -134,7 +132,9 @@ def build(name, sources, output, extra_cflags=None, extra_cuda_cflags=None, extr
     os.makedirs(bdir, mode=0o700, exist_ok=True)
     _seed_torch_query(bdir, sys.executable)
     args = ["build", "--torch", "--python", sys.executable, "--name", name, "--build-dir", bdir,
-            "-o", os.path.abspath(output), "--arch-list", arch_list_ or arch_list(verbose=verbose)]
+            "-o", os.path.abspath(output)]
+    if not _torch.names_archs(extra_cuda_cflags):
+        args += ["--arch-list", arch_list_ or arch_list(verbose=verbose)]
     for d in extra_include_paths or []:
         args += ["-I", os.path.abspath(d)]
     for d in defines or []:
@@ -151,9 +151,7 @@ def build(name, sources, output, extra_cflags=None, extra_cuda_cflags=None, extr
         args.append("--with-cuda")
     elif with_cuda is False:
         args.append("--no-cuda")
-    jobs = os.environ.get("MAX_JOBS", "").strip()
-    if jobs.isdigit() and int(jobs) > 0:
-        args += ["-j", jobs]
+    args += _jobs()
     if verbose:
         args.append("-v")
     args += [os.path.abspath(s) for s in sources]
@@ -164,32 +162,238 @@ def build(name, sources, output, extra_cflags=None, extra_cuda_cflags=None, extr
     return os.path.abspath(output)
 
 
-def load(name, sources, extra_cflags=None, extra_cuda_cflags=None, extra_ldflags=None,
-         extra_include_paths=None, build_directory=None, verbose=False, with_cuda=None,
-         is_python_module=True, is_standalone=False, keep_intermediates=True):
-    """Builds (only what changed) and loads a PyTorch extension, as
-    torch.utils.cpp_extension.load with the same arguments: with is_python_module the module
-    NAME (its PyInit_NAME) is imported and returned, else the library is loaded into the
-    process with torch.ops.load_library (its TORCH_LIBRARY operators appear in torch.ops) and
-    its path is returned. The arch list: TORCH_CUDA_ARCH_LIST, else the visible GPUs, else the
-    fallback (all-major unless ARCHPROBE_FALLBACK says otherwise) with a notice. Host code is
-    compiled with torch's load() flags (no -O of fatbuild's own: extra_cflags gives one), so
-    the module is the one torch would build."""
-    if is_standalone:
-        raise ValueError("fatbuild.load: is_standalone (an executable) is not supported; use fatbuild build --executable")
-    import torch  # the extension links libtorch: load it first
+def _jobs():
+    jobs = os.environ.get("MAX_JOBS", "").strip()
+    return ["-j", jobs] if jobs.isdigit() and int(jobs) > 0 else []
 
-    bdir = os.path.abspath(build_directory or _default_build_dir(name))
-    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
-    output = os.path.join(bdir, name + (suffix if is_python_module else ".so"))
-    build(name, sources, output, extra_cflags=extra_cflags, extra_cuda_cflags=extra_cuda_cflags,
-          extra_ldflags=extra_ldflags, extra_include_paths=extra_include_paths, build_directory=bdir,
-          verbose=verbose, is_python_module=is_python_module, with_cuda=with_cuda, host_opt="")
+
+def _failure(output):
+    """What a failed build said, from its first failed edge on (output.c puts the compiler's
+    message right after "FAILED: ..."), else all of it."""
+    lines = output.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("FAILED: "):
+            return "\n".join(lines[i:])
+    return output.strip()
+
+
+def _torch_build(name, sources, output, bdir, cxx, nvcc, ldflags, with_cuda, verbose, stream, error_prefix,
+                 program=False, eager_pch=False, arch_from=None):
+    """`fatbuild build --torch --no-torch-flags` with the words torch's builder would use (cxx,
+    nvcc: lists, nvcc None without CUDA; ldflags). The arch list is fatbuild's unless the nvcc
+    words name the arches (torch's rule); arch_from: the project's nvcc flags that decide it.
+    Shows ninja's output as it comes with stream (and -v's commands with verbose), else keeps
+    it for an error: RuntimeError (FatbuildError) error_prefix + ": " + what failed."""
+    os.makedirs(bdir, mode=0o700, exist_ok=True)
+    _seed_torch_query(bdir, sys.executable)
+    args = ["build", "--torch", "--no-torch-flags", "--backend", "nvcc", "--python", sys.executable,
+            "--name", name, "--build-dir", bdir, "-o", os.path.abspath(output), "--host-opt", "none",
+            "--with-cuda" if with_cuda else "--no-cuda"]
+    if with_cuda and not _torch.names_archs(arch_from if arch_from is not None else nvcc):
+        args += ["--arch-list", arch_list(verbose=verbose)]
+    args += ["--cxxflags", _words("C++ flags", cxx)]
+    if nvcc is not None:
+        args += ["--nvcc-flags", _words("nvcc flags", nvcc)]
+    if ldflags:
+        args += ["--ldflags", _words("link flags", ldflags)]
+    if program:
+        args.append("--executable")
+    args += _jobs()
+    if verbose:
+        args.append("-v")
+    args += [os.path.abspath(s) for s in sources]
+    env = {"FATBUILD_HOST_PCH": "1"} if eager_pch and not os.environ.get("FATBUILD_HOST_PCH") else None
+    if verbose:
+        print("fatbuild.py: " + " ".join([find_executable("fatbuild")] + args), flush=True)
+    rc, out = run_streamed("fatbuild", args, stream=stream, env=env)
+    if rc != 0:
+        raise FatbuildError("%s: %s" % (error_prefix, _failure(out)))
+    if not stream:
+        # fatbuild's own notices (the arch list's fallback, a CUDA version warning), not ninja's
+        notes = [l for l in out.splitlines() if l.startswith("fatbuild: ")]
+        if notes:
+            sys.stderr.write("\n".join(notes) + "\n")
+    return os.path.abspath(output)
+
+
+def _import_module(name, path, is_python_module):
+    """As torch's _import_module_from_library: the module, or the library loaded with
+    torch.ops.load_library and its path."""
     if not is_python_module:
-        torch.ops.load_library(output)
-        return output
-    spec = importlib.util.spec_from_file_location(name, output)
+        import torch
+
+        torch.ops.load_library(path)
+        return path
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None:
+        raise AssertionError(f"Failed to create spec for module {name} at {path}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    sys.modules[name] = module
     return module
+
+
+def _jit(name, sources, extra_cflags, extra_cuda_cflags, extra_sycl_cflags, extra_ldflags, extra_include_paths,
+         build_directory, verbose, with_cuda, with_sycl, is_python_module, is_standalone, keep_intermediates,
+         eager_pch=False):
+    """torch's _jit_compile, built by fatbuild: the same checks, versions, words and result."""
+    if is_python_module and is_standalone:
+        raise ValueError("`is_python_module` and `is_standalone` are mutually exclusive.")
+    if with_cuda is None:
+        with_cuda = any(map(_torch.is_cuda_file, sources))
+    if with_sycl or (with_sycl is None and any(map(_torch.is_sycl_file, sources))):
+        _torch.refuse_sycl("fatbuild.load")
+    import torch  # the extension links libtorch: load it first
+
+    version = _torch.VERSIONER.bump(name, sources,
+                                    [extra_cflags, extra_cuda_cflags, extra_ldflags, extra_include_paths],
+                                    build_directory=build_directory, with_cuda=with_cuda,
+                                    is_python_module=is_python_module, is_standalone=is_standalone)
+    if version > 0:
+        name = f"{name}_v{version}"
+    cxx, nvcc = _torch.load_words(name, with_cuda, extra_cflags, extra_cuda_cflags, extra_include_paths,
+                                  is_standalone)
+    ld = _torch.load_ldflags(extra_ldflags, with_cuda, verbose, is_standalone)
+    suffix = "" if is_standalone else ".so"
+    output = os.path.join(build_directory, name + suffix)
+    _torch_build(name, sources, output, build_directory, cxx, nvcc, ld, with_cuda, verbose, stream=verbose,
+                 error_prefix=f"Error building extension '{name}'", program=is_standalone, eager_pch=eager_pch,
+                 arch_from=[f.strip() for f in extra_cuda_cflags or []])
+    if is_standalone:
+        return output
+    return _import_module(name, output, is_python_module)
+
+
+def load(name,
+         sources,
+         extra_cflags=None,
+         extra_cuda_cflags=None,
+         extra_sycl_cflags=None,
+         extra_ldflags=None,
+         extra_include_paths=None,
+         build_directory=None,
+         verbose=False,
+         with_cuda=None,
+         with_sycl=None,
+         is_python_module=True,
+         is_standalone=False,
+         keep_intermediates=True):
+    """torch.utils.cpp_extension.load, built by fatbuild: the same arguments, compile and link
+    commands and result (the module NAME; with is_python_module=False the library loaded with
+    torch.ops.load_library, its path returned; with is_standalone a program, its path). The arch
+    list: the extra nvcc flags' own arches when they name some (-gencode, -arch), else
+    TORCH_CUDA_ARCH_LIST, else the visible GPUs, else the fallback (all-major unless
+    ARCHPROBE_FALLBACK says otherwise) with a notice. verbose shows every command as it runs;
+    a failed build raises RuntimeError with the compiler's message first. The build dir
+    (default $FATBUILD_BUILD_DIR/NAME, else $TORCH_EXTENSIONS_DIR/fatbuild/NAME, else
+    ~/.cache/fatbuild/extensions/pyXY/NAME) holds fatbuild's graph, never torch's. SYCL sources
+    are refused (OSError)."""
+    sources = [sources] if isinstance(sources, str) else list(sources)
+    bdir = os.path.abspath(build_directory or _default_build_dir(name))
+    return _jit(name, sources, extra_cflags, extra_cuda_cflags, extra_sycl_cflags, extra_ldflags,
+                extra_include_paths, bdir, verbose, with_cuda, with_sycl, is_python_module, is_standalone,
+                keep_intermediates)
+
+
+def load_inline(name,
+                cpp_sources,
+                cuda_sources=None,
+                sycl_sources=None,
+                functions=None,
+                extra_cflags=None,
+                extra_cuda_cflags=None,
+                extra_sycl_cflags=None,
+                extra_ldflags=None,
+                extra_include_paths=None,
+                build_directory=None,
+                verbose=False,
+                with_cuda=None,
+                with_sycl=None,
+                is_python_module=True,
+                with_pytorch_error_handling=True,
+                keep_intermediates=True,
+                use_pch=False,
+                no_implicit_headers=False,
+                gil_not_used=False):
+    """torch.utils.cpp_extension.load_inline, built by fatbuild: the sources written as torch
+    writes them (main.cpp after #include <torch/extension.h>, with pybind11 bindings for
+    functions; cuda.cu after torch/types.h, cuda.h and cuda_runtime.h) into the build dir, then
+    built as load() builds. use_pch: fatbuild's torch PCH is made at once rather than by the
+    second build that wants it (torch's own extension.h.gch is left alone)."""
+    if sycl_sources or with_sycl:
+        _torch.refuse_sycl("fatbuild.load_inline")
+    bdir = os.path.abspath(build_directory or _default_build_dir(name))
+    sources = _torch.inline_sources(bdir, cpp_sources, cuda_sources, functions, with_pytorch_error_handling,
+                                    no_implicit_headers, gil_not_used)
+    return _jit(name, sources, extra_cflags, extra_cuda_cflags, extra_sycl_cflags, extra_ldflags,
+                extra_include_paths, bdir, verbose, with_cuda, with_sycl, is_python_module, False,
+                keep_intermediates, eager_pch=use_pch)
+
+
+# ---- the rest of torch.utils.cpp_extension's functions: torch's own, with its signatures ----
+
+def get_default_build_root():
+    """torch's (the root under which torch's load() builds); fatbuild.load builds under
+    $FATBUILD_BUILD_DIR, $TORCH_EXTENSIONS_DIR/fatbuild or ~/.cache/fatbuild/extensions."""
+    return _torch.ce().get_default_build_root()
+
+
+def check_compiler_ok_for_platform(compiler):
+    """torch's: whether compiler is the expected kind for the platform (gcc or clang on Linux)."""
+    return _torch.ce().check_compiler_ok_for_platform(compiler)
+
+
+def get_compiler_abi_compatibility_and_version(compiler):
+    """torch's: (whether compiler is ABI-compatible with torch, its version)."""
+    return _torch.ce().get_compiler_abi_compatibility_and_version(compiler)
+
+
+def include_paths(device_type="cpu", torch_include_dirs=True):
+    """torch's: the include dirs an extension needs."""
+    return _torch.ce().include_paths(device_type, torch_include_dirs)
+
+
+def library_paths(device_type="cpu", torch_include_dirs=True, cross_target_platform=None):
+    """torch's: the library dirs an extension needs."""
+    return _torch.ce().library_paths(device_type, torch_include_dirs, cross_target_platform)
+
+
+def is_ninja_available():
+    """Whether fatbuild finds ninja ($FATBUILD_NINJA, PATH, or the one pip installed beside this
+    Python)."""
+    return ninja_path() is not None
+
+
+def verify_ninja_availability():
+    """RuntimeError when fatbuild finds no ninja, as torch's."""
+    if not is_ninja_available():
+        raise RuntimeError("Ninja is required to load C++ extensions (pip install ninja to get it)")
+
+
+def remove_extension_h_precompiler_headers():
+    """torch's: removes torch's own precompiled torch/extension.h (load_inline(use_pch=True) of
+    torch's builder). fatbuild's PCHs live in its cache: `fatbuild cache clear`."""
+    return _torch.ce().remove_extension_h_precompiler_headers()
+
+
+def get_cxx_compiler():
+    """torch's: $CXX, else c++ (the C++ compiler both builders run)."""
+    return _torch.ce().get_cxx_compiler()
+
+
+def check_compiler_is_gcc(compiler):
+    """torch's: whether compiler is gcc."""
+    return _torch.ce().check_compiler_is_gcc(compiler)
+
+
+def __getattr__(name):
+    """The setuptools classes (fatbuild.setuptools, imported on first use) and torch's constants
+    (CUDA_HOME, ROCM_HOME, TORCH_LIB_PATH, COMMON_NVCC_FLAGS ...: torch's values)."""
+    if name in ("BuildExtension", "CppExtension", "CUDAExtension", "SyclExtension"):
+        from . import setuptools as st
+
+        return getattr(st, name)
+    if name.isupper():
+        ce = _torch.ce()
+        if hasattr(ce, name):
+            return getattr(ce, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -41,16 +41,31 @@ def find_executable(name="fatbuild"):
     return found
 
 
-def _tool_env():
+def ninja_path():
+    """The ninja fatbuild runs: $FATBUILD_NINJA, else ninja on PATH, else the one pip put into
+    this Python's scripts directory (the wheel's dependency); None when there is none."""
+    env = os.environ.get("FATBUILD_NINJA")
+    if env:
+        return env if os.access(env, os.X_OK) else None
+    found = shutil.which("ninja")
+    if found:
+        return found
+    ninja = os.path.join(sysconfig.get_path("scripts"), "ninja")
+    return ninja if os.access(ninja, os.X_OK) else None
+
+
+def _tool_env(extra=None):
     """The environment for a tool run: unchanged, except that a ninja installed into this
     Python's scripts directory (the wheel's dependency) is named by FATBUILD_NINJA when PATH has
-    none, as it does when the venv's python runs without the venv being activated."""
-    if os.environ.get("FATBUILD_NINJA") or shutil.which("ninja"):
-        return None
-    ninja = os.path.join(sysconfig.get_path("scripts"), "ninja")
-    if not os.access(ninja, os.X_OK):
-        return None
-    return dict(os.environ, FATBUILD_NINJA=ninja)
+    none, as it does when the venv's python runs without the venv being activated; and extra."""
+    env = None
+    if not os.environ.get("FATBUILD_NINJA") and not shutil.which("ninja"):
+        ninja = ninja_path()
+        if ninja:
+            env = dict(os.environ, FATBUILD_NINJA=ninja)
+    if extra:
+        env = dict(env or os.environ, **extra)
+    return env
 
 
 def run(name, args, verbose=False, check=True):
@@ -64,6 +79,23 @@ def run(name, args, verbose=False, check=True):
     if check and proc.returncode != 0:
         raise FatbuildError(f"{' '.join(cmd)} failed (exit {proc.returncode}):\n{proc.stdout}{proc.stderr}")
     return proc.returncode, proc.stdout, proc.stderr
+
+
+def run_streamed(name, args, stream=False, env=None):
+    """Runs the tool with args, its stdout and stderr as one stream: with stream, each line goes
+    to sys.stdout as it comes (a build's progress, as torch's BuildExtension shows ninja's);
+    returns (returncode, all the output)."""
+    exe = find_executable(name)
+    proc = subprocess.Popen([exe] + list(args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            env=_tool_env(env), text=True, errors="replace", bufsize=1)
+    out = []
+    for line in proc.stdout:
+        out.append(line)
+        if stream:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+    proc.stdout.close()
+    return proc.wait(), "".join(out)
 
 
 def _exec_bundled(name):
