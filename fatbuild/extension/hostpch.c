@@ -17,7 +17,9 @@
  * checks each header's size and mtime and fails ("has been modified since the precompiled
  * header was built"), so the remake must come first for both. Every compile that uses it runs
  * with -Winvalid-pch -Werror=invalid-pch, so one gcc refuses fails loudly instead of being
- * silently parsed anew (clang's refusals are errors anyway). */
+ * silently parsed anew (clang's refusals are errors anyway).
+ * A build names the PCH by BUILD_DIR/pch/ID (fb_hostpch_link), whose links lead to the cache and
+ * whose pch.sh makes it (fb_hostpch_script): the compile commands then hold no cache path. */
 #define _GNU_SOURCE /* realpath */
 #include <errno.h>
 #include <limits.h>
@@ -442,22 +444,25 @@ put_quoted(struct fb_buf *b, const char *s)
 	free(q);
 }
 
-/* The part of pch.sh that makes the PCH (in its dir, as "make"): the compiler in a session of
- * its own, so that the whole compile stops when the build fails or is stopped; the header list
- * without h.h itself (the name is relative); the stamp of the PCH made here. */
+/* The part of pch.sh that makes the PCH (in its dir, as "make"): the compiler in the
+ * background, watched: once the build has failed it is stopped with its own children (the
+ * driver leaves its cc1plus running when stopped alone); a stop of the edge reaches it with its
+ * process group. Not a session of its own: with the scheduler's autogroups that would give it
+ * a share of the CPU of its own, beside the whole build's. The header list is kept without h.h
+ * itself (the name is relative), then the stamp of the PCH made here. */
 static void
 script_make(struct fb_buf *b, const struct fb_hostpch *p, const char *make, const char *failed)
 {
 	const char *gch = strrchr(p->gch, '/') + 1;
 	fb_buf_puts(b, "cd \"$d\" || exit 0\nt=.tmp.$$\nclean() { rm -f ");
 	fb_buf_puts(b, gch);
-	fb_buf_puts(b, "$t h.h.d$t stamp$t; }\nc=\ntrap 'kill -TERM -- -$c 2>/dev/null; wait $c; clean; exit 1' INT TERM HUP\nsetsid ");
+	fb_buf_puts(b, "$t h.h.d$t stamp$t; }\nc=\ntrap '[ -z \"$c\" ] || wait $c; clean; exit 1' INT TERM HUP\n");
 	fb_buf_puts(b, make);
 	fb_buf_puts(b, " -x c++-header h.h -MD -MF h.h.d$t -o ");
 	fb_buf_puts(b, gch);
 	fb_buf_puts(b, "$t &\nc=$!\nwhile kill -0 $c 2>/dev/null; do\n\tif [ -e ");
 	put_quoted(b, failed);
-	fb_buf_puts(b, " ]; then kill -TERM -- -$c 2>/dev/null; wait $c; clean; exit 1; fi\n\tsleep 0.2\ndone\n"
+	fb_buf_puts(b, " ]; then pkill -TERM -P $c; kill -TERM $c; wait $c; clean; exit 1; fi\n\tsleep 0.2\ndone\n"
 	               "wait $c || { clean; exit 0; }\n"
 	               "sed '1s/: *h\\.h\\( \\|$\\)/:\\1/' h.h.d$t >h.h.d && mv -f ");
 	fb_buf_puts(b, gch);
