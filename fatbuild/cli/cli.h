@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
 
 #include "fatbuild.h"
 
@@ -16,6 +18,14 @@ int cmd_check(int argc, char **argv);
 int cmd_extract(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
+/* cmd_cache.c: a size ("5G", "500M", "1.5GiB", bytes): 0 or -1. */
+int cli_size_parse(const char *s, uint64_t *out);
+/* FATBUILD_CACHE_MAX_SIZE, else FB_CACHE_DEFAULT_MAX_SIZE (0: no limit): 0, or AP_EXIT_USAGE
+ * with the one-line message said. */
+int cli_cache_limit(uint64_t *max);
+/* What a build or compile runs as it ends: trims the cache when it is over max (verbose: one
+ * line when something was evicted); trouble only costs the trim. */
+void cli_cache_trim_after(uint64_t max, bool verbose);
 int cmd_build(int argc, char **argv);
 int cmd_embed(int argc, char **argv);
 int cmd_dlink(int argc, char **argv);

@@ -316,6 +316,10 @@ cmd_build(int argc, char **argv)
 		usage(stderr);
 		goto out;
 	}
+	uint64_t max_size;
+	if ((rc = cli_cache_limit(&max_size)))
+		goto out;
+	rc = AP_EXIT_USAGE;
 	o.sources = src;
 	o.include_dirs = inc;
 	o.defines = def;
@@ -341,6 +345,8 @@ cmd_build(int argc, char **argv)
 		w += n + (w[n] == '\n');
 	}
 	warn_lines(res.warnings);
+	if (!o.emit_ninja_only && !cli_stopped())
+		cli_cache_trim_after(max_size, o.verbose); /* what every edge of the build put there */
 	if (brc != 0) {
 		rc = cli_stopped() ? cli_stop_exit("build") : fail_fb(&err);
 		goto out;

@@ -564,6 +564,11 @@ cmd_compile(int argc, char **argv)
 		cli_free(&c);
 		return rc;
 	}
+	uint64_t max_size;
+	if ((rc = cli_cache_limit(&max_size))) {
+		cli_free(&c);
+		return rc;
+	}
 	cli_supervise(); /* from here on a signal stops the NVRTC jobs and the probe child too */
 	struct ap_target *targets = NULL;
 	size_t nt = 0;
@@ -580,6 +585,8 @@ cmd_compile(int argc, char **argv)
 		o.ntargets = nt;
 		fill_opts(&o, &c, &pr);
 		rc = compile_and_write(&o, &c);
+		if (!o.no_cache && !cli_stopped())
+			cli_cache_trim_after(max_size, c.verbose);
 	}
 	free(targets);
 	cli_free(&c);
