@@ -237,8 +237,16 @@ print_settings(void)
 	else
 		printf("%-10s %s (default; set FATBUILD_BUILD_DIR)\n", "build dir", bdir);
 	char cache[PATH_MAX];
-	if (fb_cache_dir(cache, sizeof(cache), &fe) == 0)
-		printf("%-10s %s\n", "cache", cache);
+	uint64_t max;
+	const char *ms = getenv("FATBUILD_CACHE_MAX_SIZE");
+	if (fb_cache_dir(cache, sizeof(cache), &fe) != 0 || cli_cache_limit(&max) != 0)
+		; /* no HOME, or a bad FATBUILD_CACHE_MAX_SIZE (said) */
+	else if (!ms || !*ms)
+		printf("%-10s %s (size limit 5G, the default; FATBUILD_CACHE_MAX_SIZE sets it)\n", "cache", cache);
+	else if (max)
+		printf("%-10s %s (size limit %.40s, from FATBUILD_CACHE_MAX_SIZE)\n", "cache", cache, ms);
+	else
+		printf("%-10s %s (no size limit: FATBUILD_CACHE_MAX_SIZE=0)\n", "cache", cache);
 	const char *arch = getenv("TORCH_CUDA_ARCH_LIST");
 	printf("%-10s %s\n", "arch list", arch && arch[0] ? arch : "auto (TORCH_CUDA_ARCH_LIST is unset)");
 	struct fb_jobs_info jobs;
