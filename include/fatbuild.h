@@ -242,7 +242,8 @@ FB_API void fb_scan_free(struct fb_scan *s);
 FB_API int fb_scan_entries(const void *data, const struct fb_scan *s, struct fb_parsed *out,
                            struct fb_error *err);
 
-/* A read-only mmap of a whole file. */
+/* A read-only mmap of a whole file. Regular files only: a FIFO, a device or a directory is
+ * refused ("PATH: not a regular file (a FIFO)", FB_EIO) without being read or waited on. */
 struct fb_mapped {
 	const unsigned char *data;
 	size_t size;
@@ -812,6 +813,15 @@ FB_API int fb_env_switch(const char *name);
 /* mkdir -p for an output directory the user named (common/safefs.c): missing components are
  * made 0777 through the umask. 0, FB_EINVAL (too long) or FB_EIO naming the component. */
 FB_API int fb_dir_make_output(const char *path, struct fb_error *err);
+
+/* Checks an output path before anything is made or written (docs/hardening.md): out must not
+ * be one of the ninputs inputs, by path or as the same file (device and inode: "./k.cu", a hard
+ * link, a symlink to it), and what is at out already, if anything, must be a regular file or a
+ * symlink (which the rename replaces): a device node, FIFO, socket or directory is never
+ * replaced.
+ * what names the option in the message ("-o", "--depfile"). Returns 0 or FB_EINVAL. */
+FB_API int fb_output_check(const char *what, const char *out, const char *const *inputs, size_t ninputs,
+                           struct fb_error *err);
 
 /* Writes data to path atomically: a new file with a random name beside it (path.tmp.XXXXXXXXXX,
  * O_CREAT|O_EXCL|O_NOFOLLOW: nothing planted at that name is followed or truncated), then an

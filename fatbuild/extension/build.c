@@ -26,6 +26,7 @@
 
 #include "fatbuild.h"
 #include "common/error_priv.h"
+#include "common/safefs.h"
 #include "build.h"
 #include "builddir.h"
 #include "backend.h"
@@ -195,6 +196,11 @@ take_source(struct gen *g, size_t i, struct fb_backend_scan **sc, struct fb_buil
 		                 o->sources[i] ? o->sources[i] : "(null)");
 	if (access(o->sources[i], R_OK) != 0)
 		return fb_seterr(err, FB_EIO, "build: %s: %s", o->sources[i], strerror(errno));
+	int fd; /* the scans below and the compilers would wait on a FIFO for ever */
+	struct fb_error oe = {0};
+	if (fb_open_regular(o->sources[i], 0, &fd, NULL, &oe) != 0)
+		return fb_seterr(err, oe.code, "build: %s", oe.msg);
+	close(fd);
 	if (l == L_KERNEL && o->backend == FB_BACKEND_AUTO) {
 		char why[700];
 		if (!*sc) {

@@ -17,6 +17,7 @@
 
 #include "fatbuild.h"
 #include "common/error_priv.h"
+#include "common/safefs.h"
 #include "build.h"
 #include "builddir.h"
 
@@ -190,9 +191,14 @@ static void
 log_tail(const char *log, char *tail, size_t size)
 {
 	tail[0] = 0;
-	FILE *f = fopen(log, "r");
-	if (!f)
+	int fd;
+	if (fb_open_regular(log, 0, &fd, NULL, NULL) != 0)
 		return;
+	FILE *f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return;
+	}
 	char line[1024];
 	size_t n = 0;
 	int on = 0; /* 1: the command line after "FAILED: outputs" (skipped); 2: its output */
