@@ -35,6 +35,14 @@ fb_compile_default_jobs(void)
 }
 
 int
+fb_compile_jobs(int asked)
+{
+	if (asked <= 0)
+		return fb_compile_default_jobs();
+	return asked > FB_JOBS_MAX ? FB_JOBS_MAX : asked;
+}
+
+int
 fb_nvrtc_info(const char *cuda_home, struct fb_nvrtc_info *out, struct fb_error *err)
 {
 	struct fb_nvrtc *n;
@@ -455,7 +463,7 @@ run_jobs(struct run *r, const char *home, struct fb_compile_result *res, struct 
 	cache_lookup(r, res);
 	fb_remote_idle(r->remote); /* the jobs are forked next (cache.h) */
 	server_jobs(r, home, res);
-	int maxjobs = opts->jobs > 0 ? opts->jobs : fb_compile_default_jobs();
+	int maxjobs = fb_compile_jobs(opts->jobs);
 	setup_pch(r, res);
 	struct job *failed = NULL;
 	rc = fb_run_jobs(r, maxjobs, &failed, err);

@@ -406,7 +406,7 @@ nvcc_threads(struct gen *g)
 	size_t ntargets = ap_archlist_count(g->archs), nedges = 0;
 	for (size_t i = 0; i < g->o->nsources; i++)
 		nedges += g->langs[i] == L_NVCC;
-	long jobs = g->o->jobs > 0 ? g->o->jobs : fb_compile_default_jobs();
+	long jobs = fb_compile_jobs(g->o->jobs);
 	long t = jobs - (long)nedges + 1;
 	if (t < 2)
 		t = 2;
@@ -1038,8 +1038,8 @@ fb_build_generate(struct gen *g, struct fb_error *err)
 		                   rules[i].deps ? "gcc" : NULL, err);
 	/* NVRTC jobs run here whatever -j says: at most one per CPU (MAX_JOBS), and no more than -j. */
 	int depth = fb_compile_default_jobs();
-	if (g->o->jobs > 0 && g->o->jobs < depth)
-		depth = g->o->jobs;
+	if (g->o->jobs > 0 && fb_compile_jobs(g->o->jobs) < depth)
+		depth = fb_compile_jobs(g->o->jobs);
 	if (!rc)
 		rc = fb_ninja_pool(g->nj, "nvrtc", depth, err);
 	for (size_t i = 0; !rc && i < g->o->nsources; i++) {

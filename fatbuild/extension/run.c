@@ -243,7 +243,7 @@ fb_build_run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	argv[a++] = "-C";
 	argv[a++] = g->dir;
 	/* Always -j: ninja's own default reads neither MAX_JOBS nor the cgroup's CPU quota. */
-	bfmt(jobs, sizeof(jobs), "-j%d", g->o->jobs > 0 ? g->o->jobs : fb_compile_default_jobs());
+	bfmt(jobs, sizeof(jobs), "-j%d", fb_compile_jobs(g->o->jobs));
 	argv[a++] = jobs;
 	if (g->o->verbose)
 		argv[a++] = "-v";
