@@ -125,6 +125,26 @@ depfile_unsafe(const char *path)
 	return 0;
 }
 
+/* Appends one line to a result's notes or warnings buffer. */
+static void
+note(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void
+note(char *buf, size_t size, const char *fmt, ...)
+{
+	size_t len = strlen(buf);
+	if (len + 2 >= size)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf + len, size - len - 1, fmt, ap);
+	va_end(ap);
+	fb_text_oneline(buf + len); /* paths from the command line: one line each, as the caller splits */
+	len = strlen(buf);
+	buf[len] = '\n';
+	buf[len + 1] = 0;
+}
+
 /* Says so, once, when a path the depfiles name holds such a character: the build is right, only
  * not incremental. */
 static void
@@ -143,30 +163,15 @@ note_depfile_paths(const struct fb_build_opts *o, const char *dir, struct fb_bui
 			bad = abs;
 	if (!bad || !result)
 		return;
-	size_t len = strlen(result->warnings);
-	snprintf(result->warnings + len, sizeof(result->warnings) - len,
-	         "%.300s: ninja cannot read a path containing %c back from dependency files, so the compile "
-	         "steps rerun on every build; paths without ' \" ; & * ? ` < > ^ keep builds incremental\n",
-	         bad, c);
-}
-
-/* Appends one line to a result's notes or warnings buffer. */
-static void
-note(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void
-note(char *buf, size_t size, const char *fmt, ...)
-{
-	size_t len = strlen(buf);
-	if (len + 2 >= size)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf + len, size - len - 1, fmt, ap);
-	va_end(ap);
-	len = strlen(buf);
-	buf[len] = '\n';
-	buf[len + 1] = 0;
+	char what[32];
+	if ((unsigned char)c < 0x20 || c == 0x7f)
+		snprintf(what, sizeof(what), "a control character (0x%02x)", (unsigned char)c);
+	else
+		snprintf(what, sizeof(what), "%c", c);
+	note(result->warnings, sizeof(result->warnings),
+	     "%.300s: ninja cannot read a path containing %s back from dependency files, so the compile "
+	     "steps rerun on every build; paths without ' \" ; & * ? ` < > ^ keep builds incremental",
+	     bad, what);
 }
 
 /* Whether output names a directory: a trailing '/' or an existing one. */
@@ -318,10 +323,8 @@ resolve_archs(struct gen *g, struct fb_build_result *result, struct fb_error *er
 			err->ap_code = ae.code;
 		return FB_EARCH;
 	}
-	for (size_t i = 0; result && i < ap_archlist_nwarnings(g->archs); i++) {
-		size_t len = strlen(result->warnings);
-		snprintf(result->warnings + len, sizeof(result->warnings) - len, "%s\n", ap_archlist_warning(g->archs, i));
-	}
+	for (size_t i = 0; result && i < ap_archlist_nwarnings(g->archs); i++)
+		note(result->warnings, sizeof(result->warnings), "%s", ap_archlist_warning(g->archs, i));
 	if (ap_archlist_count(g->archs) == 0)
 		return fb_seterr(err, FB_EARCH, "the arch list '%s' resolves to no target", text ? text : "auto");
 	if (g->torch && result) {
