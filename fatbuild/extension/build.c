@@ -421,13 +421,18 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 	struct gen g = {0};
 	g.o = o;
 	struct needs nd = {0};
-	int rc = take_sources(&g, result, &nd, err);
+	/* never one of the sources, never a device or a FIFO */
+	int rc = out_dir ? 0 : fb_output_check("build: -o", o->output, o->sources, o->nsources, err);
+	if (!rc)
+		rc = take_sources(&g, result, &nd, err);
 	if (!rc)
 		rc = find_tools(&g, &nd, err);
 	if (!rc)
 		rc = prepare_dir(&g, out_dir, result, err);
 	if (!rc && o->torch)
 		rc = query_torch(&g, out_dir, result, err);
+	if (!rc && out_dir) /* known now */
+		rc = fb_output_check("build: output", g.out, o->sources, o->nsources, err);
 	if (!rc && result)
 		bfmt(result->output, sizeof(result->output), "%s", g.out);
 	if (!rc && nd.kernel)
