@@ -242,7 +242,8 @@ FB_API void fb_scan_free(struct fb_scan *s);
 FB_API int fb_scan_entries(const void *data, const struct fb_scan *s, struct fb_parsed *out,
                            struct fb_error *err);
 
-/* A read-only mmap of a whole file. */
+/* A read-only mmap of a whole file. Regular files only: a FIFO, a device or a directory is
+ * refused ("PATH: not a regular file (a FIFO)", FB_EIO) without being read or waited on. */
 struct fb_mapped {
 	const unsigned char *data;
 	size_t size;
@@ -414,9 +415,12 @@ FB_API int fb_compile_pack(const struct fb_compile_result *r, const struct fb_co
                            enum fb_compress compress, bool compress_elf, unsigned char **out, size_t *size,
                            struct fb_error *err);
 /* Parallel jobs when none is asked for: MAX_JOBS when it is all digits (as PyTorch reads it;
- * 0 = no limit), else the CPUs this process may run on, capped by its cgroups' CPU quota
- * (fb_jobs_default with /proc and /sys/fs/cgroup). */
+ * 0 = no limit, and at most FB_JOBS_MAX), else the CPUs this process may run on, capped by its
+ * cgroups' CPU quota (fb_jobs_default with /proc and /sys/fs/cgroup). */
 FB_API int fb_compile_default_jobs(void);
+/* The jobs to run for a count asked for: asked (at most FB_JOBS_MAX) when > 0, else
+ * fb_compile_default_jobs(). fb_compile and fb_build size everything with it. */
+FB_API int fb_compile_jobs(int asked);
 /* Whether std names a standard fb_compile takes (fb_compile_opts.std): c++03, c++11, c++14,
  * c++17 or c++20, the values NVRTC takes as -std=. NULL and "" are not names (as
  * fb_compile_opts.std they mean c++17). */
@@ -440,6 +444,13 @@ FB_API int fb_compile_server_main(const char *build_dir, int jobs, int ready_fd,
 
 /* ---- default parallelism (common/cpus.c) ---- */
 
+/* The most jobs fatbuild runs at once, whatever -j or MAX_JOBS ask for (docs/compile-server.md
+ * §3): the build's compile server holds two descriptors per job (a worker, an edge's
+ * connection) and polls them all, and poll(2) refuses more descriptors than the open-file limit,
+ * whose usual soft value is 1024. Larger counts are capped with a note, as make and ninja take
+ * any -j. */
+#define FB_JOBS_MAX 256
+
 enum fb_jobs_from { FB_JOBS_FROM_AFFINITY = 1, FB_JOBS_FROM_CGROUP, FB_JOBS_FROM_MAX_JOBS };
 struct fb_jobs_info {
 	int jobs;                      /* the figure */
@@ -448,8 +459,10 @@ struct fb_jobs_info {
 	int quota;                     /* lowest cgroup CPU quota of the process's cgroup and its
 	                                * parents, rounded up; 0: none */
 	char where[1024];              /* for people: the MAX_JOBS value, or the quota's file and value */
+	bool capped;                   /* MAX_JOBS asked for more than FB_JOBS_MAX */
 };
-/* The default job count: MAX_JOBS (max_jobs, when all digits; 0 = no limit), else the CPUs
+/* The default job count: MAX_JOBS (max_jobs, when all digits; 0 = no limit: FB_JOBS_MAX; more
+ * than FB_JOBS_MAX: that, and capped set), else the CPUs
  * (cpus > 0: that many; else this process's affinity mask) capped by the lowest CPU quota
  * found from the process's cgroup (proc_root/self/cgroup) up to the root of the hierarchy
  * mounted at cgroup_root: v2 cpu.max, v1 cpu.cfs_quota_us / cpu.cfs_period_us, rounded up
@@ -836,6 +849,15 @@ FB_API int fb_env_switch(const char *name);
 /* mkdir -p for an output directory the user named (common/safefs.c): missing components are
  * made 0777 through the umask. 0, FB_EINVAL (too long) or FB_EIO naming the component. */
 FB_API int fb_dir_make_output(const char *path, struct fb_error *err);
+
+/* Checks an output path before anything is made or written (docs/hardening.md): out must not
+ * be one of the ninputs inputs, by path or as the same file (device and inode: "./k.cu", a hard
+ * link, a symlink to it), and what is at out already, if anything, must be a regular file or a
+ * symlink (which the rename replaces): a device node, FIFO, socket or directory is never
+ * replaced.
+ * what names the option in the message ("-o", "--depfile"). Returns 0 or FB_EINVAL. */
+FB_API int fb_output_check(const char *what, const char *out, const char *const *inputs, size_t ninputs,
+                           struct fb_error *err);
 
 /* Writes data to path atomically: a new file with a random name beside it (path.tmp.XXXXXXXXXX,
  * O_CREAT|O_EXCL|O_NOFOLLOW: nothing planted at that name is followed or truncated), then an

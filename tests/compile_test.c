@@ -371,7 +371,11 @@ test_jobs(void)
 	setenv("MAX_JOBS", "3", 1);
 	CHECK(fb_compile_default_jobs() == 3);
 	setenv("MAX_JOBS", "0", 1);
-	CHECK(fb_compile_default_jobs() == 1024);
+	CHECK(fb_compile_default_jobs() == FB_JOBS_MAX);
+	setenv("MAX_JOBS", "999999", 1); /* more than the compile server serves */
+	CHECK(fb_compile_default_jobs() == FB_JOBS_MAX);
+	CHECK(fb_compile_jobs(999999) == FB_JOBS_MAX && fb_compile_jobs(7) == 7);
+	CHECK(fb_compile_jobs(0) == FB_JOBS_MAX);
 	setenv("MAX_JOBS", "2x", 1); /* not all digits: ignored, as PyTorch does */
 	int cpus = fb_compile_default_jobs();
 	setenv("MAX_JOBS", "", 1);

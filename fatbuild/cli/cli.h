@@ -45,14 +45,25 @@ int cmd_diff(int argc, char **argv);
 /* Prints the version report (tool, NVRTC version and arches). */
 int cmd_version(int argc, char **argv);
 
-/* "fatbuild: " + message on stderr; a format ending in ':' appends strerror(errno). */
+/* "fatbuild: " + message on stderr; a format ending in ':' appends strerror(errno). One
+ * printable line: control bytes in the arguments (a path's newline or escape) print as '?'. */
 void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same line without the "fatbuild: " (progress lines). */
+void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* warn("warning: LINE") for each line of text (NULL: nothing). */
 void warn_lines(const char *text);
 /* warn("warning: W") for each warning of an arch list. */
 void warn_archlist(const struct ap_archlist *l);
 /* The targets of l in a new array (xcalloc, at least one slot); *n: how many. */
 struct ap_target *targets_copy(const struct ap_archlist *l, size_t *n);
+/* fb_output_check for command cmd: AP_EXIT_OK, or the exit code with "fatbuild: CMD: why" said. */
+int check_output(const char *cmd, const char *what, const char *out, const char *const *in, size_t n);
+/* -j N of command cmd into *jobs: a whole number from lo up; one above FB_JOBS_MAX is capped
+ * with a note, as make and ninja take any -j. 0, or -1 with "CMD: invalid -j value 'V'" said. */
+int parse_jobs(const char *cmd, const char *v, int lo, int *jobs);
+/* A note when MAX_JOBS asks for more than FB_JOBS_MAX jobs, and MAX_JOBS set to that for the
+ * commands this one starts (they then say nothing). */
+void note_max_jobs(const char *cmd);
 /* warn(), then exit(code). */
 _Noreturn void fatal(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints "fatbuild: msg" for a library error and returns its exit code. */

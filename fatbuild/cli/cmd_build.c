@@ -59,7 +59,8 @@ usage(FILE *f)
 	        "  -j N               parallel jobs (ninja -j; default: MAX_JOBS when it is a number, else the\n"
 	        "                     CPUs, capped by the cgroup CPU quota); NVRTC jobs also stay within\n"
 	        "                     that CPU count, so a large -j for a launcher that farms out host\n"
-	        "                     compiles does not start that many NVRTC processes here\n"
+	        "                     compiles does not start that many NVRTC processes here; at most %d,\n"
+	        "                     the compile server's bound: a larger N or MAX_JOBS is capped\n"
 	        "  --launcher CMD     put CMD before the host compiler and nvcc (ccache, sccache,\n"
 	        "                     distcc), as CMake's <LANG>_COMPILER_LAUNCHER; default\n"
 	        "                     $FATBUILD_LAUNCHER\n"
@@ -101,7 +102,7 @@ usage(FILE *f)
 	        "Examples:\n"
 	        "  fatbuild --arch-list \"8.0 8.6+PTX\" -o libx.so kernels.cu host.cpp\n"
 	        "  fatbuild build --torch --python-module --name muladd -o . muladd.cpp muladd.cu\n",
-	        128 + SIGINT, 128 + SIGTERM, 128 + SIGHUP);
+	        FB_JOBS_MAX, 128 + SIGINT, 128 + SIGTERM, 128 + SIGHUP);
 }
 
 enum { OPT_ARCH = 256, OPT_NAME, OPT_BUILD_DIR, OPT_CFLAGS, OPT_CXXFLAGS, OPT_LDFLAGS, OPT_NVCC_FLAGS,
@@ -164,14 +165,8 @@ parse_value(int opt, const char *v, struct fb_build_opts *o)
 			warn("build: unknown backend '%s' (auto, nvrtc or nvcc)", v);
 			return -1;
 		}
-	} else {
-		char *end;
-		long j = strtol(v, &end, 10);
-		if (*end || j < 0 || j > 4096) {
-			warn("build: -j needs a number, not '%s'", v);
-			return -1;
-		}
-		o->jobs = (int)j;
+	} else if (parse_jobs("build", v, 0, &o->jobs)) {
+		return -1;
 	}
 	return 0;
 }
@@ -321,6 +316,7 @@ cmd_build(int argc, char **argv)
 	if ((rc = cli_cache_limit(&max_size)))
 		goto out;
 	rc = AP_EXIT_USAGE;
+	note_max_jobs("build"); /* the edges, which read it too, then say nothing */
 	o.sources = src;
 	o.include_dirs = inc;
 	o.defines = def;

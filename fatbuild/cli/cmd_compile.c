@@ -42,7 +42,8 @@ static const char usage_text[] =
 	"  --maxrregcount N   cap registers per thread\n"
 	"  -Xnvrtc OPT        pass OPT to NVRTC unchanged (repeatable)\n"
 	"  -j N               parallel NVRTC jobs (default: MAX_JOBS when it is a number, else the CPUs,\n"
-	"                     capped by the cgroup CPU quota; 'fatbuild env' shows the figure)\n"
+	"                     capped by the cgroup CPU quota; 'fatbuild env' shows the figure); at\n"
+	"                     most 256, the compile server's bound: a larger N or MAX_JOBS is capped\n"
 	"  --no-cache         neither read nor write the cache (local or remote)\n"
 	"  --no-pch           no precompiled headers (by default the jobs of one arch share a\n"
 	"                     worker process whose NVRTC parses the headers once; same output)\n"
@@ -120,12 +121,11 @@ on_progress(void *ctx, const struct fb_compile_progress *p)
 	if (!pr->show)
 		return;
 	if (p->cached)
-		fprintf(stderr, "[%zu/%zu] %s %s cached%s\n", p->done, p->total, p->target, p->source,
-		        p->remote ? " (remote)" : "");
+		say("[%zu/%zu] %s %s cached%s", p->done, p->total, p->target, p->source, p->remote ? " (remote)" : "");
 	else if (p->pch && pr->verbose)
-		fprintf(stderr, "[%zu/%zu] %s %s %.1fs (%s)\n", p->done, p->total, p->target, p->source, p->seconds, p->pch);
+		say("[%zu/%zu] %s %s %.1fs (%s)", p->done, p->total, p->target, p->source, p->seconds, p->pch);
 	else
-		fprintf(stderr, "[%zu/%zu] %s %s %.1fs\n", p->done, p->total, p->target, p->source, p->seconds);
+		say("[%zu/%zu] %s %s %.1fs", p->done, p->total, p->target, p->source, p->seconds);
 }
 
 static int
@@ -253,7 +253,7 @@ parse_args(struct compile_cli *c, struct fb_compile_opts *o)
 		case 'I': push(&c->incs, optarg); break;
 		case 'D': push(&c->defs, optarg); break;
 		case 'j':
-			if (parse_int("-j value", optarg, 1, 1024, &c->jobs))
+			if (parse_jobs("compile", optarg, 1, &c->jobs))
 				return AP_EXIT_USAGE;
 			break;
 		case 'G': o->device_debug = true; break;
@@ -269,6 +269,49 @@ parse_args(struct compile_cli *c, struct fb_compile_opts *o)
 	c->sources = (const char *const *)c->args + optind;
 	c->nsources = optind < c->nargs ? (size_t)(c->nargs - optind) : 0;
 	return -1;
+}
+
+/* DIR/STEM.fatbin, the file -o DIR/ writes for source s. */
+static void
+per_file_path(const struct compile_cli *c, size_t s, char *path, size_t size)
+{
+	char stem[PATH_MAX];
+	size_t n = strlen(c->out);
+	snprintf(path, size, "%.*s/%s.fatbin", (int)(n > 1 && c->out[n - 1] == '/' ? n - 1 : n), c->out,
+	         base_stem(c->sources[s], stem, sizeof(stem)));
+}
+
+/* DIR/STEM.TARGET.{cubin,ptx,ltoir}, the file --emit-dir DIR writes for image im. */
+static void
+emit_path(const struct compile_cli *c, const struct fb_compile_image *im, char *path, size_t size)
+{
+	char stem[PATH_MAX], tn[32];
+	ap_target_name(&im->target, tn, sizeof(tn));
+	snprintf(path, size, "%s/%s.%s.%s", c->emit, base_stem(c->sources[im->source], stem, sizeof(stem)), tn,
+	         im->kind == FB_KIND_PTX ? "ptx" : im->kind == FB_KIND_LTO ? "ltoir" : "cubin");
+}
+
+/* Every file the command writes against the files it read (n of them: the sources, or every
+ * file of the compile once it ran); res NULL: before the compile (--emit-dir's names need its
+ * images). 0 or the exit code (reported). */
+static int
+check_outputs(const struct compile_cli *c, const struct fb_compile_result *res, const char *const *in, size_t n)
+{
+	char path[PATH_MAX * 2 + 64];
+	int rc = 0;
+	if (c->out && !c->per_file)
+		rc = check_output("compile", "-o", c->out, in, n);
+	for (size_t s = 0; !rc && c->out && c->per_file && s < c->nsources; s++) {
+		per_file_path(c, s, path, sizeof(path));
+		rc = check_output("compile", "output", path, in, n);
+	}
+	for (size_t i = 0; !rc && c->emit && res && i < res->nimages; i++) {
+		emit_path(c, &res->images[i], path, sizeof(path));
+		rc = check_output("compile", "output", path, in, n);
+	}
+	if (!rc && c->depfile)
+		rc = check_output("compile", "--depfile", c->depfile, in, n);
+	return rc;
 }
 
 /* --compress MODE into c->cmode and c->compress_elf; 0 or -1 (reported). */
@@ -292,7 +335,8 @@ parse_compress(struct compile_cli *c)
 	return 0;
 }
 
-/* What the options say together; 0 or -1 (reported). Sets c->per_file. */
+/* What the options say together; 0, -1 (reported: a usage error) or an exit code (reported,
+ * no synopsis: an output that names an input). Sets c->per_file. */
 static int
 check_args(struct compile_cli *c)
 {
@@ -322,6 +366,9 @@ check_args(struct compile_cli *c)
 	struct stat ost;
 	const char *out = c->out;
 	c->per_file = out && (out[strlen(out) - 1] == '/' || (stat(out, &ost) == 0 && S_ISDIR(ost.st_mode)));
+	int rc = check_outputs(c, NULL, c->sources, c->nsources);
+	if (rc)
+		return rc;
 	if (out && !c->per_file && c->nsources > 1)
 		warn("warning: %s will hold the images of %zu kernel files, but a CUDA module loads one image "
 		     "per GPU, so only one file's kernels can be found; give one file per fatbin or -o DIR/",
@@ -445,8 +492,8 @@ write_per_file(const struct fb_compile_result *res, const struct fb_compile_opts
 			n++;
 		one.images = res->images + first;
 		one.nimages = n;
-		char stem[PATH_MAX], path[PATH_MAX * 2 + 16];
-		snprintf(path, sizeof(path), "%s/%s.fatbin", c->out, base_stem(c->sources[s], stem, sizeof(stem)));
+		char path[PATH_MAX * 2 + 16];
+		per_file_path(c, s, path, sizeof(path));
 		int rc = write_fatbin(path, &one, o, c);
 		if (rc)
 			return rc;
@@ -466,10 +513,8 @@ write_emit(const struct fb_compile_result *res, const struct compile_cli *c)
 	}
 	for (size_t i = 0; i < res->nimages; i++) {
 		const struct fb_compile_image *im = &res->images[i];
-		char stem[PATH_MAX], tn[32], path[PATH_MAX * 2 + 64];
-		ap_target_name(&im->target, tn, sizeof(tn));
-		snprintf(path, sizeof(path), "%s/%s.%s.%s", c->emit, base_stem(c->sources[im->source], stem, sizeof(stem)),
-		         tn, im->kind == FB_KIND_PTX ? "ptx" : im->kind == FB_KIND_LTO ? "ltoir" : "cubin");
+		char path[PATH_MAX * 2 + 64];
+		emit_path(c, im, path, sizeof(path));
 		if (fb_write_file_atomic(path, im->data, im->size, 0666, &err))
 			return fail_fb(&err);
 	}
@@ -480,11 +525,10 @@ write_emit(const struct fb_compile_result *res, const struct compile_cli *c)
 static int
 write_outputs(const struct fb_compile_result *res, const struct fb_compile_opts *o, const struct compile_cli *c)
 {
-	int rc = 0;
-	if (c->out && c->per_file)
-		rc = write_per_file(res, o, c);
-	else if (c->out)
-		rc = write_fatbin(c->out, res, o, c);
+	/* the headers are known now: none of them is overwritten either */
+	int rc = check_outputs(c, res, (const char *const *)res->deps, res->ndeps);
+	if (!rc && c->out)
+		rc = c->per_file ? write_per_file(res, o, c) : write_fatbin(c->out, res, o, c);
 	if (!rc && c->emit)
 		rc = write_emit(res, c);
 	struct fb_error err = {0};
@@ -557,10 +601,11 @@ cmd_compile(int argc, char **argv)
 	c.remote = getenv("FATBUILD_REMOTE_CACHE");
 	c.remote_mode = getenv("FATBUILD_REMOTE_CACHE_MODE");
 	int rc = take_xnvrtc(&c, argc, argv) ? AP_EXIT_USAGE : parse_args(&c, &o);
-	if (rc < 0 && check_args(&c))
-		rc = AP_EXIT_USAGE;
+	int bad = rc < 0 ? check_args(&c) : 0;
+	if (bad)
+		rc = bad < 0 ? AP_EXIT_USAGE : bad;
 	if (rc >= 0) {
-		if (rc == AP_EXIT_USAGE)
+		if (rc == AP_EXIT_USAGE && bad <= 0)
 			fputs(synopsis, stderr);
 		cli_free(&c);
 		return rc;
@@ -570,6 +615,8 @@ cmd_compile(int argc, char **argv)
 		cli_free(&c);
 		return rc;
 	}
+	if (!c.jobs)
+		note_max_jobs("compile");
 	cli_supervise(); /* from here on a signal stops the NVRTC jobs and the probe child too */
 	struct ap_target *targets = NULL;
 	size_t nt = 0;

@@ -1,7 +1,8 @@
 /* safefs.c: the checks every directory fatbuild reads from or writes into passes, its mkdir -p
  * (and the plain one for output directories the user names), the removal of a directory it
  * made, temporary files with unpredictable names that are never opened through a planted name,
- * and the whole-file read that takes regular files only.
+ * and the one way a file is opened for reading: regular files only, never waiting on a FIFO or
+ * a device (fb_open_regular).
  * The rules (docs/security.md): a directory is trusted when it is owned by the effective
  * user and writable by nobody else; the exceptions are the flags in safefs.h. */
 #include <dirent.h>
@@ -9,6 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -321,13 +323,79 @@ fb_dir_make_output(const char *path, struct fb_error *err)
 	return 0;
 }
 
+const char *
+fb_file_kind(mode_t mode)
+{
+	return S_ISFIFO(mode)  ? "a FIFO"
+	       : S_ISCHR(mode) ? "a character device"
+	       : S_ISBLK(mode) ? "a block device"
+	       : S_ISSOCK(mode) ? "a socket"
+	       : S_ISDIR(mode) ? "a directory"
+	       : S_ISLNK(mode) ? "a symlink"
+	                       : "not a regular file";
+}
+
+/* O_NONBLOCK: open(2) on a FIFO otherwise waits for a writer, and on some devices for carrier
+ * or media; it changes nothing for a regular file (reads from disk never return EAGAIN). */
+int
+fb_open_regular(const char *path, int flags, int *fd, struct stat *st, struct fb_error *err)
+{
+	struct stat own;
+	if (!st)
+		st = &own;
+	*fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | flags);
+	if (*fd < 0)
+		return fb_seterr(err, FB_EIO, "cannot open %s: %s", path, strerror(errno));
+	if (fstat(*fd, st) != 0) {
+		int e = errno;
+		close(*fd);
+		*fd = -1;
+		return fb_seterr(err, FB_EIO, "cannot stat %s: %s", path, strerror(e));
+	}
+	if (!S_ISREG(st->st_mode)) {
+		close(*fd);
+		*fd = -1;
+		return fb_seterr(err, FB_EIO, "%s: not a regular file (%s)", path, fb_file_kind(st->st_mode));
+	}
+	return 0;
+}
+
+/* stat follows a symlink, so "-o link" to an input is caught too; what lstat sees decides what
+ * the rename would replace (a symlink itself is replaced, never what it names). */
+int
+fb_output_check(const char *what, const char *out, const char *const *inputs, size_t ninputs, struct fb_error *err)
+{
+	struct stat os, ls, is;
+	bool have = stat(out, &os) == 0;
+	if (lstat(out, &ls) == 0 && !S_ISREG(ls.st_mode) && !S_ISLNK(ls.st_mode))
+		return fb_seterr(err, FB_EINVAL,
+		                 "%s %s is not a regular file (%s): an output replaces what is at its name; name a file",
+		                 what, out, fb_file_kind(ls.st_mode));
+	for (size_t i = 0; i < ninputs; i++) {
+		if (strcmp(out, inputs[i]) == 0)
+			return fb_seterr(err, FB_EINVAL,
+			                 "%s %s is also an input: the output would replace it; write it elsewhere", what, out);
+		if (have && stat(inputs[i], &is) == 0 && is.st_dev == os.st_dev && is.st_ino == os.st_ino)
+			return fb_seterr(err, FB_EINVAL,
+			                 "%s %s is the input %s (the same file): the output would replace it; write it "
+			                 "elsewhere",
+			                 what, out, inputs[i]);
+	}
+	return 0;
+}
+
 int
 fb_read_fd(int fd, const char *path, char **data, size_t *size, struct fb_error *err)
 {
 	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
 		close(fd);
-		return fb_seterr(err, FB_EIO, "%s: not a regular file", path);
+		return fb_seterr(err, FB_EIO, "cannot stat %s: %s", path, strerror(e));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return fb_seterr(err, FB_EIO, "%s: not a regular file (%s)", path, fb_file_kind(st.st_mode));
 	}
 	if ((uint64_t)st.st_size > (uint64_t)1 << 31) {
 		close(fd);
@@ -375,9 +443,9 @@ fb_read_file(const char *path, char **data, size_t *size, struct fb_error *err)
 {
 	*data = NULL;
 	*size = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return fb_seterr(err, FB_EIO, "cannot open %s: %s", path, strerror(errno));
+	int fd, rc = fb_open_regular(path, 0, &fd, NULL, err);
+	if (rc)
+		return rc;
 	return fb_read_fd(fd, path, data, size, err);
 }
 

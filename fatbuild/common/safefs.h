@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "fatbuild.h"
 
@@ -62,7 +63,18 @@ void fb_dir_remove(const char *dir, int depth);
 /* The same for name inside parentfd; 0 when it is gone, -1 when something stayed (or it is
  * not a directory: then nothing was touched). */
 int fb_dir_removeat(int parentfd, const char *name, int depth);
-/* Reads a whole regular file (NUL-terminated for convenience; *size excludes it). */
+/* "a FIFO", "a character device", "a block device", "a socket", "a directory", "a symlink" or
+ * "not a regular file" for any other type: what a file that is not a regular one is, for
+ * messages. */
+const char *fb_file_kind(mode_t mode);
+/* Opens path for reading only when it is a regular file: open(O_RDONLY|O_NONBLOCK|O_NOCTTY|
+ * O_CLOEXEC|flags) never waits for a FIFO's writer or a device, and fstat then refuses anything
+ * but a regular file, so nothing is ever read from a FIFO, /dev/zero or a terminal. flags adds
+ * open flags (O_NOFOLLOW). Fills *fd and st (may be NULL); returns 0, or FB_EIO with err
+ * "cannot open PATH: why" or "PATH: not a regular file (a FIFO)" (*fd then -1). */
+int fb_open_regular(const char *path, int flags, int *fd, struct stat *st, struct fb_error *err);
+/* Reads a whole regular file (fb_open_regular; NUL-terminated for convenience; *size excludes
+ * it). */
 int fb_read_file(const char *path, char **data, size_t *size, struct fb_error *err);
 /* The same for fd, open on the file path names (for messages); fd is closed. */
 int fb_read_fd(int fd, const char *path, char **data, size_t *size, struct fb_error *err);

@@ -35,6 +35,14 @@ fb_compile_default_jobs(void)
 }
 
 int
+fb_compile_jobs(int asked)
+{
+	if (asked <= 0)
+		return fb_compile_default_jobs();
+	return asked > FB_JOBS_MAX ? FB_JOBS_MAX : asked;
+}
+
+int
 fb_nvrtc_info(const char *cuda_home, struct fb_nvrtc_info *out, struct fb_error *err)
 {
 	struct fb_nvrtc *n;
@@ -65,6 +73,15 @@ log_append(char **log, const char *text)
 		n[a + b + 1] = 0;
 	}
 	*log = n;
+}
+
+/* One line of res->cache_note: made one printable line first, since it names a source path,
+ * and the caller prints the note line by line. */
+static void
+note_append(char **log, char *line)
+{
+	fb_text_oneline(line);
+	log_append(log, line);
 }
 
 static int
@@ -212,7 +229,7 @@ remote_start(struct run *r, struct fb_compile_result *res)
 	if (fb_remote_open(&ro, &r->remote, &e) != 0) {
 		char line[sizeof(e.msg) + 64];
 		snprintf(line, sizeof(line), "%s; compiling locally", e.msg);
-		log_append(&res->cache_note, line);
+		note_append(&res->cache_note, line);
 	}
 }
 
@@ -228,12 +245,12 @@ remote_get(struct run *r, struct job *j, struct fb_compile_result *res)
 		char line[sizeof(e.msg) + 512];
 		snprintf(line, sizeof(line), "corrupt remote cache entry for %s (%s) ignored and recompiled: %s",
 		         r->src[j->src].path, j->arch, e.msg);
-		log_append(&res->cache_note, line);
+		note_append(&res->cache_note, line);
 		res->ncorrupt++;
 	} else if (got == FB_EIO) {
 		char line[sizeof(e.msg) + 64];
 		snprintf(line, sizeof(line), "%s; remote cache off for this run, compiling locally", e.msg);
-		log_append(&res->cache_note, line);
+		note_append(&res->cache_note, line);
 	}
 	if (got != 0)
 		return 0;
@@ -254,7 +271,7 @@ remote_put(struct run *r, struct job *j, struct fb_compile_result *res)
 	if (fb_remote_put(r->remote, j->key, &j->e, &e) == FB_EIO) {
 		char line[sizeof(e.msg) + 64];
 		snprintf(line, sizeof(line), "%s; results not uploaded", e.msg);
-		log_append(&res->cache_note, line);
+		note_append(&res->cache_note, line);
 	}
 }
 
@@ -359,7 +376,7 @@ cache_lookup(struct run *r, struct fb_compile_result *res)
 			char line[sizeof(ce.msg) + 512];
 			snprintf(line, sizeof(line), "corrupt cache entry for %s (%s) removed and recompiled: %s",
 			         r->src[j->src].path, j->arch, ce.msg);
-			log_append(&res->cache_note, line);
+			note_append(&res->cache_note, line);
 			res->ncorrupt++;
 		}
 		if (hit &&
@@ -455,7 +472,7 @@ run_jobs(struct run *r, const char *home, struct fb_compile_result *res, struct 
 	cache_lookup(r, res);
 	fb_remote_idle(r->remote); /* the jobs are forked next (cache.h) */
 	server_jobs(r, home, res);
-	int maxjobs = opts->jobs > 0 ? opts->jobs : fb_compile_default_jobs();
+	int maxjobs = fb_compile_jobs(opts->jobs);
 	setup_pch(r, res);
 	struct job *failed = NULL;
 	rc = fb_run_jobs(r, maxjobs, &failed, err);

@@ -17,6 +17,7 @@
 
 #include "fatbuild.h"
 #include "common/error_priv.h"
+#include "common/safefs.h"
 #include "build.h"
 #include "builddir.h"
 
@@ -190,9 +191,14 @@ static void
 log_tail(const char *log, char *tail, size_t size)
 {
 	tail[0] = 0;
-	FILE *f = fopen(log, "r");
-	if (!f)
+	int fd;
+	if (fb_open_regular(log, 0, &fd, NULL, NULL) != 0)
 		return;
+	FILE *f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return;
+	}
 	char line[1024];
 	size_t n = 0;
 	int on = 0; /* 1: the command line after "FAILED: outputs" (skipped); 2: its output */
@@ -237,7 +243,7 @@ fb_build_run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	argv[a++] = "-C";
 	argv[a++] = g->dir;
 	/* Always -j: ninja's own default reads neither MAX_JOBS nor the cgroup's CPU quota. */
-	bfmt(jobs, sizeof(jobs), "-j%d", g->o->jobs > 0 ? g->o->jobs : fb_compile_default_jobs());
+	bfmt(jobs, sizeof(jobs), "-j%d", fb_compile_jobs(g->o->jobs));
 	argv[a++] = jobs;
 	if (g->o->verbose)
 		argv[a++] = "-v";

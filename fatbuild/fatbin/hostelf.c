@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "fatbin_priv.h"
+#include "common/safefs.h"
 
 #define EM_CUDA_ 190
 
@@ -40,19 +41,11 @@ int
 fb_map_file(const char *path, struct fb_mapped *m, struct fb_error *err)
 {
 	memset(m, 0, sizeof(*m));
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return fb_seterr(err, FB_EIO, "cannot open %s: %s", path, strerror(errno));
+	int fd;
 	struct stat st;
-	if (fstat(fd, &st) != 0) {
-		int e = errno;
-		close(fd);
-		return fb_seterr(err, FB_EIO, "cannot stat %s: %s", path, strerror(e));
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return fb_seterr(err, FB_EIO, "%s is not a regular file", path);
-	}
+	int rc = fb_open_regular(path, 0, &fd, &st, err);
+	if (rc)
+		return rc;
 	if (st.st_size == 0) {
 		close(fd);
 		return FB_OK;
