@@ -100,7 +100,7 @@ test_why(void)
 	CHECK_STR(buf, "sm_80, sm_86, sm_90a");
 	struct fb_image c[] = {I("compute_90", false), I("sm_90", false), I("sm_100", false)};
 	fb_chk_why(c, 3, GPU(86), buf, sizeof(buf));
-	CHECK_STR(buf, "built for newer GPUs than 8.6 (9.0, 10.0)");
+	CHECK_STR(buf, "built for newer GPUs than 8.6 (from 9.0)");
 	struct fb_image d[] = {I("sm_100", false)};
 	fb_chk_why(d, 1, GPU(103), buf, sizeof(buf));
 	CHECK_STR(buf, "SASS without the compat blob runs only on its own GPU (10.0); no PTX to JIT-compile");
@@ -421,7 +421,7 @@ test_verdicts(void)
 	CHECK_STR(f.images, "sm_80, compute_90");
 	CHECK(f.arch[0].verdict == FB_CHECK_SASS && f.arch[0].sass == 1 && f.arch[0].none == 1 && f.arch[0].first_none == 1);
 	CHECK_STR(f.arch[0].why_images, "compute_90");
-	CHECK_STR(f.arch[0].why, "built for newer GPUs than 8.0 (9.0)");
+	CHECK_STR(f.arch[0].why, "built for newer GPUs than 8.0 (from 9.0)");
 	CHECK(f.arch[1].verdict == FB_CHECK_JIT && f.arch[1].jit == 1 && f.arch[1].none == 1);
 	CHECK(f.arch[2].verdict == FB_CHECK_NONE && f.arch[2].none == 2 && f.arch[2].empty == 0);
 	CHECK_STR(f.arch[2].why_images, "sm_80, compute_90");

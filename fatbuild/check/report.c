@@ -209,6 +209,11 @@ item_group(struct groups *gs, const struct fb_chk_walk *w, char **inputs, size_t
 		return g;
 	}
 	long d = owner(w, it->input, it->rel);
+	for (size_t i = 0; d < 0 && i < w->nd; i++) { /* the dist-info's own files (METADATA, ...) */
+		size_t wl = strlen(w->dists[i].where);
+		if (w->dists[i].input == it->input && strncmp(it->rel, w->dists[i].where, wl) == 0 && it->rel[wl] == '/')
+			d = (long)i;
+	}
 	if (d >= 0) {
 		const struct fb_chk_dist *di = &w->dists[d];
 		return group(gs, 0, (size_t)d, "", di->input, di->name, di->version, di->where, true);

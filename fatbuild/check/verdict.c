@@ -223,9 +223,23 @@ fb_chk_verdicts(const struct fb_parsed *p, const struct fb_scan *sc, bool link_f
 	}
 	fb_chk_image_names(m.all, m.nall, f->images, sizeof(f->images));
 	bool other = dc && fb_devcode_any(dc);
+	/* A library with device code of its own elsewhere whose modules define no kernel (cuFFT: one
+	 * kernel-less .nv_fatbin container beside 29342 containers in .ldata) launches nothing from
+	 * them: its verdict is the other code's on every device. The search stops at the first
+	 * module that defines a kernel, so most libraries decode one image at most. */
+	bool kernels = !other || !lazy;
+	for (size_t k = 0; k < p->ncontainers && !kernels; k++)
+		kernels = !m.c[k].link && has_kernels(p, &m, k);
 	for (size_t d = 0; d < ndev; d++) {
 		one_device(p, &m, link_file, lazy, other, &dev[d], scratch, &f->arch[d]);
 		f->arch[d].other = other ? other_how(dc, &dev[d]) : FB_HOW_NONE;
+		if (!kernels && p->ncontainers) {
+			f->arch[d].verdict = FB_CHECK_OTHER;
+			f->arch[d].empty = f->arch[d].sass + f->arch[d].jit + f->arch[d].none + f->arch[d].empty;
+			f->arch[d].sass = f->arch[d].jit = f->arch[d].none = 0;
+			f->arch[d].entry = f->arch[d].first_none = -1;
+			f->arch[d].why[0] = f->arch[d].why_images[0] = 0;
+		}
 	}
 	modules_free(&m);
 	free(scratch);

@@ -64,20 +64,26 @@ fb_chk_image_names(const struct fb_image *images, size_t n, char *buf, size_t si
 	free(s);
 }
 
-/* Distinct values, at most 8 of them. */
+/* Distinct values, sorted, at most 8 of them. */
 struct set {
 	int v[8];
 	size_t n;
 };
 
+/* Adds v, keeping the set sorted; past 8 values the highest go. */
 static void
 set_add(struct set *s, int v)
 {
-	for (size_t i = 0; i < s->n; i++)
-		if (s->v[i] == v)
-			return;
-	if (s->n < 8)
-		s->v[s->n++] = v;
+	size_t i = 0;
+	while (i < s->n && s->v[i] < v)
+		i++;
+	if ((i < s->n && s->v[i] == v) || i == 8)
+		return;
+	if (s->n == 8)
+		s->n--;
+	memmove(s->v + i + 1, s->v + i, (s->n - i) * sizeof(*s->v));
+	s->v[i] = v;
+	s->n++;
 }
 
 /* "9.0" or "8.x, 10.x" (major_only) from SMs. */
@@ -123,9 +129,7 @@ fb_chk_why(const struct fb_image *images, size_t n, const struct ap_target *dev,
 	}
 	const char *sep = "";
 	if (newer.n) {
-		put(buf, size, &len, "%sbuilt for newer GPUs than %s (", sep, dn);
-		put_gpus(buf, size, &len, &newer, false);
-		put(buf, size, &len, ")");
+		put(buf, size, &len, "%sbuilt for newer GPUs than %s (from %d.%d)", sep, dn, newer.v[0] / 10, newer.v[0] % 10);
 		sep = "; ";
 	}
 	if (major.n) {

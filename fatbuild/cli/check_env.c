@@ -35,6 +35,14 @@ errors(const struct fb_check_report *r)
 	return n;
 }
 
+/* "; N things" when N is not 0. */
+static void
+count(size_t n, const char *one, const char *many)
+{
+	if (n)
+		printf("; %zu %s", n, n == 1 ? one : many);
+}
+
 void
 check_print_summary(const struct check_view *v)
 {
@@ -53,18 +61,14 @@ check_print_summary(const struct check_view *v)
 			printf(", %zu device-link %s", t.v[FB_CHECK_LINK], t.v[FB_CHECK_LINK] == 1 ? "input" : "inputs");
 		putchar('\n');
 	}
-	printf("%zu files read, %zu without device code (%zu of them ELF)", r->read, r->without_code, r->elf_without_code);
-	if (r->links)
-		printf("; %zu symbolic links not followed", r->links);
-	if (r->hardlinks)
-		printf("; %zu hard links read once", r->hardlinks);
-	if (r->special)
-		printf("; %zu FIFOs, sockets or devices not opened", r->special);
-	if (r->nested)
-		printf("; %zu archives inside archives not opened", r->nested);
-	size_t ne = errors(r);
-	if (ne)
-		printf("; %zu could not be read", ne);
+	printf("%zu %s read, %zu without device code", r->read, r->read == 1 ? "file" : "files", r->without_code);
+	if (r->elf_without_code)
+		printf(" (%zu of them ELF)", r->elf_without_code);
+	count(r->links, "symbolic link not followed", "symbolic links not followed");
+	count(r->hardlinks, "hard link read once", "hard links read once");
+	count(r->special, "FIFO, socket or device not opened", "FIFOs, sockets or devices not opened");
+	count(r->nested, "archive inside an archive not opened", "archives inside archives not opened");
+	count(errors(r), "file could not be read", "files could not be read");
 	putchar('\n');
 }
 
@@ -85,7 +89,7 @@ library(const struct check_view *v, const struct fb_check_file *f)
 {
 	char other[320], dn[32], line[1400];
 	if (f->error[0]) {
-		printf("  %s: could not be read: %s\n", f->path, f->error);
+		printf("  could not be read: %s\n", f->error);
 		return;
 	}
 	check_other_text(f, other, sizeof(other));
@@ -123,8 +127,10 @@ check_print_env(const struct check_view *v)
 		}
 		if (!show)
 			continue;
-		printf("%s%s%s (%s): %zu of %zu %s with device code\n", gr->name, gr->version[0] ? " " : "", gr->version,
-		       gr->where, gr->with_code, gr->files, gr->files == 1 ? "file" : "files");
+		printf("%s%s%s", gr->name, gr->version[0] ? " " : "", gr->version);
+		if ((gr->dist || gr->archive) && strcmp(gr->where, gr->name) != 0)
+			printf(" (%s)", gr->where);
+		printf(": %zu of %zu %s with device code\n", gr->with_code, gr->files, gr->files == 1 ? "file" : "files");
 		for (size_t k = start; k < i; k++)
 			if (!v->quiet || fails(&r->files[k], v->ndev))
 				library(v, &r->files[k]);
