@@ -91,7 +91,7 @@ fill_other(struct fb_check_file *f, const struct fb_devcode *dc)
 }
 
 void
-fb_chk_analyse(const struct fb_chk *c, const unsigned char *p, size_t size, const char *path, bool text,
+fb_chk_analyse(const struct fb_chk *c, const unsigned char *p, size_t size, const char *path, bool text, bool mapped,
                struct fb_chk_result *r)
 {
 	struct fb_error err = {0};
@@ -113,9 +113,11 @@ fb_chk_analyse(const struct fb_chk *c, const unsigned char *p, size_t size, cons
 	struct fb_devcode dc = {0};
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 	/* the other sections are read from end to end, with readahead, and dropped behind */
-	madvise((void *)p, size, MADV_SEQUENTIAL);
-	int drc = elf ? fb_devcode_scan(p, size, path, drop_pages, &pg, &dc, &err) : 0;
-	madvise((void *)p, size, MADV_NORMAL);
+	if (mapped)
+		madvise((void *)p, size, MADV_SEQUENTIAL);
+	int drc = elf ? fb_devcode_scan(p, size, path, mapped ? drop_pages : NULL, &pg, &dc, &err) : 0;
+	if (mapped)
+		madvise((void *)p, size, MADV_NORMAL);
 	if (drc != 0) {
 		fb_parsed_free(&pr);
 		fb_scan_free(&sc);

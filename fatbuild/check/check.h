@@ -104,11 +104,12 @@ void fb_chk_result_free(struct fb_chk_result *r);
 /* Frees each file's path and verdicts, then files. */
 void fb_chk_files_free(struct fb_check_file *files, size_t n);
 
-/* Analyses the mapped file p[0..size) (path: for the entry and messages) into r: a new entry
- * when it holds device code or cannot be parsed, else a count. text: it only looked like PTX, so
- * a parse failure means no device code. Pages the scan is done with are dropped. */
+/* Analyses the file p[0..size) (path: for the entry and messages) into r: a new entry when it
+ * holds device code or cannot be parsed, else a count. text: it only looked like PTX, so a parse
+ * failure means no device code. mapped: p is a read-only mapping of a file, whose pages the scan
+ * of other sections drops behind it (they are read again from the file if needed). */
 void fb_chk_analyse(const struct fb_chk *c, const unsigned char *p, size_t size, const char *path, bool text,
-                    struct fb_chk_result *r);
+                    bool mapped, struct fb_chk_result *r);
 /* Reads the archive open on fd (name for messages) member by member into r. walked: found in a
  * directory, so a file libarchive cannot read as an archive is a plain file, not an error. An
  * error of the archive itself is an entry with path "". */

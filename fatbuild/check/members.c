@@ -162,7 +162,7 @@ read_member(struct fb_chk *c, void *a, const char *path, const unsigned char *he
 			snprintf(f->error, sizeof(f->error), "%s", err.msg);
 		return;
 	}
-	fb_chk_analyse(c, m, (size_t)size, path, text, r);
+	fb_chk_analyse(c, m, (size_t)size, path, text, true, r);
 	munmap(m, (size_t)size);
 }
 

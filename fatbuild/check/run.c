@@ -57,7 +57,7 @@ read_mapped(struct run *run, int fd, uint64_t size, const char *show, bool text,
 		entry_error(r, show, "cannot mmap %s: %s", show, strerror(errno));
 		return;
 	}
-	fb_chk_analyse(&run->c, m, (size_t)size, show, text, r);
+	fb_chk_analyse(&run->c, m, (size_t)size, show, text, true, r);
 	munmap(m, (size_t)size);
 }
 

@@ -100,9 +100,18 @@ check_verdict_text(const struct fb_check_file *f, const struct fb_check_arch *a,
 			snprintf(buf, n, "%zu containers: %zu SASS, %zu PTX JIT%s%s", f->modules, a->sass, a->jit, link, extra);
 		}
 		break;
-	case FB_CHECK_NONE:
-		snprintf(buf, n, "no kernel image: %s only: %s", a->why_images[0] ? a->why_images : f->images, a->why);
+	case FB_CHECK_NONE: {
+		/* a few images read best first ("sm_90a only: ..."); a long list goes last */
+		const char *imgs = a->why_images[0] ? a->why_images : f->images;
+		size_t commas = 0;
+		for (const char *c = imgs; *c; c++)
+			commas += *c == ',';
+		if (commas < 3)
+			snprintf(buf, n, "no kernel image: %s only: %s", imgs, a->why);
+		else
+			snprintf(buf, n, "no kernel image: %s; its images: %s", a->why, imgs);
 		break;
+	}
 	case FB_CHECK_OTHER:
 		check_other_text(f, other, sizeof(other));
 		other_fit(f, a, dn, extra, sizeof(extra));
