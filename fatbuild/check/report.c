@@ -102,7 +102,7 @@ static long
 owner(const struct fb_chk_walk *w, size_t input, const char *rel)
 {
 	struct fb_chk_owner key = {input, 0, (char *)rel};
-	const struct fb_chk_owner *o = bsearch(&key, w->rec, w->nrec, sizeof(*w->rec), cmp_owner);
+	const struct fb_chk_owner *o = w->nrec ? bsearch(&key, w->rec, w->nrec, sizeof(*w->rec), cmp_owner) : NULL;
 	return o ? (long)o->dist : -1;
 }
 
@@ -179,7 +179,8 @@ sort_all(struct groups *gs, struct fb_check_report *out)
 	}
 	for (size_t i = 0; i < out->nfiles; i++)
 		out->files[i].group = rank[out->files[i].group];
-	qsort(out->files, out->nfiles, sizeof(*out->files), cmp_file);
+	if (out->nfiles)
+		qsort(out->files, out->nfiles, sizeof(*out->files), cmp_file);
 	free(gs->g);
 	gs->g = NULL;
 	out->groups = ng;
@@ -241,7 +242,8 @@ fb_chk_report(struct fb_chk_walk *w, struct fb_chk_result *res, const bool *skip
 	int rc = FB_OK;
 	out->inputs = inputs;
 	out->ninputs = ninputs;
-	qsort(w->rec, w->nrec, sizeof(*w->rec), cmp_owner);
+	if (w->nrec)
+		qsort(w->rec, w->nrec, sizeof(*w->rec), cmp_owner);
 	for (size_t d = 0; d < w->nd; d++)
 		group(&gs, 0, d, "", w->dists[d].input, w->dists[d].name, w->dists[d].version, w->dists[d].where, true);
 	for (size_t k = 0; k < w->n && !rc && !gs.oom; k++) {

@@ -292,7 +292,8 @@ walk_inputs(struct run *run, struct fb_error *err)
 		if (fb_chk_walk(&run->w, fd, i) != 0)
 			return fb_seterr(err, FB_ENOMEM, "out of memory");
 	}
-	qsort(run->w.items, run->w.n, sizeof(*run->w.items), cmp_item);
+	if (run->w.n)
+		qsort(run->w.items, run->w.n, sizeof(*run->w.items), cmp_item);
 	return FB_OK;
 }
 

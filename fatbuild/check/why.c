@@ -49,10 +49,9 @@ fb_chk_image_names(const struct fb_image *images, size_t n, char *buf, size_t si
 	size_t len = 0;
 	buf[0] = 0;
 	struct fb_image *s = n ? malloc(n * sizeof(*s)) : NULL;
-	if (n && !s)
-		return;
-	if (n)
-		memcpy(s, images, n * sizeof(*s));
+	if (!s)
+		return; /* no images (qsort is not given NULL), or out of memory */
+	memcpy(s, images, n * sizeof(*s));
 	qsort(s, n, sizeof(*s), cmp_image);
 	char tn[32], prev[32] = "";
 	for (size_t i = 0; i < n; i++) {
