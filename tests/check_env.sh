@@ -5,6 +5,7 @@
 #      cuFFT's .ldata, CUPTI's cubins, NVRTC's built-ins are loaded by other means; libcudadevrt.a
 #      is a device-link input; libcudart has none; the links of lib64 are not followed and no
 #      file comes twice; the summary adds up. On 7.0 (dropped by CUDA 13) cuBLAS cannot run.
+#      The progress line is written on a terminal (script(1)) and never without one.
 #   2. A wheel made here from the project's own extension (examples/saxpy built by fatbuild for
 #      8.0 and 9.0a), deflated into a .whl with its dist-info: checked as a file, and after pip
 #      installs it into a new venv, through --python: sm_90a cannot run on 12.0, and why.
@@ -69,8 +70,17 @@ sys.exit(1 if bad else 0)
 PY
 "$FB" check --arch 7.0 "$cuda/lib64" >"$work/tk70.txt"
 rc=$?
-grep -A1 '^  libcublas.so.13' "$work/tk70.txt" | grep -q '7.0: no kernel image: .* built for newer GPUs than 7.0 (from 7.5)' && [ $rc = 1 ] &&
+grep -A1 '^  libcublas.so.13' "$work/tk70.txt" | grep -q '7.0: no kernel image: built for newer GPUs than 7.0 (from 7.5)' && [ $rc = 1 ] &&
 	ok "toolkit on 7.0: cuBLAS cannot run (exit 1)" || { fail "toolkit on 7.0 (exit $rc)"; head -20 "$work/tk70.txt" >&2; }
+
+# The progress line: on stderr when it is a terminal (script(1) gives one), never otherwise.
+"$FB" check --arch 9.0 "$cuda/lib64" >/dev/null 2>"$work/err"
+[ ! -s "$work/err" ] && ok "no progress line without a terminal" || fail "stderr without a terminal: $(head -c 200 "$work/err")"
+if command -v script >/dev/null; then
+	script -qec "$FB check --arch 9.0 $cuda/lib64 >/dev/null" /dev/null >"$work/tty" 2>&1
+	grep -aq 'check: [0-9]*/[0-9]* files, [0-9.]*/[0-9.]* GB: ' "$work/tty" && ok "progress line on a terminal" ||
+		fail "no progress line on a terminal: $(head -c 200 "$work/tty")"
+fi
 
 # 2. A wheel of the project's own extension.
 ex=$FB_SOURCE_DIR/examples/saxpy

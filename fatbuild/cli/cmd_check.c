@@ -214,7 +214,16 @@ cmd_check(int argc, char **argv)
 		case 'a': arch = optarg; break;
 		case 'q': quiet = true; break;
 		case 'p': python = optarg; break;
-		case 'j': jobs = atoi(optarg); break;
+		case 'j': {
+			char *end;
+			long j = strtol(optarg, &end, 10);
+			if (*end || end == optarg || j < 1 || j > 1024) {
+				warn("check: -j %s: give a number of files to read at once, 1 to 1024", optarg);
+				return AP_EXIT_USAGE;
+			}
+			jobs = (int)j;
+			break;
+		}
 		case 'f':
 			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0) {
 				warn("check: --format %s: use text or json", optarg);

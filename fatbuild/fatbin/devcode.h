@@ -20,8 +20,9 @@ struct fb_devcode {
 /* Scans the 64-bit little-endian ELF p[0..size) (a shared library, executable or object) for
  * device code in its other allocated, non-executable PROGBITS sections, and its dynamic symbols
  * for NVRTC's built-in headers (docs/check-environment.md §3). release(from, n, ctx), when not
- * NULL, is told of each stretch of at most a few MiB that the scan is done with, in order, so
- * that the caller can drop those pages. Free *out with fb_devcode_free. 0, FB_ENOMEM, or the
+ * NULL, is told of each stretch that the scan of a section is done with (16 MiB or more, the
+ * last of a section shorter; in order within a section), so that the caller can drop those
+ * pages. Free *out with fb_devcode_free. 0, FB_ENOMEM, or the
  * section table's error (fb_elf_sections). */
 int fb_devcode_scan(const unsigned char *p, size_t size, const char *name,
                     void (*release)(const unsigned char *from, size_t n, void *ctx), void *ctx,

@@ -14,3 +14,4 @@ run2 timeout 20 $FATBUILD check --arch 9.0 p
 run2 $FATBUILD check --arch 9.0 --format yaml k.fatbin
 run2 $FATBUILD check k.fatbin
 run2 $FATBUILD check --arch 9.0
+run2 $FATBUILD check --arch 9.0 -j 0 k.fatbin
