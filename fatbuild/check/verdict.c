@@ -199,7 +199,8 @@ other_how(const struct fb_devcode *dc, const struct ap_target *dev)
 	struct fb_image *im = calloc(n ? n : 1, sizeof(*im));
 	if (!im)
 		return FB_HOW_NONE;
-	memcpy(im, dc->images, dc->nimages * sizeof(*im));
+	if (dc->nimages) /* only NVRTC built-ins: no images to copy, and memcpy is not given NULL */
+		memcpy(im, dc->images, dc->nimages * sizeof(*im));
 	for (size_t i = 0; i < dc->nnvrtc; i++) {
 		im[dc->nimages + 2 * i] = (struct fb_image){{dc->nvrtc[i], AP_PLAIN, AP_SASS, 0}, false};
 		im[dc->nimages + 2 * i + 1] = (struct fb_image){{dc->nvrtc[i], AP_PLAIN, AP_PTX, 0}, false};
