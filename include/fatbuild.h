@@ -897,13 +897,14 @@ struct fb_check_opts {
 	void *progress_ctx;
 };
 
-/* Reads every path (a directory is walked with openat, never following a symbolic link out of
- * it nor opening anything but regular files; zip and tar archives are read in place through
+/* Reads every path (a directory is walked with openat, never following a symbolic link nor
+ * opening anything but regular files; zip and tar archives are read in place through
  * libarchive, dlopen'ed), finds the device code of each file by its content, and says for each
- * device how the CUDA loader would take it (fb_select). Files are read in parallel, each mapped
- * and never held whole in memory. A file that cannot be read is a report entry with its error;
- * a path that does not exist, or libarchive missing for an archive, fails the call (FB_EIO,
- * FB_ENOTOOL). Free with fb_check_report_free. */
+ * device how the CUDA loader would take it (fb_select). Files are read by threads, each mapped
+ * and never held whole in memory. A file that cannot be read (an archive without libarchive
+ * too) is a report entry with its error; a path that does not exist or is not a regular file
+ * or directory fails the call (FB_EIO), as does an interpreter that does not answer
+ * (FB_ENOTOOL). Free with fb_check_report_free (also after a failure). */
 FB_API int fb_check(const struct fb_check_opts *opts, struct fb_check_report *out, struct fb_error *err);
 FB_API void fb_check_report_free(struct fb_check_report *r);
 /* The purelib and platlib directories of a Python interpreter (one when they are the same):

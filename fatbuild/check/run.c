@@ -246,9 +246,14 @@ take_inputs(struct run *run, const struct fb_check_opts *o, struct fb_error *err
 	for (size_t i = 0; i < o->npaths + npy; i++)
 		run->rootfd[i] = -1;
 	run->nroots = o->npaths + npy;
-	for (size_t i = 0; i < o->npaths; i++)
-		if (!(run->inputs[run->ninputs++] = strdup(o->paths[i])))
+	for (size_t i = 0; i < o->npaths; i++) {
+		char *p = strdup(o->paths[i]);
+		if (!p)
 			return fb_seterr(err, FB_ENOMEM, "out of memory");
+		for (size_t l = strlen(p); l > 1 && p[l - 1] == '/'; l--)
+			p[l - 1] = 0; /* "site/" names its folders "site/x", not "site//x" */
+		run->inputs[run->ninputs++] = p;
+	}
 	for (size_t i = 0; i < npy; i++)
 		run->inputs[run->ninputs++] = py[i];
 	return FB_OK;
