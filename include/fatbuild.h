@@ -828,7 +828,8 @@ struct fb_check_arch {
 	char why_images[256];    /* FB_CHECK_NONE: the images of the modules; else those of module
 	                          * first_none; "" when every module has an image */
 	char why[384];           /* why those images do not fit (docs/check-environment.md §2) */
-	int other;               /* the §3 code: enum fb_how of the best image found there */
+	int other;               /* the §3 code: enum fb_how of the best image found there; for a
+	                          * library of relocatable code and LTO-IR only, among those */
 };
 
 /* One file that holds device code, or could not be read. */

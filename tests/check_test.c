@@ -439,6 +439,32 @@ test_verdicts(void)
 	verdicts(a, an, false, false, dev, 1, &f);
 	CHECK(f.arch[0].verdict == FB_CHECK_SASS && f.arch[0].entry == 0 && f.arch[0].chosen.sm == 80);
 	free(f.arch);
+	/* relocatable code only: a fatbin file cannot run, a library links it itself, an object is
+	 * a device-link input */
+	unsigned char rel[512];
+	size_t rl = make_cubin(rel, 80, 0);
+	w16(rel + 0x10, 1); /* ET_REL */
+	struct fb_fatbin *fb = fb_fatbin_new();
+	struct fb_error err = {0};
+	struct ap_target t80 = T("sm_80");
+	CHECK(fb_fatbin_add(fb, FB_KIND_ELF, &t80, rel, rl, NULL, NULL, &err) == 0);
+	unsigned char *rc = NULL;
+	size_t rcn = 0;
+	CHECK(fb_fatbin_write(fb, FB_COMPRESS_NONE, &rc, &rcn, &err) == 0);
+	fb_fatbin_free(fb);
+	verdicts(rc, rcn, false, false, dev, 1, &f);
+	CHECK(f.arch[0].verdict == FB_CHECK_NONE && f.arch[0].link == 1);
+	CHECK_STR(f.arch[0].why, "only relocatable cubins (-rdc), not loadable until device-linked ('fatbuild dlink', or build with "
+	                         "--rdc/--lto)");
+	free(f.arch);
+	verdicts(rc, rcn, true, false, dev, 3, &f);
+	CHECK(f.arch[0].verdict == FB_CHECK_OTHER && f.arch[0].other == FB_HOW_SASS && f.arch[0].link == 1);
+	CHECK(f.arch[2].verdict == FB_CHECK_OTHER && f.arch[2].other == FB_HOW_NONE);
+	free(f.arch);
+	verdicts(rc, rcn, true, true, dev, 1, &f);
+	CHECK(f.arch[0].verdict == FB_CHECK_LINK);
+	free(f.arch);
+	free(rc);
 	CHECK(fb_entry_has_kernels(&(struct fb_entry){.disk_kind = FB_DISK_KIND_PTX, .payload = (const unsigned char *)ptx90,
 	                                              .stored_size = sizeof(ptx90) - 1, .payload_size = sizeof(ptx90) - 1},
 	                           0) == 1);

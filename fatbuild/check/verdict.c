@@ -30,8 +30,9 @@ struct modules {
 	struct fb_image *imgs;
 	size_t *idx;     /* the entry index of each image */
 	size_t nimg;
-	struct fb_image *all; /* every ELF and PTX image, relocatable or not */
-	size_t nall;
+	struct fb_image *all; /* every ELF and PTX image, relocatable or not; then LTO-IR as PTX
+	                      * (lto_X links for X and later), nlto of them past all[nall] */
+	size_t nall, nlto;
 };
 
 static void
@@ -78,6 +79,9 @@ modules_make(const struct fb_parsed *p, const struct fb_scan *sc, struct modules
 		bool rel_section = ct->blob < sc->nblobs && strstr(sc->blobs[ct->blob].where, "__nv_relfatbin");
 		ci->link = rel_section || (ci->n == 0 && ci->nreloc + ci->nlto > 0 && ci->nreloc + ci->nlto == ct->count);
 	}
+	for (size_t i = 0; i < p->nentries; i++)
+		if (p->entries[i].disk_kind == FB_DISK_KIND_LTO)
+			m->all[m->nall + m->nlto++] = (struct fb_image){p->entries[i].target, false};
 	return FB_OK;
 }
 
@@ -114,7 +118,7 @@ has_kernels(const struct fb_parsed *p, struct modules *m, size_t k)
 /* The verdict from the counts: lazy says modules are loaded when a kernel of theirs is launched
  * (a library), so one without kernels cannot fail; other says the file has §3 code. */
 static int
-verdict(const struct fb_parsed *p, const struct fb_check_arch *a, bool link_file, bool other)
+verdict(const struct fb_parsed *p, const struct fb_check_arch *a, bool link_file, bool lazy, bool other)
 {
 	if (p->ncontainers == 0)
 		return FB_CHECK_OTHER;
@@ -124,7 +128,9 @@ verdict(const struct fb_parsed *p, const struct fb_check_arch *a, bool link_file
 		return FB_CHECK_NONE;
 	if (a->link && link_file)
 		return FB_CHECK_LINK;
-	if (other)
+	/* a library whose modules are all relocatable code or LTO-IR: the runtime cannot load them,
+	 * so the library links them itself at run time (nvJitLink) or ships them for others to */
+	if (other || (a->link && lazy))
 		return FB_CHECK_OTHER;
 	return a->link ? FB_CHECK_NONE : FB_CHECK_NOKERNEL;
 }
@@ -170,7 +176,7 @@ one_device(const struct fb_parsed *p, struct modules *m, bool link_file, bool la
 		a->entry = (long)m->idx[single];
 		a->chosen = m->imgs[single].target;
 	}
-	a->verdict = verdict(p, a, link_file, other);
+	a->verdict = verdict(p, a, link_file, lazy, other);
 	if (a->verdict == FB_CHECK_NONE && a->none == 0) {
 		fb_chk_image_names(m->all, m->nall, a->why_images, sizeof(a->why_images));
 		why_unlinked(m, p->ncontainers, a->why, sizeof(a->why));
@@ -233,7 +239,12 @@ fb_chk_verdicts(const struct fb_parsed *p, const struct fb_scan *sc, bool link_f
 		kernels = !m.c[k].link && has_kernels(p, &m, k);
 	for (size_t d = 0; d < ndev; d++) {
 		one_device(p, &m, link_file, lazy, other, &dev[d], scratch, &f->arch[d]);
-		f->arch[d].other = other ? other_how(dc, &dev[d]) : FB_HOW_NONE;
+		enum fb_how how = FB_HOW_NONE;
+		if (other)
+			how = other_how(dc, &dev[d]);
+		else if (f->arch[d].verdict == FB_CHECK_OTHER) /* relocatable code and LTO-IR only */
+			fb_select(m.all, m.nall + m.nlto, &dev[d], &how);
+		f->arch[d].other = how;
 		if (!kernels && p->ncontainers) {
 			f->arch[d].verdict = FB_CHECK_OTHER;
 			f->arch[d].empty = f->arch[d].sass + f->arch[d].jit + f->arch[d].none + f->arch[d].empty;

@@ -114,6 +114,11 @@ check_verdict_text(const struct fb_check_file *f, const struct fb_check_arch *a,
 	}
 	case FB_CHECK_OTHER:
 		check_other_text(f, other, sizeof(other));
+		if (!other[0]) { /* the library's line does not say it: relocatable code alone */
+			snprintf(other, sizeof(other), "%zu %s of relocatable code or LTO-IR, which the CUDA runtime does not load",
+			         a->link, a->link == 1 ? "container" : "containers");
+			brief = false;
+		}
 		other_fit(f, a, dn, extra, sizeof(extra));
 		if (brief)
 			snprintf(buf, n, "loaded at run time by other means; %s%s", extra,
