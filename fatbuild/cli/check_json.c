@@ -54,7 +54,7 @@ arch(const struct check_view *v, const struct fb_check_file *f, size_t d)
 		str(a->why);
 	else
 		printf("null");
-	printf(", \"other\": \"%s\", \"text\": ",
+	printf(", \"other_fits\": \"%s\", \"text\": ",
 	       a->other == FB_HOW_SASS ? "sass" : a->other == FB_HOW_PTX_JIT ? "jit" : "none");
 	str(text);
 	putchar('}');
