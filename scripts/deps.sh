@@ -7,9 +7,10 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok
 # man-db and groff-base: tests/manpages.sh renders the installed man pages with man -l
 # libgrpc-dev and openssl: the grpc:// remote cache (fatbuild/compile/reapi.c; tests/remote_reapi.sh
 # makes a certificate for grpcs://)
+# libarchive13 (the library only; dlopen'ed, no headers): fatbuild check reads wheels and tars with it
 for p in libelf-dev liblz4-dev libzstd-dev ninja-build cmake clang gcc g++ pkg-config valgrind make meson \
 	clang-22 python3-venv ccache nginx libcurl4 python3 sccache distcc libssl-dev man-db groff-base \
-	libgrpc-dev openssl; do
+	libgrpc-dev openssl libarchive13; do
 	have_pkg "$p" || need+=("$p")
 done
 # libFuzzer and the sanitizer runtimes come with clang's runtime package.

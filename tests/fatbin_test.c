@@ -359,6 +359,18 @@ test_malformed(void)
 	CHECK(fb_fatbin_parse(b, n, 0, &p, &err) == 0 && p.entries[0].obfuscated);
 	CHECK(fb_entry_image(&p.entries[0], 0, &img, &in, &err) == FB_EUNSUPPORTED && strstr(err.msg, "obfuscated"));
 	fb_parsed_free(&p);
+	/* an options descriptor {0, 0} says "no options" (cuFFT's PTX entries in .ldata) */
+	memcpy(b, good, n);
+	CHECK(fb_fatbin_parse(b, n, 0, &p, &err) == 0 && p.nentries == 3 && p.entries[2].options);
+	size_t pe = p.entries[2].offset;
+	fb_parsed_free(&p);
+	uint32_t od = (uint32_t)b[pe + 0x14] | (uint32_t)b[pe + 0x15] << 8;
+	w32(b + pe + od, 0);
+	w32(b + pe + od + 4, 0);
+	CHECK(fb_fatbin_parse(b, n, 0, &p, &err) == 0 && p.nentries == 3 && !p.entries[2].options);
+	fb_parsed_free(&p);
+	w32(b + pe + od + 4, 3); /* a length with offset 0 is still refused */
+	CHECK(fb_fatbin_parse(b, n, 0, &p, &err) == FB_EFORMAT && strstr(err.msg, "options string"));
 	/* empty input */
 	CHECK(fb_fatbin_parse(b, 0, 0, &p, &err) == FB_EFORMAT && strstr(err.msg, "no fatbin container"));
 	free(b);

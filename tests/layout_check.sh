@@ -10,6 +10,7 @@
 #   fatbuild/compile  -> common fatbin
 #   fatbuild/devlink  -> common fatbin
 #   fatbuild/extension -> common fatbin compile devlink
+#   fatbuild/check    -> common fatbin
 #   fatbuild/runtime  -> fatbin/format.h only (header-only: the runtime links nothing but its own code)
 #   fatbuild/cli      -> (public headers only: archprobe.h, fatbuild.h)
 #   archprobe/        -> (its own *_int.h); archprobe/cli -> public headers only
@@ -30,6 +31,7 @@ allowed() {
 	fatbuild/compile) echo "common fatbin" ;;
 	fatbuild/devlink) echo "common fatbin" ;;
 	fatbuild/extension) echo "common fatbin compile devlink" ;;
+	fatbuild/check) echo "common fatbin" ;;
 	fatbuild/runtime) echo "fatbin/format.h" ;;
 	*) echo "" ;;
 	esac

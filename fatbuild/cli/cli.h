@@ -78,6 +78,9 @@ const volatile sig_atomic_t *cli_cancel_flag(void);
 int cli_stopped(void);
 /* "fatbuild: WHAT: interrupted by SIGTERM; ..." and the exit code, 128+signal. */
 int cli_stop_exit(const char *what);
+/* s[0..n) as a JSON string on stdout: quotes and backslashes escaped, other bytes outside
+ * 0x20..0x7e as \u00XX. */
+void json_str(const char *s, size_t n);
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t m);
 void *xreallocarray(void *p, size_t n, size_t m);

@@ -60,3 +60,45 @@ fb_elf_ident(const void *data, size_t size, struct fb_elfid *id, struct fb_error
 	}
 	return FB_OK;
 }
+
+bool
+fb_elfid_arch_specific(const struct fb_elfid *id)
+{
+	const unsigned char *c = id->compat;
+	for (size_t i = 0; c && i + 3 <= id->compat_len && c[i] != 0; i += c[i] == 3 ? 4 : 3) {
+		if (c[i] == 2 && c[i + 1] == 9)
+			return c[i + 2] == 1;
+		if (c[i] != 2 && c[i] != 3)
+			break;
+	}
+	return false;
+}
+
+/* The bytes an ELF image really occupies (headers, sections, program headers). */
+size_t
+fb_elf_extent(const unsigned char *p, size_t n)
+{
+	if (n < 64 || memcmp(p, "\x7f" "ELF", 4) != 0 || p[4] != 2)
+		return n;
+	uint64_t end = 64;
+	uint64_t shoff = fb_rd64(p + 0x28), phoff = fb_rd64(p + 0x20);
+	unsigned shnum = fb_rd16(p + 0x3c), phnum = fb_rd16(p + 0x38);
+	unsigned shent = fb_rd16(p + 0x3a), phent = fb_rd16(p + 0x36);
+	if (shoff && shoff <= n && (uint64_t)shnum * shent <= n - shoff) {
+		if (shoff + (uint64_t)shnum * shent > end)
+			end = shoff + (uint64_t)shnum * shent;
+		for (unsigned i = 0; i < shnum && shent >= 64; i++) {
+			const unsigned char *sh = p + shoff + (uint64_t)i * shent;
+			if (fb_rd32(sh + 4) == 8) /* SHT_NOBITS */
+				continue;
+			uint64_t o = fb_rd64(sh + 0x18), s = fb_rd64(sh + 0x20);
+			if (o <= n && s <= n - o && o + s > end)
+				end = o + s;
+		}
+	} else {
+		return n;
+	}
+	if (phoff && phoff <= n && (uint64_t)phnum * phent <= n - phoff && phoff + (uint64_t)phnum * phent > end)
+		end = phoff + (uint64_t)phnum * phent;
+	return end < n ? (size_t)end : n;
+}

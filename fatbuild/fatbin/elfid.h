@@ -2,6 +2,7 @@
 #ifndef FB_ELFID_H
 #define FB_ELFID_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,5 +19,11 @@ struct fb_elfid {
 	size_t compat_len;
 };
 int fb_elf_ident(const void *data, size_t size, struct fb_elfid *id, struct fb_error *err);
+/* Whether the cubin holds arch-specific ('a') code: .nv.compat record {format 2, attribute 9}
+ * with value 1 (docs/fatbin.md §8). */
+bool fb_elfid_arch_specific(const struct fb_elfid *id);
+/* The bytes an ELF image p[0..n) really occupies (headers, sections, program headers); n when
+ * its tables do not fit in n. */
+size_t fb_elf_extent(const unsigned char *p, size_t n);
 
 #endif

@@ -92,7 +92,7 @@ expect compile-devzero-header 1 "fatbuild: /dev/zero: not a regular file (a char
 	$C -o out.fatbin zinc.cu
 expect inspect-fifo 1 "fatbuild: fifo.fatbin: not a regular file (a FIFO)" "$FB" inspect fifo.fatbin
 expect inspect-devzero 1 "fatbuild: /dev/zero: not a regular file (a character device)" "$FB" inspect /dev/zero
-expect check-fifo 1 "fatbuild: fifo.fatbin: not a regular file (a FIFO)" "$FB" check --arch 8.0 fifo.fatbin
+expect check-fifo 1 "fatbuild: fifo.fatbin: not a regular file (a FIFO): never opened" "$FB" check --arch 8.0 fifo.fatbin
 expect size-fifo 1 "fatbuild: fifo.fatbin: not a regular file (a FIFO)" "$FB" size fifo.fatbin
 expect prune-fifo 1 "fatbuild: fifo.fatbin: not a regular file (a FIFO)" "$FB" prune --arch-list 8.0 -o out.fatbin fifo.fatbin
 expect extract-fifo 1 "fatbuild: fifo.fatbin: not a regular file (a FIFO)" "$FB" extract --arch sm_80 -o out fifo.fatbin
