@@ -186,6 +186,15 @@ fb_cache_get(const char *dir, const char *key, struct fb_cache_entry *out, struc
 	return 0;
 }
 
+void
+fb_cache_remove(const char *dir, const char *key)
+{
+	char path[PATH_MAX], sub[PATH_MAX + 8];
+	snprintf(sub, sizeof(sub), "%.4000s/%.2s", dir, key);
+	if (entry_path(path, sizeof(path), dir, key) && fb_dir_check(sub, "cache dir", FIX, shared_flag(), NULL) == 0)
+		unlink(path);
+}
+
 int
 fb_cache_encode(const struct fb_cache_entry *e, unsigned char **out, size_t *size)
 {
