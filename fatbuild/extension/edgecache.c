@@ -325,12 +325,26 @@ add_word_root(struct fb_strlist *roots, const char *w, size_t n)
 	add_root(roots, path);
 }
 
-/* Every absolute path in s (a command word, or a shell command line): from a '/' that starts
- * a token or follows an option's name ("-I/x", "--include-path=/x"), to a blank, quote, '=',
- * ',' or ':'. */
+/* Every path in s (a command word, or a shell command line): each absolute one, from a '/'
+ * that starts a token or follows an option's name ("-I/x", "--include-path=/x"), to a blank,
+ * quote, '=', ',' or ':'; and each token that is no option and names a file or directory from
+ * the working directory ("a.c": the compile reads relative paths from there). */
 static void
 add_command_roots(struct fb_strlist *roots, const char *s)
 {
+	for (const char *p = s; *p;) {
+		p += strspn(p, " \t'\"");
+		size_t n = strcspn(p, " \t'\"");
+		struct stat st;
+		char rel[PATH_MAX], real[PATH_MAX];
+		if (n && n < sizeof(rel) && p[0] != '-' && p[0] != '/') {
+			memcpy(rel, p, n);
+			rel[n] = 0;
+			if (stat(rel, &st) == 0 && realpath(rel, real))
+				add_word_root(roots, real, strlen(real));
+		}
+		p += n;
+	}
 	for (const char *p = s; *p; p++) {
 		if (*p != '/')
 			continue;
