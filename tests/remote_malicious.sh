@@ -5,7 +5,8 @@
 # `fatbuild edge`) from an empty local cache must succeed with the bytes of a build without any
 # cache, and again with the remote off and the local cache the attack left (nothing bad was
 # kept). The attacks: another key's record (swap); an sm_90 cubin and compute_90 PTX under
-# sm_75/sm_80 keys; an x86 object as the cubin; an sm_90 cubin as a host object; manifests
+# sm_75/sm_80 keys; compute_90 PTX beside the right sm_80 cubin; an x86 object as the cubin;
+# an sm_90 cubin as a host object; manifests
 # naming /dev/zero, a FIFO, a file outside the build's roots (the server learns nothing: the
 # client never asks for the key that file's content would give) and the same through
 # "@B0/../.."; blobs 1 MiB longer than their record; a 256 MiB blob that never ends (the peak
@@ -121,7 +122,8 @@ build_attack() {
 }
 
 # 1. records copied to other keys; wrong-kind blobs under forged records
-for m in swap cubin90 x86; do compile_attack $m; done
+for m in swap cubin90 x86 ptx90; do compile_attack $m; done
+grep -q 'PTX .target is sm_90, not the requested compute_80' "$t/c-ptx90.log" || no "ptx90: the wrong PTX was not named"
 for m in swap cubin90 edgeobj; do build_attack $m; done
 
 # 2. manifests that would hang or read outside the build: no hang, the right objects, no leak
@@ -220,7 +222,7 @@ else
 	mode honest
 	compile gfill cgfill FATBUILD_REMOTE_CACHE="$url" || { show "$t/gfill.log"; no "REAPI fill: compile"; }
 	[ "$(ls "$t/gsrv/store/ac" | wc -l)" -eq 4 ] || { show "$t/gfill.log"; no "REAPI fill: want 4 records on the server"; }
-	for m in swap cubin90 x86 oversized; do compile_attack $m g; done
+	for m in swap cubin90 x86 ptx90 oversized; do compile_attack $m g; done
 	mode endless
 	compile g-endless cg-endless FATBUILD_REMOTE_CACHE="$url" || { show "$t/g-endless.log"; no "REAPI compile under 'endless' failed"; }
 	cmp -s "$t/ref.fatbin" "$t/g-endless.fatbin" || no "REAPI compile under 'endless': wrong bytes"

@@ -15,6 +15,7 @@ only the checks of what an entry is can catch the wrong-kind ones. The modes:
   swap        GET ac/K serves the stored record of another key (a copy, binding and all)
   cubin90     every stored key: a record of the sm_90 cubin and compute_90 PTX
   x86         every stored key: a record with the x86 object as its cubin
+  ptx90       every stored record with PTX: its own cubin, compute_90 PTX
   edgeobj     every record of a host object (edge K1): the sm_90 cubin as the object
   man-zero    manifests name /dev/zero (after their own lines)
   man-fifo    manifests name @B0/evil.fifo (the test makes that FIFO in the build dir)
@@ -171,6 +172,12 @@ def forge(mode, key, rec):
     if mode == "cubin90":
         return record(key, {0: add_blob(read(os.path.join(blobs, "cubin90"))),
                             1: add_blob(read(os.path.join(blobs, "ptx90")))})
+    if mode == "ptx90":
+        s = slots(rec)
+        if 1 not in s:
+            return None
+        s[1] = add_blob(read(os.path.join(blobs, "ptx90")))
+        return record(key, {k: v for k, v in s.items() if k < 2})
     if mode == "x86":
         return record(key, {0: add_blob(read(os.path.join(blobs, "x86")))})
     if mode == "edgeobj":
