@@ -370,6 +370,12 @@ struct fb_compile_opts {
 	const char *remote_header;     /* one request header ("Authorization: Bearer T") or NULL */
 	bool remote_read_only;         /* never upload */
 	long remote_timeout_ms;        /* per request; <= 0: 10 s */
+	/* A file the processes of one build share (fatbuild build names one in the build dir's
+	 * tmp/ for its edges, FATBUILD_REMOTE_CACHE_STATE): the first to find the remote failing
+	 * writes it and reports; while it exists the remote is off and nothing more is said
+	 * (docs/remote-cache.md §5). NULL: this run alone. */
+	const char *remote_state;
+	const char *remote_tmpdir;     /* where remote blobs are staged while they download; NULL: /tmp */
 	/* Paths below this directory enter the cache key relative to it (default: each source's
 	 * own directory), so that checkouts in different places share entries. */
 	const char *cache_basedir;
@@ -538,6 +544,9 @@ FB_API int fb_nvrtc_info(const char *cuda_home, struct fb_nvrtc_info *out, struc
 /* Whether an NVRTC log says a host header (<cstdio>, <vector>, <torch/extension.h>, ...) cannot
  * be opened: NVRTC compiles device code only. The header's name goes to header. */
 FB_API bool fb_nvrtc_missing_host_header(const char *log, char *header, size_t size);
+/* A remote cache URL as messages show it: a user:password@ and any ?query or #fragment become
+ * *** (either may hold a credential). Cut to fit size. */
+FB_API void fb_remote_url_redact(const char *url, char *out, size_t size);
 
 /* The compile cache: FATBUILD_CACHE_DIR, else $XDG_CACHE_HOME/fatbuild, else ~/.cache/fatbuild. */
 struct fb_cache_stats {
@@ -720,6 +729,8 @@ struct fb_edge_opts {
 	const char *remote_header;
 	bool remote_read_only;
 	long remote_timeout_ms;
+	const char *remote_state;  /* as fb_compile_opts.remote_state */
+	const char *remote_tmpdir; /* as fb_compile_opts.remote_tmpdir */
 	const volatile sig_atomic_t *cancel; /* as fb_build_opts.cancel: the command is signalled */
 };
 enum fb_edge_hit { FB_EDGE_RAN = 0, FB_EDGE_LOCAL = 1, FB_EDGE_REMOTE = 2 };

@@ -6,6 +6,12 @@
 add_test(NAME remote_cache COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_cache.sh)
 set_tests_properties(remote_cache PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS remote TIMEOUT 300 COST 30
                      SKIP_RETURN_CODE 77)
+# remote_malicious: a loopback server that attacks (tests/remote/evil_server.py): swapped and
+# wrong-kind records, poisoned manifests, endless bodies, silence; every build succeeds with
+# the right bytes (docs/hardening.md "Attacks on the caches").
+add_test(NAME remote_malicious COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_malicious.sh)
+set_tests_properties(remote_malicious PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "remote;hardening" TIMEOUT 600
+                     COST 30 SKIP_RETURN_CODE 77)
 add_test(NAME remote_reapi COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_reapi.sh)
 set_tests_properties(remote_reapi PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS remote TIMEOUT 600 COST 30
                      SKIP_RETURN_CODE 77)

@@ -66,6 +66,10 @@ int parse_jobs(const char *cmd, const char *v, int lo, int *jobs);
 void note_max_jobs(const char *cmd);
 /* warn(), then exit(code). */
 _Noreturn void fatal(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* 0, or AP_EXIT_USAGE after one line naming it when mode is FATBUILD_REMOTE_CACHE_MODE's own
+ * value (getenv's pointer: no option replaced it) and neither read nor readwrite; cmd: the
+ * subcommand for the message. Checked before anything runs (a build: before ninja). */
+int cli_remote_mode_env(const char *mode, const char *cmd);
 /* Prints "fatbuild: msg" for a library error and returns its exit code. */
 int fail_fb(const struct fb_error *e);
 int fail_ap(const struct ap_error *e);

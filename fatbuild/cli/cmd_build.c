@@ -300,6 +300,8 @@ cmd_build(int argc, char **argv)
 	if (rc >= 0)
 		goto out;
 	rc = AP_EXIT_USAGE;
+	if (cli_remote_mode_env(getenv("FATBUILD_REMOTE_CACHE_MODE"), "build")) /* the edges would fail in ninja */
+		goto out;
 	if (!o.output && o.torch && o.name)
 		o.output = "."; /* --torch --name NAME: ./NAME.so, or the module */
 	if ((o.python || o.python_module || o.torch_cuda) && !o.torch) {

@@ -436,6 +436,8 @@ fill_opts(struct fb_compile_opts *o, const struct compile_cli *c, struct progres
 	o->remote_read_only = c->remote_mode && strcmp(c->remote_mode, "read") == 0;
 	const char *tmo = getenv("FATBUILD_REMOTE_CACHE_TIMEOUT");
 	o->remote_timeout_ms = tmo && *tmo ? (long)(strtod(tmo, NULL) * 1000) : 0;
+	o->remote_state = getenv("FATBUILD_REMOTE_CACHE_STATE"); /* set by fatbuild build for its edges */
+	o->remote_tmpdir = getenv("TMPDIR");
 	o->cache_basedir = getenv("FATBUILD_CACHE_BASEDIR");
 }
 
@@ -549,8 +551,11 @@ summary(const struct fb_compile_result *res, const struct fb_compile_opts *o, co
 	     res->nvrtc_version % 1000 / 10, c->jobs ? c->jobs : fb_compile_default_jobs(), seconds);
 	if (res->pch_made + res->pch_used + res->pch_refused)
 		warn("compile: PCH made %zu, used %zu, refused %zu", res->pch_made, res->pch_used, res->pch_refused);
-	if (o->remote_cache)
-		warn("compile: remote cache %s: %zu of %zu jobs served", o->remote_cache, res->nremote, res->njobs);
+	if (o->remote_cache) {
+		char shown[512];
+		fb_remote_url_redact(o->remote_cache, shown, sizeof(shown));
+		warn("compile: remote cache %s: %zu of %zu jobs served", shown, res->nremote, res->njobs);
+	}
 }
 
 /* Compiles, then writes; the exit code. */
@@ -601,6 +606,10 @@ cmd_compile(int argc, char **argv)
 	c.remote = getenv("FATBUILD_REMOTE_CACHE");
 	c.remote_mode = getenv("FATBUILD_REMOTE_CACHE_MODE");
 	int rc = take_xnvrtc(&c, argc, argv) ? AP_EXIT_USAGE : parse_args(&c, &o);
+	if (rc < 0 && cli_remote_mode_env(c.remote_mode, "compile")) {
+		cli_free(&c);
+		return AP_EXIT_USAGE;
+	}
 	int bad = rc < 0 ? check_args(&c) : 0;
 	if (bad)
 		rc = bad < 0 ? AP_EXIT_USAGE : bad;

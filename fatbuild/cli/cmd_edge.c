@@ -108,8 +108,16 @@ cmd_edge(int argc, char **argv)
 	o.remote_cache = getenv("FATBUILD_REMOTE_CACHE");
 	o.remote_header = getenv("FATBUILD_REMOTE_CACHE_HEADER");
 	const char *mode = getenv("FATBUILD_REMOTE_CACHE_MODE"), *tmo = getenv("FATBUILD_REMOTE_CACHE_TIMEOUT");
+	if (cli_remote_mode_env(mode, "edge")) {
+		free(tools);
+		free(more);
+		free(bases);
+		return AP_EXIT_USAGE;
+	}
 	o.remote_read_only = mode && strcmp(mode, "read") == 0;
 	o.remote_timeout_ms = tmo && *tmo ? (long)(strtod(tmo, NULL) * 1000) : 0;
+	o.remote_state = getenv("FATBUILD_REMOTE_CACHE_STATE"); /* set by fatbuild build */
+	o.remote_tmpdir = getenv("TMPDIR");
 	o.cancel = cli_cancel_flag();
 	struct fb_edge_result r;
 	struct fb_error err = {0};

@@ -223,6 +223,23 @@ print_ninja(void)
 	return 0;
 }
 
+/* The remote cache (docs/caches.md), its URL's credentials shown as ***. */
+static void
+print_remote(void)
+{
+	const char *url = getenv("FATBUILD_REMOTE_CACHE"), *mode = getenv("FATBUILD_REMOTE_CACHE_MODE");
+	if (!url || !url[0]) {
+		printf("%-10s none (FATBUILD_REMOTE_CACHE or --remote-cache URL; docs/caches.md)\n", "remote");
+		return;
+	}
+	char shown[512];
+	fb_remote_url_redact(url, shown, sizeof(shown));
+	bool ok = !mode || !mode[0] || strcmp(mode, "read") == 0 || strcmp(mode, "readwrite") == 0;
+	printf("%-10s %s (%s, from FATBUILD_REMOTE_CACHE%s)\n", "remote", shown,
+	       !ok ? "INVALID FATBUILD_REMOTE_CACHE_MODE: read or readwrite" : mode && mode[0] ? mode : "readwrite",
+	       getenv("FATBUILD_REMOTE_CACHE_HEADER") ? " with FATBUILD_REMOTE_CACHE_HEADER" : "");
+}
+
 /* The build and cache directories, the arch list, the job count and the compile server. */
 static void
 print_settings(void)
@@ -303,6 +320,7 @@ cmd_env(int argc, char **argv)
 	printf("%-10s %s\n", "runtime", lib);
 	printf("%-10s %s\n", "include", inc);
 	print_settings();
+	print_remote();
 	if (missing)
 		warn("env: something the build needs is missing (see NOT FOUND above)");
 	return missing ? AP_EXIT_FAIL : AP_EXIT_OK;

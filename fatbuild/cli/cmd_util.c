@@ -192,3 +192,20 @@ json_str(const char *s, size_t n)
 	}
 	putchar('"');
 }
+
+int
+cli_remote_mode_env(const char *mode, const char *cmd)
+{
+	const char *env = getenv("FATBUILD_REMOTE_CACHE_MODE");
+	if (!mode || mode != env || !*mode || strcmp(mode, "read") == 0 || strcmp(mode, "readwrite") == 0)
+		return 0;
+	char shown[48];
+	size_t i = 0;
+	for (; mode[i] && i + 1 < sizeof(shown); i++) /* the value as one printable line */
+		shown[i] = mode[i] >= 0x20 && mode[i] < 0x7f ? mode[i] : '?';
+	shown[i] = 0;
+	warn("%s: FATBUILD_REMOTE_CACHE_MODE='%s' is neither read nor readwrite: unset it, or set read (never "
+	     "upload) or readwrite",
+	     cmd, shown);
+	return AP_EXIT_USAGE;
+}

@@ -130,6 +130,19 @@ fb_cache_get(const char *dir, const char *key, struct fb_cache_entry *out, struc
 	return rc;
 }
 
+void
+fb_cache_remove(const char *dir, const char *key)
+{
+	int root, sh;
+	if (!fb_cache_is_key(key) || fb_cache_root_open(dir, false, &root, NULL) != 0)
+		return;
+	if (fb_cache_shard_open(root, dir, key, false, &sh, NULL) == 0) {
+		unlinkat(sh, key, 0);
+		close(sh);
+	}
+	close(root);
+}
+
 int
 fb_cache_encode(const struct fb_cache_entry *e, unsigned char **out, size_t *size)
 {

@@ -249,10 +249,13 @@ fb_build_run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 		argv[a++] = "-v";
 	argv[a] = NULL;
 	int lock;
-	char runpath[PATHMAX + 24];
+	char runpath[PATHMAX + 24], state[PATHMAX + 32];
 	int rc = take_locks(g, &lock, runpath, sizeof(runpath), err);
 	if (rc)
 		return rc;
+	/* Each build asks the remote cache again: a failure is remembered for one build only. */
+	bfmt(state, sizeof(state), "%s/" FB_REMOTE_STATE, g->dir);
+	unlink(state);
 	bool nvrtc = false;
 	for (size_t i = 0; i < g->o->nsources; i++)
 		nvrtc |= g->langs[i] == L_KERNEL;
