@@ -434,16 +434,12 @@ open_listed(const struct fb_edge_opts *o, const struct fb_strlist *roots, const 
 		snprintf(why, wsize, "names %.300s, which is %.300s, outside the build's roots", lex, real);
 		return -2;
 	}
-	*fd = open(real, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (*fd < 0)
-		return -1;
-	if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(*fd);
-		*fd = -1;
-		snprintf(why, wsize, "names %.300s, not a regular file", real);
-		return -2;
-	}
-	return 0;
+	if (fb_open_regular(real, 0, fd, &st, NULL) == 0)
+		return 0;
+	if (stat(real, &st) != 0 || S_ISREG(st.st_mode))
+		return -1; /* gone, or unreadable: a plain miss */
+	snprintf(why, wsize, "names %.300s, not a regular file", real);
+	return -2;
 }
 
 /* K1 from K0 and the files the manifest lists (one path a line, bases spelled @Bn): each
