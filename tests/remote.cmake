@@ -16,3 +16,9 @@ set_tests_properties(build_launcher PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABE
 add_test(NAME build_edgecache COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/build_edgecache.sh)
 set_tests_properties(build_edgecache PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "remote;build" TIMEOUT 300
                      SKIP_RETURN_CODE 77)
+# remote_exec_infra: remote execution's test infrastructure (docs/remote-cache.md §9): buildbox-casd
+# as an executor and a BuildGrid farm with PostgreSQL and two bots, each running buildbox-run;
+# pip-installed into the build dir and started and stopped by the script; nvcc via a REAPI client.
+add_test(NAME remote_exec_infra COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_exec_infra.sh)
+set_tests_properties(remote_exec_infra PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "remote;slow" TIMEOUT 600
+                     COST 30 SKIP_RETURN_CODE 77)
