@@ -7,8 +7,10 @@
 # nvcc -cubin -arch=sm_90 compile gives a cubin byte-identical to a local nvcc run's; the second
 # identical Execute is a cached result that uploads nothing; a compile error is the command's
 # exit code 1 and nvcc's message, not a failed call; a job past its deadline and a dead port
-# are failed calls that say so. Usage: remote_exec_client.sh REXEC_TEST. Skipped (77) without
-# gRPC in the build, nvcc, bubblewrap, Python 3.13, or pip.
+# are failed calls that say so. (3) Against the BuildGrid farm (tests/remote/farm.sh, one bot):
+# the same compile, COMPLETED; a job no bot takes fails at its deadline saying it was QUEUED; an
+# unregistered platform property is FAILED_PRECONDITION. Usage: remote_exec_client.sh REXEC_TEST. Skipped (77) without
+# gRPC in the build, nvcc, bubblewrap, PostgreSQL, Python 3.13, or pip.
 set -u
 : "${FB_SOURCE_DIR:?}" "${FB_BINARY_DIR:?}"
 rt=${1:?usage: remote_exec_client.sh REXEC_TEST}
@@ -17,6 +19,7 @@ source "$FB_SOURCE_DIR/tests/remote/executor.sh"
 source "$FB_SOURCE_DIR/tests/remote/farm.sh"
 cleanup() {
 	exec_stop
+	farm_stop "$t/farm"
 	[ -n "${KEEP:-}" ] || rm -rf "$t"
 }
 trap cleanup EXIT
@@ -26,6 +29,7 @@ no() { echo "FAIL: $*" >&2; fail=1; }
 nvcc=/usr/local/cuda/bin/nvcc
 [ -x "$nvcc" ] || { echo "SKIP: no $nvcc"; exit 77; }
 command -v bwrap >/dev/null || { echo "SKIP: bubblewrap not installed (scripts/deps.sh)"; exit 77; }
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { echo "SKIP: PostgreSQL not installed (scripts/deps.sh)"; exit 77; }
 "$rt" run grpc://127.0.0.1:1 "$t" "$t/o" 1000 -- true 2>"$t/probe.err"
 grep -q 'no gRPC' "$t/probe.err" && { echo "SKIP: fatbuild was built without libgrpc"; exit 77; }
 rx_bb_venv "$FB_BINARY_DIR/rexec-bb-venv" || { echo "SKIP: cannot pip install $bb_pkg"; exit 77; }
@@ -78,6 +82,20 @@ grep -q 'Execute: DEADLINE_EXCEEDED' "$t/c4.err" || { cat "$t/c4.err" >&2; no "c
 exec_stop
 crun c5 2000 --env "$path" -- true && no "c5: a dead executor succeeded"
 grep -q 'UNAVAILABLE' "$t/c5.err" || { cat "$t/c5.err" >&2; no "c5: the error does not say UNAVAILABLE"; }
+
+# 3. against the farm (one bot offering fbtest=a): the stages, a job no bot takes, a key the
+#    scheduler does not know
+farm_start "$t/farm" a:fbtest=a || { no "the farm did not start"; exit 1; }
+exec_url=$farm_url
+crun f1 120000 --prop OSFamily=linux --prop fbtest=a --env "$path" --output out/axpy.cubin -- \
+	nvcc -cubin -arch=sm_90 -o out/axpy.cubin k/axpy.cu || { cat "$t/f1.err" >&2; no "f1: the C client failed on the farm"; }
+says f1 'stage 4' && says f1 'exit 0' || no "f1: not COMPLETED with exit 0"
+cmp -s "$t/local/out/axpy.cubin" "$t/f1/out/axpy.cubin" || no "f1: the bot's cubin differs from the local one"
+crun f2 3000 --prop OSFamily=linux --prop fbtest=zz --env "$path" -- true && no "f2: a job no bot takes succeeded"
+says f2 'stage 2' && grep -q 'DEADLINE_EXCEEDED.*the job was QUEUED: no worker took it' "$t/f2.err" ||
+	{ cat "$t/f2.err" >&2; no "f2: the deadline's error does not say the job was QUEUED"; }
+crun f3 30000 --prop image=x --env "$path" -- true && no "f3: an unregistered property succeeded"
+grep -q 'FAILED_PRECONDITION: Unregistered platform property \[image' "$t/f3.err" || { cat "$t/f3.err" >&2; no "f3: not FAILED_PRECONDITION"; }
 
 [ $fail = 0 ] && echo "remote_exec_client: all checks passed"
 exit $fail
