@@ -727,7 +727,8 @@ fb_rexec_execute(struct fb_reapi *g, const struct fb_rexec_action *a, int skip_c
 		return err ? err->code : FB_EFORMAT;
 	if (st == 0 && r->done)
 		return 0;
-	r->status = st ? st : 4; /* a stream that ended without the answer, at the deadline */
+	/* A stream that ended without the answer: at the deadline (4), or with no name to wait on (2). */
+	r->status = st ? st : r->name[0] ? 4 : 2;
 	snprintf(r->message, sizeof(r->message), "%s", why);
 	return fb_seterr(err, FB_EIO, "Execute: %s%s%.300s (the job was %s%s)", fb_reapi_code_name(r->status),
 	                 why[0] ? ": " : "", why, stage_name(r->stage),
