@@ -78,6 +78,15 @@ cmp -s "$ref" "$t/e2/out/axpy.cubin" || no "e2: the cached cubin differs from th
 rx env "$exec_url" --env PATH=/usr/bin:/bin -- sh -c 'env; echo "cwd=$(pwd)"; ls /k' || no "env: the client failed"
 grep -q 'FB_RX_CLIENT_ONLY\|HOME=' "$t/env.json" && no "env: the job saw variables the Command did not set"
 grep -q 'cwd=/\\n' "$t/env.json" && grep -q 'axpy.cu' "$t/env.json" || { cat "$t/env.json" >&2; no "env: the input root is not /"; }
+# the runner's binds hide an input root's own top-level bin/, lib/, lib64/, usr/: inputs go below
+# a directory of their own
+mkdir -p "$t/shadow/lib" "$t/shadow/fbx/lib"
+echo hidden >"$t/shadow/lib/marker"
+echo seen >"$t/shadow/fbx/lib/marker"
+"$bgd_python" "$FB_SOURCE_DIR/tests/remote/rexec_client.py" "$exec_url" --root "$t/shadow" --env PATH=/usr/bin:/bin \
+	-- sh -c 'cat fbx/lib/marker; cat lib/marker' >"$t/shadow.json" 2>"$t/shadow.err" || no "shadow: the client failed"
+grep -q '"stdout": "seen\\n"' "$t/shadow.json" && grep -q 'lib/marker: No such file' "$t/shadow.json" ||
+	{ cat "$t/shadow.json" >&2; no "shadow: the input root's lib/ is not hidden by the runner's /lib as §9 says"; }
 # the deprecated output_files: buildbox-run 1.4.25 neither makes their parents nor captures them
 rx legacy "$exec_url" --legacy-outputs --output out/axpy.cubin --env PATH=/usr/local/cuda/bin:/usr/bin:/bin \
 	-- sh -c 'mkdir -p out && nvcc -cubin -arch=sm_90 -o out/axpy.cubin k/axpy.cu' || no "legacy: the client failed"
