@@ -30,7 +30,8 @@
 /* A file of the input root: its path relative to the root ("k/axpy.cu": no leading '/', no
  * empty, "." or ".." part), its bytes (the caller's; read during fb_rexec_action_new, when
  * hex is "", and during fb_rexec_upload) and whether it is executable. hex: its SHA-256 when
- * the caller knows it ("" to have it computed), trusted as given. */
+ * the caller knows it ("" to have it computed), trusted as given. Keep inputs below a directory
+ * of their own: a worker's sandbox mounts its /bin, /lib, /usr over the root's (§9). */
 struct fb_rexec_input {
 	const char *path;
 	const unsigned char *data;
