@@ -43,7 +43,7 @@ allowed() {
 # client), one header run.h; the driver (options, sources and jobs; fb_compile).
 RANKS='
 fatbuild/compile 0 hash.c hash.h depfile.c depfile.h hosthdr.c hosthdr.h pb.c pb.h
-fatbuild/compile 1 nvrtc.c nvrtc.h cache.c cache.h cachedir.c cacheroot.c remote.c reapi.c stats.c key.c
+fatbuild/compile 1 nvrtc.c nvrtc.h cache.c cache.h cachedir.c cacheroot.c remote.c reapi.c rexec.c rexec.h stats.c key.c
 fatbuild/compile 2 run.h schedule.c child.c worker.c server.c client.c
 fatbuild/compile 3 compile.h prepare.c compile.c
 fatbuild/devlink 0 jitlink.c jitlink.h

@@ -203,6 +203,18 @@ int fb_reapi_decode_bytestream(const unsigned char *p, size_t n, const unsigned 
 /* ServerCapabilities: *max_batch its cache_capabilities.max_batch_total_size_bytes (0 when it
  * names none: no limit); 0 or FB_EFORMAT (a malformed field, a negative limit). */
 int fb_reapi_decode_capabilities(const unsigned char *p, size_t n, uint64_t *max_batch, struct fb_error *err);
+/* For the channel's other users (rexec.c, remote execution): one call of method
+ * ("/package.Service/Method") with the one request req[0..n), each answer message handed to
+ * on_msg (nonzero, err filled, cancels the call), with the deadline timeout_ms (0: the
+ * channel's). The call's gRPC status code (why: its text), or -1 when on_msg refused an
+ * answer or (without gRPC, FB_ENOTOOL) no call could be made; err filled then. */
+typedef int (*fb_reapi_msg_fn)(void *ctx, const unsigned char *p, size_t n, struct fb_error *err);
+int fb_reapi_call(struct fb_reapi *g, const char *method, const unsigned char *req, size_t n, long timeout_ms,
+                  fb_reapi_msg_fn on_msg, void *ctx, char *why, size_t wsize, struct fb_error *err);
+/* The instance_name of every request of g ("" for none); "" for NULL. */
+const char *fb_reapi_instance(const struct fb_reapi *g);
+/* A google.rpc.Code's name ("UNAVAILABLE"). */
+const char *fb_reapi_code_name(int c);
 
 /* ---- stats.c: hit and miss counters kept in the cache directory ---- */
 

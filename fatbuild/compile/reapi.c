@@ -957,6 +957,33 @@ fb_reapi_write_blobs(struct fb_reapi *g, struct fb_reapi_blob *b, int n, uint64_
 	}
 	return rc;
 }
+
+/* The channel's deadline is lent for one call: rpc() reads it from g, and the cache's own
+ * calls keep theirs. */
+int
+fb_reapi_call(struct fb_reapi *g, const char *method, const unsigned char *req, size_t n, long timeout_ms,
+              fb_reapi_msg_fn on_msg, void *ctx, char *why, size_t wsize, struct fb_error *err)
+{
+	struct fb_pb_out one = {(unsigned char *)req, n, n, 0};
+	long keep = g->timeout_ms;
+	if (timeout_ms > 0)
+		g->timeout_ms = timeout_ms;
+	int st = rpc(g, method, &one, 1, on_msg, ctx, why, wsize, err);
+	g->timeout_ms = keep;
+	return st;
+}
+
+const char *
+fb_reapi_instance(const struct fb_reapi *g)
+{
+	return g ? g->instance : "";
+}
+
+const char *
+fb_reapi_code_name(int c)
+{
+	return code_name(c);
+}
 #else
 int
 fb_reapi_open(const struct fb_remote_opts *o, struct fb_reapi **out, struct fb_error *err)
@@ -1005,5 +1032,29 @@ fb_reapi_write_blobs(struct fb_reapi *g, struct fb_reapi_blob *b, int n, uint64_
 {
 	(void)g, (void)b, (void)n, (void)sent;
 	return fb_seterr(err, FB_ENOTOOL, "no gRPC");
+}
+
+int
+fb_reapi_call(struct fb_reapi *g, const char *method, const unsigned char *req, size_t n, long timeout_ms,
+              fb_reapi_msg_fn on_msg, void *ctx, char *why, size_t wsize, struct fb_error *err)
+{
+	(void)g, (void)method, (void)req, (void)n, (void)timeout_ms, (void)on_msg, (void)ctx;
+	snprintf(why, wsize, "no gRPC");
+	fb_seterr(err, FB_ENOTOOL, "no gRPC");
+	return -1;
+}
+
+const char *
+fb_reapi_instance(const struct fb_reapi *g)
+{
+	(void)g;
+	return "";
+}
+
+const char *
+fb_reapi_code_name(int c)
+{
+	(void)c;
+	return "status";
 }
 #endif
