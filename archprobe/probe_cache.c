@@ -89,17 +89,13 @@ library_stamp(const char *library, char *buf, size_t size)
 bool
 ap_probe_cache_lookup(const char *path, const char *key, struct ap_probe_result *r)
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
+	FILE *f = ap_fopen_regular(path, O_NOFOLLOW);
 	char *buf, stamp[PATH_MAX + 96], *line, *rest;
 	size_t n, klen = strlen(key);
 	bool hit = false;
 
-	if (!f) {
-		if (fd >= 0)
-			close(fd);
+	if (!f)
 		return false;
-	}
 	buf = malloc(AP_PROBE_MAX_REPLY + 1);
 	n = buf ? fread(buf, 1, AP_PROBE_MAX_REPLY, f) : 0;
 	fclose(f);

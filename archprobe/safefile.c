@@ -1,5 +1,6 @@
 /* safefile.c: the probe cache is read only from, and written only into, places no other user can
- * write; its temporary files get random names created with O_EXCL|O_NOFOLLOW. */
+ * write; its temporary files get random names created with O_EXCL|O_NOFOLLOW; files are read
+ * only when they are regular files, never waiting on a FIFO or a device. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -52,6 +53,28 @@ ap_cachefile_trusted(const char *path, char *why, size_t whysize)
 		return false;
 	}
 	return true;
+}
+
+FILE *
+ap_fopen_regular(const char *path, int flags)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | flags);
+	if (fd < 0)
+		return NULL;
+	FILE *f = NULL;
+	if (fstat(fd, &st) != 0)
+		;
+	else if (!S_ISREG(st.st_mode))
+		errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+	else
+		f = fdopen(fd, "re");
+	if (!f) {
+		int e = errno;
+		close(fd);
+		errno = e;
+	}
+	return f;
 }
 
 int

@@ -31,6 +31,7 @@
 
 #include "arch_int.h"
 #include "error_int.h"
+#include "safefile_int.h"
 
 extern char **environ;
 
@@ -564,7 +565,7 @@ version_from_files(const char *home)
 		char p[PATH_MAX];
 		if ((size_t)snprintf(p, sizeof(p), "%s/%s", home, incs[i]) >= sizeof(p))
 			continue;
-		FILE *f = fopen(p, "r");
+		FILE *f = ap_fopen_regular(p, 0);
 		if (!f)
 			continue;
 		char line[512];

@@ -242,7 +242,8 @@ FB_API void fb_scan_free(struct fb_scan *s);
 FB_API int fb_scan_entries(const void *data, const struct fb_scan *s, struct fb_parsed *out,
                            struct fb_error *err);
 
-/* A read-only mmap of a whole file. */
+/* A read-only mmap of a whole file. Regular files only: a FIFO, a device or a directory is
+ * refused ("PATH: not a regular file (a FIFO)", FB_EIO) without being read or waited on. */
 struct fb_mapped {
 	const unsigned char *data;
 	size_t size;
@@ -278,6 +279,19 @@ enum fb_how { FB_HOW_NONE = 0, FB_HOW_SASS, FB_HOW_PTX_JIT };
  * Returns the index into images, or -1 (FB_HOW_NONE) when nothing fits. */
 FB_API long fb_select(const struct fb_image *images, size_t n, const struct ap_target *device,
                       enum fb_how *how);
+
+/* Why one image does not fit a device under the rules above (FB_FITS when it does): the first
+ * rule it breaks, in this order. */
+enum fb_misfit {
+	FB_FITS = 0,
+	FB_MISFIT_NEWER,    /* the image's arch is above the device's (sm_90 or compute_90 on 8.9) */
+	FB_MISFIT_MAJOR,    /* SASS, or an 'f' image, of another major (sm_80 on 9.0) */
+	FB_MISFIT_ISOLATED, /* sm_87 / sm_88 SASS, or an 8.7 / 8.8 device, with another minor */
+	FB_MISFIT_ARCH,     /* an 'a' image on another arch (sm_90a on 10.0) */
+	FB_MISFIT_PLAIN,    /* an 'a' image a plain consumer refuses (sm_90a for -arch=sm_90) */
+	FB_MISFIT_COMPAT,   /* SASS sm_X, X >= 100, without the compat blob on a higher minor */
+};
+FB_API int fb_select_misfit(const struct fb_image *image, const struct ap_target *device);
 
 /* END SECTION fatbin */
 
@@ -356,6 +370,12 @@ struct fb_compile_opts {
 	const char *remote_header;     /* one request header ("Authorization: Bearer T") or NULL */
 	bool remote_read_only;         /* never upload */
 	long remote_timeout_ms;        /* per request; <= 0: 10 s */
+	/* A file the processes of one build share (fatbuild build names one in the build dir's
+	 * tmp/ for its edges, FATBUILD_REMOTE_CACHE_STATE): the first to find the remote failing
+	 * writes it and reports; while it exists the remote is off and nothing more is said
+	 * (docs/remote-cache.md §5). NULL: this run alone. */
+	const char *remote_state;
+	const char *remote_tmpdir;     /* where remote blobs are staged while they download; NULL: /tmp */
 	/* Paths below this directory enter the cache key relative to it (default: each source's
 	 * own directory), so that checkouts in different places share entries. */
 	const char *cache_basedir;
@@ -414,9 +434,12 @@ FB_API int fb_compile_pack(const struct fb_compile_result *r, const struct fb_co
                            enum fb_compress compress, bool compress_elf, unsigned char **out, size_t *size,
                            struct fb_error *err);
 /* Parallel jobs when none is asked for: MAX_JOBS when it is all digits (as PyTorch reads it;
- * 0 = no limit), else the CPUs this process may run on, capped by its cgroups' CPU quota
- * (fb_jobs_default with /proc and /sys/fs/cgroup). */
+ * 0 = no limit, and at most FB_JOBS_MAX), else the CPUs this process may run on, capped by its
+ * cgroups' CPU quota (fb_jobs_default with /proc and /sys/fs/cgroup). */
 FB_API int fb_compile_default_jobs(void);
+/* The jobs to run for a count asked for: asked (at most FB_JOBS_MAX) when > 0, else
+ * fb_compile_default_jobs(). fb_compile and fb_build size everything with it. */
+FB_API int fb_compile_jobs(int asked);
 /* Whether std names a standard fb_compile takes (fb_compile_opts.std): c++03, c++11, c++14,
  * c++17 or c++20, the values NVRTC takes as -std=. NULL and "" are not names (as
  * fb_compile_opts.std they mean c++17). */
@@ -440,6 +463,13 @@ FB_API int fb_compile_server_main(const char *build_dir, int jobs, int ready_fd,
 
 /* ---- default parallelism (common/cpus.c) ---- */
 
+/* The most jobs fatbuild runs at once, whatever -j or MAX_JOBS ask for (docs/compile-server.md
+ * §3): the build's compile server holds two descriptors per job (a worker, an edge's
+ * connection) and polls them all, and poll(2) refuses more descriptors than the open-file limit,
+ * whose usual soft value is 1024. Larger counts are capped with a note, as make and ninja take
+ * any -j. */
+#define FB_JOBS_MAX 256
+
 enum fb_jobs_from { FB_JOBS_FROM_AFFINITY = 1, FB_JOBS_FROM_CGROUP, FB_JOBS_FROM_MAX_JOBS };
 struct fb_jobs_info {
 	int jobs;                      /* the figure */
@@ -448,8 +478,10 @@ struct fb_jobs_info {
 	int quota;                     /* lowest cgroup CPU quota of the process's cgroup and its
 	                                * parents, rounded up; 0: none */
 	char where[1024];              /* for people: the MAX_JOBS value, or the quota's file and value */
+	bool capped;                   /* MAX_JOBS asked for more than FB_JOBS_MAX */
 };
-/* The default job count: MAX_JOBS (max_jobs, when all digits; 0 = no limit), else the CPUs
+/* The default job count: MAX_JOBS (max_jobs, when all digits; 0 = no limit: FB_JOBS_MAX; more
+ * than FB_JOBS_MAX: that, and capped set), else the CPUs
  * (cpus > 0: that many; else this process's affinity mask) capped by the lowest CPU quota
  * found from the process's cgroup (proc_root/self/cgroup) up to the root of the hierarchy
  * mounted at cgroup_root: v2 cpu.max, v1 cpu.cfs_quota_us / cpu.cfs_period_us, rounded up
@@ -512,22 +544,49 @@ FB_API int fb_nvrtc_info(const char *cuda_home, struct fb_nvrtc_info *out, struc
 /* Whether an NVRTC log says a host header (<cstdio>, <vector>, <torch/extension.h>, ...) cannot
  * be opened: NVRTC compiles device code only. The header's name goes to header. */
 FB_API bool fb_nvrtc_missing_host_header(const char *log, char *header, size_t size);
+/* A remote cache URL as messages show it: a user:password@ and any ?query or #fragment become
+ * *** (either may hold a credential). Cut to fit size. */
+FB_API void fb_remote_url_redact(const char *url, char *out, size_t size);
 
 /* The compile cache: FATBUILD_CACHE_DIR, else $XDG_CACHE_HOME/fatbuild, else ~/.cache/fatbuild. */
 struct fb_cache_stats {
 	char dir[4096];
-	uint64_t entries, bytes;
-	uint64_t temporaries;          /* leftovers of interrupted writes */
+	uint64_t entries;              /* kernels, objects and manifests */
+	uint64_t bytes;                /* on disk (st_blocks), everything below included */
+	uint64_t temporaries;          /* writes in progress, or left by killed ones */
+	uint64_t host_pchs, host_pch_bytes; /* precompiled torch headers (hostpch/KEY/) */
+	uint64_t refused;              /* shards that failed the directory checks: not read */
 };
 FB_API int fb_cache_dir(char *buf, size_t size, struct fb_error *err);
-/* dir NULL: fb_cache_dir(). A missing directory is an empty cache. */
+/* dir NULL: fb_cache_dir(). A missing directory is an empty cache. Nothing is followed: a
+ * symlink inside the cache is neither counted nor read (docs/security.md). */
 FB_API int fb_cache_stats(const char *dir, struct fb_cache_stats *out, struct fb_error *err);
+/* Removes every entry, temporary and host PCH (of the caller's that it may remove: in a sticky
+ * team cache only its own); *removed counts entries and PCHs. Only files of an entry's name
+ * that are regular files in a checked shard are unlinked, never through a link. */
 FB_API int fb_cache_clear(const char *dir, uint64_t *removed, struct fb_error *err);
+/* The size limit when none is set (FATBUILD_CACHE_MAX_SIZE): ccache's 5 GB. */
+#define FB_CACHE_DEFAULT_MAX_SIZE 5000000000ull
+#define FB_TRIM_IF_OVER 1u   /* trim only when the stats file's size says the cache is over, and
+                              * never wait for another trim (what a build runs at its end) */
+struct fb_cache_trim_result {
+	uint64_t max_size, before, after; /* bytes on disk (after the walk: before is measured) */
+	uint64_t evicted, evicted_bytes, host_pchs; /* host_pchs: of evicted */
+	uint64_t temporaries;          /* leftovers of killed writes (over an hour old) removed */
+	uint64_t skipped;              /* in use: read since the walk, or a PCH a build holds */
+	bool busy;                     /* FB_TRIM_IF_OVER: another process was trimming; nothing done */
+};
+/* Keeps the cache at most max_size bytes on disk (0: no limit, nothing done): when over, the
+ * least recently used entries and host PCHs go until 90% of max_size is left. Safe beside
+ * running builds (docs/caches.md "Size"). dir NULL: fb_cache_dir(). res may be NULL. */
+FB_API int fb_cache_trim(const char *dir, uint64_t max_size, unsigned flags, struct fb_cache_trim_result *res,
+                         struct fb_error *err);
 /* What the cache served, summed over every fb_compile that used dir (kept in dir/stats). */
 struct fb_cache_counters {
 	uint64_t local_hits, remote_hits, misses;   /* misses: jobs NVRTC compiled */
 	uint64_t remote_misses, remote_errors, remote_corrupt, local_corrupt, uploads;
 	uint64_t bytes_down, bytes_up;              /* remote traffic */
+	uint64_t evictions, evicted_bytes;          /* fb_cache_trim's */
 };
 /* dir NULL: fb_cache_dir(). No stats file yet: all zero. */
 FB_API int fb_cache_counters_read(const char *dir, struct fb_cache_counters *out, struct fb_error *err);
@@ -677,6 +736,8 @@ struct fb_edge_opts {
 	const char *remote_header;
 	bool remote_read_only;
 	long remote_timeout_ms;
+	const char *remote_state;  /* as fb_compile_opts.remote_state */
+	const char *remote_tmpdir; /* as fb_compile_opts.remote_tmpdir */
 	const volatile sig_atomic_t *cancel; /* as fb_build_opts.cancel: the command is signalled */
 };
 enum fb_edge_hit { FB_EDGE_RAN = 0, FB_EDGE_LOCAL = 1, FB_EDGE_REMOTE = 2 };
@@ -797,6 +858,117 @@ FB_API void fb_size_report_free(struct fb_size_report *r);
 FB_API int fb_zstd_size(const void *data, size_t size, int level, uint64_t *out, struct fb_error *err);
 
 /* END SECTION prune */
+/* SECTION check: will these libraries run on these GPUs, before run time (fatbuild/check/;
+ * docs/check-environment.md). */
+
+/* How one file's device code fares on one device (docs/check-environment.md §2). */
+enum fb_check_verdict {
+	FB_CHECK_SASS = 1, /* runs: every module with an image for the device has SASS for it */
+	FB_CHECK_JIT,      /* runs once the driver JIT-compiles PTX for some module */
+	FB_CHECK_NONE,     /* cannot run: no module has an image for the device */
+	FB_CHECK_OTHER,    /* device code found, loaded at run time by other means (§3) */
+	FB_CHECK_LINK,     /* a device-link input (ar archive, relocatable object): runs once linked */
+	FB_CHECK_NOKERNEL, /* its modules define no kernel: nothing to launch, nothing to fail */
+};
+
+/* One file on one device. */
+struct fb_check_arch {
+	int verdict;             /* enum fb_check_verdict */
+	size_t sass, jit, none, link; /* its modules (containers) by how they load on the device */
+	size_t empty;            /* modules of a library without an image that define no kernel: a
+	                          * library loads a module when it launches one of its kernels */
+	long entry;              /* a file of one module that runs: the index of the chosen image, else -1 */
+	struct ap_target chosen; /* that image's target */
+	long first_none;         /* the first module without an image, else -1 */
+	char why_images[256];    /* FB_CHECK_NONE: the images of the modules; else those of module
+	                          * first_none; "" when every module has an image */
+	char why[384];           /* why those images do not fit (docs/check-environment.md §2) */
+	int other;               /* the §3 code: enum fb_how of the best image found there; for a
+	                          * library of relocatable code and LTO-IR only, among those */
+};
+
+/* One file that holds device code, or could not be read. */
+struct fb_check_file {
+	char *path;              /* relative to its input (an archive's member path), or the input itself */
+	size_t input;            /* index into fb_check_report.inputs */
+	size_t group;            /* index into fb_check_report.groups */
+	uint64_t size;
+	char type[16];           /* fb_scan.type ("elf", "archive", "fatbin", "cubin", "ptx") */
+	size_t modules, entries; /* the containers the CUDA runtime loads (.nv_fatbin, __nv_relfatbin,
+	                          * the file itself) and their entries */
+	char images[256];        /* the distinct SASS and PTX images of the modules, sorted */
+	size_t other_containers, other_cubins, other_ptx, other_lto; /* §3 */
+	char other_sections[160];
+	char other_images[256];
+	int nvrtc_min, nvrtc_max; /* NVRTC built-in headers (§3): the lowest and highest SM, else 0 */
+	size_t nvrtc;            /* how many SMs */
+	char error[1024];        /* not read, or malformed: the message (nothing else is set) */
+	struct fb_check_arch *arch; /* one per device, in the order of fb_check_opts.devices */
+};
+
+/* A distribution (a wheel's or an installed package's metadata) or, without one, a folder or
+ * archive: the files of the report are grouped by these. */
+struct fb_check_group {
+	char *name;              /* METADATA / PKG-INFO Name, else the folder or archive */
+	char *version;           /* Version, or "" */
+	char *where;             /* the dist-info directory or archive, relative to its input */
+	bool dist;               /* named by package metadata, or by an archive's file name */
+	bool archive;            /* a zip or tar archive */
+	size_t input;
+	size_t files, with_code; /* regular files read, and those with device code */
+};
+
+struct fb_check_report {
+	char **inputs;           /* the paths read: fb_check_opts.paths, then the interpreter's */
+	size_t ninputs;
+	struct fb_check_group *groups; /* distributions by name, then folders and archives */
+	size_t ngroups;
+	struct fb_check_file *files;   /* with device code or an error, by group, then path */
+	size_t nfiles;
+	size_t read, without_code, elf_without_code; /* regular files (and archive members) read */
+	size_t links, special, nested, hardlinks; /* symbolic links not followed; FIFOs, sockets and
+	                          * devices never opened; archives inside archives not opened; further
+	                          * names of a file already read */
+	uint64_t bytes;          /* of the files read */
+};
+
+struct fb_check_progress {
+	size_t done, total;      /* files (an archive counts once) */
+	uint64_t bytes_done, bytes_total;
+	const char *current;     /* the file just finished, relative to its input */
+};
+
+struct fb_check_opts {
+	const struct ap_target *devices; /* variant AP_ARCH: a real GPU (see fb_select) */
+	size_t ndevices;
+	const char *const *paths; /* files, directories, zip or tar archives (wheels, sdists) */
+	size_t npaths;
+	const char *python;      /* also the purelib and platlib of this interpreter; NULL: none */
+	int jobs;                /* files read at once; <= 0: fb_jobs_default */
+	const char *tmpdir;      /* where archive members are inflated to be read (NULL: /tmp) */
+	uint64_t max_member;     /* cap on an archive member's size (0: 4 GiB) */
+	const char *libarchive;  /* libarchive to dlopen (NULL: libarchive.so.13) */
+	/* Called after each file, from the worker threads, one at a time. */
+	void (*progress)(const struct fb_check_progress *p, void *ctx);
+	void *progress_ctx;
+};
+
+/* Reads every path (a directory is walked with openat, never following a symbolic link nor
+ * opening anything but regular files; zip and tar archives are read in place through
+ * libarchive, dlopen'ed), finds the device code of each file by its content, and says for each
+ * device how the CUDA loader would take it (fb_select). Files are read by threads, each mapped
+ * and never held whole in memory. A file that cannot be read (an archive without libarchive
+ * too) is a report entry with its error; a path that does not exist or is not a regular file
+ * or directory fails the call (FB_EIO), as does an interpreter that does not answer
+ * (FB_ENOTOOL). Free with fb_check_report_free (also after a failure). */
+FB_API int fb_check(const struct fb_check_opts *opts, struct fb_check_report *out, struct fb_error *err);
+FB_API void fb_check_report_free(struct fb_check_report *r);
+/* The purelib and platlib directories of a Python interpreter (one when they are the same):
+ * malloc'd strings in dirs[0..*n). */
+FB_API int fb_python_site_dirs(const char *python, char *dirs[2], size_t *n, struct fb_error *err);
+
+/* END SECTION check */
+
 /* ---- command words, PATH and switches (words.c, env.c) ------------------------------- */
 
 /* Splits a command given in one variable (CC="ccache gcc -m64") into words as the shell splits
@@ -819,6 +991,15 @@ FB_API int fb_env_switch(const char *name);
 /* mkdir -p for an output directory the user named (common/safefs.c): missing components are
  * made 0777 through the umask. 0, FB_EINVAL (too long) or FB_EIO naming the component. */
 FB_API int fb_dir_make_output(const char *path, struct fb_error *err);
+
+/* Checks an output path before anything is made or written (docs/hardening.md): out must not
+ * be one of the ninputs inputs, by path or as the same file (device and inode: "./k.cu", a hard
+ * link, a symlink to it), and what is at out already, if anything, must be a regular file or a
+ * symlink (which the rename replaces): a device node, FIFO, socket or directory is never
+ * replaced.
+ * what names the option in the message ("-o", "--depfile"). Returns 0 or FB_EINVAL. */
+FB_API int fb_output_check(const char *what, const char *out, const char *const *inputs, size_t ninputs,
+                           struct fb_error *err);
 
 /* Writes data to path atomically: a new file with a random name beside it (path.tmp.XXXXXXXXXX,
  * O_CREAT|O_EXCL|O_NOFOLLOW: nothing planted at that name is followed or truncated), then an

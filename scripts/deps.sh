@@ -6,10 +6,15 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok
 # clang-22 and python3-venv: tests/toolchains.sh (clang 22's CUDA output; the pip venv of NVIDIA's wheels)
 # man-db and groff-base: tests/manpages.sh renders the installed man pages with man -l
 # libgrpc-dev and openssl: the grpc:// remote cache (fatbuild/compile/reapi.c; tests/remote_reapi.sh
-# makes a certificate for grpcs://)
+# makes a certificate for grpcs://; tests/remote/nginx.sh the password file of NGINX_AUTH)
+# libarchive13 (the library only; dlopen'ed, no headers): fatbuild check reads wheels and tars with it
+# bubblewrap and postgresql: remote execution's test executor and farm (tests/remote/executor.sh,
+# farm.sh: buildbox-run's sandbox, BuildGrid's scheduler database); iproute2: scripts/bench-rexec.sh
+# (ip netns)
+# time: GNU time, the peak memory of a compile in tests/remote_malicious.sh
 for p in libelf-dev liblz4-dev libzstd-dev ninja-build cmake clang gcc g++ pkg-config valgrind make meson \
 	clang-22 python3-venv ccache nginx libcurl4 python3 sccache distcc libssl-dev man-db groff-base \
-	libgrpc-dev openssl; do
+	libgrpc-dev openssl libarchive13 time bubblewrap postgresql iproute2; do
 	have_pkg "$p" || need+=("$p")
 done
 # libFuzzer and the sanitizer runtimes come with clang's runtime package.

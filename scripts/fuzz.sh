@@ -57,6 +57,19 @@ PTX
 	tail -c +9 "$t/lib.a" >$c/fuzz_archive/long_name_odd
 	tail -c +9 "$t/libs.a" >$c/fuzz_archive/symtab
 	cp "$t/lib.a" $c/fuzz_hostelf/archive
+	# fatbuild check: a container kept in .ldata (objcopy), relocatable code in __nv_relfatbin, a
+	# fatbin taken whole ('!' first); METADATA, RECORD, a wheel's name, a RECORD path to join
+	mkdir -p $c/fuzz_devcode $c/fuzz_distinfo
+	rm -f $c/fuzz_devcode/* $c/fuzz_distinfo/*
+	objcopy --rename-section .nv_fatbin=.ldata $c/fuzz_hostelf/host.o "$t/own.o" || exit 1
+	objcopy --rename-section .nv_fatbin=__nv_relfatbin $c/fuzz_hostelf/host.o "$t/rel.o" || exit 1
+	tail -c +7 "$t/own.o" >$c/fuzz_devcode/own_ldata
+	tail -c +7 "$t/rel.o" >$c/fuzz_devcode/relfatbin
+	{ printf '!'; cat $c/fuzz_fatbin/elf_ptx; } >$c/fuzz_devcode/fatbin
+	printf '\0Metadata-Version: 2.1\nName: torch\nVersion: 2.15.0\n\nbody\n' >$c/fuzz_distinfo/metadata
+	printf '\1torch/a.py,sha256=x,1\n"a,b""c",,\n' >$c/fuzz_distinfo/record
+	printf '\2torch-2.15.0+cu132-cp311-cp311-linux_x86_64.whl' >$c/fuzz_distinfo/wheel
+	printf '\3lib/python3.11/site-packages\0../../../bin/x' >$c/fuzz_distinfo/join
 	printf 'a b$c:d|e\0x $y\0o\0i' >$c/fuzz_ninja/specials
 	printf "it's \"q\"\0 lead\0/p/a b.o\0/p/c:d.cu" >$c/fuzz_ninja/quotes
 	printf '\0\0\0' >$c/fuzz_ninja/empty

@@ -13,3 +13,7 @@ if(TARGET compile_test)
   add_test(NAME compile_cli COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/compile_cli.sh)
   set_tests_properties(compile_cli PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" TIMEOUT 300)
 endif()
+# The cache's size limit: LRU eviction, host PCHs, the trigger after a compile, side-by-side
+# compiles under a limit that evicts everything (tests/cache_trim.sh).
+add_test(NAME cache_trim COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cache_trim.sh)
+set_tests_properties(cache_trim PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" TIMEOUT 300)

@@ -84,8 +84,16 @@ main(void)
 	ji = run(64, "5"); /* MAX_JOBS wins */
 	CHECK(ji.jobs == 5 && ji.from == FB_JOBS_FROM_MAX_JOBS);
 	CHECK_STR(ji.where, "MAX_JOBS=5");
-	ji = run(64, "0");
-	CHECK(ji.jobs == 1024);
+	ji = run(64, "0"); /* no limit: as many as the compile server serves */
+	CHECK(ji.jobs == FB_JOBS_MAX && !ji.capped);
+	ji = run(64, "256");
+	CHECK(ji.jobs == 256 && !ji.capped);
+	CHECK_STR(ji.where, "MAX_JOBS=256");
+	ji = run(64, "999999"); /* more than the server can poll: capped, and said */
+	CHECK(ji.jobs == FB_JOBS_MAX && ji.capped);
+	CHECK_STR(ji.where, "MAX_JOBS=999999, capped at 256");
+	ji = run(64, "99999999999999999999999"); /* beyond a long */
+	CHECK(ji.jobs == FB_JOBS_MAX && ji.capped);
 	ji = run(64, "4x"); /* not a number: ignored, as PyTorch does */
 	CHECK(ji.jobs == 3);
 

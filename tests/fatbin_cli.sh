@@ -26,7 +26,7 @@ printf '.version 9.0\n.target sm_90a\n.address_size 64\n' >b.ptx
 expect 2 "no output file" "$FB" pack a.ptx
 expect 2 "unknown compression" "$FB" pack -o x.fatbin --compress brotli a.ptx
 expect 2 "not a target" "$FB" pack -o x.fatbin a.ptx@sm_8
-expect 1 "cannot read" "$FB" pack -o x.fatbin missing.ptx
+expect 1 "pack: cannot open missing.ptx: No such file" "$FB" pack -o x.fatbin missing.ptx
 expect 1 "a.ptx is compute_80, not compute_86" "$FB" pack -o x.fatbin a.ptx@compute_86
 expect 0 "" "$FB" pack -o x.fatbin --compress zstd a.ptx b.ptx
 [ -e x.fatbin.tmp.* ] 2>/dev/null && fail "temporary file left behind"

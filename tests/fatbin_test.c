@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "fatbuild.h"
+#include "fatbin/elfid.h"
 
 static void
 w16(unsigned char *p, unsigned v)
@@ -359,6 +360,18 @@ test_malformed(void)
 	CHECK(fb_fatbin_parse(b, n, 0, &p, &err) == 0 && p.entries[0].obfuscated);
 	CHECK(fb_entry_image(&p.entries[0], 0, &img, &in, &err) == FB_EUNSUPPORTED && strstr(err.msg, "obfuscated"));
 	fb_parsed_free(&p);
+	/* an options descriptor {0, 0} says "no options" (cuFFT's PTX entries in .ldata) */
+	memcpy(b, good, n);
+	CHECK(fb_fatbin_parse(b, n, 0, &p, &err) == 0 && p.nentries == 3 && p.entries[2].options);
+	size_t pe = p.entries[2].offset;
+	fb_parsed_free(&p);
+	uint32_t od = (uint32_t)b[pe + 0x14] | (uint32_t)b[pe + 0x15] << 8;
+	w32(b + pe + od, 0);
+	w32(b + pe + od + 4, 0);
+	CHECK(fb_fatbin_parse(b, n, 0, &p, &err) == 0 && p.nentries == 3 && !p.entries[2].options);
+	fb_parsed_free(&p);
+	w32(b + pe + od + 4, 3); /* a length with offset 0 is still refused */
+	CHECK(fb_fatbin_parse(b, n, 0, &p, &err) == FB_EFORMAT && strstr(err.msg, "options string"));
 	/* empty input */
 	CHECK(fb_fatbin_parse(b, 0, 0, &p, &err) == FB_EFORMAT && strstr(err.msg, "no fatbin container"));
 	free(b);
@@ -467,6 +480,58 @@ test_elf_checks(void)
 	CHECK(fb_scan_buffer("hello world, not a library", 26, "libx.so", &sc, &err) == FB_EFORMAT &&
 	      strstr(err.msg, "libx.so: not a fatbin"));
 	CHECK(fb_scan_buffer("!<thin>\nxxxxxxxx", 16, "t.a", &sc, &err) == FB_EUNSUPPORTED);
+}
+
+/* What a cache entry claims to be (fb_image_check, fb_elf_host_object): each wrong kind is
+ * named, as the caches report it (docs/remote-cache.md §5). */
+static void
+test_image_check(void)
+{
+	unsigned char b[512];
+	struct fb_error err = {0};
+	struct ap_target s80 = T("sm_80"), s90 = T("sm_90"), s90a = T("sm_90a"), s100f = T("sm_100f");
+	struct ap_target p80 = T("compute_80"), p90a = T("compute_90a"), p90 = T("compute_90");
+	size_t n = make_cubin(b, 80, 8, 0);
+	CHECK(fb_image_check(FB_KIND_ELF, &s80, b, n, &err) == 0);
+	CHECK(fb_image_check(FB_KIND_ELF, &s90, b, n, &err) == FB_EFORMAT &&
+	      strstr(err.msg, "cubin is for sm_80, not the requested sm_90"));
+	n = make_cubin(b, 90, 7, 1); /* ABI 7: the SM in the low byte */
+	CHECK(fb_image_check(FB_KIND_ELF, &s90a, b, n, &err) == 0);
+	CHECK(fb_image_check(FB_KIND_ELF, &s90, b, n, &err) == FB_EFORMAT && strstr(err.msg, "sm_90a, not the requested sm_90"));
+	n = make_cubin(b, 90, 8, 0);
+	CHECK(fb_image_check(FB_KIND_ELF, &s90a, b, n, &err) == FB_EFORMAT && strstr(err.msg, "sm_90, not the requested sm_90a"));
+	n = make_cubin(b, 100, 8, 0); /* 'f' is not recorded in a cubin: a plain one serves it */
+	CHECK(fb_image_check(FB_KIND_ELF, &s100f, b, n, &err) == 0);
+	w16(b + 0x12, 62);
+	CHECK(fb_image_check(FB_KIND_ELF, &s80, b, n, &err) == FB_EFORMAT && strstr(err.msg, "e_machine 62"));
+	CHECK(fb_image_check(FB_KIND_ELF, &s80, ptx80, sizeof(ptx80), &err) == FB_EFORMAT && strstr(err.msg, "not an ELF"));
+	/* PTX: its .target, text without NUL (trailing ones allowed) */
+	CHECK(fb_image_check(FB_KIND_PTX, &p80, ptx80, sizeof(ptx80), &err) == 0);
+	CHECK(fb_image_check(FB_KIND_PTX, &p90a, ptx90a, strlen(ptx90a), &err) == 0);
+	CHECK(fb_image_check(FB_KIND_PTX, &p90, ptx90a, strlen(ptx90a), &err) == FB_EFORMAT &&
+	      strstr(err.msg, "PTX .target is sm_90a, not the requested compute_90"));
+	CHECK(fb_image_check(FB_KIND_PTX, &p80, ptx90a, strlen(ptx90a), &err) == FB_EFORMAT);
+	char nul[sizeof(ptx80)];
+	memcpy(nul, ptx80, sizeof(ptx80));
+	nul[20] = 0;
+	CHECK(fb_image_check(FB_KIND_PTX, &p80, nul, sizeof(nul), &err) == FB_EFORMAT && strstr(err.msg, "NUL"));
+	CHECK(fb_image_check(FB_KIND_PTX, &p80, "", 0, &err) == FB_EFORMAT && strstr(err.msg, "empty"));
+	CHECK(fb_image_check(FB_KIND_PTX, &p80, b, n, &err) == FB_EFORMAT);
+	/* LTO-IR: the NVVM magic */
+	CHECK(fb_image_check(FB_KIND_LTO, &s80, "\xed\x43\x4e\x7f\x01\x02\x03\x04", 8, &err) == 0);
+	CHECK(fb_image_check(FB_KIND_LTO, &s80, b, n, &err) == FB_EFORMAT && strstr(err.msg, "NVVM"));
+	/* a host object: ET_REL of this machine */
+	n = make_cubin(b, 80, 8, 0);
+	CHECK(fb_elf_host_object(b, n, &err) == FB_EFORMAT && strstr(err.msg, "e_type 2 is not ET_REL"));
+	w16(b + 0x10, 1);
+	CHECK(fb_elf_host_object(b, n, &err) == FB_EFORMAT && strstr(err.msg, "e_machine 190"));
+#if defined(__x86_64__)
+	w16(b + 0x12, 62);
+	CHECK(fb_elf_host_object(b, n, &err) == 0);
+	b[4] = 1; /* ELFCLASS32 */
+	CHECK(fb_elf_host_object(b, n, &err) == FB_EFORMAT && strstr(err.msg, "class 1"));
+#endif
+	CHECK(fb_elf_host_object(ptx80, sizeof(ptx80), &err) == FB_EFORMAT && strstr(err.msg, "not an ELF"));
 }
 
 /* ar archives: one member holding a fatbin, then members with odd sizes. */
@@ -607,6 +672,7 @@ main(void)
 	test_malformed();
 	test_bomb();
 	test_elf_checks();
+	test_image_check();
 	test_archive();
 	test_select();
 	return check_done();

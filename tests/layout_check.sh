@@ -10,6 +10,7 @@
 #   fatbuild/compile  -> common fatbin
 #   fatbuild/devlink  -> common fatbin
 #   fatbuild/extension -> common fatbin compile devlink
+#   fatbuild/check    -> common fatbin
 #   fatbuild/runtime  -> fatbin/format.h only (header-only: the runtime links nothing but its own code)
 #   fatbuild/cli      -> (public headers only: archprobe.h, fatbuild.h)
 #   archprobe/        -> (its own *_int.h); archprobe/cli -> public headers only
@@ -30,6 +31,7 @@ allowed() {
 	fatbuild/compile) echo "common fatbin" ;;
 	fatbuild/devlink) echo "common fatbin" ;;
 	fatbuild/extension) echo "common fatbin compile devlink" ;;
+	fatbuild/check) echo "common fatbin" ;;
 	fatbuild/runtime) echo "fatbin/format.h" ;;
 	*) echo "" ;;
 	esac
@@ -41,7 +43,7 @@ allowed() {
 # client), one header run.h; the driver (options, sources and jobs; fb_compile).
 RANKS='
 fatbuild/compile 0 hash.c hash.h depfile.c depfile.h hosthdr.c hosthdr.h pb.c pb.h
-fatbuild/compile 1 nvrtc.c nvrtc.h cache.c cache.h remote.c reapi.c stats.c key.c
+fatbuild/compile 1 nvrtc.c nvrtc.h cache.c cache.h cachedir.c cacheroot.c remote.c reapi.c rexec.c rexec.h stats.c key.c
 fatbuild/compile 2 run.h schedule.c child.c worker.c server.c client.c
 fatbuild/compile 3 compile.h prepare.c compile.c
 fatbuild/devlink 0 jitlink.c jitlink.h

@@ -6,6 +6,12 @@
 add_test(NAME remote_cache COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_cache.sh)
 set_tests_properties(remote_cache PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS remote TIMEOUT 300 COST 30
                      SKIP_RETURN_CODE 77)
+# remote_malicious: a loopback server that attacks (tests/remote/evil_server.py): swapped and
+# wrong-kind records, poisoned manifests, endless bodies, silence; every build succeeds with
+# the right bytes (docs/hardening.md "Attacks on the caches").
+add_test(NAME remote_malicious COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_malicious.sh)
+set_tests_properties(remote_malicious PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "remote;hardening" TIMEOUT 600
+                     COST 30 SKIP_RETURN_CODE 77)
 add_test(NAME remote_reapi COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_reapi.sh)
 set_tests_properties(remote_reapi PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS remote TIMEOUT 600 COST 30
                      SKIP_RETURN_CODE 77)
@@ -16,3 +22,14 @@ set_tests_properties(build_launcher PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABE
 add_test(NAME build_edgecache COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/build_edgecache.sh)
 set_tests_properties(build_edgecache PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "remote;build" TIMEOUT 300
                      SKIP_RETURN_CODE 77)
+# remote_exec_infra: remote execution's test infrastructure (docs/remote-cache.md §9): buildbox-casd
+# as an executor and a BuildGrid farm with PostgreSQL and two bots, each running buildbox-run;
+# pip-installed into the build dir and started and stopped by the script; nvcc via a REAPI client.
+add_test(NAME remote_exec_infra COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_exec_infra.sh)
+set_tests_properties(remote_exec_infra PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "remote;slow" TIMEOUT 600
+                     COST 30 SKIP_RETURN_CODE 77 RESOURCE_LOCK rexec_venvs)
+# remote_exec_client: fatbuild's own REAPI execution layer (compile/rexec.c): its messages against the
+# protobuf runtime, one nvcc compile against buildbox-casd (the venvs are the ones above).
+add_test(NAME remote_exec_client COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_exec_client.sh $<TARGET_FILE:rexec_test>)
+set_tests_properties(remote_exec_client PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS remote TIMEOUT 300
+                     SKIP_RETURN_CODE 77 RESOURCE_LOCK rexec_venvs)

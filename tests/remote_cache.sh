@@ -99,6 +99,20 @@ cmp -s "$t/outA.fatbin" "$t/outC2.fatbin" || no "C2's fatbinary differs"
 "$venv/bin/python" "$FB_SOURCE_DIR/tests/remote/check_ac.py" "$t/srv/store" >"$t/check_ac2.log" 2>&1 ||
 	{ cat "$t/check_ac2.log" >&2; no "the upload did not replace the undecodable record"; }
 
+# 3c. a record that names no key (an older fatbuild's, docs/remote-cache.md §2) is a plain miss:
+#     not reported, compiled, and replaced by the upload with one that names its key
+rec=$(ls "$t/srv/store/ac" | head -1)
+head -c $(($(stat -c %s "$t/srv/store/ac/$rec") - 77)) "$t/srv/store/ac/$rec" >"$t/unbound"
+[ "$(tail -c 77 "$t/srv/store/ac/$rec" | head -c 13 | od -An -c | tr -d ' ')" = 'J''K\nIfatbuild' ] ||
+	no "a record does not end with the execution_metadata that names its key"
+cp "$t/unbound" "$t/srv/store/ac/$rec"
+compile b/deeper/other C3 outC3 --remote-cache "$url" || { cat "$t/outC3.log" >&2; no "C3 failed"; }
+grep -q "corrupt" "$t/outC3.log" && { cat "$t/outC3.log" >&2; no "a record that names no key was reported as damaged"; }
+[ "$forks" -ge 1 ] && [ "$(stat_of C3 'remote misses')" -ge 1 ] || no "C3: a record that names no key was not a miss"
+cmp -s "$t/outA.fatbin" "$t/outC3.fatbin" || no "C3's fatbinary differs"
+"$venv/bin/python" "$FB_SOURCE_DIR/tests/remote/check_ac.py" "$t/srv/store" >"$t/check_ac3.log" 2>&1 ||
+	{ cat "$t/check_ac3.log" >&2; no "the upload did not replace the record that names no key"; }
+
 # 4. read-only mode never PUTs
 sed -i 's/blockDim/blockDim /' "$t/a/k/reduce.cu" # new content: misses on the server
 p0=$(puts)
@@ -157,6 +171,29 @@ NGINX_NO_PUT=1 nginx_start "$t/srv3" || { no "nginx (no PUT) did not start"; exi
 compile a I outI --remote-cache "$NGINX_URL" || { cat "$t/outI.log" >&2; no "I (PUT refused) failed"; }
 [ "$(grep -c 'warning: remote cache.*PUT answered HTTP 405' "$t/outI.log")" -eq 1 ] ||
 	{ cat "$t/outI.log" >&2; no "PUT refused: want one warning naming HTTP 405"; }
+
+# 10. the setup docs/caches.md recommends: everyone reads, only CI's credential writes. A
+#     developer's read-only compile gets hits; a readwrite one without the credential is
+#     refused (one warning, the build succeeds); CI's, with the password in the URL or in
+#     FATBUILD_REMOTE_CACHE_HEADER, uploads; no message shows the password.
+nginx_stop
+NGINX_AUTH=ci:s3cr3t-pw nginx_start "$t/srv4" || { no "nginx (auth) did not start"; exit 1; }
+host=${NGINX_URL#http://}
+compile a J1 outJ1 --remote-cache "http://ci:s3cr3t-pw@$host" || { cat "$t/outJ1.log" >&2; no "J1 (CI, password in the URL) failed"; }
+[ "$(ls "$t/srv4/store/ac" 2>/dev/null | wc -l)" -eq 4 ] || { cat "$t/outJ1.log" >&2; no "J1: CI's compile did not upload"; }
+compile a J2 outJ2 --remote-cache "$NGINX_URL" --remote-cache-mode read || no "J2 (developer, read) failed"
+[ "$(grep -c 'cached (remote)$' "$t/outJ2.log")" -eq 4 ] || { cat "$t/outJ2.log" >&2; no "J2: an anonymous read got no hits"; }
+sed -i 's/blockDim /blockDim  /' "$t/a/k/reduce.cu"
+compile a J3 outJ3 --remote-cache "$NGINX_URL" || { cat "$t/outJ3.log" >&2; no "J3 (no credential, readwrite) failed"; }
+[ "$(grep -c 'warning: remote cache.*HTTP 401' "$t/outJ3.log")" -eq 1 ] || { cat "$t/outJ3.log" >&2; no "J3: want one warning naming HTTP 401"; }
+[ "$(ls "$t/srv4/store/ac" | wc -l)" -eq 4 ] || no "J3: an anonymous PUT was stored"
+FATBUILD_REMOTE_CACHE_HEADER="Authorization: Basic $(printf 'ci:s3cr3t-pw' | base64)" compile a J4 outJ4 --remote-cache "$NGINX_URL" ||
+	no "J4 (CI, password in the header) failed"
+[ "$(ls "$t/srv4/store/ac" | wc -l)" -eq 6 ] || { cat "$t/outJ4.log" >&2; no "J4: the header's credential did not upload"; }
+sed -i 's/blockDim  /blockDim   /' "$t/a/k/reduce.cu"
+compile a J5 outJ5 -v --remote-cache "http://ci:wrong-pw@$host" || no "J5 (a wrong password) failed"
+grep -q 'wrong-pw\|s3cr3t' "$t/outJ5.log" && { cat "$t/outJ5.log" >&2; no "J5: a message shows the password"; }
+grep -q 'warning: remote cache http://\*\*\*@.*HTTP 401' "$t/outJ5.log" || { cat "$t/outJ5.log" >&2; no "J5: want the refusal with the URL as ***@"; }
 
 [ $fail = 0 ] && echo "remote_cache: all checks passed"
 exit $fail

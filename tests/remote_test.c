@@ -275,6 +275,35 @@ output_file(unsigned char *o, const char *path, const char *hex, unsigned size)
 	return k;
 }
 
+/* The record names its own key (docs/remote-cache.md §2): execution_metadata.worker. */
+static void
+test_record_key(struct fb_remote_record *r)
+{
+	struct fb_remote_record d;
+	char text[FB_REMOTE_RECORD_ENCODED_MAX];
+	memset(r->key, 'd', 64);
+	r->key[64] = 0;
+	size_t n = fb_remote_record_encode(r, text, sizeof(text));
+	CHECK(n > 77 && fb_remote_record_decode(text, n, &d, NULL) == 0 && memcmp(r, &d, sizeof(d)) == 0);
+	/* execution_metadata { worker: "fatbuild dddd..." } at the end, as protobuf writes it */
+	CHECK(memcmp(text + n - 77, "\x4a\x4b\x0a\x49" "fatbuild ", 13) == 0);
+	/* a worker of another form names no key; the other fields of the metadata are skipped */
+	unsigned char alt[600];
+	memcpy(alt, text, n - 77);
+	size_t m = n - 77;
+	const unsigned char other[] = {0x4a, 0x09, 0x12, 0x02, 0x08, 0x01, 0x0a, 0x03, 'b', 'o', 't'};
+	memcpy(alt + m, other, sizeof(other));
+	m += sizeof(other);
+	CHECK(fb_remote_record_decode((char *)alt, m, &d, NULL) == 0 && d.key[0] == 0);
+	/* the last worker wins, as protobuf merges repeated messages */
+	memcpy(alt + m, text + n - 77, 77);
+	CHECK(fb_remote_record_decode((char *)alt, m + 77, &d, NULL) == 0 && !strcmp(d.key, r->key));
+	/* a worker that is not a string, or metadata that is not a message, is damage */
+	CHECK(decode("\x4a\x02\x08\x01", 4, "ExecutedActionMetadata field 1: wire type 0"));
+	CHECK(decode("\x4a\x01\xff", 3, "ExecutedActionMetadata"));
+	r->key[0] = 0;
+}
+
 static void
 test_record(void)
 {
@@ -294,6 +323,7 @@ test_record(void)
 	memcpy(r.hex[1], empty, 65); /* an empty output decodes to the empty blob's digest */
 	CHECK(memcmp(&r, &d, sizeof(r)) == 0);
 	CHECK(fb_remote_record_encode(&r, text, 10) == 0);
+	test_record_key(&r);
 
 	const char *h = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 	unsigned char ok[512], bad[600];
@@ -307,7 +337,7 @@ test_record(void)
 	                               0x19, 1, 2, 3, 4, 5, 6, 7, 8,              /* field 3 fixed64 */
 	                               0x1b, 0x08, 0x01, 0x1c,                    /* field 3 group */
 	                               0x6d, 1, 2, 3, 4,                          /* field 13 fixed32 */
-	                               0x4a, 0x03, 'a', 'b', 'c',                 /* field 9 bytes */
+	                               0x2a, 0x03, 'a', 'b', 'c',                 /* field 5 bytes */
 	                               0x20, 0x00};                               /* exit_code 0 */
 	memcpy(bad, extra, sizeof(extra));
 	m = sizeof(extra);
@@ -389,6 +419,104 @@ test_remote_open(void)
 	fb_remote_close(NULL);
 }
 
+static void
+redacted(const char *url, const char *want)
+{
+	char out[128];
+	fb_remote_url_redact(url, out, sizeof(out));
+	if (strcmp(out, want) != 0)
+		fprintf(stderr, "  %s shown as %s, want %s\n", url, out, want);
+	CHECK_STR(out, want);
+}
+
+/* Credentials in a URL never reach a message (docs/remote-cache.md §5). */
+static void
+test_redact(void)
+{
+	redacted("http://cache:8080/fb", "http://cache:8080/fb");
+	redacted("https://alice:s3cr3t@cache.example/fb", "https://***@cache.example/fb");
+	redacted("http://tok@cache/x?token=abc&y=1", "http://***@cache/x?***");
+	redacted("http://cache?token=abc", "http://cache?***");
+	redacted("http://cache/x#frag", "http://cache/x#***");
+	redacted("http://a@b@cache:1/p@q", "http://***@cache:1/p@q"); /* the last '@' before the path */
+	redacted("grpcs://u:p@[::1]:9092/main", "grpcs://***@[::1]:9092/main");
+	redacted("cache/no/scheme?k", "cache/no/scheme?***");
+	redacted("", "");
+	char small[12];
+	fb_remote_url_redact("http://u:p@host/path", small, sizeof(small));
+	CHECK(strlen(small) == sizeof(small) - 1 && !strstr(small, "u:p"));
+}
+
+/* A download goes to a nameless file, hashed as it comes, never past its size. */
+static void
+test_sink(const char *dir)
+{
+	struct fb_remote_sink s;
+	struct fb_error e = {0};
+	CHECK(fb_remote_sink_open(&s, dir, 8, &e) == 0 && s.fd >= 0);
+	CHECK(fb_remote_sink_write(&s, "abcd", 4) == 0 && fb_remote_sink_write(&s, "efgh", 4) == 0 && s.n == 8);
+	CHECK(fb_remote_sink_write(&s, "i", 1) == -1 && s.over && s.n == 8);
+	CHECK(fb_remote_sink_write(&s, "", 0) == -1); /* stopped for good */
+	unsigned char d[32], want[32];
+	fb_sha256_final(&s.h, d);
+	fb_sha256_buf("abcdefgh", 8, want);
+	CHECK(memcmp(d, want, 32) == 0);
+	char back[9] = {0};
+	CHECK(pread(s.fd, back, 8, 0) == 8 && strcmp(back, "abcdefgh") == 0);
+	fb_remote_sink_close(&s);
+	CHECK(s.fd == -1);
+	DIR *dd = opendir(dir); /* nothing left behind under a name */
+	int left = 0;
+	for (struct dirent *de; dd && (de = readdir(dd));)
+		left += strncmp(de->d_name, "fatbuild-download", 17) == 0;
+	if (dd)
+		closedir(dd);
+	CHECK(left == 0);
+	CHECK(fb_remote_sink_open(&s, "/nonexistent/dir", 8, &e) != 0 && s.fd == -1);
+	fb_remote_sink_close(&s);
+}
+
+/* The processes of one build share a failed remote through the state file: the first one
+ * that fails writes it and reports (not quiet); one opened later is off from the start, asks
+ * nothing and says nothing. */
+static void
+test_state(const char *dir)
+{
+	char state[512];
+	snprintf(state, sizeof(state), "%s/remote.state", dir);
+	struct fb_remote_opts o = {.url = "http://u:pw@127.0.0.1:1/x", .timeout_ms = 2000, .state = state, .tmpdir = dir};
+	struct fb_remote *r = NULL, *r2 = NULL;
+	struct fb_error e = {0};
+	if (fb_remote_open(&o, &r, &e) != 0)
+		return; /* no libcurl on this machine */
+	struct fb_cache_entry ent;
+	const char *key = "0000000000000000000000000000000000000000000000000000000000000000";
+	CHECK(access(state, F_OK) != 0 && !fb_remote_broken(r, NULL));
+	CHECK(fb_remote_get(r, key, &ent, &e) == FB_EIO && !fb_remote_quiet(r) && fb_remote_counts(r)->errors == 1);
+	CHECK(strstr(e.msg, "***@127.0.0.1:1") && !strstr(e.msg, "pw"));
+	CHECK(access(state, F_OK) == 0);
+	CHECK(fb_remote_open(&o, &r2, &e) == 0);
+	const char *why = NULL;
+	CHECK(fb_remote_broken(r2, &why) == 1 && fb_remote_quiet(r2) && strstr(why, "127.0.0.1:1"));
+	CHECK(fb_remote_get(r2, key, &ent, &e) == FB_EIO && fb_remote_counts(r2)->errors == 0);
+	fb_remote_close(r2);
+	/* two that fail together: one reports, the other is quiet */
+	unlink(state);
+	CHECK(fb_remote_open(&o, &r2, &e) == 0);
+	fb_remote_close(r);
+	CHECK(fb_remote_open(&o, &r, &e) == 0);
+	CHECK(fb_remote_get(r, key, &ent, &e) == FB_EIO && fb_remote_get(r2, key, &ent, &e) == FB_EIO);
+	CHECK(!fb_remote_quiet(r) && fb_remote_quiet(r2));
+	fb_remote_close(r);
+	fb_remote_close(r2);
+	/* a planted link or another kind of file is not the build's state */
+	unlink(state);
+	CHECK(symlink("/etc/passwd", state) == 0);
+	CHECK(fb_remote_open(&o, &r, &e) == 0 && !fb_remote_broken(r, NULL));
+	fb_remote_close(r);
+	unlink(state);
+}
+
 /* url -> target, instance, tls; NULL target: refused. */
 static void
 reapi_url(const char *url, const char *target, const char *instance, int tls)
@@ -463,6 +591,9 @@ main(void)
 	test_key_nvrtc(dir);
 	test_counters(dir);
 	test_remote_open();
+	test_redact();
+	test_sink(dir);
+	test_state(dir);
 	test_reapi();
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

@@ -201,6 +201,56 @@ test_probe_cache(void)
 		close(fd);
 }
 
+/* Only regular files are opened, and a FIFO without a writer never blocks the open. */
+static void
+test_open_regular(void)
+{
+	struct fb_error err = {0};
+	int fd = -2;
+	put(at("reg"), "x");
+	CHECK(fb_open_regular(at("reg"), 0, &fd, NULL, &err) == 0 && fd >= 0);
+	if (fd >= 0)
+		close(fd);
+	CHECK(mkfifo(at("fifo"), 0600) == 0);
+	CHECK(fb_open_regular(at("fifo"), 0, &fd, NULL, &err) == FB_EIO && fd == -1);
+	CHECK(strstr(err.msg, "fifo: not a regular file (a FIFO)") != NULL);
+	CHECK(fb_open_regular("/dev/zero", 0, &fd, NULL, &err) == FB_EIO);
+	CHECK(strstr(err.msg, "/dev/zero: not a regular file (a character device)") != NULL);
+	char *data = NULL;
+	size_t n = 0;
+	CHECK(fb_read_file(at("fifo"), &data, &n, &err) == FB_EIO && !data);
+	symlink(at("reg"), at("reglink"));
+	CHECK(fb_open_regular(at("reglink"), O_NOFOLLOW, &fd, NULL, &err) == FB_EIO); /* ELOOP */
+	FILE *f = ap_fopen_regular(at("fifo"), 0);
+	CHECK(!f);
+	f = ap_fopen_regular(at("reg"), 0);
+	CHECK(f != NULL);
+	if (f)
+		fclose(f);
+}
+
+/* An output is never an input (by path, hard link or symlink) nor anything but a file. */
+static void
+test_output_check(void)
+{
+	struct fb_error err = {0};
+	char reg[1024];
+	snprintf(reg, sizeof(reg), "%s", at("reg")); /* at() reuses its buffers */
+	const char *in[] = {reg};
+	CHECK(fb_output_check("-o", at("new"), in, 1, &err) == 0); /* nothing there yet */
+	CHECK(fb_output_check("-o", at("reg"), in, 1, &err) == FB_EINVAL && strstr(err.msg, "is also an input"));
+	link(at("reg"), at("reghard"));
+	CHECK(fb_output_check("-o", at("reghard"), in, 1, &err) == FB_EINVAL && strstr(err.msg, "(the same file)"));
+	CHECK(fb_output_check("-o", at("reglink"), in, 1, &err) == FB_EINVAL && strstr(err.msg, "(the same file)"));
+	put(at("other"), "y");
+	CHECK(fb_output_check("-o", at("other"), in, 1, &err) == 0);
+	CHECK(fb_output_check("-o", at("fifo"), NULL, 0, &err) == FB_EINVAL && strstr(err.msg, "(a FIFO)"));
+	CHECK(fb_output_check("-o", root, NULL, 0, &err) == FB_EINVAL && strstr(err.msg, "(a directory)"));
+	CHECK(fb_output_check("-o", "/dev/null", NULL, 0, &err) == FB_EINVAL && strstr(err.msg, "(a character device)"));
+	symlink("/dev/null", at("nulllink")); /* the rename replaces the link, never /dev/null */
+	CHECK(fb_output_check("-o", at("nulllink"), NULL, 0, &err) == 0);
+}
+
 int
 main(void)
 {
@@ -213,6 +263,8 @@ main(void)
 	test_dir_make();
 	test_tmp_and_atomic();
 	test_probe_cache();
+	test_open_regular();
+	test_output_check();
 	int rc = check_done();
 	if (rc == 0) {
 		char cmd[600];

@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
 
 #include "fatbuild.h"
 
@@ -16,6 +18,14 @@ int cmd_check(int argc, char **argv);
 int cmd_extract(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
+/* cmd_cache.c: a size ("5G", "500M", "1.5GiB", bytes): 0 or -1. */
+int cli_size_parse(const char *s, uint64_t *out);
+/* FATBUILD_CACHE_MAX_SIZE, else FB_CACHE_DEFAULT_MAX_SIZE (0: no limit): 0, or AP_EXIT_USAGE
+ * with the one-line message said. */
+int cli_cache_limit(uint64_t *max);
+/* What a build or compile runs as it ends: trims the cache when it is over max (verbose: one
+ * line when something was evicted); trouble only costs the trim. */
+void cli_cache_trim_after(uint64_t max, bool verbose);
 int cmd_build(int argc, char **argv);
 int cmd_embed(int argc, char **argv);
 int cmd_dlink(int argc, char **argv);
@@ -35,16 +45,31 @@ int cmd_diff(int argc, char **argv);
 /* Prints the version report (tool, NVRTC version and arches). */
 int cmd_version(int argc, char **argv);
 
-/* "fatbuild: " + message on stderr; a format ending in ':' appends strerror(errno). */
+/* "fatbuild: " + message on stderr; a format ending in ':' appends strerror(errno). One
+ * printable line: control bytes in the arguments (a path's newline or escape) print as '?'. */
 void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same line without the "fatbuild: " (progress lines). */
+void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* warn("warning: LINE") for each line of text (NULL: nothing). */
 void warn_lines(const char *text);
 /* warn("warning: W") for each warning of an arch list. */
 void warn_archlist(const struct ap_archlist *l);
 /* The targets of l in a new array (xcalloc, at least one slot); *n: how many. */
 struct ap_target *targets_copy(const struct ap_archlist *l, size_t *n);
+/* fb_output_check for command cmd: AP_EXIT_OK, or the exit code with "fatbuild: CMD: why" said. */
+int check_output(const char *cmd, const char *what, const char *out, const char *const *in, size_t n);
+/* -j N of command cmd into *jobs: a whole number from lo up; one above FB_JOBS_MAX is capped
+ * with a note, as make and ninja take any -j. 0, or -1 with "CMD: invalid -j value 'V'" said. */
+int parse_jobs(const char *cmd, const char *v, int lo, int *jobs);
+/* A note when MAX_JOBS asks for more than FB_JOBS_MAX jobs, and MAX_JOBS set to that for the
+ * commands this one starts (they then say nothing). */
+void note_max_jobs(const char *cmd);
 /* warn(), then exit(code). */
 _Noreturn void fatal(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* 0, or AP_EXIT_USAGE after one line naming it when mode is FATBUILD_REMOTE_CACHE_MODE's own
+ * value (getenv's pointer: no option replaced it) and neither read nor readwrite; cmd: the
+ * subcommand for the message. Checked before anything runs (a build: before ninja). */
+int cli_remote_mode_env(const char *mode, const char *cmd);
 /* Prints "fatbuild: msg" for a library error and returns its exit code. */
 int fail_fb(const struct fb_error *e);
 int fail_ap(const struct ap_error *e);
@@ -57,6 +82,9 @@ const volatile sig_atomic_t *cli_cancel_flag(void);
 int cli_stopped(void);
 /* "fatbuild: WHAT: interrupted by SIGTERM; ..." and the exit code, 128+signal. */
 int cli_stop_exit(const char *what);
+/* s[0..n) as a JSON string on stdout: quotes and backslashes escaped, other bytes outside
+ * 0x20..0x7e as \u00XX. */
+void json_str(const char *s, size_t n);
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t m);
 void *xreallocarray(void *p, size_t n, size_t m);

@@ -63,7 +63,8 @@ usage(FILE *f)
 	        "  -j N               parallel jobs (ninja -j; default: MAX_JOBS when it is a number, else the\n"
 	        "                     CPUs, capped by the cgroup CPU quota); NVRTC jobs also stay within\n"
 	        "                     that CPU count, so a large -j for a launcher that farms out host\n"
-	        "                     compiles does not start that many NVRTC processes here\n"
+	        "                     compiles does not start that many NVRTC processes here; at most %d,\n"
+	        "                     the compile server's bound: a larger N or MAX_JOBS is capped\n"
 	        "  --launcher CMD     put CMD before the host compiler and nvcc (ccache, sccache,\n"
 	        "                     distcc), as CMake's <LANG>_COMPILER_LAUNCHER; default\n"
 	        "                     $FATBUILD_LAUNCHER\n"
@@ -95,7 +96,8 @@ usage(FILE *f)
 	        "Environment: CC, CXX (commands, split into words: CC=\"ccache gcc\"), CUDA_HOME,\n"
 	        "FATBUILD_BUILD_DIR, FATBUILD_NINJA, FATBUILD_RUNTIME, FATBUILD_INCLUDE, MAX_JOBS,\n"
 	        "FATBUILD_LAUNCHER, FATBUILD_REMOTE_CACHE, FATBUILD_CACHE_BASEDIR (the checkout's root:\n"
-	        "other checkouts share cached compiles).\n"
+	        "other checkouts share cached compiles), FATBUILD_CACHE_MAX_SIZE (the cache's size limit,\n"
+	        "applied as the build ends: default 5G, 0 none; 'fatbuild cache --help').\n"
 	        "'fatbuild env' shows what will be used.\n"
 	        "\n"
 	        "SIGINT, SIGTERM or SIGHUP stop everything the build started (ninja, compilers, NVRTC\n"
@@ -104,7 +106,7 @@ usage(FILE *f)
 	        "Examples:\n"
 	        "  fatbuild --arch-list \"8.0 8.6+PTX\" -o libx.so kernels.cu host.cpp\n"
 	        "  fatbuild build --torch --python-module --name muladd -o . muladd.cpp muladd.cu\n",
-	        128 + SIGINT, 128 + SIGTERM, 128 + SIGHUP);
+	        FB_JOBS_MAX, 128 + SIGINT, 128 + SIGTERM, 128 + SIGHUP);
 }
 
 enum { OPT_ARCH = 256, OPT_NAME, OPT_BUILD_DIR, OPT_CFLAGS, OPT_CXXFLAGS, OPT_LDFLAGS, OPT_NVCC_FLAGS,
@@ -168,14 +170,8 @@ parse_value(int opt, const char *v, struct fb_build_opts *o)
 			warn("build: unknown backend '%s' (auto, nvrtc or nvcc)", v);
 			return -1;
 		}
-	} else {
-		char *end;
-		long j = strtol(v, &end, 10);
-		if (*end || j < 0 || j > 4096) {
-			warn("build: -j needs a number, not '%s'", v);
-			return -1;
-		}
-		o->jobs = (int)j;
+	} else if (parse_jobs("build", v, 0, &o->jobs)) {
+		return -1;
 	}
 	return 0;
 }
@@ -310,6 +306,8 @@ cmd_build(int argc, char **argv)
 	if (rc >= 0)
 		goto out;
 	rc = AP_EXIT_USAGE;
+	if (cli_remote_mode_env(getenv("FATBUILD_REMOTE_CACHE_MODE"), "build")) /* the edges would fail in ninja */
+		goto out;
 	if (!o.output && o.torch && o.name)
 		o.output = "."; /* --torch --name NAME: ./NAME.so, or the module */
 	if ((o.python || o.python_module || o.torch_cuda || o.torch_no_flags) && !o.torch) {
@@ -322,6 +320,11 @@ cmd_build(int argc, char **argv)
 		usage(stderr);
 		goto out;
 	}
+	uint64_t max_size;
+	if ((rc = cli_cache_limit(&max_size)))
+		goto out;
+	rc = AP_EXIT_USAGE;
+	note_max_jobs("build"); /* the edges, which read it too, then say nothing */
 	o.sources = src;
 	o.include_dirs = inc;
 	o.defines = def;
@@ -347,6 +350,8 @@ cmd_build(int argc, char **argv)
 		w += n + (w[n] == '\n');
 	}
 	warn_lines(res.warnings);
+	if (!o.emit_ninja_only && !cli_stopped())
+		cli_cache_trim_after(max_size, o.verbose); /* what every edge of the build put there */
 	if (brc != 0) {
 		rc = cli_stopped() ? cli_stop_exit("build") : fail_fb(&err);
 		goto out;

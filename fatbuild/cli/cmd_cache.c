@@ -1,30 +1,227 @@
-/* cmd_cache.c: `fatbuild cache stats|clear`, the compile cache (cache.c). */
+/* cmd_cache.c: `fatbuild cache stats|clear|trim|dir`, the compile cache (compile/cache.c,
+ * cachedir.c), and its size limit, which builds and compiles apply when they end. */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 
+static const char synopsis[] = "usage: fatbuild cache stats|clear|dir\n"
+                               "       fatbuild cache trim [--max-size SIZE]\n";
+
 static void
 usage(FILE *f)
 {
+	fputs(synopsis, f);
 	fprintf(f,
-	        "usage: fatbuild cache stats|clear|dir\n"
 	        "\n"
 	        "The compile cache holds one verified entry per (kernel, headers, options, NVRTC version,\n"
-	        "target) that 'fatbuild compile' has built. It lives in FATBUILD_CACHE_DIR, else\n"
-	        "$XDG_CACHE_HOME/fatbuild, else ~/.cache/fatbuild. Entries are written atomically and\n"
-	        "checked (size and SHA-256) when read; a damaged entry is rebuilt. Deleting the directory\n"
-	        "at any time is safe. It must be yours and writable by nobody else (else exit %d); a team\n"
-	        "cache in a setgid group directory is opt-in: FATBUILD_CACHE_SHARED=1 (docs/security.md).\n"
+	        "target) that 'fatbuild compile' has built, the objects of host and nvcc compiles, and\n"
+	        "precompiled torch headers. It lives in FATBUILD_CACHE_DIR, else $XDG_CACHE_HOME/fatbuild,\n"
+	        "else ~/.cache/fatbuild. Entries are written atomically and checked (size and SHA-256) when\n"
+	        "read; a damaged entry is rebuilt. Deleting the directory at any time is safe. It must be\n"
+	        "yours and writable by nobody else (else exit %d); a team cache in a setgid group directory\n"
+	        "is opt-in: FATBUILD_CACHE_SHARED=1 (docs/security.md).\n"
 	        "\n"
-	        "  stats   print the directory, the number of entries and their size, and what the cache\n"
-	        "          served: local and remote hits, misses, remote errors, corrupt entries, bytes\n"
-	        "  clear   remove every entry\n"
+	        "It is kept under a size limit, FATBUILD_CACHE_MAX_SIZE (default 5G, as ccache; 0: none):\n"
+	        "when a build or compile ends with the cache over it, the least recently used entries and\n"
+	        "PCHs are removed until 90%% of the limit is left. Sizes are what the files take on disk.\n"
+	        "\n"
+	        "  stats   print the directory, the entries, PCHs and their size against the limit, and\n"
+	        "          what the cache served: local and remote hits, misses, remote errors, corrupt\n"
+	        "          entries, bytes, evictions\n"
+	        "  clear   remove every entry and PCH (in a team cache, those you may remove)\n"
+	        "  trim    evict the least recently used until the cache fits the limit (now, even\n"
+	        "          when the counters say it fits: trim measures)\n"
 	        "  dir     print the directory only\n"
 	        "\n"
-	        "Exit codes: %d success, %d the cache could not be read or cleared, %d usage, %d a cache\n"
-	        "directory another user could write into.\n",
+	        "  --max-size SIZE  trim's limit instead of FATBUILD_CACHE_MAX_SIZE: bytes, or a number\n"
+	        "                   with k, M, G, T (powers of 1000) or Ki, Mi, Gi, Ti (powers of 1024),\n"
+	        "                   a trailing B allowed: 500M, 5G, 1.5GiB\n"
+	        "\n"
+	        "Exit codes: %d success, %d the cache could not be read or cleared, %d usage (a bad size\n"
+	        "too), %d a cache directory another user could write into.\n",
 	        AP_EXIT_UNSAFE, AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE, AP_EXIT_UNSAFE);
+}
+
+int
+cli_size_parse(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	while (isspace((unsigned char)*s))
+		s++;
+	if (!isdigit((unsigned char)*s) && *s != '.')
+		return -1;
+	double v = strtod(s, &end);
+	if (errno || end == s || !(v >= 0 && v < 1e30))
+		return -1;
+	static const char units[] = "kmgt";
+	const char *u = strchr(units, tolower((unsigned char)*end));
+	double scale = 1;
+	if (*end && u) {
+		int binary = end[1] == 'i' || end[1] == 'I';
+		for (const char *k = units; k <= u; k++)
+			scale *= binary ? 1024.0 : 1000.0;
+		end += 1 + binary;
+	}
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end || v * scale >= 18446744073709551615.0)
+		return -1;
+	*out = (uint64_t)(v * scale);
+	return 0;
+}
+
+int
+cli_cache_limit(uint64_t *max)
+{
+	const char *v = getenv("FATBUILD_CACHE_MAX_SIZE");
+	*max = FB_CACHE_DEFAULT_MAX_SIZE;
+	if (!v || !*v)
+		return 0;
+	if (cli_size_parse(v, max) == 0)
+		return 0;
+	warn("FATBUILD_CACHE_MAX_SIZE='%.100s' is not a size (bytes, or a number with k, M, G, T or Ki, Mi, "
+	     "Gi, Ti: 500M, 5G; 0 for no limit)",
+	     v);
+	return AP_EXIT_USAGE;
+}
+
+/* "12.0 KiB", "1.2 GiB": for people. */
+static void
+human(uint64_t n, char *buf, size_t size)
+{
+	static const char *const unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+	double v = (double)n;
+	size_t u = 0;
+	while (v >= 1024 && u + 1 < sizeof(unit) / sizeof(*unit)) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, size, "%llu bytes", (unsigned long long)n);
+	else
+		snprintf(buf, size, "%.1f %s", v, unit[u]);
+}
+
+void
+cli_cache_trim_after(uint64_t max, bool verbose)
+{
+	struct fb_cache_trim_result r;
+	struct fb_error err = {0};
+	if (fb_cache_trim(NULL, max, FB_TRIM_IF_OVER, &r, &err) != 0) {
+		if (verbose)
+			warn("cache: not trimmed: %s", err.msg);
+		return;
+	}
+	if (verbose && r.evicted) {
+		char b[32], a[32], m[32];
+		human(r.before, b, sizeof(b));
+		human(r.after, a, sizeof(a));
+		human(max, m, sizeof(m));
+		warn("cache: over its limit (%s): %llu entries evicted, %s -> %s", m, (unsigned long long)r.evicted,
+		     b, a);
+	}
+}
+
+static int
+print_stats(void)
+{
+	struct fb_error err = {0};
+	struct fb_cache_stats st;
+	uint64_t max;
+	int rc = cli_cache_limit(&max);
+	if (rc)
+		return rc;
+	if (fb_cache_stats(NULL, &st, &err))
+		return fail_fb(&err);
+	char h[32];
+	printf("cache: %s\n", st.dir);
+	printf("entries: %llu\n", (unsigned long long)st.entries);
+	human(st.host_pch_bytes, h, sizeof(h));
+	printf("host PCHs: %llu (%s)\n", (unsigned long long)st.host_pchs, h);
+	human(st.bytes, h, sizeof(h));
+	printf("size: %s (%llu bytes on disk)\n", h, (unsigned long long)st.bytes);
+	if (max) {
+		human(max, h, sizeof(h));
+		printf("limit: %s (%llu bytes)\n", h, (unsigned long long)max);
+	} else {
+		printf("limit: none\n");
+	}
+	if (st.temporaries)
+		printf("unfinished writes: %llu\n", (unsigned long long)st.temporaries);
+	if (st.refused)
+		printf("shards refused (not read): %llu\n", (unsigned long long)st.refused);
+	struct fb_cache_counters n;
+	if (fb_cache_counters_read(st.dir, &n, &err))
+		return fail_fb(&err);
+	printf("local hits: %llu\n", (unsigned long long)n.local_hits);
+	printf("remote hits: %llu\n", (unsigned long long)n.remote_hits);
+	printf("misses (compiled): %llu\n", (unsigned long long)n.misses);
+	printf("remote misses: %llu\n", (unsigned long long)n.remote_misses);
+	printf("remote errors: %llu\n", (unsigned long long)n.remote_errors);
+	printf("corrupt entries: %llu local, %llu remote\n", (unsigned long long)n.local_corrupt,
+	       (unsigned long long)n.remote_corrupt);
+	printf("uploads: %llu\n", (unsigned long long)n.uploads);
+	printf("remote bytes: %llu down, %llu up\n", (unsigned long long)n.bytes_down, (unsigned long long)n.bytes_up);
+	human(n.evicted_bytes, h, sizeof(h));
+	printf("evictions: %llu (%s)\n", (unsigned long long)n.evictions, h);
+	return AP_EXIT_OK;
+}
+
+static int
+trim(int argc, char **argv)
+{
+	static const struct option longs[] = {{"max-size", required_argument, NULL, 'm'}, {NULL, 0, NULL, 0}};
+	uint64_t max;
+	const char *given = NULL;
+	optind = 1;
+	opterr = 0;
+	for (int c; (c = getopt_long(argc, argv, "+", longs, NULL)) != -1;) {
+		if (c != 'm') {
+			warn("cache trim: %s '%s'", optopt ? "bad option" : "unknown option", argv[optind - 1]);
+			fputs(synopsis, stderr);
+			return AP_EXIT_USAGE;
+		}
+		given = optarg;
+	}
+	if (optind != argc) {
+		warn("cache trim: unexpected argument '%s'", argv[optind]);
+		fputs(synopsis, stderr);
+		return AP_EXIT_USAGE;
+	}
+	if (given && cli_size_parse(given, &max) != 0) {
+		warn("cache trim: --max-size '%.100s' is not a size (bytes, or a number with k, M, G, T or Ki, Mi, "
+		     "Gi, Ti: 500M, 5G)",
+		     given);
+		return AP_EXIT_USAGE;
+	}
+	int rc = given ? 0 : cli_cache_limit(&max);
+	if (rc)
+		return rc;
+	struct fb_cache_trim_result r;
+	struct fb_error err = {0};
+	char dir[4096];
+	if (fb_cache_dir(dir, sizeof(dir), &err) || fb_cache_trim(dir, max, 0, &r, &err))
+		return fail_fb(&err);
+	char b[32], a[32], m[32], e[32];
+	if (!max) {
+		printf("%s: no limit (FATBUILD_CACHE_MAX_SIZE=0): nothing trimmed\n", dir);
+		return AP_EXIT_OK;
+	}
+	human(r.before, b, sizeof(b));
+	human(r.after, a, sizeof(a));
+	human(max, m, sizeof(m));
+	human(r.evicted_bytes, e, sizeof(e));
+	printf("%s: %s of %s: evicted %llu (%llu host PCHs, %s), now %s\n", dir, b, m, (unsigned long long)r.evicted,
+	       (unsigned long long)r.host_pchs, e, a);
+	if (r.skipped)
+		printf("kept %llu in use (read since the walk, or a PCH a build holds)\n", (unsigned long long)r.skipped);
+	return AP_EXIT_OK;
 }
 
 int
@@ -34,36 +231,16 @@ cmd_cache(int argc, char **argv)
 		usage(stdout);
 		return AP_EXIT_OK;
 	}
+	if (argc >= 2 && strcmp(argv[1], "trim") == 0)
+		return trim(argc - 1, argv + 1);
 	if (argc != 2) {
-		warn("cache: %s", argc < 2 ? "which action? (stats, clear or dir)" : "too many arguments");
-		fputs("usage: fatbuild cache stats|clear|dir\n", stderr);
+		warn("cache: %s", argc < 2 ? "which action? (stats, clear, trim or dir)" : "too many arguments");
+		fputs(synopsis, stderr);
 		return AP_EXIT_USAGE;
 	}
 	struct fb_error err = {0};
-	if (strcmp(argv[1], "stats") == 0) {
-		struct fb_cache_stats st;
-		if (fb_cache_stats(NULL, &st, &err))
-			return fail_fb(&err);
-		printf("cache: %s\n", st.dir);
-		printf("entries: %llu\n", (unsigned long long)st.entries);
-		printf("size: %llu bytes (%.1f MiB)\n", (unsigned long long)st.bytes, (double)st.bytes / 1048576.0);
-		if (st.temporaries)
-			printf("unfinished writes: %llu\n", (unsigned long long)st.temporaries);
-		struct fb_cache_counters n;
-		if (fb_cache_counters_read(st.dir, &n, &err))
-			return fail_fb(&err);
-		printf("local hits: %llu\n", (unsigned long long)n.local_hits);
-		printf("remote hits: %llu\n", (unsigned long long)n.remote_hits);
-		printf("misses (compiled): %llu\n", (unsigned long long)n.misses);
-		printf("remote misses: %llu\n", (unsigned long long)n.remote_misses);
-		printf("remote errors: %llu\n", (unsigned long long)n.remote_errors);
-		printf("corrupt entries: %llu local, %llu remote\n", (unsigned long long)n.local_corrupt,
-		       (unsigned long long)n.remote_corrupt);
-		printf("uploads: %llu\n", (unsigned long long)n.uploads);
-		printf("remote bytes: %llu down, %llu up\n", (unsigned long long)n.bytes_down,
-		       (unsigned long long)n.bytes_up);
-		return AP_EXIT_OK;
-	}
+	if (strcmp(argv[1], "stats") == 0)
+		return print_stats();
 	if (strcmp(argv[1], "clear") == 0) {
 		uint64_t n = 0;
 		char dir[4096];
@@ -79,7 +256,7 @@ cmd_cache(int argc, char **argv)
 		puts(dir);
 		return AP_EXIT_OK;
 	}
-	warn("cache: unknown action '%s' (stats, clear or dir)", argv[1]);
-	fputs("usage: fatbuild cache stats|clear|dir\n", stderr);
+	warn("cache: unknown action '%.100s' (stats, clear, trim or dir)", argv[1]);
+	fputs(synopsis, stderr);
 	return AP_EXIT_USAGE;
 }

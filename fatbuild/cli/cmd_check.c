@@ -1,42 +1,60 @@
-/* cmd_check.c: fatbuild check: which image would run on a given compute capability. */
+/* cmd_check.c: fatbuild check: will these libraries run on these GPUs, before run time
+ * (fb_check; docs/check-environment.md, docs/fatbuild-inspect.md "check"). */
 #include <ctype.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "check_report.h"
 #include "cli.h"
 
 static void
 usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: fatbuild check --arch 8.9[,9.0,...]|native [--quiet] FILE...\n"
+	        "usage: fatbuild check --arch 8.9[,9.0,...]|native [--format text|json] [--quiet] [-j N] PATH...\n"
+	        "       fatbuild check --arch LIST --python PY [PATH...]\n"
 	        "\n"
-	        "For each arch, says which image of each file the CUDA loader would use and how:\n"
-	        "SASS run as is, or PTX JIT-compiled from compute_X, or that no kernel image is\n"
-	        "available (exit %d). Every container of a library is a separate module and must\n"
-	        "have its own image; a file with several containers is summarised, and fails only\n"
-	        "when no container has an image (libraries often ship per-arch modules).\n"
+	        "Says, before run time, whether the device code of every library in PATH will run on\n"
+	        "each GPU of LIST, and how: SASS as is, PTX JIT-compiled, or that no kernel image is\n"
+	        "available, and why. PATH is a file (.so, .a, .o, .fatbin, .cubin, .ptx, executable),\n"
+	        "a directory (walked; symbolic links are never followed, FIFOs never opened), or a\n"
+	        "wheel, sdist or any zip or tar archive (read in place through libarchive). Files are\n"
+	        "recognised by their content, not their names. Each container of a library is a\n"
+	        "module of its own and the library runs when some module has an image (libraries ship\n"
+	        "per-arch modules); files without device code are counted, not failed. Device code a\n"
+	        "library keeps outside .nv_fatbin (cuFFT, cuBLASLt, CUPTI) or compiles at run time\n"
+	        "(NVRTC's built-ins) is reported as loaded by other means. A directory, archive or\n"
+	        "interpreter gets a report by distribution (METADATA of *.dist-info, else the folder)\n"
+	        "and a summary line per GPU.\n"
 	        "\n"
-	        "  --arch LIST   compute capabilities: 8.9, 89, 9.0, 10.0 or sm_90 / sm_90a names.\n"
-	        "                X.Y is a real GPU (it runs its own 'a' code). sm_90 models\n"
-	        "                nvJitLink -arch=sm_90 (refuses sm_90a images). native asks the\n"
-	        "                driver for the visible GPUs.\n"
-	        "  --quiet       print nothing on success\n"
+	        "  --arch LIST      compute capabilities: 8.9, 89, 9.0, 12.0 or sm_90 / sm_90a names.\n"
+	        "                   X.Y is a real GPU (it runs its own 'a' code). sm_90 models\n"
+	        "                   nvJitLink -arch=sm_90 (refuses sm_90a images). native asks the\n"
+	        "                   driver for the visible GPUs.\n"
+	        "  --python PY      also check the site-packages (purelib and platlib) of this\n"
+	        "                   interpreter (a venv's bin/python)\n"
+	        "  --format FMT     text (default) or json: one document with every verdict, for CI\n"
+	        "  -j, --jobs N     files read at once (default: the CPUs)\n"
+	        "  --quiet          print only what cannot run (and, for directories, the summary)\n"
 	        "\n"
 	        "The rules are the model of docs/fatbin.md §7 as observed with nvJitLink 13.0: SASS\n"
 	        "of the same major and a lower or equal minor (sm_87/88 only exact; sm >= 100 needs\n"
 	        "the compat blob for a lower minor); 'a' only on the same SM; 'f' within the family;\n"
 	        "PTX compute_X on any sm >= X; the highest arch wins, SASS on a tie.\n"
 	        "Relocatable cubins (-rdc) and LTO-IR are not loadable until device-linked ('fatbuild\n"
-	        "dlink', or 'fatbuild build --rdc/--lto'); containers holding only them are the inputs\n"
-	        "of a device link (nvcc -rdc objects) and are reported apart.\n"
+	        "dlink', or 'fatbuild build --rdc/--lto'); in archives and objects they are\n"
+	        "device-link inputs, elsewhere they are reported apart.\n"
 	        "\n"
-	        "Example: fatbuild check --arch 8.9,9.0 build/kernels.fatbin\n"
-	        "Exit codes: %d every arch has an image, %d some arch has none (or a file is\n"
-	        "malformed, or native found no device), %d usage, %d-%d driver trouble for native.\n",
-	        AP_EXIT_FAIL, AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE, AP_EXIT_NODRIVER, AP_EXIT_TIMEOUT);
+	        "Example: fatbuild check --arch 8.0,9.0,12.0 --python .venv/bin/python\n"
+	        "Exit codes: %d every library with device code runs on every arch, %d some library\n"
+	        "cannot run on some arch or a file could not be read (or native found no device), %d\n"
+	        "usage, %d-%d driver trouble for native.\n",
+	        AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE, AP_EXIT_NODRIVER, AP_EXIT_TIMEOUT);
 }
 
 #define MAXDEV 64
@@ -72,223 +90,6 @@ parse_arch(const char *s, struct ap_target *t)
 		return -1;
 	t->variant = AP_ARCH; /* a real device runs its own arch-specific code */
 	return 0;
-}
-
-static void
-dev_name(const struct ap_target *d, char *buf, size_t n)
-{
-	if (d->variant == AP_ARCH)
-		snprintf(buf, n, "%d.%d", d->sm / 10, d->sm % 10);
-	else
-		ap_target_name(d, buf, n);
-}
-
-/* Appends the distinct arch names of a container's images to buf. */
-static void
-list_archs(const struct fb_parsed *p, const struct fb_container *ct, char *buf, size_t n)
-{
-	size_t l = 0;
-	buf[0] = 0;
-	char tn[32];
-	for (size_t i = 0; i < ct->count; i++) {
-		const struct fb_entry *e = &p->entries[ct->first + i];
-		if (e->disk_kind != FB_DISK_KIND_ELF && e->disk_kind != FB_DISK_KIND_PTX)
-			continue;
-		ap_target_name(&e->target, tn, sizeof(tn));
-		bool dup = false;
-		for (size_t j = 0; j < i; j++) {
-			char tj[32];
-			const struct fb_entry *f = &p->entries[ct->first + j];
-			if ((f->disk_kind == FB_DISK_KIND_ELF || f->disk_kind == FB_DISK_KIND_PTX) &&
-			    strcmp(ap_target_name(&f->target, tj, sizeof(tj)), tn) == 0)
-				dup = true;
-		}
-		if (!dup && l < n)
-			l += (size_t)snprintf(buf + l, n - l, "%s%s", l ? ", " : "", tn);
-	}
-	if (!l)
-		snprintf(buf, n, "no SASS or PTX");
-}
-
-/* A relocatable cubin (ET_REL: compiled -rdc, or --rdc): the driver cannot load it before a
- * device link resolves its calls (fatbuild dlink, nvcc -dlink). */
-static bool
-relocatable(const struct fb_entry *e)
-{
-	if (e->disk_kind != FB_DISK_KIND_ELF)
-		return false;
-	unsigned char *img = NULL;
-	size_t n = 0;
-	struct fb_cubin c = {0};
-	bool rel = fb_entry_image(e, 0, &img, &n, NULL) == 0 && fb_cubin_read(img, n, &c, NULL) == 0 && c.relocatable;
-	fb_cubin_free(&c);
-	free(img);
-	return rel;
-}
-
-/* Why a container's images are not loadable: its relocatable cubins and LTO-IR. */
-struct unlinked {
-	size_t nreloc, nlto;
-};
-
-static void
-explain_unlinked(const struct unlinked *u, char *buf, size_t n)
-{
-	buf[0] = 0;
-	if (u->nreloc || u->nlto)
-		snprintf(buf, n, "; %s%s%s not loadable until device-linked ('fatbuild dlink', or build with --rdc/--lto)",
-		         u->nreloc ? "relocatable cubins (-rdc)" : "", u->nreloc && u->nlto ? " and " : "",
-		         u->nlto ? "LTO-IR" : "");
-}
-
-/* Selection within one container. */
-static long
-select_in(const struct fb_parsed *p, const struct fb_container *ct, const struct ap_target *dev, enum fb_how *how,
-          struct unlinked *u)
-{
-	struct fb_image *im = xcalloc(ct->count ? ct->count : 1, sizeof(*im));
-	size_t *idx = xcalloc(ct->count ? ct->count : 1, sizeof(*idx));
-	size_t n = 0;
-	if (u)
-		*u = (struct unlinked){0};
-	for (size_t i = 0; i < ct->count; i++) {
-		const struct fb_entry *e = &p->entries[ct->first + i];
-		if (u && e->disk_kind == FB_DISK_KIND_LTO)
-			u->nlto++;
-		if (e->disk_kind != FB_DISK_KIND_ELF && e->disk_kind != FB_DISK_KIND_PTX)
-			continue;
-		if (relocatable(e)) {
-			if (u)
-				u->nreloc++;
-			continue;
-		}
-		im[n].target = e->target;
-		im[n].compat = (e->flags & FB_FLAG_COMPAT) != 0;
-		idx[n++] = ct->first + i;
-	}
-	long r = fb_select(im, n, dev, how);
-	long out = r < 0 ? -1 : (long)idx[r];
-	free(im);
-	free(idx);
-	return out;
-}
-
-/* A file with one container: which image the device runs, or that none fits. 0 or AP_EXIT_FAIL. */
-static int
-check_single(const struct fb_parsed *p, const struct ap_target *dev, const char *dn, const char *path, bool quiet)
-{
-	char tn[32], archs[1024], why[256];
-	struct unlinked u;
-	enum fb_how how;
-	long r = select_in(p, &p->containers[0], dev, &how, &u);
-	list_archs(p, &p->containers[0], archs, sizeof(archs));
-	explain_unlinked(&u, why, sizeof(why));
-	if (r < 0) {
-		warn("no kernel image is available for %s: %s has %s%s", dn, path, archs, why);
-		return AP_EXIT_FAIL;
-	}
-	if (!quiet) {
-		ap_target_name(&p->entries[r].target, tn, sizeof(tn));
-		if (how == FB_HOW_SASS)
-			printf("%s: %s: SASS %s (entry %zu)\n", dn, path, tn, p->entries[r].index);
-		else
-			printf("%s: %s: PTX JIT from %s (entry %zu)\n", dn, path, tn, p->entries[r].index);
-	}
-	return 0;
-}
-
-/* A file with several containers (each a module of its own): summarised; fails only when no
- * container has an image for the device. 0 or AP_EXIT_FAIL. */
-static int
-check_containers(const struct fb_parsed *p, const struct fb_scan *sc, const struct ap_target *dev, const char *dn,
-                 const char *path, bool quiet)
-{
-	char archs[1024];
-	struct unlinked u;
-	size_t nsass = 0, nptx = 0, nnone = 0, nunlinked = 0;
-	long first_bad = -1;
-	for (size_t c = 0; c < p->ncontainers; c++) {
-		enum fb_how how;
-		select_in(p, &p->containers[c], dev, &how, &u);
-		const struct fb_container *ct = &p->containers[c];
-		bool rel_section = ct->blob < sc->nblobs && strstr(sc->blobs[ct->blob].where, "__nv_relfatbin");
-		if (rel_section || (how == FB_HOW_NONE && (u.nreloc || u.nlto) && u.nreloc + u.nlto == ct->count))
-			nunlinked++; /* the inputs of a device link (nvcc -rdc's __nv_relfatbin) */
-		else if (how == FB_HOW_SASS)
-			nsass++;
-		else if (how == FB_HOW_PTX_JIT)
-			nptx++;
-		else {
-			nnone++;
-			if (first_bad < 0)
-				first_bad = (long)c;
-		}
-	}
-	if (nnone == 0 && nunlinked == p->ncontainers) {
-		warn("no kernel image is available for %s: the %zu containers of %s hold only relocatable cubins or "
-		     "LTO-IR, not loadable until device-linked ('fatbuild dlink', or build with --rdc/--lto)",
-		     dn, p->ncontainers, path);
-		return AP_EXIT_FAIL;
-	}
-	if (nnone + nunlinked == p->ncontainers) {
-		list_archs(p, &p->containers[0], archs, sizeof(archs));
-		warn("no kernel image is available for %s: none of the %zu containers of %s has one (container 0 has %s)", dn,
-		     p->ncontainers, path, archs);
-		return AP_EXIT_FAIL;
-	}
-	if (!quiet) {
-		printf("%s: %s: %zu containers: %zu SASS, %zu PTX JIT", dn, path, p->ncontainers, nsass, nptx);
-		if (nunlinked)
-			printf(", %zu of relocatable code (device-link inputs: __nv_relfatbin, -rdc; not loaded)", nunlinked);
-		if (nnone) {
-			list_archs(p, &p->containers[first_bad], archs, sizeof(archs));
-			printf(", %zu without an image (their kernels cannot run on %s; container %ld has %s)", nnone, dn,
-			       first_bad, archs);
-		}
-		putchar('\n');
-	}
-	return 0;
-}
-
-static int
-check_file(const char *path, const struct ap_target *devs, size_t ndev, bool quiet)
-{
-	struct fb_error err = {0};
-	struct fb_mapped m;
-	if (fb_map_file(path, &m, &err) != 0)
-		return fail_fb(&err);
-	struct fb_scan sc;
-	if (fb_scan_buffer(m.data, m.size, path, &sc, &err) != 0) {
-		fb_unmap_file(&m);
-		return fail_fb(&err);
-	}
-	struct fb_parsed p;
-	if (fb_scan_entries(m.data, &sc, &p, &err) != 0) {
-		fb_scan_free(&sc);
-		fb_unmap_file(&m);
-		warn("%s: %s", path, err.msg);
-		return fb_exit_code(err.code);
-	}
-	int ret = 0;
-	char dn[32];
-	for (size_t d = 0; d < ndev; d++) {
-		dev_name(&devs[d], dn, sizeof(dn));
-		int r;
-		if (p.ncontainers == 0) {
-			warn("no kernel image is available for %s: %s has no device code", dn, path);
-			r = AP_EXIT_FAIL;
-		} else if (p.ncontainers == 1) {
-			r = check_single(&p, &devs[d], dn, path, quiet);
-		} else {
-			r = check_containers(&p, &sc, &devs[d], dn, path, quiet);
-		}
-		if (r)
-			ret = r;
-	}
-	fb_parsed_free(&p);
-	fb_scan_free(&sc);
-	fb_unmap_file(&m);
-	return ret;
 }
 
 static int
@@ -332,59 +133,139 @@ probe_native(struct ap_target *devs, size_t *ndev)
 	return AP_EXIT_OK;
 }
 
+/* --arch LIST into devs; 0 or the exit code (message said). */
+static int
+parse_devices(const char *arch, struct ap_target *devs, size_t *ndev)
+{
+	char *list = xstrdup(arch), *save = NULL;
+	int rc = 0;
+	for (char *tok = strtok_r(list, ",; ", &save); tok && !rc; tok = strtok_r(NULL, ",; ", &save)) {
+		if (strcmp(tok, "native") == 0) {
+			rc = probe_native(devs, ndev);
+		} else if (*ndev == MAXDEV || parse_arch(tok, &devs[*ndev]) != 0) {
+			warn("check: '%s' is not a compute capability like 8.9 or sm_90a", tok);
+			rc = AP_EXIT_USAGE;
+		} else {
+			(*ndev)++;
+		}
+	}
+	free(list);
+	if (!rc && !*ndev) {
+		warn("check: --arch is empty");
+		rc = AP_EXIT_USAGE;
+	}
+	return rc;
+}
+
+/* The progress line on a terminal, at most ten times a second, wiped at the end. */
+struct progress {
+	struct timespec last;
+	bool shown;
+};
+
+static void
+progress(const struct fb_check_progress *p, void *ctx)
+{
+	struct progress *pr = ctx;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	long ms = (now.tv_sec - pr->last.tv_sec) * 1000 + (now.tv_nsec - pr->last.tv_nsec) / 1000000;
+	if (ms < 100 && p->done < p->total)
+		return;
+	pr->last = now;
+	pr->shown = true;
+	fprintf(stderr, "\r\033[Kcheck: %zu/%zu files, %.1f/%.1f GB: %.60s", p->done, p->total, p->bytes_done / 1e9,
+	        p->bytes_total / 1e9, p->current);
+	fflush(stderr);
+}
+
+/* Directories, archives and interpreters get the report by distribution. */
+static bool
+env_mode(const struct fb_check_opts *o, const struct fb_check_report *r)
+{
+	if (o->python)
+		return true;
+	for (size_t i = 0; i < o->npaths; i++) {
+		struct stat st;
+		if (stat(o->paths[i], &st) == 0 && S_ISDIR(st.st_mode))
+			return true;
+	}
+	for (size_t g = 0; g < r->ngroups; g++)
+		if (r->groups[g].archive)
+			return true;
+	return false;
+}
+
 int
 cmd_check(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"arch", required_argument, NULL, 'a'}, {"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+		{"arch", required_argument, NULL, 'a'},   {"quiet", no_argument, NULL, 'q'},
+		{"python", required_argument, NULL, 'p'}, {"format", required_argument, NULL, 'f'},
+		{"jobs", required_argument, NULL, 'j'},   {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
-	const char *arch = NULL;
-	bool quiet = false;
-	int c;
+	const char *arch = NULL, *python = NULL;
+	bool quiet = false, json = false;
+	int c, jobs = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "hq", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hqj:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'a': arch = optarg; break;
 		case 'q': quiet = true; break;
+		case 'p': python = optarg; break;
+		case 'j': {
+			char *end;
+			long j = strtol(optarg, &end, 10);
+			if (*end || end == optarg || j < 1 || j > 1024) {
+				warn("check: -j %s: give a number of files to read at once, 1 to 1024", optarg);
+				return AP_EXIT_USAGE;
+			}
+			jobs = (int)j;
+			break;
+		}
+		case 'f':
+			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0) {
+				warn("check: --format %s: use text or json", optarg);
+				return AP_EXIT_USAGE;
+			}
+			json = strcmp(optarg, "json") == 0;
+			break;
 		case 'h': usage(stdout); return AP_EXIT_OK;
 		default: usage(stderr); return AP_EXIT_USAGE;
 		}
 	}
-	if (!arch || optind >= argc) {
-		warn("check: %s", !arch ? "--arch is required" : "no input file");
+	if (!arch || (optind >= argc && !python)) {
+		warn("check: %s", !arch ? "--arch is required" : "no input file, directory or --python");
 		usage(stderr);
 		return AP_EXIT_USAGE;
 	}
 	struct ap_target devs[MAXDEV];
 	size_t ndev = 0;
-	char *list = xstrdup(arch), *save = NULL;
-	for (char *tok = strtok_r(list, ",; ", &save); tok; tok = strtok_r(NULL, ",; ", &save)) {
-		if (strcmp(tok, "native") == 0) {
-			int r = probe_native(devs, &ndev);
-			if (r) {
-				free(list);
-				return r;
-			}
-			continue;
-		}
-		if (ndev == MAXDEV || parse_arch(tok, &devs[ndev]) != 0) {
-			warn("check: '%s' is not a compute capability like 8.9 or sm_90a", tok);
-			free(list);
-			return AP_EXIT_USAGE;
-		}
-		ndev++;
-	}
-	free(list);
-	if (!ndev) {
-		warn("check: --arch is empty");
-		return AP_EXIT_USAGE;
-	}
-	int ret = 0;
-	for (int i = optind; i < argc; i++) {
-		int r = check_file(argv[i], devs, ndev, quiet);
-		if (r && (!ret || r > ret))
-			ret = r;
-	}
-	return ret;
+	int rc = parse_devices(arch, devs, &ndev);
+	if (rc)
+		return rc;
+	struct progress pr = {0};
+	const char *tmp = getenv("TMPDIR");
+	struct fb_check_opts o = {
+		.devices = devs, .ndevices = ndev, .paths = (const char *const *)argv + optind,
+		.npaths = (size_t)(argc - optind), .python = python, .jobs = jobs, .tmpdir = tmp && *tmp ? tmp : NULL,
+		.progress = isatty(2) && !json ? progress : NULL, .progress_ctx = &pr,
+	};
+	struct fb_check_report r;
+	struct fb_error err = {0};
+	if (fb_check(&o, &r, &err) != 0)
+		return fail_fb(&err);
+	if (pr.shown)
+		fprintf(stderr, "\r\033[K");
+	struct check_view v = {&r, devs, ndev, quiet};
+	rc = check_exit_code(&v);
+	if (json)
+		check_print_json(&v, rc);
+	else if (env_mode(&o, &r))
+		check_print_env(&v);
+	else
+		check_print_files(&v);
+	fb_check_report_free(&r);
+	return rc;
 }

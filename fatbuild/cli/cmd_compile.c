@@ -42,7 +42,8 @@ static const char usage_text[] =
 	"  --maxrregcount N   cap registers per thread\n"
 	"  -Xnvrtc OPT        pass OPT to NVRTC unchanged (repeatable)\n"
 	"  -j N               parallel NVRTC jobs (default: MAX_JOBS when it is a number, else the CPUs,\n"
-	"                     capped by the cgroup CPU quota; 'fatbuild env' shows the figure)\n"
+	"                     capped by the cgroup CPU quota; 'fatbuild env' shows the figure); at\n"
+	"                     most 256, the compile server's bound: a larger N or MAX_JOBS is capped\n"
 	"  --no-cache         neither read nor write the cache (local or remote)\n"
 	"  --no-pch           no precompiled headers (by default the jobs of one arch share a\n"
 	"                     worker process whose NVRTC parses the headers once; same output)\n"
@@ -78,7 +79,8 @@ usage_more(FILE *f)
 	        "[sm_90], the other jobs are cancelled and nothing is written.\n"
 	        "\n"
 	        "Environment: FATBUILD_CACHE_DIR, the cache (else $XDG_CACHE_HOME/fatbuild, else\n"
-	        "~/.cache/fatbuild; 'fatbuild cache stats|clear'); FATBUILD_REMOTE_CACHE_HEADER: one header\n"
+	        "~/.cache/fatbuild; 'fatbuild cache stats|clear|trim'); FATBUILD_CACHE_MAX_SIZE: its size\n"
+	        "limit, applied as the compile ends (default 5G; 0: none); FATBUILD_REMOTE_CACHE_HEADER: one header\n"
 	        "sent to the remote cache ('Authorization: Bearer TOKEN'); FATBUILD_REMOTE_CACHE_TIMEOUT:\n"
 	        "seconds per request (default 10); FATBUILD_CACHE_BASEDIR: paths below it enter the cache\n"
 	        "key relative to it (default: each source's directory), so checkouts in other places share\n"
@@ -119,12 +121,11 @@ on_progress(void *ctx, const struct fb_compile_progress *p)
 	if (!pr->show)
 		return;
 	if (p->cached)
-		fprintf(stderr, "[%zu/%zu] %s %s cached%s\n", p->done, p->total, p->target, p->source,
-		        p->remote ? " (remote)" : "");
+		say("[%zu/%zu] %s %s cached%s", p->done, p->total, p->target, p->source, p->remote ? " (remote)" : "");
 	else if (p->pch && pr->verbose)
-		fprintf(stderr, "[%zu/%zu] %s %s %.1fs (%s)\n", p->done, p->total, p->target, p->source, p->seconds, p->pch);
+		say("[%zu/%zu] %s %s %.1fs (%s)", p->done, p->total, p->target, p->source, p->seconds, p->pch);
 	else
-		fprintf(stderr, "[%zu/%zu] %s %s %.1fs\n", p->done, p->total, p->target, p->source, p->seconds);
+		say("[%zu/%zu] %s %s %.1fs", p->done, p->total, p->target, p->source, p->seconds);
 }
 
 static int
@@ -252,7 +253,7 @@ parse_args(struct compile_cli *c, struct fb_compile_opts *o)
 		case 'I': push(&c->incs, optarg); break;
 		case 'D': push(&c->defs, optarg); break;
 		case 'j':
-			if (parse_int("-j value", optarg, 1, 1024, &c->jobs))
+			if (parse_jobs("compile", optarg, 1, &c->jobs))
 				return AP_EXIT_USAGE;
 			break;
 		case 'G': o->device_debug = true; break;
@@ -268,6 +269,49 @@ parse_args(struct compile_cli *c, struct fb_compile_opts *o)
 	c->sources = (const char *const *)c->args + optind;
 	c->nsources = optind < c->nargs ? (size_t)(c->nargs - optind) : 0;
 	return -1;
+}
+
+/* DIR/STEM.fatbin, the file -o DIR/ writes for source s. */
+static void
+per_file_path(const struct compile_cli *c, size_t s, char *path, size_t size)
+{
+	char stem[PATH_MAX];
+	size_t n = strlen(c->out);
+	snprintf(path, size, "%.*s/%s.fatbin", (int)(n > 1 && c->out[n - 1] == '/' ? n - 1 : n), c->out,
+	         base_stem(c->sources[s], stem, sizeof(stem)));
+}
+
+/* DIR/STEM.TARGET.{cubin,ptx,ltoir}, the file --emit-dir DIR writes for image im. */
+static void
+emit_path(const struct compile_cli *c, const struct fb_compile_image *im, char *path, size_t size)
+{
+	char stem[PATH_MAX], tn[32];
+	ap_target_name(&im->target, tn, sizeof(tn));
+	snprintf(path, size, "%s/%s.%s.%s", c->emit, base_stem(c->sources[im->source], stem, sizeof(stem)), tn,
+	         im->kind == FB_KIND_PTX ? "ptx" : im->kind == FB_KIND_LTO ? "ltoir" : "cubin");
+}
+
+/* Every file the command writes against the files it read (n of them: the sources, or every
+ * file of the compile once it ran); res NULL: before the compile (--emit-dir's names need its
+ * images). 0 or the exit code (reported). */
+static int
+check_outputs(const struct compile_cli *c, const struct fb_compile_result *res, const char *const *in, size_t n)
+{
+	char path[PATH_MAX * 2 + 64];
+	int rc = 0;
+	if (c->out && !c->per_file)
+		rc = check_output("compile", "-o", c->out, in, n);
+	for (size_t s = 0; !rc && c->out && c->per_file && s < c->nsources; s++) {
+		per_file_path(c, s, path, sizeof(path));
+		rc = check_output("compile", "output", path, in, n);
+	}
+	for (size_t i = 0; !rc && c->emit && res && i < res->nimages; i++) {
+		emit_path(c, &res->images[i], path, sizeof(path));
+		rc = check_output("compile", "output", path, in, n);
+	}
+	if (!rc && c->depfile)
+		rc = check_output("compile", "--depfile", c->depfile, in, n);
+	return rc;
 }
 
 /* --compress MODE into c->cmode and c->compress_elf; 0 or -1 (reported). */
@@ -291,7 +335,8 @@ parse_compress(struct compile_cli *c)
 	return 0;
 }
 
-/* What the options say together; 0 or -1 (reported). Sets c->per_file. */
+/* What the options say together; 0, -1 (reported: a usage error) or an exit code (reported,
+ * no synopsis: an output that names an input). Sets c->per_file. */
 static int
 check_args(struct compile_cli *c)
 {
@@ -321,6 +366,9 @@ check_args(struct compile_cli *c)
 	struct stat ost;
 	const char *out = c->out;
 	c->per_file = out && (out[strlen(out) - 1] == '/' || (stat(out, &ost) == 0 && S_ISDIR(ost.st_mode)));
+	int rc = check_outputs(c, NULL, c->sources, c->nsources);
+	if (rc)
+		return rc;
 	if (out && !c->per_file && c->nsources > 1)
 		warn("warning: %s will hold the images of %zu kernel files, but a CUDA module loads one image "
 		     "per GPU, so only one file's kernels can be found; give one file per fatbin or -o DIR/",
@@ -388,6 +436,8 @@ fill_opts(struct fb_compile_opts *o, const struct compile_cli *c, struct progres
 	o->remote_read_only = c->remote_mode && strcmp(c->remote_mode, "read") == 0;
 	const char *tmo = getenv("FATBUILD_REMOTE_CACHE_TIMEOUT");
 	o->remote_timeout_ms = tmo && *tmo ? (long)(strtod(tmo, NULL) * 1000) : 0;
+	o->remote_state = getenv("FATBUILD_REMOTE_CACHE_STATE"); /* set by fatbuild build for its edges */
+	o->remote_tmpdir = getenv("TMPDIR");
 	o->cache_basedir = getenv("FATBUILD_CACHE_BASEDIR");
 }
 
@@ -444,8 +494,8 @@ write_per_file(const struct fb_compile_result *res, const struct fb_compile_opts
 			n++;
 		one.images = res->images + first;
 		one.nimages = n;
-		char stem[PATH_MAX], path[PATH_MAX * 2 + 16];
-		snprintf(path, sizeof(path), "%s/%s.fatbin", c->out, base_stem(c->sources[s], stem, sizeof(stem)));
+		char path[PATH_MAX * 2 + 16];
+		per_file_path(c, s, path, sizeof(path));
 		int rc = write_fatbin(path, &one, o, c);
 		if (rc)
 			return rc;
@@ -465,10 +515,8 @@ write_emit(const struct fb_compile_result *res, const struct compile_cli *c)
 	}
 	for (size_t i = 0; i < res->nimages; i++) {
 		const struct fb_compile_image *im = &res->images[i];
-		char stem[PATH_MAX], tn[32], path[PATH_MAX * 2 + 64];
-		ap_target_name(&im->target, tn, sizeof(tn));
-		snprintf(path, sizeof(path), "%s/%s.%s.%s", c->emit, base_stem(c->sources[im->source], stem, sizeof(stem)),
-		         tn, im->kind == FB_KIND_PTX ? "ptx" : im->kind == FB_KIND_LTO ? "ltoir" : "cubin");
+		char path[PATH_MAX * 2 + 64];
+		emit_path(c, im, path, sizeof(path));
 		if (fb_write_file_atomic(path, im->data, im->size, 0666, &err))
 			return fail_fb(&err);
 	}
@@ -479,11 +527,10 @@ write_emit(const struct fb_compile_result *res, const struct compile_cli *c)
 static int
 write_outputs(const struct fb_compile_result *res, const struct fb_compile_opts *o, const struct compile_cli *c)
 {
-	int rc = 0;
-	if (c->out && c->per_file)
-		rc = write_per_file(res, o, c);
-	else if (c->out)
-		rc = write_fatbin(c->out, res, o, c);
+	/* the headers are known now: none of them is overwritten either */
+	int rc = check_outputs(c, res, (const char *const *)res->deps, res->ndeps);
+	if (!rc && c->out)
+		rc = c->per_file ? write_per_file(res, o, c) : write_fatbin(c->out, res, o, c);
 	if (!rc && c->emit)
 		rc = write_emit(res, c);
 	struct fb_error err = {0};
@@ -504,8 +551,11 @@ summary(const struct fb_compile_result *res, const struct fb_compile_opts *o, co
 	     res->nvrtc_version % 1000 / 10, c->jobs ? c->jobs : fb_compile_default_jobs(), seconds);
 	if (res->pch_made + res->pch_used + res->pch_refused)
 		warn("compile: PCH made %zu, used %zu, refused %zu", res->pch_made, res->pch_used, res->pch_refused);
-	if (o->remote_cache)
-		warn("compile: remote cache %s: %zu of %zu jobs served", o->remote_cache, res->nremote, res->njobs);
+	if (o->remote_cache) {
+		char shown[512];
+		fb_remote_url_redact(o->remote_cache, shown, sizeof(shown));
+		warn("compile: remote cache %s: %zu of %zu jobs served", shown, res->nremote, res->njobs);
+	}
 }
 
 /* Compiles, then writes; the exit code. */
@@ -556,14 +606,26 @@ cmd_compile(int argc, char **argv)
 	c.remote = getenv("FATBUILD_REMOTE_CACHE");
 	c.remote_mode = getenv("FATBUILD_REMOTE_CACHE_MODE");
 	int rc = take_xnvrtc(&c, argc, argv) ? AP_EXIT_USAGE : parse_args(&c, &o);
-	if (rc < 0 && check_args(&c))
-		rc = AP_EXIT_USAGE;
+	if (rc < 0 && cli_remote_mode_env(c.remote_mode, "compile")) {
+		cli_free(&c);
+		return AP_EXIT_USAGE;
+	}
+	int bad = rc < 0 ? check_args(&c) : 0;
+	if (bad)
+		rc = bad < 0 ? AP_EXIT_USAGE : bad;
 	if (rc >= 0) {
-		if (rc == AP_EXIT_USAGE)
+		if (rc == AP_EXIT_USAGE && bad <= 0)
 			fputs(synopsis, stderr);
 		cli_free(&c);
 		return rc;
 	}
+	uint64_t max_size;
+	if ((rc = cli_cache_limit(&max_size))) {
+		cli_free(&c);
+		return rc;
+	}
+	if (!c.jobs)
+		note_max_jobs("compile");
 	cli_supervise(); /* from here on a signal stops the NVRTC jobs and the probe child too */
 	struct ap_target *targets = NULL;
 	size_t nt = 0;
@@ -580,6 +642,8 @@ cmd_compile(int argc, char **argv)
 		o.ntargets = nt;
 		fill_opts(&o, &c, &pr);
 		rc = compile_and_write(&o, &c);
+		if (!o.no_cache && !cli_stopped())
+			cli_cache_trim_after(max_size, c.verbose);
 	}
 	free(targets);
 	cli_free(&c);

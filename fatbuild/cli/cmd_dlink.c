@@ -161,7 +161,7 @@ cmd_dlink(int argc, char **argv)
 		} else if (fb_target_parse(d.target, &t) != 0 || strncmp(d.target, "lto_", 4) == 0) {
 			warn("dlink: invalid --target '%s' (sm_86, sm_90a, compute_86)", d.target);
 			usage(stderr);
-		} else {
+		} else if ((rc = check_output("dlink", "-o", d.out, d.in, d.nin)) == AP_EXIT_OK) {
 			o.target = &t;
 			o.extra = d.extra;
 			rc = dlink_files(&d, &o);

@@ -31,14 +31,18 @@ usage(FILE *f)
 	        AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE);
 }
 
-/* Appends "WHAT OBJ" to $FATBUILD_EDGE_LOG (best effort). */
+/* Appends "WHAT OBJ" to $FATBUILD_EDGE_LOG (best effort), one line per edge whatever OBJ's
+ * name holds (control bytes as '?'). */
 static void
 log_edge(const char *what, const char *obj)
 {
 	const char *path = getenv("FATBUILD_EDGE_LOG");
 	FILE *f = path && *path ? fopen(path, "a") : NULL;
 	if (f) {
-		fprintf(f, "%s %s\n", what, obj);
+		fprintf(f, "%s ", what);
+		for (const char *c = obj; *c; c++)
+			fputc((unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c, f);
+		fputc('\n', f);
 		fclose(f);
 	}
 }
@@ -88,6 +92,15 @@ cmd_edge(int argc, char **argv)
 		free(bases);
 		return AP_EXIT_USAGE;
 	}
+	int rc = check_output("edge", "-o", o.output, NULL, 0);
+	if (!rc)
+		rc = check_output("edge", "--depfile", o.depfile, NULL, 0);
+	if (rc) {
+		free(tools);
+		free(more);
+		free(bases);
+		return rc;
+	}
 	o.argv = (const char *const *)argv + i + 1;
 	o.tools = tools;
 	o.more_deps = more;
@@ -95,12 +108,20 @@ cmd_edge(int argc, char **argv)
 	o.remote_cache = getenv("FATBUILD_REMOTE_CACHE");
 	o.remote_header = getenv("FATBUILD_REMOTE_CACHE_HEADER");
 	const char *mode = getenv("FATBUILD_REMOTE_CACHE_MODE"), *tmo = getenv("FATBUILD_REMOTE_CACHE_TIMEOUT");
+	if (cli_remote_mode_env(mode, "edge")) {
+		free(tools);
+		free(more);
+		free(bases);
+		return AP_EXIT_USAGE;
+	}
 	o.remote_read_only = mode && strcmp(mode, "read") == 0;
 	o.remote_timeout_ms = tmo && *tmo ? (long)(strtod(tmo, NULL) * 1000) : 0;
+	o.remote_state = getenv("FATBUILD_REMOTE_CACHE_STATE"); /* set by fatbuild build */
+	o.remote_tmpdir = getenv("TMPDIR");
 	o.cancel = cli_cancel_flag();
 	struct fb_edge_result r;
 	struct fb_error err = {0};
-	int rc = fb_edge_run(&o, &r, &err);
+	rc = fb_edge_run(&o, &r, &err);
 	free(tools);
 	free(more);
 		free(bases);

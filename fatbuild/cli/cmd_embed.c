@@ -35,33 +35,6 @@ usage(FILE *f)
 	        "  fatbuild embed k.fatbin -o k.o --symbol my_kernels && cc -shared host.o k.o -o libx.so\n");
 }
 
-static int
-read_all(const char *path, unsigned char **out, size_t *size)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return -1;
-	size_t cap = 1 << 16, n = 0;
-	unsigned char *b = xmalloc(cap);
-	for (;;) {
-		size_t r = fread(b + n, 1, cap - n, f);
-		n += r;
-		if (n < cap)
-			break;
-		cap *= 2;
-		b = xreallocarray(b, cap, 1);
-	}
-	int bad = ferror(f);
-	fclose(f);
-	if (bad) {
-		free(b);
-		return -1;
-	}
-	*out = b;
-	*size = n;
-	return 0;
-}
-
 int
 cmd_embed(int argc, char **argv)
 {
@@ -110,33 +83,39 @@ cmd_embed(int argc, char **argv)
 		free(in);
 		return AP_EXIT_USAGE;
 	}
-	unsigned char **bufs = xcalloc(nin, sizeof(*bufs));
+	struct fb_mapped *maps = xcalloc(nin, sizeof(*maps));
+	const void **bufs = xcalloc(nin, sizeof(*bufs));
 	size_t *sizes = xcalloc(nin, sizeof(*sizes));
 	int rc = AP_EXIT_OK;
 	struct fb_error err = {0};
+	if ((rc = check_output("embed", "-o", out, (const char *const *)in, nin)) != AP_EXIT_OK)
+		goto done;
 	for (size_t i = 0; i < nin; i++) {
-		if (read_all(in[i], &bufs[i], &sizes[i]) != 0) {
-			warn("embed: cannot read %s:", in[i]);
-			rc = AP_EXIT_FAIL;
+		if (fb_map_file(in[i], &maps[i], &err) != 0) {
+			warn("embed: %s", err.msg);
+			rc = fb_exit_code(err.code);
 			goto done;
 		}
+		bufs[i] = maps[i].data;
+		sizes[i] = maps[i].size;
 	}
 	if (merge) {
 		unsigned char *m;
 		size_t msize;
-		if (fb_container_merge((const void *const *)bufs, sizes, nin, &m, &msize, &err) == 0) {
+		if (fb_container_merge(bufs, sizes, nin, &m, &msize, &err) == 0) {
 			if (fb_write_file_atomic(out, m, msize, 0666, &err) != 0)
 				rc = fail_fb(&err);
 			free(m);
 		} else {
 			rc = fail_fb(&err);
 		}
-	} else if (fb_embed((const void *const *)bufs, sizes, nin, out, &o, &err) != 0) {
+	} else if (fb_embed(bufs, sizes, nin, out, &o, &err) != 0) {
 		rc = fail_fb(&err);
 	}
 done:
 	for (size_t i = 0; i < nin; i++)
-		free(bufs[i]);
+		fb_unmap_file(&maps[i]);
+	free(maps);
 	free(bufs);
 	free(sizes);
 	free(in);

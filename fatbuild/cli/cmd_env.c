@@ -223,6 +223,23 @@ print_ninja(void)
 	return 0;
 }
 
+/* The remote cache (docs/caches.md), its URL's credentials shown as ***. */
+static void
+print_remote(void)
+{
+	const char *url = getenv("FATBUILD_REMOTE_CACHE"), *mode = getenv("FATBUILD_REMOTE_CACHE_MODE");
+	if (!url || !url[0]) {
+		printf("%-10s none (FATBUILD_REMOTE_CACHE or --remote-cache URL; docs/caches.md)\n", "remote");
+		return;
+	}
+	char shown[512];
+	fb_remote_url_redact(url, shown, sizeof(shown));
+	bool ok = !mode || !mode[0] || strcmp(mode, "read") == 0 || strcmp(mode, "readwrite") == 0;
+	printf("%-10s %s (%s, from FATBUILD_REMOTE_CACHE%s)\n", "remote", shown,
+	       !ok ? "INVALID FATBUILD_REMOTE_CACHE_MODE: read or readwrite" : mode && mode[0] ? mode : "readwrite",
+	       getenv("FATBUILD_REMOTE_CACHE_HEADER") ? " with FATBUILD_REMOTE_CACHE_HEADER" : "");
+}
+
 /* The build and cache directories, the arch list, the job count and the compile server. */
 static void
 print_settings(void)
@@ -237,8 +254,16 @@ print_settings(void)
 	else
 		printf("%-10s %s (default; set FATBUILD_BUILD_DIR)\n", "build dir", bdir);
 	char cache[PATH_MAX];
-	if (fb_cache_dir(cache, sizeof(cache), &fe) == 0)
-		printf("%-10s %s\n", "cache", cache);
+	uint64_t max;
+	const char *ms = getenv("FATBUILD_CACHE_MAX_SIZE");
+	if (fb_cache_dir(cache, sizeof(cache), &fe) != 0 || cli_cache_limit(&max) != 0)
+		; /* no HOME, or a bad FATBUILD_CACHE_MAX_SIZE (said) */
+	else if (!ms || !*ms)
+		printf("%-10s %s (size limit 5G, the default; FATBUILD_CACHE_MAX_SIZE sets it)\n", "cache", cache);
+	else if (max)
+		printf("%-10s %s (size limit %.40s, from FATBUILD_CACHE_MAX_SIZE)\n", "cache", cache, ms);
+	else
+		printf("%-10s %s (no size limit: FATBUILD_CACHE_MAX_SIZE=0)\n", "cache", cache);
 	const char *arch = getenv("TORCH_CUDA_ARCH_LIST");
 	printf("%-10s %s\n", "arch list", arch && arch[0] ? arch : "auto (TORCH_CUDA_ARCH_LIST is unset)");
 	struct fb_jobs_info jobs;
@@ -295,6 +320,7 @@ cmd_env(int argc, char **argv)
 	printf("%-10s %s\n", "runtime", lib);
 	printf("%-10s %s\n", "include", inc);
 	print_settings();
+	print_remote();
 	if (missing)
 		warn("env: something the build needs is missing (see NOT FOUND above)");
 	return missing ? AP_EXIT_FAIL : AP_EXIT_OK;

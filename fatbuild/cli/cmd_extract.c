@@ -137,6 +137,9 @@ cmd_extract(int argc, char **argv)
 		return AP_EXIT_USAGE;
 	}
 	const char *path = argv[optind];
+	int rc = check_output("extract", "-o", out, &path, 1);
+	if (rc)
+		return rc;
 	struct fb_error err = {0};
 	struct fb_mapped m;
 	if (fb_map_file(path, &m, &err) != 0)

@@ -37,22 +37,6 @@ struct opts {
 	uint64_t cap;
 };
 
-static void
-json_str(const char *s, size_t n)
-{
-	putchar('"');
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 static const char *
 comp_name(enum fb_compress c)
 {

@@ -35,30 +35,6 @@ usage(FILE *f)
 	        AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE);
 }
 
-static unsigned char *
-read_all(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	size_t cap = 1 << 16, len = 0;
-	unsigned char *b = xmalloc(cap);
-	size_t r;
-	while ((r = fread(b + len, 1, cap - len, f)) > 0) {
-		len += r;
-		if (len == cap)
-			b = xreallocarray(b, cap *= 2, 1);
-	}
-	int bad = ferror(f);
-	fclose(f);
-	if (bad) {
-		free(b);
-		return NULL;
-	}
-	*n = len;
-	return b;
-}
-
 /* What an image is: LTO-IR by its magic (its arch must be stated), else the one cubin or PTX
  * the scanner finds; want (NULL: none stated) must match its SM and gives the variant.
  * Returns the exit code (the failure reported). */
@@ -123,26 +99,43 @@ add_image(struct fb_fatbin *fb, const char *arg, const char *ident, const char *
 			return AP_EXIT_USAGE;
 		}
 	}
-	size_t n = 0;
-	unsigned char *data = read_all(path, &n);
-	if (!data) {
-		warn("pack: cannot read %s:", path);
+	struct fb_mapped m;
+	struct fb_error err = {0};
+	if (fb_map_file(path, &m, &err) != 0) {
+		warn("pack: %s", err.msg);
 		free(path);
-		return AP_EXIT_FAIL;
+		return fb_exit_code(err.code);
 	}
 	enum fb_entry_kind kind;
 	struct ap_target t = {0};
-	int ret = identify(data, n, path, at ? &want : NULL, &kind, &t);
+	int ret = identify(m.data, m.size, path, at ? &want : NULL, &kind, &t);
 	if (ret == AP_EXIT_OK) {
-		struct fb_error err = {0};
-		int rc = fb_fatbin_add(fb, kind, &t, data, n, ident, kind == FB_KIND_ELF ? NULL : cmdline, &err);
+		int rc = fb_fatbin_add(fb, kind, &t, m.data, m.size, ident, kind == FB_KIND_ELF ? NULL : cmdline, &err);
 		if (rc) {
 			warn("pack: %s: %s", path, err.msg);
 			ret = fb_exit_code(rc);
 		}
 	}
-	free(data);
+	fb_unmap_file(&m);
 	free(path);
+	return ret;
+}
+
+/* -o against the images it is made from (each IMAGE[@TARGET] operand without its @TARGET). */
+static int
+check_pack_output(const char *out, char **args, size_t n)
+{
+	char **in = xcalloc(n, sizeof(*in));
+	for (size_t i = 0; i < n; i++) {
+		in[i] = xstrdup(args[i]);
+		char *at = strrchr(in[i], '@');
+		if (at)
+			*at = 0;
+	}
+	int ret = check_output("pack", "-o", out, (const char *const *)in, n);
+	for (size_t i = 0; i < n; i++)
+		free(in[i]);
+	free(in);
 	return ret;
 }
 
@@ -188,11 +181,13 @@ cmd_pack(int argc, char **argv)
 		usage(stderr);
 		return AP_EXIT_USAGE;
 	}
+	int ret = check_pack_output(out, argv + optind, (size_t)(argc - optind));
+	if (ret != AP_EXIT_OK)
+		return ret;
 	struct fb_fatbin *fb = fb_fatbin_new();
 	if (!fb)
 		fatal(AP_EXIT_FAIL, "out of memory");
 	fb_fatbin_set_options(fb, (debug ? FB_WRITE_DEBUG : 0) | (text_only ? FB_WRITE_COMPRESS_TEXT : 0));
-	int ret = AP_EXIT_OK;
 	for (int i = optind; i < argc && ret == AP_EXIT_OK; i++)
 		ret = add_image(fb, argv[i], ident, cmdline);
 	if (ret == AP_EXIT_OK) {

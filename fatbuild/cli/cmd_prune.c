@@ -170,15 +170,6 @@ human(uint64_t b, char *buf, size_t n)
 	return buf;
 }
 
-static bool
-same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-	if (strcmp(a, b) == 0)
-		return true;
-	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 /* What the prune kept and removed, on stdout; to: the output (or "(dry run)"), tt: the targets. */
 static void
 print_report(const struct fb_prune_report *rep, const struct fb_prune_opts *po, const char *in, const char *to,
@@ -276,9 +267,15 @@ cmd_prune(int argc, char **argv)
 		return AP_EXIT_USAGE;
 	}
 	const char *in = argv[optind];
-	if (outp && !in_place && same_file(in, outp)) {
-		warn("prune: -o %s is the input; pass --in-place to replace it", outp);
-		return AP_EXIT_USAGE;
+	if (outp) {
+		int r = dry ? AP_EXIT_OK : check_output("prune", "-o", outp, NULL, 0);
+		if (r)
+			return r;
+		struct fb_error oe = {0};
+		if (!in_place && fb_output_check("-o", outp, &in, 1, &oe) != 0) {
+			warn("prune: -o %s is the input; pass --in-place to replace it", outp);
+			return AP_EXIT_USAGE;
+		}
 	}
 	struct ap_target *ts;
 	char tt[1024];

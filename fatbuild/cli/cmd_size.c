@@ -29,22 +29,6 @@ struct sopts {
 	const char *targets;
 };
 
-static void
-json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			printf("\\%c", ch);
-		else if (ch < 0x20)
-			printf("\\u%04x", ch);
-		else
-			putchar(ch);
-	}
-	putchar('"');
-}
-
 static const char *
 row_name(const struct fb_size_row *r, char *buf, size_t n)
 {
@@ -128,7 +112,7 @@ print_json(const char *path, const struct fb_size_report *r, const struct sopts 
 {
 	char kb[16], an[64];
 	printf("%s\n    {\"path\": ", o->first ? "" : ",");
-	json_str(path);
+	json_str(path, strlen(path));
 	printf(", \"type\": \"%s\", \"file_size\": %llu, \"containers\": %zu, \"entries\": %zu, \"stored\": %llu, "
 	       "\"uncompressed\": %llu,\n     \"rows\": [",
 	       r->type, (unsigned long long)r->file_size, r->ncontainers, r->nentries, (unsigned long long)r->stored,
@@ -140,7 +124,7 @@ print_json(const char *path, const struct fb_size_report *r, const struct sopts 
 		char *sp = strchr(an, ' ');
 		if (sp)
 			*sp = 0;
-		json_str(an);
+		json_str(an, strlen(an));
 		printf(", \"obfuscated\": %s, \"entries\": %llu, \"stored\": %llu, \"uncompressed\": %llu",
 		       w->obfuscated ? "true" : "false", (unsigned long long)w->entries, (unsigned long long)w->stored,
 		       (unsigned long long)w->uncompressed);
@@ -156,7 +140,7 @@ print_json(const char *path, const struct fb_size_report *r, const struct sopts 
 		for (size_t c = 0; c < r->ncontainers; c++) {
 			const struct fb_size_container *k = &r->containers[c];
 			printf("%s\n       {\"where\": ", c ? "," : "");
-			json_str(k->where);
+			json_str(k->where, strlen(k->where));
 			printf(", \"offset\": %zu, \"size\": %zu, \"entries\": %zu, \"stored\": %llu", k->offset, k->size, k->entries,
 			       (unsigned long long)k->stored);
 			if (r->pruned)
@@ -167,7 +151,7 @@ print_json(const char *path, const struct fb_size_report *r, const struct sopts 
 	}
 	if (r->pruned) {
 		printf(",\n     \"prune\": {\"targets\": ");
-		json_str(o->targets);
+		json_str(o->targets, strlen(o->targets));
 		printf(", \"kept_entries\": %zu, \"kept_stored\": %llu, \"kept_uncompressed\": %llu, \"removed_stored\": %llu, "
 		       "\"file_size_after\": %llu, \"in_place\": %s, \"missing\": %zu}",
 		       r->kept_entries, (unsigned long long)r->kept_stored, (unsigned long long)r->kept_uncompressed,

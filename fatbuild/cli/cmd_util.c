@@ -7,15 +7,36 @@
 
 #include "cli.h"
 
+/* One printable line whatever the arguments hold: paths from the command line may carry a
+ * newline or a terminal escape, so every control byte is printed as '?' (as fb_seterr does for
+ * the library's messages). why: strerror of the errno the caller saw, appended, or NULL. */
+static void
+vline(const char *prefix, const char *why, const char *fmt, va_list ap)
+{
+	char line[8192];
+	int n = vsnprintf(line, sizeof(line), fmt, ap);
+	if (why && n >= 0 && (size_t)n < sizeof(line))
+		snprintf(line + n, sizeof(line) - (size_t)n, " %s", why);
+	for (char *c = line; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	fprintf(stderr, "%s%s\n", prefix, line);
+}
+
 static void
 vwarn(const char *fmt, va_list ap)
 {
 	int saved = errno;
-	fputs("fatbuild: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	if (fmt[0] && fmt[strlen(fmt) - 1] == ':')
-		fprintf(stderr, " %s", strerror(saved));
-	fputc('\n', stderr);
+	vline("fatbuild: ", fmt[0] && fmt[strlen(fmt) - 1] == ':' ? strerror(saved) : NULL, fmt, ap);
+}
+
+void
+say(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vline("", NULL, fmt, ap);
+	va_end(ap);
 }
 
 void
@@ -52,6 +73,48 @@ targets_copy(const struct ap_archlist *l, size_t *n)
 	for (size_t i = 0; i < *n; i++)
 		ts[i] = *ap_archlist_get(l, i);
 	return ts;
+}
+
+int
+parse_jobs(const char *cmd, const char *v, int lo, int *jobs)
+{
+	char *end;
+	errno = 0;
+	long n = strtol(v, &end, 10);
+	if (!*v || *end || v[0] == '-' || v[0] == '+' || n < lo) {
+		warn("%s: invalid -j value '%s' (a number of jobs, %d or more)", cmd, v, lo);
+		return -1;
+	}
+	if (errno == ERANGE || n > FB_JOBS_MAX) {
+		warn("%s: note: -j %s capped at %d, the most jobs fatbuild runs at once", cmd, v, FB_JOBS_MAX);
+		n = FB_JOBS_MAX;
+	}
+	*jobs = (int)n;
+	return 0;
+}
+
+void
+note_max_jobs(const char *cmd)
+{
+	struct fb_jobs_info ji;
+	const char *mj = getenv("MAX_JOBS");
+	fb_jobs_default(NULL, NULL, 0, mj, &ji);
+	if (!ji.capped)
+		return;
+	warn("%s: note: MAX_JOBS=%s capped at %d, the most jobs fatbuild runs at once", cmd, mj, FB_JOBS_MAX);
+	char v[16];
+	snprintf(v, sizeof(v), "%d", FB_JOBS_MAX);
+	setenv("MAX_JOBS", v, 1);
+}
+
+int
+check_output(const char *cmd, const char *what, const char *out, const char *const *in, size_t n)
+{
+	struct fb_error err = {0};
+	if (fb_output_check(what, out, in, n, &err) == 0)
+		return AP_EXIT_OK;
+	warn("%s: %s", cmd, err.msg);
+	return fb_exit_code(err.code);
 }
 
 _Noreturn void
@@ -112,4 +175,37 @@ xstrdup(const char *s)
 {
 	size_t n = strlen(s) + 1;
 	return memcpy(xmalloc(n), s, n);
+}
+
+void
+json_str(const char *s, size_t n)
+{
+	putchar('"');
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+int
+cli_remote_mode_env(const char *mode, const char *cmd)
+{
+	const char *env = getenv("FATBUILD_REMOTE_CACHE_MODE");
+	if (!mode || mode != env || !*mode || strcmp(mode, "read") == 0 || strcmp(mode, "readwrite") == 0)
+		return 0;
+	char shown[48];
+	size_t i = 0;
+	for (; mode[i] && i + 1 < sizeof(shown); i++) /* the value as one printable line */
+		shown[i] = mode[i] >= 0x20 && mode[i] < 0x7f ? mode[i] : '?';
+	shown[i] = 0;
+	warn("%s: FATBUILD_REMOTE_CACHE_MODE='%s' is neither read nor readwrite: unset it, or set read (never "
+	     "upload) or readwrite",
+	     cmd, shown);
+	return AP_EXIT_USAGE;
 }

@@ -20,7 +20,7 @@ static const struct command commands[] = {
 	{"compile", cmd_compile, "compile kernels with NVRTC for every arch into a fatbin"},
 	{"pack",    cmd_pack,    "pack cubins and PTX into a fatbinary container"},
 	{"inspect", cmd_inspect, "list the containers and images in a .fatbin, .cubin, .o, .a, .so"},
-	{"check",   cmd_check,   "say which image would run on a given arch, or that none fits"},
+	{"check",   cmd_check,   "will files, wheels, directories or a Python env run on given GPUs, and why not"},
 	{"extract", cmd_extract, "write one image of a fatbinary, decompressed"},
 	{"size",    cmd_size,    "bytes of device code per kind and arch; what a prune would save"},
 	{"prune",   cmd_prune,   "keep only the images an arch list's GPUs use, in any binary"},

@@ -180,10 +180,14 @@ fb_jobs_default(const char *proc_root, const char *cgroup_root, int cpus, const 
 	out->quota = cgroup_quota(proc_root ? proc_root : "/proc", cgroup_root ? cgroup_root : "/sys/fs/cgroup",
 	                          quota_where, sizeof(quota_where));
 	if (max_jobs && *max_jobs && strspn(max_jobs, "0123456789") == strlen(max_jobs)) {
-		long v = strtol(max_jobs, NULL, 10);
-		out->jobs = v == 0 || v > 1024 ? 1024 : (int)v; /* 0: no limit, as ninja -j 0 */
+		long v = strtol(max_jobs, NULL, 10); /* LONG_MAX when out of range: capped below */
+		out->capped = v > FB_JOBS_MAX;
+		out->jobs = v == 0 || v > FB_JOBS_MAX ? FB_JOBS_MAX : (int)v; /* 0: no limit, as ninja -j 0 */
 		out->from = FB_JOBS_FROM_MAX_JOBS;
-		snprintf(out->where, sizeof(out->where), "MAX_JOBS=%.100s", max_jobs);
+		if (v == 0 || out->capped)
+			snprintf(out->where, sizeof(out->where), "MAX_JOBS=%.100s, capped at %d", max_jobs, FB_JOBS_MAX);
+		else
+			snprintf(out->where, sizeof(out->where), "MAX_JOBS=%.100s", max_jobs);
 		return;
 	}
 	if (out->quota > 0 && out->quota < cpus) {

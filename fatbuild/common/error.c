@@ -61,11 +61,17 @@ fb_seterr(struct fb_error *err, int code, const char *fmt, ...)
 		err->ap_code = 0;
 		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 		va_end(ap);
-		for (char *c = err->msg; *c; c++) /* names and fields come from the input: keep one line */
-			if ((unsigned char)*c < 0x20 || *c == 0x7f)
-				*c = '?';
+		fb_text_oneline(err->msg); /* names and fields come from the input: keep one line */
 	}
 	return code;
+}
+
+void
+fb_text_oneline(char *s)
+{
+	for (; s && *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
 }
 
 int

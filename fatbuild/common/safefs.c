@@ -1,7 +1,8 @@
 /* safefs.c: the checks every directory fatbuild reads from or writes into passes, its mkdir -p
  * (and the plain one for output directories the user names), the removal of a directory it
  * made, temporary files with unpredictable names that are never opened through a planted name,
- * and the whole-file read that takes regular files only.
+ * and the one way a file is opened for reading: regular files only, never waiting on a FIFO or
+ * a device (fb_open_regular).
  * The rules (docs/security.md): a directory is trusted when it is owned by the effective
  * user and writable by nobody else; the exceptions are the flags in safefs.h. */
 #include <dirent.h>
@@ -9,6 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,8 +90,9 @@ check_stat(const char *path, const struct stat *st, const char *what, const char
 }
 
 int
-fb_dir_check(const char *path_in, const char *what, const char *fix, unsigned flags, struct fb_error *err)
+fb_dir_open(const char *path_in, const char *what, const char *fix, unsigned flags, int *out, struct fb_error *err)
 {
+	*out = -1;
 	/* Without its trailing slashes: "link/" would make open follow the symlink. */
 	char path[PATH_MAX];
 	size_t len = strlen(path_in);
@@ -132,13 +135,61 @@ fb_dir_check(const char *path_in, const char *what, const char *fix, unsigned fl
 	}
 	if (fd < 0)
 		return fb_seterr(err, FB_EIO, "cannot open %s %s: %s", what, path, strerror(errno));
-	struct stat st;
-	int rc;
-	if (fstat(fd, &st) != 0)
-		rc = fb_seterr(err, FB_EIO, "cannot stat %s %s: %s", what, path, strerror(errno));
+	int rc = fb_dir_check_fd(fd, path, what, fix, flags, err);
+	if (rc)
+		close(fd);
 	else
-		rc = check_stat(path, &st, what, fix, flags, err);
-	close(fd);
+		*out = fd;
+	return rc;
+}
+
+int
+fb_dir_check_fd(int fd, const char *path, const char *what, const char *fix, unsigned flags, struct fb_error *err)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return fb_seterr(err, FB_EIO, "cannot stat %s %s: %s", what, path, strerror(errno));
+	return check_stat(path, &st, what, fix, flags, err);
+}
+
+int
+fb_dir_check(const char *path, const char *what, const char *fix, unsigned flags, struct fb_error *err)
+{
+	int fd;
+	int rc = fb_dir_open(path, what, fix, flags, &fd, err);
+	if (!rc)
+		close(fd);
+	return rc;
+}
+
+int
+fb_dir_openat(int dirfd, const char *name, const char *path, const char *what, const char *fix, unsigned flags,
+              bool create, int *out, struct fb_error *err)
+{
+	*out = -1;
+	if (create && mkdirat(dirfd, name, flags & FB_DIR_SHARED ? 0770 : 0700) != 0) {
+		if (errno != EEXIST)
+			return fb_seterr(err, FB_EIO, "cannot create %s %s: %s", what, path, strerror(errno));
+	} else if (create && (flags & FB_DIR_SHARED)) {
+		/* setgid keeps the group on everything below; the umask may have taken g+rwx */
+		int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int bad = fd < 0 || fchmod(fd, 02770) != 0;
+		if (fd >= 0)
+			close(fd);
+		if (bad)
+			return fb_seterr(err, FB_EIO, "cannot chmod %s: %s", path, strerror(errno));
+	}
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR))
+		return fb_seterr(err, FB_EUNSAFE, "%s %s is not a directory (a symlink or a file): not followed; %s", what,
+		                 path, fix);
+	if (fd < 0)
+		return fb_seterr(err, FB_EIO, "cannot open %s %s: %s", what, path, strerror(errno));
+	int rc = fb_dir_check_fd(fd, path, what, fix, flags, err);
+	if (rc)
+		close(fd);
+	else
+		*out = fd;
 	return rc;
 }
 
@@ -191,7 +242,7 @@ random_suffix(char *out, unsigned attempt)
 }
 
 int
-fb_tmp_open(const char *target, int mode, char *tmp, size_t tmpsize, int *fd, struct fb_error *err)
+fb_tmp_openat(int dirfd, const char *target, int mode, char *tmp, size_t tmpsize, int *fd, struct fb_error *err)
 {
 	*fd = -1;
 	for (unsigned attempt = 0; attempt < 64; attempt++) {
@@ -200,7 +251,7 @@ fb_tmp_open(const char *target, int mode, char *tmp, size_t tmpsize, int *fd, st
 		int k = snprintf(tmp, tmpsize, "%s.tmp.%s", target, suffix);
 		if (k < 0 || (size_t)k >= tmpsize)
 			return fb_seterr(err, FB_EINVAL, "%s: path too long", target);
-		int f = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, (mode_t)mode);
+		int f = openat(dirfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, (mode_t)mode);
 		if (f >= 0) {
 			*fd = f;
 			return 0;
@@ -209,6 +260,44 @@ fb_tmp_open(const char *target, int mode, char *tmp, size_t tmpsize, int *fd, st
 			return fb_seterr(err, FB_EIO, "cannot write %s: %s", target, strerror(errno));
 	}
 	return fb_seterr(err, FB_EIO, "cannot write %s: no free temporary name beside it", target);
+}
+
+int
+fb_tmp_open(const char *target, int mode, char *tmp, size_t tmpsize, int *fd, struct fb_error *err)
+{
+	return fb_tmp_openat(AT_FDCWD, target, mode, tmp, tmpsize, fd, err);
+}
+
+int
+fb_write_at(int dirfd, const char *name, const char *path, const void *data, size_t size, int mode,
+            bool exact_mode, struct fb_error *err)
+{
+	char tmp[NAME_MAX + 32];
+	int fd;
+	int rc = fb_tmp_openat(dirfd, name, mode, tmp, sizeof(tmp), &fd, err);
+	if (rc)
+		return rc;
+	const unsigned char *p = data;
+	size_t left = size;
+	int bad = exact_mode && fchmod(fd, (mode_t)mode) != 0;
+	while (!bad && left > 0) {
+		ssize_t n = write(fd, p, left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			bad = 1;
+			break;
+		}
+		p += n;
+		left -= (size_t)n;
+	}
+	if (close(fd) != 0)
+		bad = 1;
+	if (!bad && renameat(dirfd, tmp, dirfd, name) == 0)
+		return 0;
+	int saved = errno;
+	unlinkat(dirfd, tmp, 0);
+	return fb_seterr(err, FB_EIO, "cannot write %s: %s", path, strerror(saved));
 }
 
 /* New components get 0777 through the umask, like any directory the user makes: the directory
@@ -234,13 +323,79 @@ fb_dir_make_output(const char *path, struct fb_error *err)
 	return 0;
 }
 
+const char *
+fb_file_kind(mode_t mode)
+{
+	return S_ISFIFO(mode)  ? "a FIFO"
+	       : S_ISCHR(mode) ? "a character device"
+	       : S_ISBLK(mode) ? "a block device"
+	       : S_ISSOCK(mode) ? "a socket"
+	       : S_ISDIR(mode) ? "a directory"
+	       : S_ISLNK(mode) ? "a symlink"
+	                       : "not a regular file";
+}
+
+/* O_NONBLOCK: open(2) on a FIFO otherwise waits for a writer, and on some devices for carrier
+ * or media; it changes nothing for a regular file (reads from disk never return EAGAIN). */
+int
+fb_open_regular(const char *path, int flags, int *fd, struct stat *st, struct fb_error *err)
+{
+	struct stat own;
+	if (!st)
+		st = &own;
+	*fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | flags);
+	if (*fd < 0)
+		return fb_seterr(err, FB_EIO, "cannot open %s: %s", path, strerror(errno));
+	if (fstat(*fd, st) != 0) {
+		int e = errno;
+		close(*fd);
+		*fd = -1;
+		return fb_seterr(err, FB_EIO, "cannot stat %s: %s", path, strerror(e));
+	}
+	if (!S_ISREG(st->st_mode)) {
+		close(*fd);
+		*fd = -1;
+		return fb_seterr(err, FB_EIO, "%s: not a regular file (%s)", path, fb_file_kind(st->st_mode));
+	}
+	return 0;
+}
+
+/* stat follows a symlink, so "-o link" to an input is caught too; what lstat sees decides what
+ * the rename would replace (a symlink itself is replaced, never what it names). */
+int
+fb_output_check(const char *what, const char *out, const char *const *inputs, size_t ninputs, struct fb_error *err)
+{
+	struct stat os, ls, is;
+	bool have = stat(out, &os) == 0;
+	if (lstat(out, &ls) == 0 && !S_ISREG(ls.st_mode) && !S_ISLNK(ls.st_mode))
+		return fb_seterr(err, FB_EINVAL,
+		                 "%s %s is not a regular file (%s): an output replaces what is at its name; name a file",
+		                 what, out, fb_file_kind(ls.st_mode));
+	for (size_t i = 0; i < ninputs; i++) {
+		if (strcmp(out, inputs[i]) == 0)
+			return fb_seterr(err, FB_EINVAL,
+			                 "%s %s is also an input: the output would replace it; write it elsewhere", what, out);
+		if (have && stat(inputs[i], &is) == 0 && is.st_dev == os.st_dev && is.st_ino == os.st_ino)
+			return fb_seterr(err, FB_EINVAL,
+			                 "%s %s is the input %s (the same file): the output would replace it; write it "
+			                 "elsewhere",
+			                 what, out, inputs[i]);
+	}
+	return 0;
+}
+
 int
 fb_read_fd(int fd, const char *path, char **data, size_t *size, struct fb_error *err)
 {
 	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
 		close(fd);
-		return fb_seterr(err, FB_EIO, "%s: not a regular file", path);
+		return fb_seterr(err, FB_EIO, "cannot stat %s: %s", path, strerror(e));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return fb_seterr(err, FB_EIO, "%s: not a regular file (%s)", path, fb_file_kind(st.st_mode));
 	}
 	if ((uint64_t)st.st_size > (uint64_t)1 << 31) {
 		close(fd);
@@ -288,9 +443,9 @@ fb_read_file(const char *path, char **data, size_t *size, struct fb_error *err)
 {
 	*data = NULL;
 	*size = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return fb_seterr(err, FB_EIO, "cannot open %s: %s", path, strerror(errno));
+	int fd, rc = fb_open_regular(path, 0, &fd, NULL, err);
+	if (rc)
+		return rc;
 	return fb_read_fd(fd, path, data, size, err);
 }
 
@@ -300,25 +455,51 @@ fb_mkdirs(const char *path, struct fb_error *err)
 	return fb_dir_make(path, "directory", "use a directory of your own", 0, err);
 }
 
+/* Removes what dirfd holds, down to depth more levels of directories; links and special files
+ * are unlinked (unlinkat never follows the last component), directories opened O_NOFOLLOW.
+ * 0 when it is empty afterwards. */
+static int
+empty_at(int dirfd, int depth)
+{
+	DIR *d = fdopendir(dirfd);
+	if (!d) {
+		close(dirfd);
+		return -1;
+	}
+	int left = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		struct stat st;
+		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+			left++;
+			continue;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			left += unlinkat(dirfd, e->d_name, 0) != 0;
+			continue;
+		}
+		int sub = depth > 0 ? openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+		if (sub < 0 || empty_at(sub, depth - 1) != 0 || unlinkat(dirfd, e->d_name, AT_REMOVEDIR) != 0)
+			left++;
+	}
+	closedir(d); /* closes dirfd */
+	return left ? -1 : 0;
+}
+
+int
+fb_dir_removeat(int parentfd, const char *name, int depth)
+{
+	int fd = openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (empty_at(fd, depth) != 0)
+		return -1;
+	return unlinkat(parentfd, name, AT_REMOVEDIR);
+}
+
 void
 fb_dir_remove(const char *dir, int depth)
 {
-	DIR *d = opendir(dir);
-	if (d) {
-		struct dirent *e;
-		while ((e = readdir(d))) {
-			char p[PATH_MAX];
-			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-				continue;
-			if (snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) >= (int)sizeof(p))
-				continue;
-			struct stat st;
-			if (depth > 0 && lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
-				fb_dir_remove(p, depth - 1);
-			else
-				unlink(p);
-		}
-		closedir(d);
-	}
-	rmdir(dir);
+	fb_dir_removeat(AT_FDCWD, dir, depth);
 }

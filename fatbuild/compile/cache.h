@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "fatbuild.h"
+#include "hash.h"
 
 /* ---- cache.c: the content-addressed store ---- */
 
@@ -25,8 +26,20 @@ struct fb_cache_entry {
 };
 
 /* Before a compile uses the cache dir: 0 when it is missing (created 0700 on the first put) or
- * passes fb_dir_check (explicit: the user named it); else FB_EUNSAFE/FB_EIO with the message. */
+ * passes fb_dir_check; else FB_EUNSAFE/FB_EIO with the message. A group-writable one passes
+ * only as an opted-in team cache, whoever named it (explicit is kept for the callers' sake). */
 int fb_cache_check(const char *dir, bool explicit, struct fb_error *err);
+/* FB_DIR_SHARED when FATBUILD_CACHE_SHARED=1 (a team cache), else 0: the fb_dir_check flags
+ * of the cache dir, its shards and files. */
+unsigned fb_cache_flags(void);
+/* The checked cache root, open (fb_dir_open); create: made first where missing. */
+int fb_cache_root_open(const char *dir, bool create, int *fd, struct fb_error *err);
+/* The shard of name (its first two characters) inside root, checked, never through a link;
+ * create: made first (0700, a team cache 02770). */
+int fb_cache_shard_open(int root, const char *dir, const char *name, bool create, int *fd, struct fb_error *err);
+/* An entry's name: 64 lowercase hex digits. A temporary's: that, ".tmp.", ten characters. */
+bool fb_cache_is_key(const char *name);
+bool fb_cache_is_tmp(const char *name);
 /* *dir, or when it is NULL fb_cache_dir() written into buf (then *dir = buf). */
 int fb_cache_dir_default(const char **dir, char *buf, size_t size, struct fb_error *err);
 /* 0 and *out filled on a verified hit; FB_ENOIMAGE on a miss; FB_EFORMAT for an entry that
@@ -34,6 +47,9 @@ int fb_cache_dir_default(const char **dir, char *buf, size_t size, struct fb_err
  * I/O trouble. */
 int fb_cache_get(const char *dir, const char *key, struct fb_cache_entry *out, struct fb_error *err);
 int fb_cache_put(const char *dir, const char *key, const struct fb_cache_entry *e, struct fb_error *err);
+/* Deletes the entry under key (one that passed its checksum but is not what its key claims);
+ * only in a shard that passes the directory checks. */
+void fb_cache_remove(const char *dir, const char *key);
 void fb_cache_entry_clear(struct fb_cache_entry *e);
 /* The entry file's bytes, both ways (fuzz_cache checks that they agree and that any damage is
  * caught). decode: 0, FB_EFORMAT (size or checksum mismatch) or FB_ENOMEM; encode: 0 or
@@ -62,6 +78,11 @@ struct fb_remote_opts {
 	const char *header;      /* one extra request header ("Authorization: Bearer T"), or NULL */
 	int writable;            /* 0: never PUT */
 	long timeout_ms;         /* per request; <= 0: 10 s */
+	/* The processes of one build share the remote's failure through this file (NULL: none):
+	 * the first to fail writes it and reports; a remote opened while it exists is broken from
+	 * the start and quiet (docs/remote-cache.md §5). */
+	const char *state;
+	const char *tmpdir;      /* where downloads are staged; NULL: /tmp */
 };
 
 struct fb_remote_counts {
@@ -83,10 +104,11 @@ int fb_remote_get(struct fb_remote *r, const char *key, struct fb_cache_entry *o
 int fb_remote_put(struct fb_remote *r, const char *key, const struct fb_cache_entry *e, struct fb_error *err);
 /* The action record (docs/remote-cache.md §2), a serialized Bazel ActionResult: the digests
  * (hex) and sizes of cubin, PTX, log; an empty output has size 0 and the empty blob's digest. */
-enum { FB_REMOTE_RECORD_MAX = 65536, FB_REMOTE_RECORD_ENCODED_MAX = 400 };
+enum { FB_REMOTE_RECORD_MAX = 65536, FB_REMOTE_RECORD_ENCODED_MAX = 512 };
 struct fb_remote_record {
 	char hex[3][65];
 	uint64_t size[3];
+	char key[65];            /* the key the record names for itself; "" for none */
 };
 /* Parses a record (unknown fields skipped); 0, or FB_EFORMAT with err->msg naming the message,
  * field and what is wrong. */
@@ -96,7 +118,27 @@ int fb_remote_record_decode(const char *text, size_t n, struct fb_remote_record 
 size_t fb_remote_record_encode(const struct fb_remote_record *rec, char *buf, size_t size);
 /* 1 after the first transport failure; *why: its message. */
 int fb_remote_broken(const struct fb_remote *r, const char **why);
+/* 1 when the failure was reported by another process of the build (the state file): say
+ * nothing about it. */
+int fb_remote_quiet(const struct fb_remote *r);
+/* A hit the caller found not to be what its key claims: counted as damaged, not as a hit. */
+void fb_remote_reject(struct fb_remote *r);
 const struct fb_remote_counts *fb_remote_counts(const struct fb_remote *r);
+
+/* A blob being downloaded: its bytes go to a nameless private file under tmpdir, never into
+ * memory, hashed as they come; at most max of them (one more sets over and stops the
+ * transfer). */
+struct fb_remote_sink {
+	int fd;                  /* -1: none */
+	struct fb_sha256 h;
+	uint64_t n, max;
+	int over, failed;        /* past max; a write failed */
+};
+/* 0, or the error of fb_tmp_open (s->fd is then -1). */
+int fb_remote_sink_open(struct fb_remote_sink *s, const char *tmpdir, uint64_t max, struct fb_error *err);
+/* 0, or -1 once past max or a write failed: stop the transfer. */
+int fb_remote_sink_write(struct fb_remote_sink *s, const void *p, size_t n);
+void fb_remote_sink_close(struct fb_remote_sink *s);
 
 /* ---- reapi.c: the shared cache over REAPI v2 on gRPC (docs/remote-cache.md §8) ---- */
 
@@ -117,6 +159,11 @@ struct fb_reapi_blob {
 	int missing;
 	int force;               /* upload even when the server has it (its copy failed a check) */
 	char why[200];
+	/* A read through ByteStream streams into sink (opened there under tmpdir; the caller
+	 * closes it) and sets streamed instead of got. */
+	const char *tmpdir;
+	struct fb_remote_sink sink;
+	int streamed;
 };
 
 /* 1 for a grpc:// or grpcs:// URL. */
@@ -156,11 +203,30 @@ int fb_reapi_decode_bytestream(const unsigned char *p, size_t n, const unsigned 
 /* ServerCapabilities: *max_batch its cache_capabilities.max_batch_total_size_bytes (0 when it
  * names none: no limit); 0 or FB_EFORMAT (a malformed field, a negative limit). */
 int fb_reapi_decode_capabilities(const unsigned char *p, size_t n, uint64_t *max_batch, struct fb_error *err);
+/* For the channel's other users (rexec.c, remote execution): one call of method
+ * ("/package.Service/Method") with the one request req[0..n), each answer message handed to
+ * on_msg (nonzero, err filled, cancels the call), with the deadline timeout_ms (0: the
+ * channel's). The call's gRPC status code (why: its text), or -1 when on_msg refused an
+ * answer or (without gRPC, FB_ENOTOOL) no call could be made; err filled then. */
+typedef int (*fb_reapi_msg_fn)(void *ctx, const unsigned char *p, size_t n, struct fb_error *err);
+int fb_reapi_call(struct fb_reapi *g, const char *method, const unsigned char *req, size_t n, long timeout_ms,
+                  fb_reapi_msg_fn on_msg, void *ctx, char *why, size_t wsize, struct fb_error *err);
+/* The instance_name of every request of g ("" for none); "" for NULL. */
+const char *fb_reapi_instance(const struct fb_reapi *g);
+/* A google.rpc.Code's name ("UNAVAILABLE"). */
+const char *fb_reapi_code_name(int c);
 
 /* ---- stats.c: hit and miss counters kept in the cache directory ---- */
 
 /* Adds d to the counters in dir/stats under a lock (dir/stats.lock), written atomically. */
 int fb_cache_count(const char *dir, const struct fb_cache_counters *d, struct fb_error *err);
+/* The "size" of the stats file (entries' bytes on disk, what trim's trigger reads): grown by
+ * each put (best effort; unknown stays unknown), set by a trim or clear that measured it (with
+ * the evictions it made); read: 0, or -1 when unknown. */
+void fb_cache_size_add(int root, uint64_t bytes);
+int fb_cache_size_set(int root, const char *dir, uint64_t size, uint64_t evictions, uint64_t evicted,
+                      struct fb_error *err);
+int fb_cache_size_get(int root, const char *dir, uint64_t *size);
 
 /* ---- key.c: how paths and the NVRTC build enter the compile key ---- */
 

@@ -25,6 +25,7 @@
 
 #include "compile.h"
 #include "run.h"
+#include "fatbin/elfid.h"
 
 int
 fb_compile_default_jobs(void)
@@ -32,6 +33,14 @@ fb_compile_default_jobs(void)
 	struct fb_jobs_info ji;
 	fb_jobs_default(NULL, NULL, 0, getenv("MAX_JOBS"), &ji);
 	return ji.jobs;
+}
+
+int
+fb_compile_jobs(int asked)
+{
+	if (asked <= 0)
+		return fb_compile_default_jobs();
+	return asked > FB_JOBS_MAX ? FB_JOBS_MAX : asked;
 }
 
 int
@@ -65,6 +74,15 @@ log_append(char **log, const char *text)
 		n[a + b + 1] = 0;
 	}
 	*log = n;
+}
+
+/* One line of res->cache_note: made one printable line first, since it names a source path,
+ * and the caller prints the note line by line. */
+static void
+note_append(char **log, char *line)
+{
+	fb_text_oneline(line);
+	log_append(log, line);
 }
 
 static int
@@ -207,16 +225,45 @@ remote_start(struct run *r, struct fb_compile_result *res)
 	const struct fb_compile_opts *o = r->o;
 	if (!r->use_cache || !o->remote_cache || !*o->remote_cache)
 		return;
-	struct fb_remote_opts ro = {o->remote_cache, o->remote_header, !o->remote_read_only, o->remote_timeout_ms};
+	struct fb_remote_opts ro = {o->remote_cache, o->remote_header, !o->remote_read_only,
+	                            o->remote_timeout_ms, o->remote_state, o->remote_tmpdir};
 	struct fb_error e = {0};
 	if (fb_remote_open(&ro, &r->remote, &e) != 0) {
 		char line[sizeof(e.msg) + 64];
 		snprintf(line, sizeof(line), "%s; compiling locally", e.msg);
-		log_append(&res->cache_note, line);
+		note_append(&res->cache_note, line);
 	}
 }
 
-/* A remote hit for j: verified by fb_remote_get, then kept in the local cache. */
+/* Whether j's cache entry is what its key claims (fatbin/elfid.c): the cubin, or the LTO-IR,
+ * of its SASS target and the PTX of its PTX target. An entry is checked before it is used or
+ * kept, since a remote's may have been written by anyone (docs/remote-cache.md §5). */
+static int
+entry_fits(const struct run *r, const struct job *j, const struct fb_cache_entry *e, struct fb_error *err)
+{
+	const struct ap_target *tg = r->o->targets;
+	if (j->lto)
+		return fb_image_check(FB_KIND_LTO, &tg[j->sass != NONE ? j->sass : j->ptx], e->cubin, e->cubin_size, err);
+	int rc = j->sass != NONE ? fb_image_check(FB_KIND_ELF, &tg[j->sass], e->cubin, e->cubin_size, err) : 0;
+	if (!rc && j->ptx != NONE)
+		rc = fb_image_check(FB_KIND_PTX, &tg[j->ptx], e->ptx, e->ptx_size, err);
+	return rc;
+}
+
+/* A damaged entry (where: "" or "remote "): one line, counted; the job is compiled. */
+static void
+note_corrupt(struct run *r, const struct job *j, struct fb_compile_result *res, const char *where, const char *done,
+             const char *why)
+{
+	char line[sizeof(((struct fb_error *)0)->msg) + 600];
+	snprintf(line, sizeof(line), "corrupt %scache entry for %s (%s) %s and recompiled: %s", where, r->src[j->src].path,
+	         j->arch, done, why);
+	note_append(&res->cache_note, line);
+	res->ncorrupt++;
+}
+
+/* A remote hit for j: verified by fb_remote_get (blobs) and entry_fits (what they are), then
+ * kept in the local cache; what fails either is never kept. */
 static int
 remote_get(struct run *r, struct job *j, struct fb_compile_result *res)
 {
@@ -225,19 +272,23 @@ remote_get(struct run *r, struct job *j, struct fb_compile_result *res)
 	struct fb_error e = {0};
 	int got = fb_remote_get(r->remote, j->key, &j->e, &e);
 	if (got == FB_EFORMAT) {
-		char line[sizeof(e.msg) + 512];
-		snprintf(line, sizeof(line), "corrupt remote cache entry for %s (%s) ignored and recompiled: %s",
-		         r->src[j->src].path, j->arch, e.msg);
-		log_append(&res->cache_note, line);
-		res->ncorrupt++;
-	} else if (got == FB_EIO) {
+		note_corrupt(r, j, res, "remote ", "ignored", e.msg);
+	} else if (got == FB_EIO && !fb_remote_quiet(r->remote)) {
 		char line[sizeof(e.msg) + 64];
 		snprintf(line, sizeof(line), "%s; remote cache off for this run, compiling locally", e.msg);
-		log_append(&res->cache_note, line);
+		note_append(&res->cache_note, line);
 	}
 	if (got != 0)
 		return 0;
 	if ((j->sass != NONE && !j->e.cubin_size) || (j->ptx != NONE && !j->e.ptx_size)) {
+		fb_cache_entry_clear(&j->e);
+		return 0;
+	}
+	if (entry_fits(r, j, &j->e, &e) != 0) {
+		char why[sizeof(e.msg) + 100];
+		snprintf(why, sizeof(why), "remote action record ac/%s: %s", j->key, e.msg);
+		fb_remote_reject(r->remote);
+		note_corrupt(r, j, res, "remote ", "ignored", why);
 		fb_cache_entry_clear(&j->e);
 		return 0;
 	}
@@ -251,10 +302,10 @@ remote_put(struct run *r, struct job *j, struct fb_compile_result *res)
 	if (!r->remote || fb_remote_broken(r->remote, NULL))
 		return;
 	struct fb_error e = {0};
-	if (fb_remote_put(r->remote, j->key, &j->e, &e) == FB_EIO) {
+	if (fb_remote_put(r->remote, j->key, &j->e, &e) == FB_EIO && !fb_remote_quiet(r->remote)) {
 		char line[sizeof(e.msg) + 64];
 		snprintf(line, sizeof(line), "%s; results not uploaded", e.msg);
-		log_append(&res->cache_note, line);
+		note_append(&res->cache_note, line);
 	}
 }
 
@@ -355,16 +406,19 @@ cache_lookup(struct run *r, struct fb_compile_result *res)
 		struct fb_error ce = {0};
 		int got = fb_cache_get(r->cache_dir, j->key, &j->e, &ce);
 		bool hit = got == 0;
-		if (got == FB_EFORMAT) {
-			char line[sizeof(ce.msg) + 512];
-			snprintf(line, sizeof(line), "corrupt cache entry for %s (%s) removed and recompiled: %s",
-			         r->src[j->src].path, j->arch, ce.msg);
-			log_append(&res->cache_note, line);
-			res->ncorrupt++;
-		}
+		if (got == FB_EFORMAT)
+			note_corrupt(r, j, res, "", "removed", ce.msg);
 		if (hit &&
 		    (j->lto ? !j->e.cubin_size : (j->sass != NONE && !j->e.cubin_size) || (j->ptx != NONE && !j->e.ptx_size))) {
 			fb_cache_entry_clear(&j->e); /* an entry without what the job makes: a miss */
+			hit = false;
+		}
+		if (hit && entry_fits(r, j, &j->e, &ce) != 0) {
+			char why[sizeof(ce.msg) + 100];
+			snprintf(why, sizeof(why), "cache entry %s: %s", j->key, ce.msg);
+			fb_cache_remove(r->cache_dir, j->key);
+			note_corrupt(r, j, res, "", "removed", why);
+			fb_cache_entry_clear(&j->e);
 			hit = false;
 		}
 		if (!hit && !remote_get(r, j, res))
@@ -455,7 +509,7 @@ run_jobs(struct run *r, const char *home, struct fb_compile_result *res, struct 
 	cache_lookup(r, res);
 	fb_remote_idle(r->remote); /* the jobs are forked next (cache.h) */
 	server_jobs(r, home, res);
-	int maxjobs = opts->jobs > 0 ? opts->jobs : fb_compile_default_jobs();
+	int maxjobs = fb_compile_jobs(opts->jobs);
 	setup_pch(r, res);
 	struct job *failed = NULL;
 	rc = fb_run_jobs(r, maxjobs, &failed, err);

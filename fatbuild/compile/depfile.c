@@ -121,10 +121,15 @@ strip_comments(char *s)
 	*w = 0;
 }
 
+/* 1: a regular file; 0: nothing there, or a directory (the search goes on, as the compilers'
+ * does); -1: something else, a FIFO or a device, which NVRTC would open and wait on or read for
+ * ever. */
 static int
 exists_file(const char *path, struct stat *st)
 {
-	return stat(path, st) == 0 && S_ISREG(st->st_mode);
+	if (stat(path, st) != 0 || S_ISDIR(st->st_mode))
+		return 0;
+	return S_ISREG(st->st_mode) ? 1 : -1;
 }
 
 /* The header an #include or #include_next line names, or NULL: the name is cut out of line in
@@ -159,27 +164,30 @@ include_name(char *line, char *close, int *next)
 }
 
 /* Where the compiler finds name, included from cur (its directory: curdirlen bytes): path and
- * st filled, 1; or 0 when it is in none of the places searched. */
+ * st filled, 1; 0 when it is in none of the places searched; -1 (path filled) when the first
+ * file found is not a regular file. */
 static int
 find_header(const char *name, char close, int next, const char *cur, size_t curdirlen, const char *const *dirs,
             size_t ndirs, char *path, size_t size, struct stat *st)
 {
+	int k;
 	if (name[0] == '/')
-		return join(path, size, "", 0, name) && exists_file(path, st);
-	if (close == '"' && !next && join(path, size, cur, curdirlen, name) && exists_file(path, st))
-		return 1;
+		return join(path, size, "", 0, name) ? exists_file(path, st) : 0;
+	if (close == '"' && !next && join(path, size, cur, curdirlen, name) && (k = exists_file(path, st)))
+		return k;
 	for (size_t d = 0; d < ndirs; d++)
-		if (join(path, size, dirs[d], strlen(dirs[d]), name) && exists_file(path, st) &&
+		if (join(path, size, dirs[d], strlen(dirs[d]), name) && (k = exists_file(path, st)) &&
 		    !(next && strcmp(path, cur) == 0)) /* include_next: a later directory */
-			return 1;
+			return k;
 	return 0;
 }
 
 /* Adds the headers text (the comment-free contents of cur) includes to todo and deps, each
- * file once. 0, or -1 when out of memory. */
+ * file once. 0, -1 when out of memory, or FB_EIO (err says which) for an include that names a
+ * file that is not a regular one. */
 static int
 scan_text(char *text, const char *cur, const char *const *dirs, size_t ndirs, struct seen *seen,
-          struct fb_strlist *todo, struct fb_strlist *deps)
+          struct fb_strlist *todo, struct fb_strlist *deps, struct fb_error *err)
 {
 	const char *slash = strrchr(cur, '/');
 	size_t curdirlen = slash ? (size_t)(slash - cur) : 0;
@@ -193,7 +201,11 @@ scan_text(char *text, const char *cur, const char *const *dirs, size_t ndirs, st
 		int next;
 		struct stat st;
 		const char *name = include_name(p, &close, &next);
-		if (name && find_header(name, close, next, cur, curdirlen, dirs, ndirs, path, sizeof(path), &st)) {
+		int found = name ? find_header(name, close, next, cur, curdirlen, dirs, ndirs, path, sizeof(path), &st) : 0;
+		if (found < 0)
+			return fb_seterr(err, FB_EIO, "%s: not a regular file (%s), included by %s", path,
+			                 fb_file_kind(st.st_mode), cur);
+		if (found) {
 			int fresh = seen_add(seen, &st);
 			if (fresh < 0)
 				return -1;
@@ -227,16 +239,21 @@ fb_deps_scan(const char *source, const char *const *dirs, size_t ndirs, struct f
 	for (size_t t = 0; t < todo.n; t++) {
 		char *text = NULL;
 		size_t size = 0;
-		if (fb_read_file(todo.v[t], &text, &size, NULL) != 0) {
+		struct fb_error rerr = {0};
+		if (fb_read_file(todo.v[t], &text, &size, &rerr) != 0) {
 			if (t == 0) {
-				rc = fb_seterr(err, FB_EIO, "cannot read %s: %s", source, strerror(errno));
+				rc = fb_seterr(err, rerr.code, "%s", rerr.msg);
 				goto out;
 			}
-			continue;
+			continue; /* unreadable now: NVRTC then says so */
 		}
 		strip_comments(text);
-		int bad = scan_text(text, todo.v[t], dirs, ndirs, &seen, &todo, deps);
+		int bad = scan_text(text, todo.v[t], dirs, ndirs, &seen, &todo, deps, err);
 		free(text);
+		if (bad > 0) {
+			rc = bad;
+			goto out;
+		}
 		if (bad)
 			goto oom;
 	}

@@ -68,8 +68,8 @@ fb_key_names_file(const char *text, size_t size)
 static int
 hash_file(const char *path, const volatile sig_atomic_t *cancel, char hex[65])
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	int fd;
+	if (fb_open_regular(path, 0, &fd, NULL, NULL) != 0)
 		return -1;
 	unsigned char d[32];
 	int rc = fb_sha256_fd(fd, cancel, d);

@@ -201,12 +201,14 @@ decode_read_one(struct fb_pb r, struct fb_reapi_blob *b, int nb, struct fb_error
 		b[k].status = code;
 		return 0;
 	}
-	/* The length is checked by the caller against the record, as the digest is. */
+	/* The length is checked by the caller against the record, as the digest is; a NUL follows
+	 * (the log is text). */
 	size_t dn = data.p ? (size_t)(data.end - data.p) : 0;
-	if (!(b[k].got = malloc(dn ? dn : 1)))
+	if (!(b[k].got = malloc(dn + 1)))
 		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	if (dn)
 		memcpy(b[k].got, data.p, dn);
+	b[k].got[dn] = 0;
 	b[k].got_size = dn;
 	return 0;
 }
@@ -310,7 +312,8 @@ enum {
 	BATCH_MAX = 4 * 1024 * 1024 - 64 * 1024,
 	HEADROOM = 4096,
 	RECV_MAX = 64 << 20,
-	WRITE_CHUNK = 1024 * 1024
+	WRITE_CHUNK = 1024 * 1024,
+	WINDOW = 4 << 20
 };
 
 /* The channel and gRPC's threads exist only between start() and stop(): gRPC keeps threads
@@ -370,12 +373,12 @@ fb_reapi_open(const struct fb_remote_opts *o, struct fb_reapi **out, struct fb_e
 	struct fb_reapi *g = calloc(1, sizeof(*g));
 	if (!g)
 		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	fb_remote_url_redact(o->url ? o->url : "", g->url, sizeof(g->url)); /* for messages */
 	if (fb_reapi_url_parse(o->url, g->target, sizeof(g->target), g->instance, sizeof(g->instance), &g->tls)) {
 		free(g);
 		return fb_seterr(err, FB_EINVAL, "remote cache URL '%.200s': not grpc://HOST[:PORT][/INSTANCE] or grpcs://...",
-		                 o->url ? o->url : "");
+		                 g->url);
 	}
-	snprintf(g->url, sizeof(g->url), "%s", o->url);
 	g->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 10000;
 	int rc = set_header(g, o->header, err);
 	if (rc) {
@@ -400,9 +403,14 @@ start(struct fb_reapi *g, struct fb_error *err)
 	}
 	grpc_channel_credentials *cr = g->tls ? grpc_ssl_credentials_create(NULL, NULL, NULL, NULL)
 	                                      : grpc_insecure_credentials_create();
-	/* Answers carry at most one batch or one ByteStream chunk, but servers pick their chunks. */
-	grpc_arg a = {.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, .value.integer = RECV_MAX};
-	grpc_channel_args args = {1, &a};
+	/* Answers carry at most one batch or one ByteStream chunk, but servers pick their chunks.
+	 * The flow-control window is fixed at WINDOW: the bandwidth-delay probe would let it grow,
+	 * and gRPC buffer what a server pushes (a ByteStream without end held 70 MB more than a
+	 * compile without the remote; with the window fixed, none; docs/remote-cache.md §8). */
+	grpc_arg a[] = {{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, .value.integer = RECV_MAX},
+	                {.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_HTTP2_BDP_PROBE, .value.integer = 0},
+	                {.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, .value.integer = WINDOW}};
+	grpc_channel_args args = {3, a};
 	g->ch = cr ? grpc_channel_create(g->target, cr, &args) : NULL;
 	if (cr)
 		grpc_channel_credentials_release(cr);
@@ -599,14 +607,20 @@ on_acc(void *ctx, const unsigned char *p, size_t n, struct fb_error *err)
 	return 0;
 }
 
-/* A ByteStream ReadResponse's data appended; the blob's expected size bounds it. */
+/* A ByteStream ReadResponse's data into the blob's sink (remote.c), never into memory; the
+ * blob's expected size bounds it. */
 static int
 on_chunk(void *ctx, const unsigned char *p, size_t n, struct fb_error *err)
 {
+	struct fb_remote_sink *s = ctx;
 	const unsigned char *d;
 	size_t dn;
 	int rc = fb_reapi_decode_bytestream(p, n, &d, &dn, err);
-	return rc ? rc : on_acc(ctx, d, dn, err);
+	if (rc || fb_remote_sink_write(s, d, dn) == 0)
+		return rc;
+	return fb_seterr(err, FB_EFORMAT, s->over ? "ByteStream.Read: more than the blob's %llu bytes"
+	                                          : "ByteStream.Read: cannot stage the blob (%llu bytes)",
+	                 (unsigned long long)s->max);
 }
 
 static void
@@ -616,11 +630,11 @@ put_instance(struct fb_reapi *g, struct fb_pb_out *o)
 		fb_pb_out_bytes(o, 1, g->instance, strlen(g->instance));
 }
 
-/* A call with one request (freed here) whose answers, at most a->max bytes, land in a->p
- * (through on_msg: on_acc, or on_chunk for ByteStream); the status code, or -1 for a local
- * failure (err filled). */
+/* A call with one request (freed here) whose answers go to on_msg with ctx (on_acc: at most
+ * a->max bytes into a->p; on_chunk: into a sink for ByteStream); the status code, or -1 for a
+ * local failure (err filled). */
 static int
-unary(struct fb_reapi *g, const char *method, struct fb_pb_out *req, on_msg_fn on_msg, struct acc *a, char *why,
+unary(struct fb_reapi *g, const char *method, struct fb_pb_out *req, on_msg_fn on_msg, void *a, char *why,
       size_t wsize, struct fb_error *err)
 {
 	if (req->oom) {
@@ -687,16 +701,19 @@ read_stream(struct fb_reapi *g, struct fb_reapi_blob *b, struct fb_error *err)
 {
 	char name[512], why[320];
 	struct fb_pb_out req = {0};
+	struct fb_error se = {0};
+	if (fb_remote_sink_open(&b->sink, b->tmpdir ? b->tmpdir : "/tmp", b->size, &se) != 0) {
+		b->status = ST_NOT_FOUND; /* nowhere to stage it: a miss, the server is not to blame */
+		return 0;
+	}
 	resource(g, name, sizeof(name), NULL, b);
 	fb_pb_out_bytes(&req, 1, name, strlen(name)); /* ReadRequest.resource_name, from offset 0 */
-	struct acc a = {NULL, 0, (size_t)b->size};
-	int st = unary(g, "/google.bytestream.ByteStream/Read", &req, on_chunk, &a, why, sizeof(why), err);
+	int st = unary(g, "/google.bytestream.ByteStream/Read", &req, on_chunk, &b->sink, why, sizeof(why), err);
 	if (st == ST_OK) {
-		b->got = a.p ? a.p : malloc(1);
-		b->got_size = a.n;
-		return b->got ? 0 : fb_seterr(err, FB_ENOMEM, "out of memory");
+		b->streamed = 1;
+		b->got_size = (size_t)b->sink.n;
+		return 0;
 	}
-	free(a.p);
 	if (st < 0) /* more bytes than the record says, a malformed chunk, or no memory */
 		return err ? err->code : FB_EFORMAT;
 	if (st == ST_NOT_FOUND) {
@@ -940,6 +957,33 @@ fb_reapi_write_blobs(struct fb_reapi *g, struct fb_reapi_blob *b, int n, uint64_
 	}
 	return rc;
 }
+
+/* The channel's deadline is lent for one call: rpc() reads it from g, and the cache's own
+ * calls keep theirs. */
+int
+fb_reapi_call(struct fb_reapi *g, const char *method, const unsigned char *req, size_t n, long timeout_ms,
+              fb_reapi_msg_fn on_msg, void *ctx, char *why, size_t wsize, struct fb_error *err)
+{
+	struct fb_pb_out one = {(unsigned char *)req, n, n, 0};
+	long keep = g->timeout_ms;
+	if (timeout_ms > 0)
+		g->timeout_ms = timeout_ms;
+	int st = rpc(g, method, &one, 1, on_msg, ctx, why, wsize, err);
+	g->timeout_ms = keep;
+	return st;
+}
+
+const char *
+fb_reapi_instance(const struct fb_reapi *g)
+{
+	return g ? g->instance : "";
+}
+
+const char *
+fb_reapi_code_name(int c)
+{
+	return code_name(c);
+}
 #else
 int
 fb_reapi_open(const struct fb_remote_opts *o, struct fb_reapi **out, struct fb_error *err)
@@ -988,5 +1032,29 @@ fb_reapi_write_blobs(struct fb_reapi *g, struct fb_reapi_blob *b, int n, uint64_
 {
 	(void)g, (void)b, (void)n, (void)sent;
 	return fb_seterr(err, FB_ENOTOOL, "no gRPC");
+}
+
+int
+fb_reapi_call(struct fb_reapi *g, const char *method, const unsigned char *req, size_t n, long timeout_ms,
+              fb_reapi_msg_fn on_msg, void *ctx, char *why, size_t wsize, struct fb_error *err)
+{
+	(void)g, (void)method, (void)req, (void)n, (void)timeout_ms, (void)on_msg, (void)ctx;
+	snprintf(why, wsize, "no gRPC");
+	fb_seterr(err, FB_ENOTOOL, "no gRPC");
+	return -1;
+}
+
+const char *
+fb_reapi_instance(const struct fb_reapi *g)
+{
+	(void)g;
+	return "";
+}
+
+const char *
+fb_reapi_code_name(int c)
+{
+	(void)c;
+	return "status";
 }
 #endif

@@ -6,22 +6,33 @@
  * The action record (docs/remote-cache.md §2) is a serialized Bazel ActionResult protobuf
  * (build.bazel.remote.execution.v2): one OutputFile {path, Digest {hash, size_bytes}} per
  * non-empty blob, under the paths fatbuild/image.cubin, fatbuild/image.ptx, fatbuild/nvrtc.log.
+ * The record also names the key it was written for (execution_metadata.worker, "fatbuild
+ * KEY"): a record copied under another key is damaged, one that names none is a miss (§2).
  * The decoder skips unknown fields of every wire type and rejects a truncated or malformed one.
  *
  * libcurl is dlopen'ed (libcurl.so.4): without it the remote cache is off and the caller says
  * so once; nothing else changes. One easy handle per fb_remote, so that every request of a
  * compile run reuses one kept-alive connection. The first transport failure (no connection, a
  * timeout, a 5xx) marks the remote broken: every later call answers FB_EIO at once, so a dead
- * or slow server costs one timeout per run, never a failed build. */
+ * or slow server costs one timeout per run, never a failed build; with a state file (the
+ * build's, fb_remote_opts.state) the other processes of the build see it too and ask nothing.
+ * A blob streams into an unnamed temporary file, hashed as it comes and cut at the size its
+ * record declares, and is read into memory only once its size and SHA-256 match (§5). URLs
+ * in messages have their credentials shown as *** (fb_remote_url_redact). */
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cache.h"
 #include "hash.h"
 #include "pb.h"
 #include "common/error_priv.h"
+#include "common/safefs.h"
 
 /* The few libcurl constants used (curl/curl.h: CURLOPTTYPE_* bases plus the option number). */
 enum {
@@ -62,9 +73,13 @@ struct fb_remote {
 	void *h;
 	struct slist *headers;
 	char *url;               /* without a trailing '/' */
+	char shown[512];         /* url for messages, credentials as *** */
+	char *state;             /* the build's state file, or NULL */
+	char *tmpdir;            /* where downloads are staged */
 	int writable;
 	long timeout_ms;
 	int broken;
+	int quiet;               /* another process of the build reported the failure */
 	char why[1024];          /* the first failure */
 	char ebuf[CURL_ERROR_SIZE];
 	struct fb_remote_counts n;
@@ -122,17 +137,64 @@ on_read(char *data, size_t size, size_t nmemb, void *ctx)
 	return k;
 }
 
+static size_t
+on_sink(char *data, size_t size, size_t nmemb, void *ctx)
+{
+	size_t k = size * nmemb;
+	return fb_remote_sink_write(ctx, data, k) == 0 ? k : 0; /* 0: libcurl aborts the transfer */
+}
+
+/* The state file a failing process of the build leaves (docs/remote-cache.md §5): when it is
+ * there, the remote is off for this process from the start and the failure was reported
+ * already. Only a regular file of the user's counts. */
+static void
+read_state(struct fb_remote *r)
+{
+	int fd = r->state ? open(r->state, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+	struct stat st;
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid()) {
+		ssize_t n = read(fd, r->why, sizeof(r->why) - 1);
+		r->why[n > 0 ? n : 0] = 0;
+		r->why[strcspn(r->why, "\n")] = 0;
+		if (!r->why[0])
+			snprintf(r->why, sizeof(r->why), "remote cache %s: off for this build", r->shown);
+		r->broken = r->quiet = 1;
+	}
+	close(fd);
+}
+
+/* What both transports keep of o; NULL when out of memory. */
+static struct fb_remote *
+remote_new(const struct fb_remote_opts *o)
+{
+	struct fb_remote *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->url = strdup(o->url);
+	r->state = o->state && *o->state ? strdup(o->state) : NULL;
+	r->tmpdir = strdup(o->tmpdir && *o->tmpdir ? o->tmpdir : "/tmp");
+	if (!r->url || !r->tmpdir || (o->state && *o->state && !r->state)) {
+		fb_remote_close(r);
+		return NULL;
+	}
+	for (size_t k = strlen(r->url); k > 0 && r->url[k - 1] == '/'; k--)
+		r->url[k - 1] = 0;
+	fb_remote_url_redact(r->url, r->shown, sizeof(r->shown));
+	r->writable = o->writable;
+	r->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 10000;
+	read_state(r);
+	return r;
+}
+
 /* A grpc:// remote: the same fb_remote, its requests through reapi.c. */
 static int
 open_reapi(const struct fb_remote_opts *o, struct fb_remote **out, struct fb_error *err)
 {
-	struct fb_remote *r = calloc(1, sizeof(*r));
-	if (!r || !(r->url = strdup(o->url))) {
-		free(r);
+	struct fb_remote *r = remote_new(o);
+	if (!r)
 		return fb_seterr(err, FB_ENOMEM, "out of memory");
-	}
-	r->writable = o->writable;
-	r->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 10000;
 	int rc = fb_reapi_open(o, &r->g, err);
 	if (rc) {
 		fb_remote_close(r);
@@ -148,18 +210,15 @@ fb_remote_open(const struct fb_remote_opts *o, struct fb_remote **out, struct fb
 	*out = NULL;
 	if (fb_reapi_url(o->url))
 		return open_reapi(o, out, err);
-	if (!o->url || (strncmp(o->url, "http://", 7) != 0 && strncmp(o->url, "https://", 8) != 0))
+	if (!o->url || (strncmp(o->url, "http://", 7) != 0 && strncmp(o->url, "https://", 8) != 0)) {
+		char shown[512];
+		fb_remote_url_redact(o->url ? o->url : "", shown, sizeof(shown));
 		return fb_seterr(err, FB_EINVAL, "remote cache URL '%s': must start with http://, https://, grpc:// or grpcs://",
-		                 o->url ? o->url : "");
-	struct fb_remote *r = calloc(1, sizeof(*r));
-	if (!r || !(r->url = strdup(o->url))) {
-		free(r);
-		return fb_seterr(err, FB_ENOMEM, "out of memory");
+		                 shown);
 	}
-	for (size_t k = strlen(r->url); k > 0 && r->url[k - 1] == '/'; k--)
-		r->url[k - 1] = 0;
-	r->writable = o->writable;
-	r->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 10000;
+	struct fb_remote *r = remote_new(o);
+	if (!r)
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	const char *names[] = {"libcurl.so.4", "libcurl-gnutls.so.4", "libcurl.so"};
 	for (size_t i = 0; i < sizeof(names) / sizeof(*names) && !r->lib; i++)
 		r->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
@@ -209,6 +268,8 @@ fb_remote_close(struct fb_remote *r)
 	/* libcurl stays mapped: its TLS library may have registered exit handlers. */
 	fb_reapi_close(r->g);
 	free(r->url);
+	free(r->state);
+	free(r->tmpdir);
 	free(r);
 }
 
@@ -227,10 +288,42 @@ fb_remote_broken(const struct fb_remote *r, const char **why)
 	return r->broken;
 }
 
+int
+fb_remote_quiet(const struct fb_remote *r)
+{
+	return r->quiet;
+}
+
+void
+fb_remote_reject(struct fb_remote *r)
+{
+	r->n.hits -= r->n.hits > 0;
+	r->n.corrupt++;
+}
+
 const struct fb_remote_counts *
 fb_remote_counts(const struct fb_remote *r)
 {
 	return &r->n;
+}
+
+/* Leaves the failure in the build's state file: 1 when this process put it there (and so
+ * reports it), 0 when another one of the build was first. The file is written under a private
+ * name and linked into place, so a reader never sees half of it and two writers never both
+ * win. */
+static int
+claim_state(struct fb_remote *r)
+{
+	char tmp[4200];
+	int fd;
+	if (!r->state || fb_tmp_open(r->state, 0600, tmp, sizeof(tmp), &fd, NULL) != 0)
+		return 1; /* no build to tell: report it here */
+	size_t n = strlen(r->why);
+	int ok = write(fd, r->why, n) == (ssize_t)n && write(fd, "\n", 1) == 1;
+	close(fd);
+	int won = !ok || link(tmp, r->state) == 0 || errno != EEXIST;
+	unlink(tmp);
+	return won;
 }
 
 static int
@@ -239,7 +332,8 @@ broke(struct fb_remote *r, struct fb_error *err, const char *fmt, const char *a,
 	if (!r->broken) {
 		r->broken = 1;
 		snprintf(r->why, sizeof(r->why), fmt, a, b);
-		r->n.errors++;
+		r->quiet = !claim_state(r);
+		r->n.errors += !r->quiet;
 	}
 	return fb_seterr(err, FB_EIO, "%s", r->why);
 }
@@ -251,15 +345,15 @@ broke_msg(struct fb_remote *r, struct fb_error *err, const struct fb_error *why)
 	return broke(r, err, "%s%s", why->msg[0] ? why->msg : "remote cache: a failed call", "");
 }
 
-/* One request: upload data when given, else GET; the answer's body goes into *b. Returns
- * the HTTP status, or -1 after marking the remote broken. */
+/* One request: upload data when given, else GET; the answer's body goes into *b, or into the
+ * sink s when given. Returns the HTTP status, or -1 after marking the remote broken. */
 static long
 request(struct fb_remote *r, const char *kind, const char *name, const unsigned char *data, size_t size,
-        struct buf *b, struct fb_error *err)
+        struct buf *b, struct fb_remote_sink *s, struct fb_error *err)
 {
 	char url[4096 + 80];
 	if (snprintf(url, sizeof(url), "%s/%s/%s", r->url, kind, name) >= (int)sizeof(url)) {
-		broke(r, err, "remote cache URL too long: %.200s%s", r->url, "");
+		broke(r, err, "remote cache URL too long: %.200s%s", r->shown, "");
 		return -1;
 	}
 	struct rd rd = {data, size, 0};
@@ -271,8 +365,8 @@ request(struct fb_remote *r, const char *kind, const char *name, const unsigned 
 	r->f.easy_setopt(h, OPT_CONNECTTIMEOUT_MS, r->timeout_ms < 3000 ? r->timeout_ms : 3000L);
 	r->f.easy_setopt(h, OPT_TIMEOUT_MS, r->timeout_ms);
 	r->f.easy_setopt(h, OPT_ERRORBUFFER, r->ebuf);
-	r->f.easy_setopt(h, OPT_WRITEFUNCTION, on_write);
-	r->f.easy_setopt(h, OPT_WRITEDATA, b);
+	r->f.easy_setopt(h, OPT_WRITEFUNCTION, s ? on_sink : on_write);
+	r->f.easy_setopt(h, OPT_WRITEDATA, s ? (void *)s : (void *)b);
 	if (data) {
 		r->f.easy_setopt(h, OPT_UPLOAD, 1L);
 		r->f.easy_setopt(h, OPT_READFUNCTION, on_read);
@@ -284,24 +378,26 @@ request(struct fb_remote *r, const char *kind, const char *name, const unsigned 
 	int rc = r->f.easy_perform(h);
 	long status = 0;
 	r->f.easy_getinfo(h, INFO_RESPONSE_CODE, &status);
-	if (rc != 0 && !(b && b->over)) {
-		broke(r, err, "remote cache %.300s: %.200s", r->url, r->ebuf[0] ? r->ebuf : r->f.easy_strerror(rc));
+	/* A body this side stopped (past its size, or the staging file failed) is the blob's
+	 * trouble, not the server's: the caller sees what came. */
+	if (rc != 0 && !(b && b->over) && !(s && (s->over || s->failed))) {
+		broke(r, err, "remote cache %.300s: %.200s", r->shown, r->ebuf[0] ? r->ebuf : r->f.easy_strerror(rc));
 		return -1;
 	}
 	if (status >= 500 || status == 401 || status == 403) {
 		char st[32];
 		snprintf(st, sizeof(st), "HTTP %ld", status);
-		broke(r, err, "remote cache %.300s: %s", r->url, st);
+		broke(r, err, "remote cache %.300s: %s", r->shown, st);
 		return -1;
 	}
 	return status;
 }
 
-/* A fetched blob p[0..n) against its record's digest and size (over: more bytes came than
- * the size); 0, or FB_EFORMAT counted as corrupt. */
+/* A fetched blob of n bytes whose content hashes to got against its record's digest and size
+ * (over: more bytes came than the size); 0, or FB_EFORMAT counted as corrupt. */
 static int
-check_blob(struct fb_remote *r, const char *hex, uint64_t size, const unsigned char *p, size_t n, int over,
-           struct fb_error *err)
+check_digest(struct fb_remote *r, const char *hex, uint64_t size, uint64_t n, int over, const char *got,
+             struct fb_error *err)
 {
 	if (over || n != size) {
 		r->n.corrupt++;
@@ -309,10 +405,6 @@ check_blob(struct fb_remote *r, const char *hex, uint64_t size, const unsigned c
 		return fb_seterr(err, FB_EFORMAT, "remote blob cas/%s: %s", hex, "size differs from its action record");
 	}
 	r->n.bytes_down += n;
-	unsigned char d[32];
-	char got[65];
-	fb_sha256_buf(p ? p : (const unsigned char *)"", n, d);
-	fb_sha256_hex(d, got);
 	if (strcmp(got, hex) != 0) {
 		r->n.corrupt++;
 		memcpy(r->bad[r->nbad++ % 8], hex, 65);
@@ -321,30 +413,66 @@ check_blob(struct fb_remote *r, const char *hex, uint64_t size, const unsigned c
 	return 0;
 }
 
+/* check_digest for a blob p[0..n) held in memory (a BatchReadBlobs answer). */
+static int
+check_blob(struct fb_remote *r, const char *hex, uint64_t size, const unsigned char *p, size_t n,
+           struct fb_error *err)
+{
+	unsigned char d[32];
+	char got[65];
+	fb_sha256_buf(p ? p : (const unsigned char *)"", n, d);
+	fb_sha256_hex(d, got);
+	return check_digest(r, hex, size, n, 0, got, err);
+}
+
+/* A downloaded blob from its sink: checked against its record, then read into *out
+ * (malloc'd, NUL after it). The bytes reach memory only once they are what the record says. */
+static int
+sink_take(struct fb_remote *r, const char *hex, uint64_t size, struct fb_remote_sink *s, unsigned char **out,
+          struct fb_error *err)
+{
+	*out = NULL;
+	if (s->failed)
+		return fb_seterr(err, FB_ENOIMAGE, "remote blob cas/%s: cannot stage it in %s", hex, r->tmpdir);
+	unsigned char d[32];
+	char got[65];
+	struct fb_sha256 h = s->h;
+	fb_sha256_final(&h, d);
+	fb_sha256_hex(d, got);
+	int rc = check_digest(r, hex, size, s->n, s->over, got, err);
+	if (rc)
+		return rc;
+	unsigned char *p = malloc((size_t)size + 1);
+	if (!p)
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	size_t k = 0;
+	while (k < size) {
+		ssize_t m = pread(s->fd, p + k, (size_t)size - k, (off_t)k);
+		if (m <= 0 && !(m < 0 && errno == EINTR)) {
+			free(p);
+			return fb_seterr(err, FB_ENOIMAGE, "remote blob cas/%s: cannot read it back from %s", hex, r->tmpdir);
+		}
+		k += m > 0 ? (size_t)m : 0;
+	}
+	p[size] = 0;
+	*out = p;
+	return 0;
+}
+
 /* Fetches one blob and checks its size and digest. */
 static int
 get_blob(struct fb_remote *r, const char *hex, uint64_t size, unsigned char **out, struct fb_error *err)
 {
 	*out = NULL;
-	struct buf b = {.max = (size_t)size};
-	long st = request(r, "cas", hex, NULL, 0, &b, err);
-	if (st < 0) {
-		free(b.p);
-		return FB_EIO;
-	}
-	if (st != 200) {
-		free(b.p);
-		return fb_seterr(err, FB_ENOIMAGE, "remote blob cas/%s: HTTP %ld", hex, st);
-	}
-	int rc = check_blob(r, hex, size, b.p, b.n, b.over, err);
-	if (rc) {
-		free(b.p);
-		return rc;
-	}
-	if (!b.p && !(b.p = calloc(1, 1)))
-		return fb_seterr(err, FB_ENOMEM, "out of memory");
-	*out = b.p;
-	return 0;
+	struct fb_remote_sink s;
+	if (fb_remote_sink_open(&s, r->tmpdir, size, err) != 0)
+		return FB_ENOIMAGE;
+	long st = request(r, "cas", hex, NULL, 0, NULL, &s, err);
+	int rc = st < 0     ? FB_EIO
+	         : st != 200 ? fb_seterr(err, FB_ENOIMAGE, "remote blob cas/%s: HTTP %ld", hex, st)
+	                     : sink_take(r, hex, size, &s, out, err);
+	fb_remote_sink_close(&s);
+	return rc;
 }
 
 /* The record's non-empty blobs as reapi.c's batch b[0..return), idx[k] the record slot of
@@ -359,6 +487,8 @@ reapi_batch(const struct fb_remote *r, const struct fb_remote_record *rec, struc
 		memset(&b[n], 0, sizeof(b[n]));
 		memcpy(b[n].hex, rec->hex[i], 65);
 		b[n].size = rec->size[i];
+		b[n].sink.fd = -1;
+		b[n].tmpdir = r->tmpdir;
 		for (int k = 0; k < r->nbad && k < 8; k++)
 			b[n].force |= strcmp(r->bad[k], rec->hex[i]) == 0;
 		idx[n++] = i;
@@ -383,10 +513,13 @@ get_blobs_reapi(struct fb_remote *r, const struct fb_remote_record *rec, unsigne
 	if (rc && rc != FB_EIO)
 		fb_seterr(err, rc, "%s", le.msg);
 	for (int k = 0; k < n; k++) {
-		if (!rc && !b[k].got)
+		if (!rc && b[k].streamed)
+			rc = sink_take(r, b[k].hex, b[k].size, &b[k].sink, &b[k].got, err);
+		else if (!rc && !b[k].got)
 			rc = fb_seterr(err, FB_ENOIMAGE, "remote blob cas/%s: status %d", b[k].hex, b[k].status);
 		else if (!rc)
-			rc = check_blob(r, b[k].hex, b[k].size, b[k].got, b[k].got_size, 0, err);
+			rc = check_blob(r, b[k].hex, b[k].size, b[k].got, b[k].got_size, err);
+		fb_remote_sink_close(&b[k].sink);
 		if (!rc)
 			blob[idx[k]] = b[k].got;
 		else
@@ -436,10 +569,35 @@ decode_output_file(struct fb_pb b, int *slot, char hex[65], uint64_t *size, stru
 	return 0;
 }
 
+/* The record's own key (§2) is ExecutedActionMetadata {worker = 1} spelled "fatbuild KEY": into
+ * key, "" when the worker names something else. */
+static const char worker_tag[] = "fatbuild ";
+
+static int
+decode_metadata(struct fb_pb b, char key[65], struct fb_error *err)
+{
+	static const struct fb_pb_want want[] = {{1, FB_PB_LEN, "worker"}};
+	struct fb_pb s;
+	uint64_t v;
+	int i;
+	while ((i = fb_pb_next(&b, "ExecutedActionMetadata", want, 1, &s, &v, err)) != 1) {
+		if (i < 0)
+			return FB_EFORMAT;
+		size_t n = (size_t)(s.end - s.p), t = sizeof(worker_tag) - 1;
+		key[0] = 0;
+		if (n == t + 64 && memcmp(s.p, worker_tag, t) == 0 && fb_pb_hex64((const char *)s.p + t, 64)) {
+			memcpy(key, s.p + t, 64);
+			key[64] = 0;
+		}
+	}
+	return 0;
+}
+
 int
 fb_remote_record_decode(const char *text, size_t n, struct fb_remote_record *out, struct fb_error *err)
 {
-	static const struct fb_pb_want want[] = {{2, FB_PB_LEN, "output_files"}, {4, FB_PB_VARINT, "exit_code"}};
+	static const struct fb_pb_want want[] = {
+		{2, FB_PB_LEN, "output_files"}, {4, FB_PB_VARINT, "exit_code"}, {9, FB_PB_LEN, "execution_metadata"}};
 	memset(out, 0, sizeof(*out));
 	if (n > FB_REMOTE_RECORD_MAX)
 		return fb_seterr(err, FB_EFORMAT, "%zu bytes, more than a record's %d", n, FB_REMOTE_RECORD_MAX);
@@ -448,9 +606,14 @@ fb_remote_record_decode(const char *text, size_t n, struct fb_remote_record *out
 	struct fb_pb s;
 	uint64_t v;
 	int i;
-	while ((i = fb_pb_next(&b, "ActionResult", want, 2, &s, &v, err)) != 2) {
+	while ((i = fb_pb_next(&b, "ActionResult", want, 3, &s, &v, err)) != 3) {
 		if (i < 0)
 			return FB_EFORMAT;
+		if (i == 2) {
+			if (decode_metadata(s, out->key, err) != 0)
+				return FB_EFORMAT;
+			continue;
+		}
 		if (i == 1) {
 			if (v != 0)
 				return fb_seterr(err, FB_EFORMAT, "ActionResult.exit_code %d, not 0", (int)(int32_t)v);
@@ -502,6 +665,16 @@ fb_remote_record_encode(const struct fb_remote_record *rec, char *buf, size_t si
 		*o++ = 2 << 3 | FB_PB_VARINT; /* Digest.size_bytes */
 		fb_pb_put_varint(&o, rec->size[i]);
 	}
+	if (rec->key[0]) {
+		size_t t = sizeof(worker_tag) - 1;
+		*o++ = 9 << 3 | FB_PB_LEN; /* ActionResult.execution_metadata */
+		fb_pb_put_varint(&o, 2 + t + 64);
+		*o++ = 1 << 3 | FB_PB_LEN; /* ExecutedActionMetadata.worker */
+		fb_pb_put_varint(&o, t + 64);
+		memcpy(o, worker_tag, t);
+		memcpy(o + t, rec->key, 64);
+		o += t + 64;
+	}
 	size_t n = (size_t)(o - tmp);
 	if (n > size)
 		return 0;
@@ -515,7 +688,7 @@ static int
 get_record(struct fb_remote *r, const char *key, struct buf *b, struct fb_error *err)
 {
 	if (!r->g) {
-		long st = request(r, "ac", key, NULL, 0, b, err);
+		long st = request(r, "ac", key, NULL, 0, b, NULL, err);
 		return st < 0 ? FB_EIO : st != 200 ? FB_ENOIMAGE : 0;
 	}
 	struct fb_error le = {0};
@@ -558,6 +731,16 @@ fb_remote_get(struct fb_remote *r, const char *key, struct fb_cache_entry *out, 
 		r->n.corrupt++;
 		return fb_seterr(err, FB_EFORMAT, "remote action record ac/%s: %s", key, pe.msg);
 	}
+	/* A record is bound to its key (§2): one that names none (an older fatbuild's) is a miss,
+	 * which the upload replaces; one that names another is a copy and damaged. */
+	if (!rec.key[0]) {
+		r->n.misses++;
+		return fb_seterr(err, FB_ENOIMAGE, "remote action record ac/%s names no key", key);
+	}
+	if (strcmp(rec.key, key) != 0) {
+		r->n.corrupt++;
+		return fb_seterr(err, FB_EFORMAT, "remote action record ac/%s is the record of ac/%s", key, rec.key);
+	}
 	unsigned char *blob[3] = {0};
 	if (r->g)
 		rc = get_blobs_reapi(r, &rec, blob, err);
@@ -596,14 +779,14 @@ static int
 put_one(struct fb_remote *r, const char *kind, const char *name, const void *p, size_t n, struct fb_error *err)
 {
 	struct buf sink = {.max = 65536}; /* an error page, if the server sends one */
-	long st = request(r, kind, name, p ? p : "", n, &sink, err);
+	long st = request(r, kind, name, p ? p : "", n, &sink, NULL, err);
 	free(sink.p);
 	if (st < 0)
 		return FB_EIO;
 	if (st < 200 || st > 299) {
 		char s[32];
 		snprintf(s, sizeof(s), "HTTP %ld", st);
-		return broke(r, err, "remote cache %.300s: PUT answered %s", r->url, s);
+		return broke(r, err, "remote cache %.300s: PUT answered %s", r->shown, s);
 	}
 	r->n.bytes_up += n;
 	return 0;
@@ -643,6 +826,7 @@ fb_remote_put(struct fb_remote *r, const char *key, const struct fb_cache_entry 
 		digest_hex(p[i], n[i], rec.hex[i]);
 		rec.size[i] = n[i];
 	}
+	memcpy(rec.key, key, 65);
 	/* Blobs before the record, so that a reader never finds a record whose blobs were never
 	 * written. */
 	if (r->g)
@@ -663,4 +847,74 @@ fb_remote_put(struct fb_remote *r, const char *key, const struct fb_cache_entry 
 	if (!rc)
 		r->n.uploads++;
 	return rc;
+}
+
+/* ---- the staging of downloads, and URLs in messages ---- */
+
+int
+fb_remote_sink_open(struct fb_remote_sink *s, const char *tmpdir, uint64_t max, struct fb_error *err)
+{
+	char target[4200], tmp[4300];
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+	s->max = max;
+	fb_sha256_init(&s->h);
+	if (snprintf(target, sizeof(target), "%s/fatbuild-download", tmpdir) >= (int)sizeof(target))
+		return fb_seterr(err, FB_EINVAL, "download directory path too long");
+	int rc = fb_tmp_open(target, 0600, tmp, sizeof(tmp), &s->fd, err);
+	if (rc)
+		return rc;
+	unlink(tmp); /* nameless from here on: nothing is left behind, nobody can open it */
+	return 0;
+}
+
+int
+fb_remote_sink_write(struct fb_remote_sink *s, const void *p, size_t n)
+{
+	if (s->over || s->failed)
+		return -1;
+	if (n > s->max - s->n) {
+		s->over = 1;
+		return -1;
+	}
+	for (size_t k = 0; k < n;) {
+		ssize_t w = write(s->fd, (const char *)p + k, n - k);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			s->failed = 1;
+			return -1;
+		}
+		k += (size_t)w;
+	}
+	fb_sha256_update(&s->h, p, n);
+	s->n += n;
+	return 0;
+}
+
+void
+fb_remote_sink_close(struct fb_remote_sink *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+}
+
+/* scheme://[userinfo@]host[:port][/path][?query][#fragment]: the userinfo and everything from
+ * the '?' or '#' on become ***, since either may hold a password or a token. */
+void
+fb_remote_url_redact(const char *url, char *out, size_t size)
+{
+	const char *sep = strstr(url, "://");
+	const char *host = sep ? sep + 3 : url;
+	size_t hn = strcspn(host, "/?#");
+	const char *at = NULL;
+	for (const char *q = host; q < host + hn; q++)
+		if (*q == '@')
+			at = q;
+	const char *from = at ? at + 1 : host;
+	size_t pn = strcspn(host + hn, "?#");
+	const char *tail = host + hn + pn;
+	snprintf(out, size, "%.*s%s%.*s%.*s%s%s", (int)(host - url), url, at ? "***@" : "", (int)(host + hn - from), from,
+	         (int)pn, host + hn, *tail ? (*tail == '?' ? "?" : "#") : "", *tail ? "***" : "");
 }

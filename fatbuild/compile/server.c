@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -596,10 +597,36 @@ listen_on(struct srv *s, struct fb_error *err)
 	return 0;
 }
 
+/* The compiles at once the open-file limit lets the server poll (docs/compile-server.md §3):
+ * a descriptor per worker slot and per connection (an edge waiting on it, at most one per job),
+ * and room for the few others (the listener, stdio, a fork's pipe). poll(2) fails with EINVAL
+ * beyond RLIMIT_NOFILE, so the soft limit is raised towards the hard one first, and jobs only
+ * lowered where that is not enough. */
+static int
+fit_jobs(int jobs)
+{
+	if (jobs > FB_JOBS_MAX)
+		jobs = FB_JOBS_MAX;
+	rlim_t need = 2 * (rlim_t)jobs + FB_SERVER_IDLE_SETS + 32;
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
+		return jobs;
+	rlim_t want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;
+	if (want > rl.rlim_cur) {
+		struct rlimit nl = {want, rl.rlim_max};
+		if (setrlimit(RLIMIT_NOFILE, &nl) == 0)
+			rl.rlim_cur = want;
+	}
+	if (rl.rlim_cur >= need)
+		return jobs;
+	long fit = ((long)rl.rlim_cur - FB_SERVER_IDLE_SETS - 32) / 2;
+	return fit < 1 ? 1 : (int)fit;
+}
+
 int
 fb_compile_server_main(const char *build_dir, int jobs, int ready_fd, struct fb_error *err)
 {
-	struct srv s = {.dir = build_dir, .lfd = -1, .jobs = jobs > 0 ? jobs : 1};
+	struct srv s = {.dir = build_dir, .lfd = -1, .jobs = fit_jobs(jobs > 0 ? jobs : 1)};
 	s.nw = s.jobs + FB_SERVER_IDLE_SETS;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));

@@ -12,8 +12,10 @@
 #include <string.h>
 #include <limits.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "backend.h"
+#include "common/safefs.h"
 #include "compile/hosthdr.h"
 #include "ppcond.h"
 
@@ -23,9 +25,14 @@
 static char *
 slurp(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
+	int fd;
+	if (fb_open_regular(path, 0, &fd, NULL, NULL) != 0)
 		return NULL;
+	FILE *f = fdopen(fd, "rb");
+	if (!f) {
+		close(fd);
+		return NULL;
+	}
 	char *buf = NULL;
 	size_t n = 0, cap = 0;
 	for (;;) {

@@ -26,6 +26,7 @@
 
 #include "fatbuild.h"
 #include "common/error_priv.h"
+#include "common/safefs.h"
 #include "build.h"
 #include "builddir.h"
 #include "backend.h"
@@ -125,6 +126,26 @@ depfile_unsafe(const char *path)
 	return 0;
 }
 
+/* Appends one line to a result's notes or warnings buffer. */
+static void
+note(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void
+note(char *buf, size_t size, const char *fmt, ...)
+{
+	size_t len = strlen(buf);
+	if (len + 2 >= size)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf + len, size - len - 1, fmt, ap);
+	va_end(ap);
+	fb_text_oneline(buf + len); /* paths from the command line: one line each, as the caller splits */
+	len = strlen(buf);
+	buf[len] = '\n';
+	buf[len + 1] = 0;
+}
+
 /* Says so, once, when a path the depfiles name holds such a character: the build is right, only
  * not incremental. */
 static void
@@ -143,30 +164,15 @@ note_depfile_paths(const struct fb_build_opts *o, const char *dir, struct fb_bui
 			bad = abs;
 	if (!bad || !result)
 		return;
-	size_t len = strlen(result->warnings);
-	snprintf(result->warnings + len, sizeof(result->warnings) - len,
-	         "%.300s: ninja cannot read a path containing %c back from dependency files, so the compile "
-	         "steps rerun on every build; paths without ' \" ; & * ? ` < > ^ keep builds incremental\n",
-	         bad, c);
-}
-
-/* Appends one line to a result's notes or warnings buffer. */
-static void
-note(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void
-note(char *buf, size_t size, const char *fmt, ...)
-{
-	size_t len = strlen(buf);
-	if (len + 2 >= size)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf + len, size - len - 1, fmt, ap);
-	va_end(ap);
-	len = strlen(buf);
-	buf[len] = '\n';
-	buf[len + 1] = 0;
+	char what[32];
+	if ((unsigned char)c < 0x20 || c == 0x7f)
+		snprintf(what, sizeof(what), "a control character (0x%02x)", (unsigned char)c);
+	else
+		snprintf(what, sizeof(what), "%c", c);
+	note(result->warnings, sizeof(result->warnings),
+	     "%.300s: ninja cannot read a path containing %s back from dependency files, so the compile "
+	     "steps rerun on every build; paths without ' \" ; & * ? ` < > ^ keep builds incremental",
+	     bad, what);
 }
 
 /* Whether output names a directory: a trailing '/' or an existing one. */
@@ -196,6 +202,11 @@ take_source(struct gen *g, size_t i, struct fb_backend_scan **sc, struct fb_buil
 		                 o->sources[i] ? o->sources[i] : "(null)");
 	if (access(o->sources[i], R_OK) != 0)
 		return fb_seterr(err, FB_EIO, "build: %s: %s", o->sources[i], strerror(errno));
+	int fd; /* the scans below and the compilers would wait on a FIFO for ever */
+	struct fb_error oe = {0};
+	if (fb_open_regular(o->sources[i], 0, &fd, NULL, &oe) != 0)
+		return fb_seterr(err, oe.code, "build: %s", oe.msg);
+	close(fd);
 	if (l == L_KERNEL && o->backend == FB_BACKEND_AUTO) {
 		char why[700];
 		if (!*sc) {
@@ -314,10 +325,8 @@ resolve_archs(struct gen *g, struct fb_build_result *result, struct fb_error *er
 			err->ap_code = ae.code;
 		return FB_EARCH;
 	}
-	for (size_t i = 0; result && i < ap_archlist_nwarnings(g->archs); i++) {
-		size_t len = strlen(result->warnings);
-		snprintf(result->warnings + len, sizeof(result->warnings) - len, "%s\n", ap_archlist_warning(g->archs, i));
-	}
+	for (size_t i = 0; result && i < ap_archlist_nwarnings(g->archs); i++)
+		note(result->warnings, sizeof(result->warnings), "%s", ap_archlist_warning(g->archs, i));
 	if (ap_archlist_count(g->archs) == 0)
 		return fb_seterr(err, FB_EARCH, "the arch list '%s' resolves to no target", text ? text : "auto");
 	if (g->torch && result) {
@@ -416,13 +425,18 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 	struct gen g = {0};
 	g.o = o;
 	struct needs nd = {0};
-	int rc = take_sources(&g, result, &nd, err);
+	/* never one of the sources, never a device or a FIFO */
+	int rc = out_dir ? 0 : fb_output_check("build: -o", o->output, o->sources, o->nsources, err);
+	if (!rc)
+		rc = take_sources(&g, result, &nd, err);
 	if (!rc)
 		rc = find_tools(&g, &nd, err);
 	if (!rc)
 		rc = prepare_dir(&g, out_dir, result, err);
 	if (!rc && o->torch)
 		rc = query_torch(&g, out_dir, result, err);
+	if (!rc && out_dir) /* known now */
+		rc = fb_output_check("build: output", g.out, o->sources, o->nsources, err);
 	if (!rc && result)
 		bfmt(result->output, sizeof(result->output), "%s", g.out);
 	/* nvcc flags that name the arches replace the arch list on nvcc's line (torch's rule) */

@@ -89,18 +89,22 @@ char **
 fb_builddir_env(const char *dir)
 {
 	size_t n = 0, len = strlen(dir) + sizeof("TMPDIR=/tmp");
+	size_t slen = strlen(dir) + sizeof(FB_REMOTE_STATE_ENV "=/" FB_REMOTE_STATE);
 	while (environ[n])
 		n++;
-	char **env = malloc((n + 2) * sizeof(*env) + len);
+	char **env = malloc((n + 3) * sizeof(*env) + len + slen);
 	if (!env)
 		return NULL;
-	char *tmpdir = (char *)(env + n + 2);
+	char *tmpdir = (char *)(env + n + 3), *state = tmpdir + len;
 	snprintf(tmpdir, len, "TMPDIR=%s/tmp", dir);
+	snprintf(state, slen, FB_REMOTE_STATE_ENV "=%s/" FB_REMOTE_STATE, dir);
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], "TMPDIR=", 7) != 0)
+		if (strncmp(environ[i], "TMPDIR=", 7) != 0 &&
+		    strncmp(environ[i], FB_REMOTE_STATE_ENV "=", sizeof(FB_REMOTE_STATE_ENV)) != 0)
 			env[k++] = environ[i];
 	env[k++] = tmpdir;
+	env[k++] = state;
 	env[k] = NULL;
 	return env;
 }

@@ -19,7 +19,16 @@
  * dirs) and torch's install dir, and the dir of a torch PCH (its -include and header): so
  * checkouts, venvs and caches at other paths share entries, and the object a hit gives names
  * none of them (docs/caches.md "Host and nvcc edges"). A base matches whole path components
- * only. */
+ * only.
+ *
+ * A manifest may come from a remote anyone could have written, so its files are read only
+ * inside the build's roots (the bases, each tool's install prefix, the directories the
+ * command names, the include path variables, and /usr), by their
+ * real paths, and only as regular files opened without blocking: /dev/zero, a FIFO or a
+ * file of the user's outside the build is never read, and the server never learns a key made
+ * from one. The object must be a relocatable object of this machine. An entry that fails is
+ * a miss: removed from the local cache, never kept from the remote, reported once
+ * (docs/caches.md "Host and nvcc edges"). */
 #define _GNU_SOURCE /* realpath */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +48,7 @@
 #include "compile/cache.h"
 #include "compile/hash.h"
 #include "edgecache.h"
+#include "fatbin/elfid.h"
 
 extern char **environ;
 
@@ -238,10 +248,206 @@ key0(const struct fb_edge_opts *o, char hex[65])
 	return rc;
 }
 
-/* K1 from K0 and the files the manifest lists (one path a line, bases spelled @Bn): each
- * spelling and the content of the local file; -1 when one cannot be read (a miss). */
+/* ---- the roots: where a manifest's files may lie ---- */
+
+/* path with "//", "." and ".." resolved by their spelling (an absolute path) into out; false
+ * for a relative path or one that does not fit. */
+static bool
+lexical(const char *path, char *out, size_t size)
+{
+	if (path[0] != '/' || size < 2)
+		return false;
+	size_t n = 0;
+	out[n++] = '/';
+	for (const char *p = path; *p;) {
+		while (*p == '/')
+			p++;
+		size_t k = strcspn(p, "/");
+		if (k == 0 || (k == 1 && p[0] == '.')) {
+			p += k;
+			continue;
+		}
+		if (k == 2 && p[0] == '.' && p[1] == '.') {
+			while (n > 1 && out[n - 1] != '/')
+				n--;
+			if (n > 1)
+				n--;
+			p += k;
+			continue;
+		}
+		if (n > 1)
+			out[n++] = '/';
+		if (n + k + 1 > size)
+			return false;
+		memcpy(out + n, p, k);
+		n += k;
+		p += k;
+	}
+	out[n] = 0;
+	return true;
+}
+
+/* Adds dir as a root, by its spelling and by its real path; never "/" or a tree of devices
+ * and kernel files. */
+static void
+add_root(struct fb_strlist *roots, const char *dir)
+{
+	static const char *const never[] = {"/", "/dev", "/proc", "/sys", "/run"};
+	char lex[PATH_MAX], real[PATH_MAX];
+	const char *v[2] = {lexical(dir, lex, sizeof(lex)) ? lex : NULL, realpath(dir, real) ? real : NULL};
+	for (int i = 0; i < 2; i++) {
+		bool bad = !v[i];
+		for (size_t k = 0; !bad && k < sizeof(never) / sizeof(*never); k++)
+			bad = strcmp(v[i], never[k]) == 0 || (k && strncmp(v[i], never[k], strlen(never[k])) == 0 &&
+			                                          v[i][strlen(never[k])] == '/');
+		if (!bad)
+			fb_strlist_add(roots, v[i]);
+	}
+}
+
+/* A directory a command word names: the word itself when it is a directory, else its
+ * parent (a source, an -include, -o). */
+static void
+add_word_root(struct fb_strlist *roots, const char *w, size_t n)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	if (n == 0 || n >= sizeof(path))
+		return;
+	memcpy(path, w, n);
+	path[n] = 0;
+	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		char *sl = strrchr(path, '/');
+		if (!sl || sl == path)
+			return;
+		*sl = 0;
+	}
+	add_root(roots, path);
+}
+
+/* Every path in s (a command word, or a shell command line): each absolute one, from a '/'
+ * that starts a token or follows an option's name ("-I/x", "--include-path=/x"), to a blank,
+ * quote, '=', ',' or ':'; and each token that is no option and names a file or directory from
+ * the working directory ("a.c": the compile reads relative paths from there). */
+static void
+add_command_roots(struct fb_strlist *roots, const char *s)
+{
+	for (const char *p = s; *p;) {
+		p += strspn(p, " \t'\"");
+		size_t n = strcspn(p, " \t'\"");
+		struct stat st;
+		char rel[PATH_MAX], real[PATH_MAX];
+		if (n && n < sizeof(rel) && p[0] != '-' && p[0] != '/') {
+			memcpy(rel, p, n);
+			rel[n] = 0;
+			if (stat(rel, &st) == 0 && realpath(rel, real))
+				add_word_root(roots, real, strlen(real));
+		}
+		p += n;
+	}
+	for (const char *p = s; *p; p++) {
+		if (*p != '/')
+			continue;
+		const char *t = p;
+		while (t > s && !strchr(" \t'\"=,:", t[-1]))
+			t--;
+		bool opt = t == p || (t[0] == '-' && strspn(t, "-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_+") ==
+		                                         (size_t)(p - t));
+		size_t n = strcspn(p, " \t'\"=,:");
+		if (opt)
+			add_word_root(roots, p, n);
+		p += n ? n - 1 : 0;
+	}
+}
+
+/* The build's roots (see the top of this file), each by spelling and real path. */
+static void
+make_roots(const struct fb_edge_opts *o, struct fb_strlist *roots)
+{
+	static const char *const env[] = {"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH"};
+	for (size_t i = 0; i < o->nbases; i++)
+		add_root(roots, o->bases[i]);
+	for (size_t i = 0; i < o->ntools; i++) {
+		char found[PATH_MAX], id[PATH_MAX + 64], real[PATH_MAX];
+		if (fb_edge_tool_id(o->tools[i], found, id, sizeof(id)) != 0)
+			continue;
+		const char *v[2] = {found, realpath(found, real)};
+		for (int k = 0; k < 2 && v[k]; k++) { /* PREFIX of PREFIX/bin/TOOL */
+			char d[PATH_MAX];
+			snprintf(d, sizeof(d), "%s", v[k]);
+			for (int up = 0; up < 2; up++) {
+				char *sl = strrchr(d, '/');
+				if (sl)
+					*sl = 0;
+			}
+			if (d[0])
+				add_root(roots, d);
+		}
+	}
+	for (size_t i = 0; o->argv[i]; i++)
+		add_command_roots(roots, o->argv[i]);
+	for (size_t i = 0; i < sizeof(env) / sizeof(*env); i++) {
+		const char *v = getenv(env[i]);
+		for (const char *p = v ? v : ""; *p;) {
+			size_t n = strcspn(p, ":");
+			if (n && p[0] == '/')
+				add_word_root(roots, p, n);
+			p += n + (p[n] == ':');
+		}
+	}
+	add_root(roots, "/usr"); /* the system's headers and its compilers' own (/usr/lib/gcc/...) */
+}
+
+static bool
+under_roots(const struct fb_strlist *roots, const char *path)
+{
+	for (size_t i = 0; i < roots->n; i++) {
+		size_t n = strlen(roots->v[i]);
+		if (strncmp(path, roots->v[i], n) == 0 && (path[n] == '/' || path[n] == 0))
+			return true;
+	}
+	return false;
+}
+
+/* Opens the file a manifest line names: its local path inside the roots by its spelling and
+ * by its real path, opened without blocking (a FIFO) and only as a regular file. *fd, or -1
+ * when it is missing (a plain miss: a header went away) or -2 with why (a manifest that
+ * names what no compile of this build reads). */
 static int
-key1(const struct fb_edge_opts *o, const char *k0, const char *list, char hex[65])
+open_listed(const struct fb_edge_opts *o, const struct fb_strlist *roots, const char *line, size_t n, int *fd,
+            char *why, size_t wsize)
+{
+	char path[PATH_MAX], lex[PATH_MAX], real[PATH_MAX];
+	struct stat st;
+	*fd = -1;
+	if (!local_path(line, n, o->bases, o->nbases, path, sizeof(path)) || !lexical(path, lex, sizeof(lex))) {
+		snprintf(why, wsize, "names '%.200s', not an absolute path below a base", path);
+		return -2;
+	}
+	if (!under_roots(roots, lex)) {
+		snprintf(why, wsize, "names %.300s, outside the build's roots", lex);
+		return -2;
+	}
+	if (!realpath(path, real))
+		return -1;
+	if (!under_roots(roots, real)) {
+		snprintf(why, wsize, "names %.300s, which is %.300s, outside the build's roots", lex, real);
+		return -2;
+	}
+	if (fb_open_regular(real, 0, fd, &st, NULL) == 0)
+		return 0;
+	if (stat(real, &st) != 0 || S_ISREG(st.st_mode))
+		return -1; /* gone, or unreadable: a plain miss */
+	snprintf(why, wsize, "names %.300s, not a regular file", real);
+	return -2;
+}
+
+/* K1 from K0 and the files the manifest lists (one path a line, bases spelled @Bn): each
+ * spelling and the content of the local file; -1 when one cannot be read (a miss), -2 with
+ * why when the manifest names a file that is not to be read (open_listed). */
+static int
+key1(const struct fb_edge_opts *o, const struct fb_strlist *roots, const char *k0, const char *list, char hex[65],
+     char *why, size_t wsize)
 {
 	struct fb_buf b = {0};
 	fb_buf_puts(&b, k0);
@@ -250,18 +456,14 @@ key1(const struct fb_edge_opts *o, const char *k0, const char *list, char hex[65
 	for (const char *p = list; !rc && *p;) {
 		size_t n = strcspn(p, "\n");
 		const char *line = p;
-		char path[PATH_MAX];
 		p += n + (p[n] == '\n');
 		if (!n)
 			continue;
-		if (!local_path(line, n, o->bases, o->nbases, path, sizeof(path))) {
-			rc = -1;
-			break;
-		}
 		unsigned char d[32];
 		char dh[65];
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0 || fb_sha256_fd(fd, NULL, d) != 0)
+		int fd;
+		rc = open_listed(o, roots, line, n, &fd, why, wsize);
+		if (!rc && fb_sha256_fd(fd, o->cancel, d) != 0)
 			rc = -1;
 		if (fd >= 0)
 			close(fd);
@@ -289,6 +491,7 @@ struct store {
 	bool local;                /* the local cache dir passed its check */
 	struct fb_remote *remote;
 	struct fb_edge_result *r;
+	struct fb_strlist roots;   /* make_roots */
 };
 
 static void
@@ -296,6 +499,16 @@ note(struct store *s, const char *what, const struct fb_error *e)
 {
 	if (!s->r->note[0])
 		snprintf(s->r->note, sizeof(s->r->note), "%s: %.400s", what, e->msg[0] ? e->msg : "failed");
+}
+
+/* A damaged entry (from the remote: 1, else local), as compile.c says it for an image. */
+static void
+corrupt(struct store *s, int from, const struct fb_error *e)
+{
+	const char *obj = strrchr(s->o->output, '/');
+	if (!s->r->note[0])
+		snprintf(s->r->note, sizeof(s->r->note), "corrupt %scache entry for %.100s %s and compiled: %.340s",
+		         from ? "remote " : "", obj ? obj + 1 : s->o->output, from ? "ignored" : "removed", e->msg);
 }
 
 static void
@@ -312,30 +525,80 @@ store_open(struct store *s)
 		note(s, "edge cache off", &e);
 	if (s->o->remote_cache && *s->o->remote_cache) {
 		struct fb_remote_opts ro = {s->o->remote_cache, s->o->remote_header, !s->o->remote_read_only,
-		                            s->o->remote_timeout_ms};
+		                            s->o->remote_timeout_ms, s->o->remote_state, s->o->remote_tmpdir};
 		if (fb_remote_open(&ro, &s->remote, &e) != 0)
 			note(s, "remote cache off", &e);
 	}
 }
 
-/* The entry under key: local, else remote (then kept locally). 1 from the remote, 0 local,
- * -1 a miss. */
+/* What a manifest (K0) holds: text, one absolute or @Bn path a line; its files are checked
+ * as K1 reads them (open_listed). */
 static int
-get(struct store *s, const char *key, struct fb_cache_entry *out)
+manifest_fits(const struct fb_cache_entry *e, struct fb_error *err)
+{
+	if (e->cubin_size)
+		return fb_seterr(err, FB_EFORMAT, "a manifest with an object (%zu bytes)", e->cubin_size);
+	if (!e->ptx_size || memchr(e->ptx, 0, e->ptx_size))
+		return fb_seterr(err, FB_EFORMAT, "a manifest %s", e->ptx_size ? "with a NUL byte" : "naming no file");
+	for (const char *p = (const char *)e->ptx, *end = p + e->ptx_size; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		if (n && p[0] != '/' && !(n > 2 && p[0] == '@' && p[1] == 'B'))
+			return fb_seterr(err, FB_EFORMAT, "a manifest line is not a path");
+		p += n + 1;
+	}
+	return 0;
+}
+
+/* An object (K1): a relocatable object of this machine. */
+static int
+object_fits(const struct fb_cache_entry *e, struct fb_error *err)
+{
+	return fb_elf_host_object(e->cubin, e->cubin_size, err);
+}
+
+/* A damaged entry: removed from the local cache (from: 0), or not taken from the remote (1);
+ * said once. */
+static void
+bad_entry(struct store *s, const char *key, int from, const struct fb_error *e)
+{
+	struct fb_error n = {0};
+	snprintf(n.msg, sizeof(n.msg), "%s%.64s: %.300s", from ? "remote action record ac/" : "cache entry ", key,
+	         e->msg);
+	if (from)
+		fb_remote_reject(s->remote);
+	else
+		fb_cache_remove(s->dir, key);
+	corrupt(s, from, &n);
+}
+
+/* The entry under key that passes fits: local, else remote (the caller keeps it locally once
+ * the whole lookup holds). 1 from the remote, 0 local, -1 a miss. */
+static int
+get(struct store *s, const char *key, int (*fits)(const struct fb_cache_entry *, struct fb_error *),
+    struct fb_cache_entry *out)
 {
 	struct fb_error e = {0};
-	if (s->local && fb_cache_get(s->dir, key, out, &e) == 0)
-		return 0;
+	if (s->local && fb_cache_get(s->dir, key, out, &e) == 0) {
+		if (fits(out, &e) == 0)
+			return 0;
+		bad_entry(s, key, 0, &e);
+		fb_cache_entry_clear(out);
+	}
 	if (!s->remote || fb_remote_broken(s->remote, NULL))
 		return -1;
 	int rc = fb_remote_get(s->remote, key, out, &e);
-	if (rc == FB_EIO || rc == FB_EFORMAT)
-		note(s, "remote cache", &e);
+	if (rc == FB_EFORMAT)
+		corrupt(s, 1, &e);
+	else if (rc == FB_EIO && !fb_remote_quiet(s->remote))
+		note(s, "remote cache off for this build", &e);
 	if (rc)
 		return -1;
-	if (s->local)
-		fb_cache_put(s->dir, key, out, NULL);
-	return 1;
+	if (fits(out, &e) == 0)
+		return 1;
+	bad_entry(s, key, 1, &e);
+	fb_cache_entry_clear(out);
+	return -1;
 }
 
 static void
@@ -344,7 +607,8 @@ put(struct store *s, const char *key, const struct fb_cache_entry *e)
 	struct fb_error er = {0};
 	if (s->local && fb_cache_put(s->dir, key, e, &er) != 0)
 		note(s, "edge cache", &er);
-	if (s->remote && !fb_remote_broken(s->remote, NULL) && fb_remote_put(s->remote, key, e, &er) == FB_EIO)
+	if (s->remote && !fb_remote_broken(s->remote, NULL) && fb_remote_put(s->remote, key, e, &er) == FB_EIO &&
+	    !fb_remote_quiet(s->remote))
 		note(s, "remote cache", &er);
 }
 
@@ -375,15 +639,22 @@ serve(const struct fb_edge_opts *o, const struct fb_cache_entry *obj, const char
 	return rc;
 }
 
-/* 1 when the manifest and the object under its K1 were found and served. */
+/* 1 when the manifest and the object under its K1 were found and served. What came from the
+ * remote is kept locally once it passed its checks. */
 static int
 lookup(struct store *s, const char *k0, char k1[65])
 {
 	struct fb_cache_entry man = {0}, obj = {0};
-	int from = get(s, k0, &man), from1 = -1;
-	char *list = from >= 0 && man.ptx_size ? strndup((const char *)man.ptx, man.ptx_size) : NULL;
-	bool ok = list && key1(s->o, k0, list, k1) == 0 && (from1 = get(s, k1, &obj)) >= 0 && obj.cubin_size;
+	int from = get(s, k0, manifest_fits, &man), from1 = -1, k = -1;
+	char *list = from >= 0 ? strndup((const char *)man.ptx, man.ptx_size) : NULL;
 	struct fb_error e = {0};
+	if (list && (k = key1(s->o, &s->roots, k0, list, k1, e.msg, sizeof(e.msg))) == -2)
+		bad_entry(s, k0, from, &e);
+	if (k == 0 && from == 1 && s->local)
+		fb_cache_put(s->dir, k0, &man, NULL);
+	bool ok = k == 0 && (from1 = get(s, k1, object_fits, &obj)) >= 0;
+	if (ok && from1 == 1 && s->local)
+		fb_cache_put(s->dir, k1, &obj, NULL);
 	if (ok && serve(s->o, &obj, list, &e) != 0) {
 		note(s, "edge cache", &e);
 		ok = false;
@@ -486,7 +757,11 @@ remember(struct store *s, const char *k0, const struct fb_buf *list)
 	char *objd = NULL;
 	size_t on = 0;
 	char k1[65];
-	if (fb_read_file(o->output, &objd, &on, NULL) != 0 || !on || !list->s || key1(o, k0, list->s, k1) != 0) {
+	char why[256];
+	/* What names a file outside the roots, or is no object of this machine, is not kept: no
+	 * lookup could take it. */
+	if (fb_read_file(o->output, &objd, &on, NULL) != 0 || !on || !list->s ||
+	    key1(o, &s->roots, k0, list->s, k1, why, sizeof(why)) != 0 || fb_elf_host_object(objd, on, NULL) != 0) {
 		free(objd);
 		return;
 	}
@@ -506,8 +781,10 @@ fb_edge_run(const struct fb_edge_opts *o, struct fb_edge_result *r, struct fb_er
 	struct store s = {.o = o, .r = r};
 	char k0[65], k1[65];
 	bool keyed = key0(o, k0) == 0;
-	if (keyed)
+	if (keyed) {
 		store_open(&s);
+		make_roots(o, &s.roots);
+	}
 	int rc = 0;
 	if (!keyed || !(s.local || s.remote) || !lookup(&s, k0, k1)) {
 		fb_remote_idle(s.remote); /* no thread of a gRPC remote runs beside the command */
@@ -519,5 +796,6 @@ fb_edge_run(const struct fb_edge_opts *o, struct fb_edge_result *r, struct fb_er
 		free(list.s);
 	}
 	fb_remote_close(s.remote);
+	fb_strlist_free(&s.roots);
 	return rc;
 }

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE /* strtok_r, realpath */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,6 +127,20 @@ stem(size_t i, const char *src, char *out, size_t size)
 	out[n] = 0;
 }
 
+/* An edge's description, which ninja prints as it is on its status line: one printable line
+ * whatever the file names hold. */
+static void describe(char *desc, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void
+describe(char *desc, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(desc, size, fmt, ap);
+	va_end(ap);
+	fb_text_oneline(desc);
+}
+
 static int
 edge(struct gen *g, const char *rule, const char *out, const char *const *in, size_t nin, const char *const *implicit,
      size_t nimplicit, const char *cmd, const char *desc, const char *dep, struct fb_error *err)
@@ -176,7 +191,7 @@ gen_merge(struct gen *g, const char *merged, const struct fb_strlist *parts, str
 		cmd_oom(&c);
 	int rc = cmd_end(&c);
 	char desc[512];
-	bfmt(desc, sizeof(desc), "MERGE %s", strrchr(merged, '/') + 1);
+	describe(desc, sizeof(desc), "MERGE %s", strrchr(merged, '/') + 1);
 	if (!rc)
 		rc = edge(g, "merge", merged, (const char *const *)parts->v, parts->n, NULL, 0, c.b.s, desc, NULL, err);
 	free(c.b.s);
@@ -215,7 +230,7 @@ gen_kernel(struct gen *g, size_t idx, const char *src, struct fb_error *err)
 		arg(&c, "-o");
 		arg(&c, out);
 		arg(&c, src);
-		bfmt(desc, sizeof(desc), "NVRTC %s %s", tname, strrchr(src, '/') ? strrchr(src, '/') + 1 : src);
+		describe(desc, sizeof(desc), "NVRTC %s %s", tname, strrchr(src, '/') ? strrchr(src, '/') + 1 : src);
 		rc = cmd_end(&c);
 		/* In the nvrtc pool: -j may be sized for host compiles a launcher farms out. */
 		const char *vars[8] = {"cmd", c.b.s, "desc", desc, "dep", dep, "pool", "nvrtc"};
@@ -422,7 +437,7 @@ nvcc_threads(struct gen *g)
 	size_t ntargets = g->project_archs ? fb_flags_ntargets(g->o->nvcc_flags) : ap_archlist_count(g->archs), nedges = 0;
 	for (size_t i = 0; i < g->o->nsources; i++)
 		nedges += g->langs[i] == L_NVCC;
-	long jobs = g->o->jobs > 0 ? g->o->jobs : fb_compile_default_jobs();
+	long jobs = fb_compile_jobs(g->o->jobs);
 	long t = jobs - (long)nedges + 1;
 	if (t < 2)
 		t = 2;
@@ -681,7 +696,7 @@ gen_pch_edge(struct gen *g, const struct fb_hostpch *p, const char *flags, struc
 	int rc = pch_cmd(p, flags, &cmd, err);
 	const char *in = p->header;
 	char desc[400];
-	bfmt(desc, sizeof(desc), "PCH torch headers (%.300s)", p->why);
+	describe(desc, sizeof(desc), "PCH torch headers (%.300s)", p->why);
 	if (!rc)
 		rc = edge(g, "pch", p->gch, &in, 1, NULL, 0, cmd, desc, NULL, err);
 	free(cmd);
@@ -978,8 +993,8 @@ gen_host(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_e
 	if (!rc)
 		rc = wrap_compile(g, lang, c.b.s, keep, prefix, out, dep, &bases, deps_of, &cmd, err);
 	fb_strlist_free(&bases);
-	bfmt(desc, sizeof(desc), "%s %s", lang == L_NVCC ? "NVCC" : lang == L_C ? "CC" : "CXX",
-	     strrchr(src, '/') ? strrchr(src, '/') + 1 : src);
+	describe(desc, sizeof(desc), "%s %s", lang == L_NVCC ? "NVCC" : lang == L_C ? "CC" : "CXX",
+	         strrchr(src, '/') ? strrchr(src, '/') + 1 : src);
 	if (!rc)
 		rc = edge(g, "cc", out, &src, 1, pch ? &pch : NULL, pch ? 1 : 0, cmd, desc, dep, err);
 	if (!rc) {
@@ -1015,7 +1030,7 @@ gen_dlink(struct gen *g, struct fb_error *err)
 		                          t->kind == AP_SASS};
 		char *cmd = NULL;
 		rc = fb_dlink_nvrtc_cmd(g->t.fatbuild, tname, &e, &cmd, err);
-		bfmt(desc, sizeof(desc), "DLINK %s", tname);
+		describe(desc, sizeof(desc), "DLINK %s", tname);
 		if (!rc)
 			rc = edge(g, "dlink", out, e.inputs, e.ninputs, NULL, 0, cmd, desc, NULL, err);
 		free(cmd);
@@ -1129,7 +1144,7 @@ gen_link(struct gen *g, struct fb_error *err)
 	rc = cmd_end(&c);
 	const char *implicit[1] = {g->t.runtime};
 	char desc[PATHMAX + 8];
-	bfmt(desc, sizeof(desc), "LINK %s", strrchr(g->out, '/') + 1);
+	describe(desc, sizeof(desc), "LINK %s", strrchr(g->out, '/') + 1);
 	if (!rc)
 		rc = edge(g, "link", staged, (const char *const *)g->objects.v, g->objects.n, implicit, 1, c.b.s, desc, NULL,
 		          err);
@@ -1153,8 +1168,8 @@ fb_build_generate(struct gen *g, struct fb_error *err)
 		                   rules[i].deps ? "gcc" : NULL, err);
 	/* NVRTC jobs run here whatever -j says: at most one per CPU (MAX_JOBS), and no more than -j. */
 	int depth = fb_compile_default_jobs();
-	if (g->o->jobs > 0 && g->o->jobs < depth)
-		depth = g->o->jobs;
+	if (g->o->jobs > 0 && fb_compile_jobs(g->o->jobs) < depth)
+		depth = fb_compile_jobs(g->o->jobs);
 	if (!rc)
 		rc = fb_ninja_pool(g->nj, "nvrtc", depth, err);
 	for (size_t i = 0; !rc && i < g->o->nsources; i++) {

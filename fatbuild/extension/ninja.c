@@ -8,6 +8,7 @@
 
 #include "fatbuild.h"
 #include "common/error_priv.h"
+#include "common/safefs.h"
 #include "common/strbuf.h"
 #include "ninja.h"
 
@@ -288,13 +289,11 @@ fb_ninja_write(const struct fb_ninja *n, const char *path, bool *changed, struct
 		return fb_seterr(err, FB_ENOMEM, "%s: out of memory", path);
 	const char *text = fb_ninja_text(n);
 	size_t len = strlen(text);
-	FILE *f = fopen(path, "rb");
-	if (f) {
-		char *old = malloc(len + 1);
-		size_t r = old ? fread(old, 1, len + 1, f) : 0;
-		bool same = old && r == len && memcmp(old, text, len) == 0;
+	char *old = NULL;
+	size_t oldlen = 0;
+	if (fb_read_file(path, &old, &oldlen, NULL) == 0) {
+		bool same = oldlen == len && memcmp(old, text, len) == 0;
 		free(old);
-		fclose(f);
 		if (same)
 			return FB_OK;
 	}

@@ -20,6 +20,7 @@
 
 #include "fatbuild.h"
 #include "common/error_priv.h"
+#include "common/safefs.h"
 #include "build.h"
 #include "builddir.h"
 
@@ -199,9 +200,14 @@ static void
 log_tail(const char *log, char *tail, size_t size)
 {
 	tail[0] = 0;
-	FILE *f = fopen(log, "r");
-	if (!f)
+	int fd;
+	if (fb_open_regular(log, 0, &fd, NULL, NULL) != 0)
 		return;
+	FILE *f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return;
+	}
 	char line[1024];
 	size_t n = 0;
 	int on = 0; /* 1: the failed command's output */
@@ -294,16 +300,19 @@ fb_build_run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	argv[a++] = "-C";
 	argv[a++] = g->dir;
 	/* Always -j: ninja's own default reads neither MAX_JOBS nor the cgroup's CPU quota. */
-	bfmt(jobs, sizeof(jobs), "-j%d", g->o->jobs > 0 ? g->o->jobs : fb_compile_default_jobs());
+	bfmt(jobs, sizeof(jobs), "-j%d", fb_compile_jobs(g->o->jobs));
 	argv[a++] = jobs;
 	if (g->o->verbose)
 		argv[a++] = "-v";
 	argv[a] = NULL;
 	int lock;
-	char runpath[PATHMAX + 24];
+	char runpath[PATHMAX + 24], state[PATHMAX + 32];
 	int rc = take_locks(g, &lock, runpath, sizeof(runpath), err);
 	if (rc)
 		return rc;
+	/* Each build asks the remote cache again: a failure is remembered for one build only. */
+	bfmt(state, sizeof(state), "%s/" FB_REMOTE_STATE, g->dir);
+	unlink(state);
 	bool nvrtc = false;
 	for (size_t i = 0; i < g->o->nsources; i++)
 		nvrtc |= g->langs[i] == L_KERNEL;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/error_priv.h"
+#include "common/safefs.h"
 #include "common/strbuf.h"
 #include "torch.h"
 
@@ -144,9 +145,14 @@ complete(const struct fb_torch *t)
 static bool
 read_cache(const char *path, const char *key, struct fb_torch *t)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
+	int fd;
+	if (fb_open_regular(path, 0, &fd, NULL, NULL) != 0)
 		return false;
+	FILE *f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return false;
+	}
 	char line[FB_TORCH_PATH + 64], errline[8];
 	bool ok = fgets(line, sizeof(line), f) && strncmp(line, CACHE_MAGIC "\n", sizeof(CACHE_MAGIC)) == 0 &&
 	          fgets(line, sizeof(line), f) && (line[strcspn(line, "\n")] = 0, strcmp(line, key) == 0);

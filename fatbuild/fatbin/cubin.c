@@ -28,31 +28,6 @@
 #define STO_CUDA_ENTRY 0x10
 #define NVI_REGCOUNT 0x2f
 
-/* Attribute 9 = 1 in .nv.compat records. */
-static bool
-compat_arch_a(const unsigned char *c, size_t n)
-{
-	size_t i = 0;
-	while (i + 2 <= n) {
-		unsigned fmt = c[i], attr = c[i + 1];
-		size_t len;
-		if (fmt == 0)
-			break;
-		if (fmt == 2 || fmt == 1)
-			len = 3; /* BVAL: u8 value; NVAL */
-		else if (fmt == 3)
-			len = 4;
-		else if (fmt == 4 && i + 4 <= n)
-			len = 4 + fb_rd16(c + i + 2);
-		else
-			break;
-		if (attr == 9 && fmt == 2 && i + 2 < n)
-			return c[i + 2] == 1;
-		i += len;
-	}
-	return false;
-}
-
 static void
 kernels_free(struct fb_kernel *k, size_t n)
 {
@@ -247,7 +222,7 @@ fb_cubin_read(const void *data, size_t size, struct fb_cubin *out, struct fb_err
 	out->relocatable = id.type == 1;
 	out->compat = id.compat;
 	out->compat_len = id.compat_len;
-	out->arch_a = id.compat && compat_arch_a(id.compat, id.compat_len);
+	out->arch_a = id.arch_a;
 	if (id.type != 1 && id.type != 2)
 		return fb_seterr(err, FB_EFORMAT, "cubin e_type %d is neither ET_REL nor ET_EXEC", id.type);
 

@@ -128,6 +128,8 @@ entry_tail(const unsigned char *h, const struct fb_fmt_entry *fe, size_t ci, siz
 			                 "container %zu: entry %zu: options descriptor offset 0x%x lies outside the 0x%x-byte header", ci,
 			                 ei, optoff, hsz);
 		uint32_t so = fb_rd32(h + optoff), sl = fb_rd32(h + optoff + 4);
+		if (so == 0 && sl == 0)
+			return FB_OK; /* {0, 0}: no options (docs/fatbin.md §2) */
 		if (so < 0x40 || so > hsz || sl > hsz - so)
 			return fb_seterr(err, FB_EFORMAT,
 			                 "container %zu: entry %zu: options string (offset 0x%x, length %u) lies outside the 0x%x-byte header",
@@ -283,35 +285,6 @@ fail:
 	return rc;
 }
 
-/* The bytes an ELF image really occupies (headers, sections, program headers). */
-static size_t
-elf_extent(const unsigned char *p, size_t n)
-{
-	if (n < 64 || memcmp(p, "\x7f" "ELF", 4) != 0 || p[4] != 2)
-		return n;
-	uint64_t end = 64;
-	uint64_t shoff = fb_rd64(p + 0x28), phoff = fb_rd64(p + 0x20);
-	unsigned shnum = fb_rd16(p + 0x3c), phnum = fb_rd16(p + 0x38);
-	unsigned shent = fb_rd16(p + 0x3a), phent = fb_rd16(p + 0x36);
-	if (shoff && shoff <= n && (uint64_t)shnum * shent <= n - shoff) {
-		if (shoff + (uint64_t)shnum * shent > end)
-			end = shoff + (uint64_t)shnum * shent;
-		for (unsigned i = 0; i < shnum && shent >= 64; i++) {
-			const unsigned char *sh = p + shoff + (uint64_t)i * shent;
-			if (fb_rd32(sh + 4) == 8) /* SHT_NOBITS */
-				continue;
-			uint64_t o = fb_rd64(sh + 0x18), s = fb_rd64(sh + 0x20);
-			if (o <= n && s <= n - o && o + s > end)
-				end = o + s;
-		}
-	} else {
-		return n;
-	}
-	if (phoff && phoff <= n && (uint64_t)phnum * phent <= n - phoff && phoff + (uint64_t)phnum * phent > end)
-		end = phoff + (uint64_t)phnum * phent;
-	return end < n ? (size_t)end : n;
-}
-
 static int
 ename(const struct fb_entry *e, char *buf, size_t size)
 {
@@ -398,7 +371,7 @@ fb_entry_image(const struct fb_entry *e, uint64_t cap, unsigned char **out, size
 	if (e->compress == FB_COMPRESS_NONE) {
 		size_t n = e->stored_size;
 		if (e->disk_kind == FB_DISK_KIND_ELF)
-			n = elf_extent(e->payload, n);
+			n = fb_elf_extent(e->payload, n);
 		unsigned char *d = malloc(n ? n : 1);
 		if (!d)
 			return fb_seterr(err, FB_ENOMEM, "out of memory");

@@ -20,7 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "elfsect.h"
 #include "fatbin_priv.h"
+#include "common/safefs.h"
 
 #define EM_CUDA_ 190
 
@@ -40,19 +42,11 @@ int
 fb_map_file(const char *path, struct fb_mapped *m, struct fb_error *err)
 {
 	memset(m, 0, sizeof(*m));
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return fb_seterr(err, FB_EIO, "cannot open %s: %s", path, strerror(errno));
+	int fd;
 	struct stat st;
-	if (fstat(fd, &st) != 0) {
-		int e = errno;
-		close(fd);
-		return fb_seterr(err, FB_EIO, "cannot stat %s: %s", path, strerror(e));
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return fb_seterr(err, FB_EIO, "%s is not a regular file", path);
-	}
+	int rc = fb_open_regular(path, 0, &fd, &st, err);
+	if (rc)
+		return rc;
 	if (st.st_size == 0) {
 		close(fd);
 		return FB_OK;
@@ -118,69 +112,38 @@ add_blob(struct scanner *sc, enum fb_blob_kind kind, size_t off, size_t size, co
 	return FB_OK;
 }
 
+/* fb_elf_sections' callback of scan_host_elf: the host ELF's place in the buffer and its names. */
+struct hostelf {
+	struct scanner *sc;
+	size_t off, size;
+	const char *name, *prefix;
+};
+
+static int
+take_section(const struct fb_elf_section *s, void *ctx)
+{
+	struct hostelf *h = ctx;
+	if (strcmp(s->name, ".nv_fatbin") != 0 && strcmp(s->name, "__nv_relfatbin") != 0)
+		return FB_OK;
+	if (s->type == FB_SHT_NOBITS)
+		return FB_OK;
+	if (!s->inside)
+		return fb_seterr(h->sc->err, FB_EFORMAT,
+		                 "%s: section %s (offset 0x%llx, size 0x%llx) runs past the end of the file", h->name,
+		                 s->name[0] == '.' ? ".nv_fatbin" : "__nv_relfatbin", (unsigned long long)s->offset,
+		                 (unsigned long long)s->size);
+	if (s->size == 0)
+		return FB_OK;
+	return add_blob(h->sc, FB_BLOB_FATBIN, h->off + (size_t)s->offset, (size_t)s->size, h->prefix, s->name);
+}
+
 /* Host ELF at base[off..off+size): adds .nv_fatbin and __nv_relfatbin sections. */
 static int
 scan_host_elf(struct scanner *sc, const unsigned char *base, size_t off, size_t size, const char *name,
               const char *prefix)
 {
-	const unsigned char *p = base + off;
-	if (size < 64)
-		return fb_seterr(sc->err, FB_EFORMAT, "%s: ELF header truncated (%zu bytes)", name, size);
-	if (p[4] != 2 || p[5] != 1)
-		return fb_seterr(sc->err, FB_EUNSUPPORTED, "%s: only 64-bit little-endian ELF files are supported", name);
-	uint64_t shoff = fb_rd64(p + 0x28);
-	unsigned shent = fb_rd16(p + 0x3a), shnum = fb_rd16(p + 0x3c), shstrndx = fb_rd16(p + 0x3e);
-	if (shoff == 0 && shnum == 0)
-		return FB_OK; /* no section table: nothing to find */
-	if (shent != 64)
-		return fb_seterr(sc->err, FB_EFORMAT, "%s: ELF section header size %u is not 64", name, shent);
-	if (shoff > size || size - shoff < 64)
-		return fb_seterr(sc->err, FB_EFORMAT, "%s: ELF section table offset 0x%llx is past the end (%zu bytes)", name,
-		                 (unsigned long long)shoff, size);
-	const unsigned char *sh0 = p + shoff;
-	uint64_t n = shnum;
-	if (n == 0)
-		n = fb_rd64(sh0 + 0x20); /* extended numbering: count in section 0's sh_size */
-	if (shstrndx == 0xffff)
-		shstrndx = fb_rd32(sh0 + 0x28);
-	if (n > (size - shoff) / 64)
-		return fb_seterr(sc->err, FB_EFORMAT, "%s: ELF section table (%llu entries at 0x%llx) runs past the end (%zu bytes)",
-		                 name, (unsigned long long)n, (unsigned long long)shoff, size);
-	if (shstrndx >= n)
-		return fb_seterr(sc->err, FB_EFORMAT, "%s: ELF section name table index %u is out of range (%llu sections)", name,
-		                 shstrndx, (unsigned long long)n);
-	const unsigned char *ss = sh0 + (uint64_t)shstrndx * 64;
-	uint64_t stroff = fb_rd64(ss + 0x18), strsz = fb_rd64(ss + 0x20);
-	if (stroff > size || strsz > size - stroff)
-		return fb_seterr(sc->err, FB_EFORMAT, "%s: ELF section name table runs past the end", name);
-	const char *strs = (const char *)p + stroff;
-	for (uint64_t i = 1; i < n; i++) {
-		const unsigned char *sh = sh0 + i * 64;
-		uint32_t nm = fb_rd32(sh), type = fb_rd32(sh + 4);
-		if (nm >= strsz)
-			return fb_seterr(sc->err, FB_EFORMAT, "%s: ELF section %llu has a name offset 0x%x past the name table", name,
-			                 (unsigned long long)i, nm);
-		const char *sname = strs + nm;
-		size_t maxl = (size_t)(strsz - nm);
-		if (!memchr(sname, 0, maxl))
-			return fb_seterr(sc->err, FB_EFORMAT, "%s: ELF section %llu name is not terminated", name,
-			                 (unsigned long long)i);
-		if (strcmp(sname, ".nv_fatbin") != 0 && strcmp(sname, "__nv_relfatbin") != 0)
-			continue;
-		if (type == 8) /* SHT_NOBITS */
-			continue;
-		uint64_t o = fb_rd64(sh + 0x18), s = fb_rd64(sh + 0x20);
-		if (o > size || s > size - o)
-			return fb_seterr(sc->err, FB_EFORMAT, "%s: section %s (offset 0x%llx, size 0x%llx) runs past the end of the file",
-			                 name, sname[0] == '.' ? ".nv_fatbin" : "__nv_relfatbin", (unsigned long long)o,
-			                 (unsigned long long)s);
-		if (s == 0)
-			continue;
-		int rc = add_blob(sc, FB_BLOB_FATBIN, off + (size_t)o, (size_t)s, prefix, sname);
-		if (rc)
-			return rc;
-	}
-	return FB_OK;
+	struct hostelf h = {sc, off, size, name, prefix};
+	return fb_elf_sections(base + off, size, name, take_section, &h, sc->err);
 }
 
 static bool
@@ -367,17 +330,9 @@ bare_entry(const unsigned char *base, const struct fb_blob *bl, struct fb_entry 
 		if (id.compat) {
 			e.compat = id.compat;
 			e.compat_len = id.compat_len;
-			/* .nv.compat attribute 9 = 1 marks 'a' code */
-			for (size_t i = 0; i + 3 <= id.compat_len && id.compat[i] != 0; i += id.compat[i] == 3 ? 4 : 3) {
-				if (id.compat[i] == 2 && id.compat[i + 1] == 9) {
-					if (id.compat[i + 2] == 1) {
-						e.target.variant = AP_ARCH;
-						e.flags |= FB_FLAG_ARCH_A;
-					}
-					break;
-				}
-				if (id.compat[i] != 2 && id.compat[i] != 3)
-					break;
+			if (fb_elfid_arch_specific(&id)) {
+				e.target.variant = AP_ARCH;
+				e.flags |= FB_FLAG_ARCH_A;
 			}
 			if (id.sm >= 100)
 				e.flags |= FB_FLAG_COMPAT;

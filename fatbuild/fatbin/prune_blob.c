@@ -22,6 +22,7 @@ fb_prune_note(struct pctx *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	fb_text_oneline(line); /* member and section names come from the file */
 	size_t l = strlen(line);
 	if (c->nlen + l + 2 > c->ncap) {
 		size_t nc = (c->ncap + l + 2) * 2;

@@ -1,6 +1,7 @@
 /* select.c: which image of a fatbinary a consumer would use on a device (docs/fatbin.md §7).
  *
- * One function, fb_select; the rules are documented at its declaration in fatbuild.h. They
+ * fb_select, and fb_select_misfit, which says why an image does not fit (the one rule both use);
+ * the rules are documented at their declarations in fatbuild.h. They
  * are what nvJitLink and nvlink 13.0 were observed to do (the driver's algorithm is closed
  * source): SASS of the same major with a minor <= the device's (87 and 88 isolated; for
  * sm >= 100 a lower minor needs the compat blob), 'a' SASS only on its own SM, 'f' within
@@ -13,38 +14,40 @@ isolated(int sm)
 	return sm == 87 || sm == 88;
 }
 
-static bool
-fits(const struct fb_image *im, const struct ap_target *dev)
+int
+fb_select_misfit(const struct fb_image *im, const struct ap_target *dev)
 {
 	int x = im->target.sm, d = dev->sm;
 	bool same_major = x / 10 == d / 10;
 	if (x > d)
-		return false;
+		return FB_MISFIT_NEWER;
 	if (im->target.kind == AP_SASS) {
 		if ((isolated(x) || isolated(d)) && x != d)
-			return false;
+			return same_major ? FB_MISFIT_ISOLATED : FB_MISFIT_MAJOR;
 		switch (im->target.variant) {
 		case AP_ARCH:
 			if (x != d)
-				return false;
-			return x >= 100 || dev->variant == AP_ARCH;
+				return FB_MISFIT_ARCH;
+			return x >= 100 || dev->variant == AP_ARCH ? FB_FITS : FB_MISFIT_PLAIN;
 		case AP_FAMILY:
-			return same_major;
+			return same_major ? FB_FITS : FB_MISFIT_MAJOR;
 		default:
 			if (!same_major)
-				return false;
+				return FB_MISFIT_MAJOR;
 			if (x >= 100 && x != d && !im->compat)
-				return false;
-			return true;
+				return FB_MISFIT_COMPAT;
+			return FB_FITS;
 		}
 	}
 	switch (im->target.variant) {
 	case AP_ARCH:
-		return x == d && dev->variant == AP_ARCH;
+		if (x != d)
+			return FB_MISFIT_ARCH;
+		return dev->variant == AP_ARCH ? FB_FITS : FB_MISFIT_PLAIN;
 	case AP_FAMILY:
-		return same_major;
+		return same_major ? FB_FITS : FB_MISFIT_MAJOR;
 	default:
-		return true;
+		return FB_FITS;
 	}
 }
 
@@ -53,7 +56,7 @@ fb_select(const struct fb_image *images, size_t n, const struct ap_target *devic
 {
 	long best = -1;
 	for (size_t i = 0; i < n; i++) {
-		if (!fits(&images[i], device))
+		if (fb_select_misfit(&images[i], device) != FB_FITS)
 			continue;
 		if (best < 0) {
 			best = (long)i;

@@ -123,7 +123,7 @@ expect non-elf-so 1 "fatbuild: libnot.so: not a fatbin, cubin, PTX, ELF object/l
 : >empty.so
 expect empty-file 1 "fatbuild: empty.so: not a fatbin, cubin, PTX, ELF object/library or ar archive" $FB inspect empty.so
 mkdir -p dir.so
-expect directory 1 "fatbuild: dir.so is not a regular file" $FB inspect dir.so
+expect directory 1 "fatbuild: dir.so: not a regular file (a directory)" $FB inspect dir.so
 expect missing-file 1 "fatbuild: cannot open missing.so: No such file or directory" $FB inspect missing.so
 expect embed-non-fatbin 1 "fatbuild: embed: input 1 is not a fatbinary (bad magic, header or size)" $FB embed -o out.o libnot.so
 expect pack-broken-cubin 1 "fatbuild: pack: e3: ELF section header size 16 is not 64" $FB pack -o out.fatbin e3

@@ -1,8 +1,9 @@
 """check_ac.py STORE: decodes every STORE/ac/* body with the protobuf runtime as a
 build.bazel.remote.execution.v2.ActionResult (the messages built here from descriptors with
 the field numbers of bazelbuild/remote-apis remote_execution.proto, no protoc needed) and checks
-that each output_files digest names a STORE/cas/ blob of that size and SHA-256. Prints one line
-per record; exit status 1 on any failure."""
+that each output_files digest names a STORE/cas/ blob of that size and SHA-256, and that the
+record names its own key (execution_metadata.worker "fatbuild KEY", docs/remote-cache.md §2).
+Prints one line per record; exit status 1 on any failure."""
 import hashlib
 import os
 import sys
@@ -26,11 +27,13 @@ OPT, REP = F.LABEL_OPTIONAL, F.LABEL_REPEATED
 message("Digest", [("hash", 1, F.TYPE_STRING, OPT, None), ("size_bytes", 2, F.TYPE_INT64, OPT, None)])
 message("OutputFile", [("path", 1, F.TYPE_STRING, OPT, None), ("digest", 2, F.TYPE_MESSAGE, OPT, "Digest"),
                        ("is_executable", 4, F.TYPE_BOOL, OPT, None), ("contents", 5, F.TYPE_BYTES, OPT, None)])
+message("ExecutedActionMetadata", [("worker", 1, F.TYPE_STRING, OPT, None)])
 message("ActionResult", [("output_files", 2, F.TYPE_MESSAGE, REP, "OutputFile"),
                          ("exit_code", 4, F.TYPE_INT32, OPT, None), ("stdout_raw", 5, F.TYPE_BYTES, OPT, None),
                          ("stdout_digest", 6, F.TYPE_MESSAGE, OPT, "Digest"),
                          ("stderr_raw", 7, F.TYPE_BYTES, OPT, None),
-                         ("stderr_digest", 8, F.TYPE_MESSAGE, OPT, "Digest")])
+                         ("stderr_digest", 8, F.TYPE_MESSAGE, OPT, "Digest"),
+                         ("execution_metadata", 9, F.TYPE_MESSAGE, OPT, "ExecutedActionMetadata")])
 pool = descriptor_pool.DescriptorPool()
 pool.Add(fdp)
 desc = pool.FindMessageTypeByName("build.bazel.remote.execution.v2.ActionResult")
@@ -59,6 +62,9 @@ for key in names:
         bad = 1
     if len(key) != 64 or key.strip("0123456789abcdef"):
         print(f"FAIL ac/{key}: the key is not 64 lowercase hex")
+        bad = 1
+    if ar.execution_metadata.worker != "fatbuild " + key:
+        print(f"FAIL ac/{key}: names the key '{ar.execution_metadata.worker}', not its own")
         bad = 1
     paths = [f.path for f in ar.output_files]
     if ar.exit_code != 0 or not paths or len(set(paths)) != len(paths) or not set(paths) <= {

@@ -2,7 +2,9 @@
 # module (PUT into DIR/store) on a free loopback port, in the foreground of a background job
 # with its own config, prefix and logs under DIR; sets NGINX_URL and NGINX_PID. nginx_stop
 # ends it. The caller traps nginx_stop. NGINX_NO_PUT=1: a plain static server, which answers
-# PUT with 405 and an error page.
+# PUT with 405 and an error page. NGINX_AUTH=USER:PASSWORD: the configuration docs/caches.md
+# recommends, anonymous GET and PUT only with that user's password (auth_basic inside
+# limit_except; the password file made with openssl).
 NGINX_PID=
 nginx_free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -13,6 +15,11 @@ nginx_start() {
 	[ -x "$NGINX_BIN" ] || return 77
 	mkdir -p "$d/store" "$d/tmp" "$d/logs"
 	port=$(nginx_free_port) || return 1
+	local auth=
+	if [ -n "${NGINX_AUTH:-}" ]; then
+		printf '%s:%s\n' "${NGINX_AUTH%%:*}" "$(openssl passwd -apr1 "${NGINX_AUTH#*:}")" >"$d/writers" || return 1
+		auth="limit_except GET { auth_basic \"fatbuild cache\"; auth_basic_user_file $d/writers; }"
+	fi
 	cat >"$d/nginx.conf" <<CONF
 daemon off;
 master_process off;
@@ -33,6 +40,7 @@ http {
 		root $d/store;
 		location / {
 			$( [ -n "${NGINX_NO_PUT:-}" ] || echo 'dav_methods PUT; create_full_put_path on; dav_access user:rw group:r all:r;' )
+			$auth
 		}
 	}
 }

