@@ -71,7 +71,9 @@ usage(FILE *f)
 	        "  --remote-cache URL, --remote-cache-mode read|readwrite\n"
 	        "                     the shared compile cache for the NVRTC, host and nvcc edges (sets\n"
 	        "                     FATBUILD_REMOTE_CACHE / _MODE for them; see 'fatbuild compile -h')\n"
-	        "  -v                 show every command\n"
+	        "  -v                 show every command\n",
+	        FB_JOBS_MAX);
+	fprintf(f,
 	        "  --emit-ninja       write build.ninja and stop\n"
 	        "  --executable       link a program instead of a shared library\n"
 	        "  --rdc              relocatable device code: extern __device__ across .cu files and\n"
@@ -106,7 +108,7 @@ usage(FILE *f)
 	        "Examples:\n"
 	        "  fatbuild --arch-list \"8.0 8.6+PTX\" -o libx.so kernels.cu host.cpp\n"
 	        "  fatbuild build --torch --python-module --name muladd -o . muladd.cpp muladd.cu\n",
-	        FB_JOBS_MAX, 128 + SIGINT, 128 + SIGTERM, 128 + SIGHUP);
+	        128 + SIGINT, 128 + SIGTERM, 128 + SIGHUP);
 }
 
 enum { OPT_ARCH = 256, OPT_NAME, OPT_BUILD_DIR, OPT_CFLAGS, OPT_CXXFLAGS, OPT_LDFLAGS, OPT_NVCC_FLAGS,
