@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "common/safefs.h"
+#include "base/safefs.h"
 #include "fatbuild.h"
 #include "safefile_int.h"
 

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "common/error_priv.h"
-#include "common/safefs.h"
+#include "base/error.h"
+#include "base/safefs.h"
 
 #define MAX_JOBS 64
 

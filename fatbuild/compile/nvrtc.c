@@ -18,9 +18,9 @@
 #include <sys/stat.h>
 
 #include "nvrtc.h"
-#include "common/dlload.h"
-#include "common/error_priv.h"
-#include "common/strbuf.h"
+#include "base/dlload.h"
+#include "base/error.h"
+#include "base/strbuf.h"
 
 typedef void *nvrtc_program;
 typedef int (*version_fn)(int *, int *);

@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "jitlink.h"
-#include "common/dlload.h"
-#include "common/error_priv.h"
-#include "common/strbuf.h"
+#include "base/dlload.h"
+#include "base/error.h"
+#include "base/strbuf.h"
 
 /* What marks the line of a link log that becomes the one-line message. */
 static const char *const link_errors[] = {"error", "ERROR", NULL};

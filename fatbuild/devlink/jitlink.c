@@ -17,10 +17,10 @@
 #include <unistd.h>
 
 #include "jitlink.h"
-#include "common/bytes.h"
-#include "common/dlload.h"
-#include "common/error_priv.h"
-#include "common/proc.h"
+#include "base/bytes.h"
+#include "base/dlload.h"
+#include "base/error.h"
+#include "base/proc.h"
 
 typedef void *jl_handle;
 typedef int (*create_fn)(jl_handle *, uint32_t, const char **);

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "fatbuild.h"
-#include "common/error_priv.h"
-#include "common/strbuf.h"
+#include "base/error.h"
+#include "base/strbuf.h"
 #include "build.h"
 #include "dlink.h"
 #include "hostpch.h"

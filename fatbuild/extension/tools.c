@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "fatbuild.h"
-#include "common/error_priv.h"
+#include "base/error.h"
 #include "build.h"
 
 /* Searches PATH for an executable; returns 0 and fills out. */

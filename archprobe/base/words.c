@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "fatbuild.h"
-#include "error_priv.h"
+#include "error.h"
 
 static const char blanks[] = " \t\n";
 

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "error_priv.h"
+#include "error.h"
 #include "safefs.h"
 
 /* "uid 1001 (mallory)", or "uid 1001" when the user database does not know it. */

@@ -10,7 +10,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "error_priv.h"
+#include "error.h"
 #include "proc.h"
 
 int

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "fatbuild.h"
-#include "error_priv.h"
+#include "error.h"
 #include "safefs.h"
 
 static const char *const texts[FB_NSTATUS] = {
