@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "arch_int.h"
-#include "error_int.h"
+#include "base/error.h"
 
 static const char *const format_names[] = {
 	[AP_FMT_NVCC] = "nvcc", [AP_FMT_TORCH] = "torch", [AP_FMT_CMAKE] = "cmake", [AP_FMT_CLANG] = "clang",

@@ -16,7 +16,7 @@
 
 #include "arch_int.h"
 #include "probe_int.h"
-#include "error_int.h"
+#include "base/error.h"
 #include "safefile_int.h"
 
 #define SYSFS_PCI "/sys/bus/pci/devices"

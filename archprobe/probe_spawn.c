@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "probe_int.h"
-#include "error_int.h"
+#include "base/error.h"
 
 extern char **environ;
 

@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "arch_int.h"
-#include "error_int.h"
+#include "base/error.h"
 #include "safefile_int.h"
 
 extern char **environ;

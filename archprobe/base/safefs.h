@@ -1,5 +1,6 @@
 /* safefs.h: directories and temporary files another user cannot plant, redirect or read into a
- * build, and whole-file reads. Private; symbols are hidden. The rules are docs/security.md. */
+ * build, atomic writes, whole-file reads and the checks of an output's name. Private; symbols
+ * are hidden. The rules are docs/security.md. */
 #ifndef FB_SAFEFS_H
 #define FB_SAFEFS_H
 
@@ -7,7 +8,7 @@
 #include <stddef.h>
 #include <sys/stat.h>
 
-#include "fatbuild.h"
+#include "error.h"
 
 /* fb_dir_check / fb_dir_make flags. */
 #define FB_DIR_EXPLICIT 1u /* the user named this path: group-writable is allowed when the user owns it */
@@ -52,8 +53,23 @@ int fb_tmp_openat(int dirfd, const char *target, int mode, char *tmp, size_t tmp
 int fb_write_at(int dirfd, const char *name, const char *path, const void *data, size_t size, int mode,
                 bool exact_mode, struct fb_error *err);
 
+/* Writes data to path atomically: a new file with a random name beside it (path.tmp.XXXXXXXXXX,
+ * O_CREAT|O_EXCL|O_NOFOLLOW: nothing planted at that name is followed or truncated), then an
+ * fsync-free rename; nothing is left on failure. mode goes through the umask (0: 0666). */
+int fb_write_file_atomic(const char *path, const void *data, size_t size, int mode, struct fb_error *err);
+
 /* mkdir -p through fb_dir_make (0700, checked). */
 int fb_mkdirs(const char *path, struct fb_error *err);
+/* mkdir -p for an output directory the user named: missing components are made 0777 through
+ * the umask. 0, FB_EINVAL (too long) or FB_EIO naming the component. */
+int fb_dir_make_output(const char *path, struct fb_error *err);
+/* Checks an output path before anything is made or written (docs/hardening.md): out must not
+ * be one of the ninputs inputs, by path or as the same file (device and inode: "./k.cu", a hard
+ * link, a symlink to it), and what is at out already, if anything, must be a regular file or a
+ * symlink (which the rename replaces): a device node, FIFO, socket or directory is never
+ * replaced. what names the option in the message ("-o", "--depfile"). Returns 0 or FB_EINVAL. */
+int fb_output_check(const char *what, const char *out, const char *const *inputs, size_t ninputs,
+                    struct fb_error *err);
 /* Removes dir: its files, and its subdirectories down to depth more levels (deeper ones and
  * anything that cannot be removed stay, and so then does dir). Nothing is followed: dir itself
  * and every directory below are opened O_NOFOLLOW and walked by descriptor, links and special

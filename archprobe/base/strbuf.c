@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fatbuild.h"
+#include "error.h"
 #include "strbuf.h"
 
 void
@@ -39,13 +39,13 @@ int
 fb_strlist_add(struct fb_strlist *l, const char *s)
 {
 	if (l->oom)
-		return FB_ENOMEM;
+		return FB_BASE_ENOMEM;
 	if (l->n + 1 >= l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 16;
 		char **v = realloc(l->v, cap * sizeof(*v));
 		if (!v) {
 			l->oom = true;
-			return FB_ENOMEM;
+			return FB_BASE_ENOMEM;
 		}
 		l->v = v;
 		l->cap = cap;
@@ -53,7 +53,7 @@ fb_strlist_add(struct fb_strlist *l, const char *s)
 	char *d = strdup(s);
 	if (!d) {
 		l->oom = true;
-		return FB_ENOMEM;
+		return FB_BASE_ENOMEM;
 	}
 	l->v[l->n++] = d;
 	l->v[l->n] = NULL;

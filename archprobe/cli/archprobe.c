@@ -707,7 +707,7 @@ static int
 no_toolkit(const struct cli *c, const struct ap_probe_result *r, const struct ap_error *err)
 {
 	if (c->fmt == FMT_TABLE || c->fmt == FMT_JSON) {
-		char note[600];
+		char note[sizeof(err->msg) + 64];
 		snprintf(note, sizeof(note), "unknown: %s (pass --cuda-version X.Y)", err->msg);
 		msg("%s (pass --cuda-version X.Y)", err->msg);
 		int rc = emit(c, r, true, NULL, note);

@@ -15,6 +15,7 @@
 #include "check.h"
 #include "base/error.h"
 #include "base/safefs.h"
+#include "base/cpus.h"
 
 #define MAX_JOBS 64
 
@@ -309,7 +310,7 @@ read_all(struct run *run, int jobs)
 {
 	if (jobs <= 0) {
 		struct fb_jobs_info ji;
-		fb_jobs_default(NULL, NULL, 0, NULL, &ji);
+		fb_jobs_default(NULL, NULL, 0, NULL, FB_JOBS_MAX, &ji);
 		jobs = ji.jobs;
 	}
 	if ((size_t)jobs > run->nitems)

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "base/cpus.h"
+#include "base/safefs.h"
 
 /* One printable line whatever the arguments hold: paths from the command line may carry a
  * newline or a terminal escape, so every control byte is printed as '?' (as fb_seterr does for
@@ -98,7 +100,7 @@ note_max_jobs(const char *cmd)
 {
 	struct fb_jobs_info ji;
 	const char *mj = getenv("MAX_JOBS");
-	fb_jobs_default(NULL, NULL, 0, mj, &ji);
+	fb_jobs_default(NULL, NULL, 0, mj, FB_JOBS_MAX, &ji);
 	if (!ji.capped)
 		return;
 	warn("%s: note: MAX_JOBS=%s capped at %d, the most jobs fatbuild runs at once", cmd, mj, FB_JOBS_MAX);

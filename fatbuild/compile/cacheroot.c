@@ -13,6 +13,7 @@
 #include "cache.h"
 #include "base/error.h"
 #include "base/safefs.h"
+#include "base/env.h"
 
 int
 fb_cache_dir(char *buf, size_t size, struct fb_error *err)

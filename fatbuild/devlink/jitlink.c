@@ -85,7 +85,7 @@ fb_jitlink_open(const char *cuda_home, struct fb_jitlink **out, struct fb_error 
 	char home[1024] = "", tried[768] = "", why[256] = "";
 	size_t used = 0;
 	*out = NULL;
-	fb_dl_home(cuda_home, home, sizeof(home));
+	fb_dl_home(cuda_home, ap_cuda_home, home, sizeof(home));
 	struct fb_jitlink *j = calloc(1, sizeof(*j));
 	if (!j)
 		return fb_seterr(err, FB_ENOMEM, "out of memory");

@@ -49,6 +49,7 @@
 #include "compile/hash.h"
 #include "edgecache.h"
 #include "fatbin/elfid.h"
+#include "base/words.h"
 
 extern char **environ;
 

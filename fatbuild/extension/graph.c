@@ -17,6 +17,9 @@
 #include "repro.h"
 #include "flags.h"
 #include "torch.h"
+#include "base/env.h"
+#include "base/safefs.h"
+#include "base/words.h"
 
 /* ---- command lines ---- */
 

@@ -34,6 +34,7 @@
 #include "compile/hash.h"
 #include "edgecache.h"
 #include "hostpch.h"
+#include "base/env.h"
 
 #define ID_MAGIC "fatbuild host pch 1"
 

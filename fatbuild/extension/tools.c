@@ -11,6 +11,7 @@
 #include "fatbuild.h"
 #include "base/error.h"
 #include "build.h"
+#include "base/words.h"
 
 /* Searches PATH for an executable; returns 0 and fills out. */
 static int

@@ -18,6 +18,7 @@
 #include "base/safefs.h"
 #include "base/strbuf.h"
 #include "torch.h"
+#include "base/words.h"
 
 extern char **environ;
 
