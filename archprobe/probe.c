@@ -17,7 +17,7 @@
 #include "arch_int.h"
 #include "probe_int.h"
 #include "base/error.h"
-#include "safefile_int.h"
+#include "base/safefs.h"
 
 #define SYSFS_PCI "/sys/bus/pci/devices"
 
@@ -123,7 +123,7 @@ ap_probe(const struct ap_probe_opts *opts, struct ap_probe_result *out, struct a
 		snprintf(out->cuda_device_order, sizeof(out->cuda_device_order), "%s", v);
 	if ((cached = ap_probe_cache_path(opts, cache, sizeof(cache)))) {
 		char why[PATH_MAX + 160];
-		if (!ap_cachefile_trusted(cache, why, sizeof(why))) {
+		if (!fb_file_trusted(cache, why, sizeof(why))) {
 			ap_probe_trace(out, "cache not used (neither read nor written): %s", why);
 			cached = false;
 		}

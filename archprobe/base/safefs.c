@@ -162,6 +162,48 @@ fb_dir_check(const char *path, const char *what, const char *fix, unsigned flags
 	return rc;
 }
 
+static bool
+mine_and_private(const struct stat *st)
+{
+	return st->st_uid == geteuid() && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+bool
+fb_file_trusted(const char *path, char *why, size_t whysize)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, whysize, "cannot open the directory %s: %s", dir, strerror(errno));
+		return false;
+	}
+	bool ok = fstat(fd, &st) == 0 && mine_and_private(&st);
+	close(fd);
+	if (!ok) {
+		snprintf(why, whysize,
+		         "the directory %s is owned by uid %ld, mode %04o: it must be yours and writable by nobody else",
+		         dir, (long)st.st_uid, (unsigned)st.st_mode & 07777);
+		return false;
+	}
+	if (lstat(path, &st) != 0)
+		return true; /* not there yet */
+	if (!S_ISREG(st.st_mode) || !mine_and_private(&st)) {
+		snprintf(why, whysize,
+		         "%s is %s owned by uid %ld, mode %04o: it must be your own regular file, writable by nobody else",
+		         path, S_ISLNK(st.st_mode) ? "a symlink" : "a file", (long)st.st_uid, (unsigned)st.st_mode & 07777);
+		return false;
+	}
+	return true;
+}
+
 int
 fb_dir_openat(int dirfd, const char *name, const char *path, const char *what, const char *fix, unsigned flags,
               bool create, int *out, struct fb_error *err)
@@ -364,6 +406,18 @@ fb_open_regular(const char *path, int flags, int *fd, struct stat *st, struct fb
 		return fb_seterr(err, FB_BASE_EIO, "%s: not a regular file (%s)", path, fb_file_kind(st->st_mode));
 	}
 	return 0;
+}
+
+FILE *
+fb_fopen_regular(const char *path, int flags)
+{
+	int fd;
+	if (fb_open_regular(path, flags, &fd, NULL, NULL) != 0)
+		return NULL;
+	FILE *f = fdopen(fd, "re");
+	if (!f)
+		close(fd);
+	return f;
 }
 
 /* stat follows a symlink, so "-o link" to an input is caught too; what lstat sees decides what

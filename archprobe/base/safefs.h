@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/stat.h>
 
 #include "error.h"
@@ -35,6 +36,13 @@ int fb_dir_check_fd(int fd, const char *path, const char *what, const char *fix,
  * FB_DIR_SHARED: 02770). path names it in messages. *fd: as fb_dir_open. */
 int fb_dir_openat(int dirfd, const char *name, const char *path, const char *what, const char *fix, unsigned flags,
                   bool create, int *fd, struct fb_error *err);
+
+/* Whether the file at path may be read, and replaced, without further checks (archprobe's
+ * probe cache): its directory (opened O_DIRECTORY|O_NOFOLLOW) is owned by the effective user and
+ * writable by nobody else, and the file, if there, is a regular file (not a symlink) of the
+ * user's, writable by nobody else. When not, why (one line: the path, its owner and mode) says
+ * so. */
+bool fb_file_trusted(const char *path, char *why, size_t whysize);
 
 /* mkdir -p: every missing component is created 0700 (FB_DIR_SHARED: 02770), then path is
  * checked with fb_dir_check. */
@@ -89,6 +97,9 @@ const char *fb_file_kind(mode_t mode);
  * open flags (O_NOFOLLOW). Fills *fd and st (may be NULL); returns 0, or FB_EIO with err
  * "cannot open PATH: why" or "PATH: not a regular file (a FIFO)" (*fd then -1). */
 int fb_open_regular(const char *path, int flags, int *fd, struct stat *st, struct fb_error *err);
+/* fb_open_regular as a stdio stream ("re"), for reading line by line; NULL when it cannot be
+ * opened or is not a regular file. */
+FILE *fb_fopen_regular(const char *path, int flags);
 /* Reads a whole regular file (fb_open_regular; NUL-terminated for convenience; *size excludes
  * it). */
 int fb_read_file(const char *path, char **data, size_t *size, struct fb_error *err);
