@@ -89,6 +89,34 @@ check_stat(const char *path, const struct stat *st, const char *what, const char
 	return 0;
 }
 
+/* The directory path names its entry in: ".", "/" or path up to its last slash. */
+static void
+parent_of(const char *path, char *buf, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(buf, size, ".");
+	else if (slash == path)
+		snprintf(buf, size, "/");
+	else
+		snprintf(buf, size, "%.*s", (int)(slash - path), path);
+}
+
+/* The end of fb_dir_open and fb_dir_openat: fd (or -1, errno set) checked as fb_dir_check_fd
+ * does, then handed over in *out, or closed. */
+static int
+hand_over(int fd, const char *path, const char *what, const char *fix, unsigned flags, int *out, struct fb_error *err)
+{
+	if (fd < 0)
+		return fb_seterr(err, FB_BASE_EIO, "cannot open %s %s: %s", what, path, strerror(errno));
+	int rc = fb_dir_check_fd(fd, path, what, fix, flags, err);
+	if (rc)
+		close(fd);
+	else
+		*out = fd;
+	return rc;
+}
+
 int
 fb_dir_open(const char *path_in, const char *what, const char *fix, unsigned flags, int *out, struct fb_error *err)
 {
@@ -116,13 +144,7 @@ fb_dir_open(const char *path_in, const char *what, const char *fix, unsigned fla
 			                 "remove it, or %s",
 			                 what, path, owner, fix);
 		char parent[PATH_MAX];
-		const char *slash = strrchr(path, '/');
-		if (!slash)
-			snprintf(parent, sizeof(parent), ".");
-		else if (slash == path)
-			snprintf(parent, sizeof(parent), "/");
-		else
-			snprintf(parent, sizeof(parent), "%.*s", (int)(slash - path), path);
+		parent_of(path, parent, sizeof(parent));
 		struct stat ps;
 		if (stat(parent, &ps) != 0)
 			return fb_seterr(err, FB_BASE_EIO, "%s %s: cannot stat %s: %s", what, path, parent, strerror(errno));
@@ -133,14 +155,7 @@ fb_dir_open(const char *path_in, const char *what, const char *fix, unsigned fla
 			                 what, path, parent, (unsigned)ps.st_mode & 07777, fix);
 		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	}
-	if (fd < 0)
-		return fb_seterr(err, FB_BASE_EIO, "cannot open %s %s: %s", what, path, strerror(errno));
-	int rc = fb_dir_check_fd(fd, path, what, fix, flags, err);
-	if (rc)
-		close(fd);
-	else
-		*out = fd;
-	return rc;
+	return hand_over(fd, path, what, fix, flags, out, err);
 }
 
 int
@@ -172,14 +187,8 @@ bool
 fb_file_trusted(const char *path, char *why, size_t whysize)
 {
 	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
 	struct stat st;
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == path)
-		snprintf(dir, sizeof(dir), "/");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	parent_of(path, dir, sizeof(dir));
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(why, whysize, "cannot open the directory %s: %s", dir, strerror(errno));
@@ -225,14 +234,7 @@ fb_dir_openat(int dirfd, const char *name, const char *path, const char *what, c
 	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR))
 		return fb_seterr(err, FB_BASE_EUNSAFE, "%s %s is not a directory (a symlink or a file): not followed; %s", what,
 		                 path, fix);
-	if (fd < 0)
-		return fb_seterr(err, FB_BASE_EIO, "cannot open %s %s: %s", what, path, strerror(errno));
-	int rc = fb_dir_check_fd(fd, path, what, fix, flags, err);
-	if (rc)
-		close(fd);
-	else
-		*out = fd;
-	return rc;
+	return hand_over(fd, path, what, fix, flags, out, err);
 }
 
 int
