@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "arch_int.h"
 #include "probe_int.h"
@@ -37,15 +36,6 @@ ap_probe_status_name(enum ap_probe_status s)
 	if ((unsigned)s >= sizeof(status_names) / sizeof(status_names[0]))
 		return "unknown";
 	return status_names[s];
-}
-
-double
-ap_probe_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* ---- the entry point ------------------------------------------------------------------------ */
