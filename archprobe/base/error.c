@@ -6,8 +6,8 @@
 
 #include "error.h"
 
-/* Each error is reached as struct fb_errlayout. That is sound because archprobe/status.c and
- * fatbuild/status.c assert that layout of both public structs, and every access to an error's
+/* Each error is reached as struct fb_errlayout. That is sound because archprobe/apstatus.c and
+ * fatbuild/fbstatus.c assert that layout of both public structs, and every access to an error's
  * fields is made in this file, to an int or a char member of that one type. */
 static int
 vset(struct fb_errlayout *e, int code, const char *fmt, va_list ap)

@@ -1,7 +1,7 @@
 /* error.h: the one error of both libraries and its one setter. Private; symbols are hidden.
  *
  * struct ap_error (archprobe.h) and struct fb_error (fatbuild.h) are one layout under the names
- * their APIs promise: struct fb_errlayout, which archprobe/status.c and fatbuild/status.c hold
+ * their APIs promise: struct fb_errlayout, which archprobe/apstatus.c and fatbuild/fbstatus.c hold
  * each of them to, field by field, at compile time. base includes neither public header (it
  * stands below both libraries): its calls take the error by the name fatbuild's parts pass,
  * declared here and never defined, and fill it through the layout. So one setter serves both
@@ -18,7 +18,7 @@ struct fb_errlayout {
 	int ap_code;    /* fatbuild's FB_EARCH: the archprobe status behind it; else 0 */
 };
 
-/* The statuses base's calls return. They are fatbuild's numbers (fatbuild/status.c pins each to
+/* The statuses base's calls return. They are fatbuild's numbers (fatbuild/fbstatus.c pins each to
  * its FB_E* name), so a fatbuild caller passes one on as it is; archprobe's callers only ever
  * test for nonzero. */
 enum fb_base_status {

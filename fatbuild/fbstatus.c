@@ -1,4 +1,4 @@
-/* status.c: libfatbuild's statuses: their texts and the exit codes the CLIs give them. Also
+/* fbstatus.c: libfatbuild's statuses: their texts and the exit codes the CLIs give them. Also
  * where the foundation's error layout and status numbers are held to fatbuild.h's (base/error.h
  * says why they must agree). */
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* status.c: libarchprobe's statuses: their texts and the exit codes the CLIs give them (the
+/* apstatus.c: libarchprobe's statuses: their texts and the exit codes the CLIs give them (the
  * map is shared by both CLIs). Also where struct ap_error is held to the foundation's error
  * layout (base/error.h says why it must be). */
 #include <stddef.h>
