@@ -21,6 +21,9 @@ vset(struct fb_errlayout *e, int code, const char *fmt, va_list ap)
 	return code;
 }
 
+/* Two faces of vset, one per public struct: a C parameter takes one pointer type, and GCC's
+ * transparent_union, which would take both, is refused under -Wpedantic; a cast at each of the
+ * libraries' calls would hide a wrong argument where these two check it. */
 int
 fb_seterr(struct fb_error *err, int code, const char *fmt, ...)
 {
