@@ -13,7 +13,7 @@
 
 #include "arch_int.h"
 #include "arch_parse_int.h"
-#include "error_int.h"
+#include "base/error.h"
 
 #define ACCEPTED \
 	"accepted: 8.6 9.0a 10.0f 8.6+PTX (PyTorch), 86 90a 86-real 86-virtual (CMake), sm_86 compute_86 " \

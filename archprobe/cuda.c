@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "probe_int.h"
+#include "base/proc.h"
 
 typedef int CUresult;
 typedef int CUdevice;
@@ -148,22 +149,6 @@ ap_cuda_error_name(int curesult)
 	return NULL;
 }
 
-void
-ap_probe_trace(struct ap_probe_result *r, const char *fmt, ...)
-{
-	size_t len = strlen(r->trace);
-	va_list ap;
-
-	if (len + 2 >= sizeof(r->trace))
-		return;
-	va_start(ap, fmt);
-	vsnprintf(r->trace + len, sizeof(r->trace) - len - 1, fmt, ap);
-	va_end(ap);
-	len = strlen(r->trace);
-	r->trace[len] = '\n';
-	r->trace[len + 1] = 0;
-}
-
 /* The driver entry points; the first four are mandatory. */
 struct driver {
 	CUresult (*init)(unsigned);
@@ -212,18 +197,6 @@ format_uuid(const char *prefix, const unsigned char u[16], char *buf, size_t siz
 {
 	snprintf(buf, size, "%s%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", prefix,
 	         u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
-}
-
-static void
-write_all(int fd, const char *s, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, s, n);
-		if (w <= 0)
-			return;
-		s += w;
-		n -= (size_t)w;
-	}
 }
 
 static const char *
@@ -374,7 +347,7 @@ name_library(const struct driver *d, const char *libcuda, struct ap_probe_result
 		char line[sizeof(r->library) + 16];
 		int n = snprintf(line, sizeof(line), "library %s\n", r->library);
 		if (n > 0)
-			write_all(progress_fd, line, strlen(line));
+			fb_write_all(progress_fd, line, strlen(line)); /* a lost line only loses the early name */
 	}
 }
 

@@ -11,13 +11,13 @@
  *   list   80;86 (the arches that get SASS)
  * The list is sorted (sm, variant, kind), so the SASS and PTX of one arch are adjacent. */
 #include <assert.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "arch_int.h"
-#include "error_int.h"
+#include "base/error.h"
+#include "base/strbuf.h"
 
 static const char *const format_names[] = {
 	[AP_FMT_NVCC] = "nvcc", [AP_FMT_TORCH] = "torch", [AP_FMT_CMAKE] = "cmake", [AP_FMT_CLANG] = "clang",
@@ -33,63 +33,6 @@ ap_format_parse(const char *name)
 		if (strcmp(name, format_names[i]) == 0)
 			return (int)i;
 	return -1;
-}
-
-struct sbuf {
-	char *p;
-	size_t len, cap;
-	int status;
-};
-
-static void
-sb_add(struct sbuf *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void
-sb_add(struct sbuf *s, const char *fmt, ...)
-{
-	if (s->status)
-		return;
-	for (;;) {
-		va_list ap;
-		va_start(ap, fmt);
-		int n = vsnprintf(s->p ? s->p + s->len : NULL, s->p ? s->cap - s->len : 0, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			s->status = AP_EINVAL;
-			return;
-		}
-		if (s->p && s->len + (size_t)n < s->cap) {
-			s->len += (size_t)n;
-			return;
-		}
-		size_t cap = s->cap ? s->cap : 256;
-		while (cap <= s->len + (size_t)n)
-			cap *= 2;
-		char *q = realloc(s->p, cap);
-		if (!q) {
-			s->status = AP_ENOMEM;
-			return;
-		}
-		s->p = q;
-		s->cap = cap;
-	}
-}
-
-/* JSON string: escapes quotes, backslashes, control bytes and (to stay valid whatever the
- * input bytes were) every byte >= 0x80 as \u00XX. */
-static void
-sb_json_str(struct sbuf *s, const char *str)
-{
-	sb_add(s, "\"");
-	for (const unsigned char *c = (const unsigned char *)str; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			sb_add(s, "\\%c", *c);
-		else if (*c < 0x20 || *c >= 0x80)
-			sb_add(s, "\\u%04x", *c);
-		else
-			sb_add(s, "%c", *c);
-	}
-	sb_add(s, "\"");
 }
 
 static const char suffix_str[][2] = {"", "a", "f"};
@@ -124,39 +67,39 @@ groups_of(const struct ap_archlist *l, struct group *g)
 }
 
 static void
-json(const struct ap_archlist *l, struct sbuf *s)
+json(const struct ap_archlist *l, struct fb_buf *s)
 {
 	static const char *const variants[] = {"plain", "a", "f"};
 	char v[16], name[32];
-	sb_add(s, "{\n  \"targets\": [");
+	fb_buf_printf(s, "{\n  \"targets\": [");
 	for (size_t i = 0; i < l->n; i++) {
 		const struct ap_target *t = &l->targets[i];
-		sb_add(s, "%s\n    {\"name\": \"%s\", \"sm\": %d, \"variant\": \"%s\", \"kind\": \"%s\", \"origin\": %d, "
+		fb_buf_printf(s, "%s\n    {\"name\": \"%s\", \"sm\": %d, \"variant\": \"%s\", \"kind\": \"%s\", \"origin\": %d, "
 		          "\"from\": \"%s\"}",
 		       i ? "," : "", ap_target_name(t, name, sizeof(name)), t->sm,
 		       variants[t->variant >= AP_PLAIN && t->variant <= AP_FAMILY ? t->variant : 0],
 		       t->kind == AP_PTX ? "ptx" : "sass", t->origin, t->origin > 0 ? "input" : l->source);
 	}
-	sb_add(s, "\n  ],\n  \"source\": ");
-	sb_json_str(s, l->source);
-	sb_add(s, ",\n  \"warnings\": [");
+	fb_buf_printf(s, "\n  ],\n  \"source\": ");
+	fb_buf_json(s, l->source, strlen(l->source));
+	fb_buf_printf(s, ",\n  \"warnings\": [");
 	for (size_t i = 0; i < l->nwarnings; i++) {
-		sb_add(s, "%s\n    ", i ? "," : "");
-		sb_json_str(s, l->warnings[i]);
+		fb_buf_printf(s, "%s\n    ", i ? "," : "");
+		fb_buf_json(s, l->warnings[i], strlen(l->warnings[i]));
 	}
-	sb_add(s, "%s],\n  \"toolkit\": {\"version\": \"%s\", \"source\": ", l->nwarnings ? "\n  " : "",
+	fb_buf_printf(s, "%s],\n  \"toolkit\": {\"version\": \"%s\", \"source\": ", l->nwarnings ? "\n  " : "",
 	       ap_tk_version_str(l->toolkit.version, v, sizeof(v)));
-	sb_json_str(s, l->toolkit.source);
+	fb_buf_json(s, l->toolkit.source, strlen(l->toolkit.source));
 	const int *arr[3] = {l->toolkit.sm, l->toolkit.a, l->toolkit.f};
 	const int cnt[3] = {l->toolkit.nsm, l->toolkit.na, l->toolkit.nf};
 	static const char *const keys[3] = {"sm", "a", "f"};
 	for (int k = 0; k < 3; k++) {
-		sb_add(s, ", \"%s\": [", keys[k]);
+		fb_buf_printf(s, ", \"%s\": [", keys[k]);
 		for (int i = 0; i < cnt[k]; i++)
-			sb_add(s, "%s%d", i ? ", " : "", arr[k][i]);
-		sb_add(s, "]");
+			fb_buf_printf(s, "%s%d", i ? ", " : "", arr[k][i]);
+		fb_buf_printf(s, "]");
 	}
-	sb_add(s, "}\n}\n");
+	fb_buf_printf(s, "}\n}\n");
 }
 
 /* The start of a rendering by fn: checks the arguments, clears *out and collects l's groups into
@@ -189,21 +132,20 @@ ptx_only(struct ap_error *err, const struct ap_target *t, const char *syntax)
 
 /* Hands s's text to *out, or frees it and fails with its status. */
 static int
-sb_finish(struct sbuf *s, char **out, struct ap_error *err)
+finish(struct fb_buf *s, char **out, struct ap_error *err)
 {
-	if (s->status) {
-		free(s->p);
-		ap_seterr(err, s->status, "out of memory");
-		return s->status;
+	if (s->oom) {
+		free(s->s);
+		return ap_seterr(err, AP_ENOMEM, "out of memory");
 	}
-	*out = s->p;
+	*out = s->s;
 	return AP_OK;
 }
 
 /* Writes l in fmt (neither clang nor json) into s; returns the index of the first PTX-only group
  * the format cannot express, or -1. */
 static int
-render(const struct ap_archlist *l, enum ap_format fmt, const struct group *g, size_t ng, struct sbuf *s)
+render(const struct ap_archlist *l, enum ap_format fmt, const struct group *g, size_t ng, struct fb_buf *s)
 {
 	const char *sep = "";
 	int bad = -1;
@@ -211,7 +153,7 @@ render(const struct ap_archlist *l, enum ap_format fmt, const struct group *g, s
 	case AP_FMT_NVCC:
 		for (size_t i = 0; i < l->n; i++) {
 			const struct ap_target *t = &l->targets[i];
-			sb_add(s, "%s-gencode=arch=compute_%d%s,code=%s_%d%s", i ? " " : "", t->sm, sfx(t),
+			fb_buf_printf(s, "%s-gencode=arch=compute_%d%s,code=%s_%d%s", i ? " " : "", t->sm, sfx(t),
 			       t->kind == AP_PTX ? "compute" : "sm", t->sm, sfx(t));
 		}
 		break;
@@ -219,35 +161,35 @@ render(const struct ap_archlist *l, enum ap_format fmt, const struct group *g, s
 		for (size_t i = 0; i < ng && bad < 0; i++) {
 			if (!g[i].sass)
 				bad = (int)i;
-			sb_add(s, "%s%d.%d%s%s", i ? " " : "", g[i].t->sm / 10, g[i].t->sm % 10, sfx(g[i].t),
+			fb_buf_printf(s, "%s%d.%d%s%s", i ? " " : "", g[i].t->sm / 10, g[i].t->sm % 10, sfx(g[i].t),
 			       g[i].ptx ? "+PTX" : "");
 		}
 		break;
 	case AP_FMT_CMAKE:
 		for (size_t i = 0; i < ng; i++)
-			sb_add(s, "%s%d%s%s", i ? ";" : "", g[i].t->sm, sfx(g[i].t),
+			fb_buf_printf(s, "%s%d%s%s", i ? ";" : "", g[i].t->sm, sfx(g[i].t),
 			       !g[i].ptx ? "-real" : !g[i].sass ? "-virtual" : "");
 		break;
 	case AP_FMT_NVRTC:
 		for (size_t i = 0; i < l->n; i++) {
 			const struct ap_target *t = &l->targets[i];
-			sb_add(s, "-arch=%s_%d%s\n", t->kind == AP_PTX ? "compute" : "sm", t->sm, sfx(t));
+			fb_buf_printf(s, "-arch=%s_%d%s\n", t->kind == AP_PTX ? "compute" : "sm", t->sm, sfx(t));
 		}
 		break;
 	case AP_FMT_BAZEL:
 		for (size_t i = 0; i < ng; i++) {
 			const struct ap_target *t = g[i].t;
 			if (g[i].sass && g[i].ptx)
-				sb_add(s, "%scompute_%d%s:sm_%d%s,compute_%d%s", sep, t->sm, sfx(t), t->sm, sfx(t), t->sm, sfx(t));
+				fb_buf_printf(s, "%scompute_%d%s:sm_%d%s,compute_%d%s", sep, t->sm, sfx(t), t->sm, sfx(t), t->sm, sfx(t));
 			else
-				sb_add(s, "%s%s_%d%s", sep, g[i].sass ? "sm" : "compute", t->sm, sfx(t));
+				fb_buf_printf(s, "%s%s_%d%s", sep, g[i].sass ? "sm" : "compute", t->sm, sfx(t));
 			sep = ";";
 		}
 		break;
 	case AP_FMT_LIST:
 		for (size_t i = 0; i < ng; i++)
 			if (g[i].sass) {
-				sb_add(s, "%s%d%s", sep, g[i].t->sm, sfx(g[i].t));
+				fb_buf_printf(s, "%s%d%s", sep, g[i].t->sm, sfx(g[i].t));
 				sep = ";";
 			}
 		break;
@@ -274,8 +216,8 @@ ap_archlist_format(const struct ap_archlist *l, enum ap_format fmt, char **out, 
 		ap_seterr(err, AP_EINVAL, "unknown format %d", (int)fmt);
 		return AP_EINVAL;
 	}
-	struct sbuf s = {0};
-	sb_add(&s, "%s", "");
+	struct fb_buf s = {0};
+	fb_buf_put(&s, "", 0); /* an empty rendering is "", not NULL */
 	int bad = -1; /* index of a PTX-only group a format cannot express */
 	if (fmt == AP_FMT_JSON)
 		json(l, &s);
@@ -284,11 +226,11 @@ ap_archlist_format(const struct ap_archlist *l, enum ap_format fmt, char **out, 
 	if (bad >= 0) {
 		ptx_only(err, g[bad].t, "TORCH_CUDA_ARCH_LIST");
 		free(g);
-		free(s.p);
+		free(s.s);
 		return AP_EUNSUPPORTED;
 	}
 	free(g);
-	return sb_finish(&s, out, err);
+	return finish(&s, out, err);
 }
 
 /* ---- clang ------------------------------------------------------------------------------------
@@ -342,23 +284,23 @@ ap_archlist_format_clang(const struct ap_archlist *l, int clang_major, char **ou
 			          clang_major, t->sm, sfx(t), note);
 		}
 	}
-	struct sbuf s = {0};
-	sb_add(&s, "%s", "");
+	struct fb_buf s = {0};
+	fb_buf_put(&s, "", 0); /* an empty rendering is "", not NULL */
 	for (size_t i = 0; i < ng && !rc; i++)
-		sb_add(&s, "%s--offload-arch=sm_%d%s", i ? " " : "", g[i].t->sm, sfx(g[i].t));
+		fb_buf_printf(&s, "%s--offload-arch=sm_%d%s", i ? " " : "", g[i].t->sm, sfx(g[i].t));
 	bool new_driver = clang_major >= 22, any = clang_major == 0;
 	if (any)
-		sb_add(&s, " --no-cuda-include-ptx=all");
+		fb_buf_printf(&s, " --no-cuda-include-ptx=all");
 	for (size_t i = 0; i < ng && !rc; i++) {
 		if (g[i].ptx && (any || new_driver))
-			sb_add(&s, " --cuda-include-ptx=sm_%d%s", g[i].t->sm, sfx(g[i].t));
+			fb_buf_printf(&s, " --cuda-include-ptx=sm_%d%s", g[i].t->sm, sfx(g[i].t));
 		else if (!g[i].ptx && !any && !new_driver)
-			sb_add(&s, " --no-cuda-include-ptx=sm_%d%s", g[i].t->sm, sfx(g[i].t));
+			fb_buf_printf(&s, " --no-cuda-include-ptx=sm_%d%s", g[i].t->sm, sfx(g[i].t));
 	}
 	free(g);
 	if (rc) {
-		free(s.p);
+		free(s.s);
 		return rc;
 	}
-	return sb_finish(&s, out, err);
+	return finish(&s, out, err);
 }

@@ -12,12 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "arch_int.h"
 #include "probe_int.h"
-#include "error_int.h"
-#include "safefile_int.h"
+#include "base/error.h"
+#include "base/safefs.h"
 
 #define SYSFS_PCI "/sys/bus/pci/devices"
 
@@ -37,15 +36,6 @@ ap_probe_status_name(enum ap_probe_status s)
 	if ((unsigned)s >= sizeof(status_names) / sizeof(status_names[0]))
 		return "unknown";
 	return status_names[s];
-}
-
-double
-ap_probe_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* ---- the entry point ------------------------------------------------------------------------ */
@@ -123,7 +113,7 @@ ap_probe(const struct ap_probe_opts *opts, struct ap_probe_result *out, struct a
 		snprintf(out->cuda_device_order, sizeof(out->cuda_device_order), "%s", v);
 	if ((cached = ap_probe_cache_path(opts, cache, sizeof(cache)))) {
 		char why[PATH_MAX + 160];
-		if (!ap_cachefile_trusted(cache, why, sizeof(why))) {
+		if (!fb_file_trusted(cache, why, sizeof(why))) {
 			ap_probe_trace(out, "cache not used (neither read nor written): %s", why);
 			cached = false;
 		}

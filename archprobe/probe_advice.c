@@ -57,17 +57,6 @@ say(struct ap_probe_result *r, const char *fmt, ...)
 	va_end(ap);
 }
 
-void
-ap_probe_detail_set(struct ap_probe_detail *d, enum ap_probe_detail_kind kind, const char *fmt, ...)
-{
-	va_list ap;
-
-	d->kind = kind;
-	va_start(ap, fmt);
-	vsnprintf(d->text, sizeof(d->text), fmt, ap);
-	va_end(ap);
-}
-
 /* AP_PROBE_OK: names the first device left out of the arch list, if any. */
 static void
 explain_devices(struct ap_probe_result *r)

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "probe_int.h"
-#include "safefile_int.h"
+#include "base/safefs.h"
 
 /* Formats a path into buf; false when it does not fit. */
 static bool
@@ -89,7 +89,7 @@ library_stamp(const char *library, char *buf, size_t size)
 bool
 ap_probe_cache_lookup(const char *path, const char *key, struct ap_probe_result *r)
 {
-	FILE *f = ap_fopen_regular(path, O_NOFOLLOW);
+	FILE *f = fb_fopen_regular(path, O_NOFOLLOW);
 	char *buf, stamp[PATH_MAX + 96], *line, *rest;
 	size_t n, klen = strlen(key);
 	bool hit = false;
@@ -139,7 +139,7 @@ ap_probe_cache_store(const char *path, const char *key, const struct ap_probe_re
 
 	if (r->status != AP_PROBE_OK || !library_stamp(r->library, stamp, sizeof(stamp)))
 		return;
-	if ((fd = ap_tmpfile_open(path, tmp, sizeof(tmp))) < 0)
+	if (fb_tmp_open(path, 0600, tmp, sizeof(tmp), &fd, NULL) != 0)
 		return;
 	ap_probe_put(fd, "archprobe-cache", "1");
 	if (write(fd, key + strlen("archprobe-cache 1\n"), strlen(key) - strlen("archprobe-cache 1\n")) < 0 ||

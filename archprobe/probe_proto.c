@@ -1,4 +1,5 @@
-/* probe_proto.c: the probe child's reply protocol, also the record the opt-in cache stores.
+/* probe_proto.c: the probe's record: the trace and the raw detail as the query and the child's
+ * parent fill them, and the child's reply protocol, also the record the opt-in cache stores.
  * "archprobe --probe-child=1 [--libcuda PATH]" writes the result on fd 3 in this line protocol
  * (strings have newlines blanked):
  *     archprobe-probe 1
@@ -9,12 +10,41 @@
  *     name TEXT | uuid TEXT | pci TEXT    (apply to the last device)
  *     end */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "probe_int.h"
+#include "base/proc.h"
+
+void
+ap_probe_trace(struct ap_probe_result *r, const char *fmt, ...)
+{
+	size_t len = strlen(r->trace);
+	va_list ap;
+
+	if (len + 2 >= sizeof(r->trace))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(r->trace + len, sizeof(r->trace) - len - 1, fmt, ap);
+	va_end(ap);
+	len = strlen(r->trace);
+	r->trace[len] = '\n';
+	r->trace[len + 1] = 0;
+}
+
+void
+ap_probe_detail_set(struct ap_probe_detail *d, enum ap_probe_detail_kind kind, const char *fmt, ...)
+{
+	va_list ap;
+
+	d->kind = kind;
+	va_start(ap, fmt);
+	vsnprintf(d->text, sizeof(d->text), fmt, ap);
+	va_end(ap);
+}
 
 void
 ap_probe_put(int fd, const char *key, const char *value)
@@ -30,14 +60,7 @@ ap_probe_put(int fd, const char *key, const char *value)
 		if (line[i] == '\n' || line[i] == '\r')
 			line[i] = ' ';
 	line[n++] = '\n';
-	for (size_t off = 0; off < n;) {
-		ssize_t w = write(fd, line + off, n - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		off += (size_t)w;
-	}
+	fb_write_all(fd, line, n); /* a write error drops the line */
 }
 
 static void

@@ -30,8 +30,8 @@
 #include <unistd.h>
 
 #include "arch_int.h"
-#include "error_int.h"
-#include "safefile_int.h"
+#include "base/error.h"
+#include "base/safefs.h"
 
 extern char **environ;
 
@@ -565,7 +565,7 @@ version_from_files(const char *home)
 		char p[PATH_MAX];
 		if ((size_t)snprintf(p, sizeof(p), "%s/%s", home, incs[i]) >= sizeof(p))
 			continue;
-		FILE *f = ap_fopen_regular(p, 0);
+		FILE *f = fb_fopen_regular(p, 0);
 		if (!f)
 			continue;
 		char line[512];

@@ -51,9 +51,12 @@ enum ap_exit {
 	AP_EXIT_UNSAFE = 7    /* a build or cache directory another user could write into */
 };
 
+/* The same layout as struct fb_error (fatbuild.h): an archprobe error is carried into a
+ * fatbuild one whole. */
 struct ap_error {
-	int code;      /* an enum ap_status */
-	char msg[512]; /* one line a user can act on, without a program prefix */
+	int code;       /* an enum ap_status */
+	char msg[1024]; /* one line a user can act on, without a program prefix */
+	int ap_code;    /* unused by archprobe (0): fatbuild's struct fb_error fills it */
 };
 
 /* Static text for a status code. */

@@ -44,6 +44,8 @@ enum fb_status {
 	FB_NSTATUS
 };
 
+/* The same layout as struct ap_error (archprobe.h): an archprobe error is carried into a
+ * fatbuild one whole. */
 struct fb_error {
 	int code;       /* an enum fb_status */
 	char msg[1024]; /* one line (or a compiler log excerpt) a user can act on */
@@ -435,7 +437,7 @@ FB_API int fb_compile_pack(const struct fb_compile_result *r, const struct fb_co
                            struct fb_error *err);
 /* Parallel jobs when none is asked for: MAX_JOBS when it is all digits (as PyTorch reads it;
  * 0 = no limit, and at most FB_JOBS_MAX), else the CPUs this process may run on, capped by its
- * cgroups' CPU quota (fb_jobs_default with /proc and /sys/fs/cgroup). */
+ * cgroups' CPU quota, read from /proc and /sys/fs/cgroup. */
 FB_API int fb_compile_default_jobs(void);
 /* The jobs to run for a count asked for: asked (at most FB_JOBS_MAX) when > 0, else
  * fb_compile_default_jobs(). fb_compile and fb_build size everything with it. */
@@ -461,7 +463,7 @@ FB_API void fb_compile_server_stop(pid_t pid, const char *build_dir);
  * files. ready_fd (>= 0) gets one byte once it listens and is closed. */
 FB_API int fb_compile_server_main(const char *build_dir, int jobs, int ready_fd, struct fb_error *err);
 
-/* ---- default parallelism (common/cpus.c) ---- */
+/* ---- parallelism ---- */
 
 /* The most jobs fatbuild runs at once, whatever -j or MAX_JOBS ask for (docs/compile-server.md
  * §3): the build's compile server holds two descriptors per job (a worker, an edge's
@@ -470,25 +472,6 @@ FB_API int fb_compile_server_main(const char *build_dir, int jobs, int ready_fd,
  * any -j. */
 #define FB_JOBS_MAX 256
 
-enum fb_jobs_from { FB_JOBS_FROM_AFFINITY = 1, FB_JOBS_FROM_CGROUP, FB_JOBS_FROM_MAX_JOBS };
-struct fb_jobs_info {
-	int jobs;                      /* the figure */
-	int from;                      /* enum fb_jobs_from: what decided it */
-	int cpus;                      /* CPUs in the affinity mask (online CPUs where unreadable) */
-	int quota;                     /* lowest cgroup CPU quota of the process's cgroup and its
-	                                * parents, rounded up; 0: none */
-	char where[1024];              /* for people: the MAX_JOBS value, or the quota's file and value */
-	bool capped;                   /* MAX_JOBS asked for more than FB_JOBS_MAX */
-};
-/* The default job count: MAX_JOBS (max_jobs, when all digits; 0 = no limit: FB_JOBS_MAX; more
- * than FB_JOBS_MAX: that, and capped set), else the CPUs
- * (cpus > 0: that many; else this process's affinity mask) capped by the lowest CPU quota
- * found from the process's cgroup (proc_root/self/cgroup) up to the root of the hierarchy
- * mounted at cgroup_root: v2 cpu.max, v1 cpu.cfs_quota_us / cpu.cfs_period_us, rounded up
- * (2.5 CPUs: 3 jobs). Missing or unreadable files mean no quota. NULL roots: /proc and
- * /sys/fs/cgroup. */
-FB_API void fb_jobs_default(const char *proc_root, const char *cgroup_root, int cpus, const char *max_jobs,
-                            struct fb_jobs_info *out);
 /* Writes a Makefile-style depfile "target: dep dep ..." atomically. */
 FB_API int fb_depfile_write(const char *path, const char *target, const char *const *deps, size_t ndeps,
                             struct fb_error *err);
@@ -944,7 +927,7 @@ struct fb_check_opts {
 	const char *const *paths; /* files, directories, zip or tar archives (wheels, sdists) */
 	size_t npaths;
 	const char *python;      /* also the purelib and platlib of this interpreter; NULL: none */
-	int jobs;                /* files read at once; <= 0: fb_jobs_default */
+	int jobs;                /* files read at once; <= 0: the CPUs this process may use (cgroup quota too) */
 	const char *tmpdir;      /* where archive members are inflated to be read (NULL: /tmp) */
 	uint64_t max_member;     /* cap on an archive member's size (0: 4 GiB) */
 	const char *libarchive;  /* libarchive to dlopen (NULL: libarchive.so.13) */
@@ -968,44 +951,6 @@ FB_API void fb_check_report_free(struct fb_check_report *r);
 FB_API int fb_python_site_dirs(const char *python, char *dirs[2], size_t *n, struct fb_error *err);
 
 /* END SECTION check */
-
-/* ---- command words, PATH and switches (words.c, env.c) ------------------------------- */
-
-/* Splits a command given in one variable (CC="ccache gcc -m64") into words as the shell splits
- * an unquoted $CC with the default IFS: at runs of spaces, tabs and newlines, nothing else (no
- * quotes, no globbing, no expansion). *words is NULL-terminated and malloc'd (fb_words_free);
- * n may be NULL. A blank or NULL string gives no words. */
-FB_API int fb_words_split(const char *s, char ***words, size_t *n, struct fb_error *err);
-FB_API void fb_words_free(char **words);
-/* One step of a PATH search for prog (a name without '/'): from *pos (NULL: the start of $PATH,
- * "/usr/bin:/bin" when unset) to the next entry whose DIR/prog fits in size and is executable,
- * written into cand; empty entries are skipped. Returns false when PATH has no more. */
-FB_API bool fb_path_next(const char **pos, const char *prog, char *cand, size_t size);
-/* A FATBUILD_* on/off switch from the environment, read the same way for all of them: 1 when
- * it is 1, yes, true or on; 0 when 0, no, false or off (any case); -1 when unset or anything
- * else, where the caller's default holds (env.c). */
-FB_API int fb_env_switch(const char *name);
-
-/* ---- files ----------------------------------------------------------------------------- */
-
-/* mkdir -p for an output directory the user named (common/safefs.c): missing components are
- * made 0777 through the umask. 0, FB_EINVAL (too long) or FB_EIO naming the component. */
-FB_API int fb_dir_make_output(const char *path, struct fb_error *err);
-
-/* Checks an output path before anything is made or written (docs/hardening.md): out must not
- * be one of the ninputs inputs, by path or as the same file (device and inode: "./k.cu", a hard
- * link, a symlink to it), and what is at out already, if anything, must be a regular file or a
- * symlink (which the rename replaces): a device node, FIFO, socket or directory is never
- * replaced.
- * what names the option in the message ("-o", "--depfile"). Returns 0 or FB_EINVAL. */
-FB_API int fb_output_check(const char *what, const char *out, const char *const *inputs, size_t ninputs,
-                           struct fb_error *err);
-
-/* Writes data to path atomically: a new file with a random name beside it (path.tmp.XXXXXXXXXX,
- * O_CREAT|O_EXCL|O_NOFOLLOW: nothing planted at that name is followed or truncated), then an
- * fsync-free rename; nothing is left on failure. mode goes through the umask (0: 0666). */
-FB_API int fb_write_file_atomic(const char *path, const void *data, size_t size, int mode,
-                                struct fb_error *err);
 
 #ifdef __cplusplus
 }

@@ -244,7 +244,7 @@ static void
 round_trip(const struct ap_archlist *l, int cuda, const char *id)
 {
 	static const enum ap_format fmts[] = {AP_FMT_CMAKE, AP_FMT_TORCH, AP_FMT_BAZEL};
-	char want[1024], got[1024];
+	char want[1024], got[sizeof(((struct ap_error *)0)->msg) + 32]; /* "error N: " and a whole message */
 	names_of(l, want, sizeof(want));
 	for (size_t k = 0; k < sizeof(fmts) / sizeof(fmts[0]); k++) {
 		char *text = NULL;

@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "fatbuild.h"
+#include "base/cpus.h"
 
 static char base[64], root[4096];
 
@@ -58,7 +59,7 @@ run(int cpus, const char *max_jobs)
 	snprintf(proc, sizeof(proc), "%s/proc", root);
 	snprintf(cg, sizeof(cg), "%s/cg", root);
 	struct fb_jobs_info ji;
-	fb_jobs_default(proc, cg, cpus, max_jobs, &ji);
+	fb_jobs_default(proc, cg, cpus, max_jobs, FB_JOBS_MAX, &ji);
 	return ji;
 }
 
@@ -171,12 +172,12 @@ main(void)
 	CHECK(ji.jobs == 6);
 	{
 		struct fb_jobs_info r;
-		fb_jobs_default("/nonexistent-proc", "/nonexistent-cg", 7, NULL, &r);
+		fb_jobs_default("/nonexistent-proc", "/nonexistent-cg", 7, NULL, FB_JOBS_MAX, &r);
 		CHECK(r.jobs == 7 && r.quota == 0);
 	}
 
 	/* The real thing: at least one job, never more than the affinity mask allows. */
-	fb_jobs_default(NULL, NULL, 0, NULL, &ji);
+	fb_jobs_default(NULL, NULL, 0, NULL, FB_JOBS_MAX, &ji);
 	CHECK(ji.jobs >= 1 && ji.jobs <= ji.cpus);
 	CHECK(fb_compile_default_jobs() >= 1);
 	char rm[128];

@@ -10,7 +10,7 @@ foreach(variant IN ITEMS fakecuda fakecuda-legacy)
                         C_VISIBILITY_PRESET hidden
                         LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/${variant})
   target_include_directories(${tgt} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/fakecuda ${PROJECT_SOURCE_DIR}/include
-                             ${PROJECT_SOURCE_DIR}/fatbuild)
+                             ${PROJECT_SOURCE_DIR}/fatbuild ${PROJECT_SOURCE_DIR}/archprobe)
   target_compile_options(${tgt} PRIVATE ${FB_WARNINGS})
   target_compile_definitions(${tgt} PRIVATE _POSIX_C_SOURCE=200809L _DEFAULT_SOURCE)
   target_link_options(${tgt} PRIVATE -Wl,-soname,libcuda.so.1)

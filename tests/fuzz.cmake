@@ -14,7 +14,12 @@ endif()
 set(FB_FUZZ_FLAGS -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
 get_target_property(fb_fuzz_ap_sources archprobe_static SOURCES)
 get_target_property(fb_fuzz_fb_sources fatbuild_static SOURCES)
-add_library(fb_fuzz_libs STATIC EXCLUDE_FROM_ALL ${fb_fuzz_ap_sources} ${fb_fuzz_fb_sources})
+get_target_property(fb_fuzz_base_sources tkbase_objects SOURCES)
+# The libraries' own lists name the foundation's objects (built without the fuzz flags): its
+# sources are compiled here instead.
+list(FILTER fb_fuzz_ap_sources EXCLUDE REGEX "TARGET_OBJECTS")
+list(FILTER fb_fuzz_fb_sources EXCLUDE REGEX "TARGET_OBJECTS")
+add_library(fb_fuzz_libs STATIC EXCLUDE_FROM_ALL ${fb_fuzz_base_sources} ${fb_fuzz_ap_sources} ${fb_fuzz_fb_sources})
 target_include_directories(fb_fuzz_libs PUBLIC ${PROJECT_SOURCE_DIR}/include
                            PRIVATE ${PROJECT_SOURCE_DIR}/archprobe ${PROJECT_SOURCE_DIR}/fatbuild
                                    $<TARGET_PROPERTY:archprobe_static,INCLUDE_DIRECTORIES>

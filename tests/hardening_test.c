@@ -10,7 +10,7 @@
 #include "archprobe.h"
 #include "check.h"
 #include "fatbuild.h"
-#include "common/error_priv.h"
+#include "base/error.h"
 #include "extension/ninja.h"
 
 static double

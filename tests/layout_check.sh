@@ -4,17 +4,20 @@
 #   layout_check.sh [ROOT]         check the tree at ROOT (default: the repository); exit 1 on a breach
 #   layout_check.sh --self-test    also prove the check fails on planted breaches
 # A quoted include is either a bare name from the file's own folder or from include/ (the public
-# API), or "SUBSYSTEM/name.h" naming a private header of a subsystem the file's own may use:
-#   fatbuild/common   -> (nothing)
-#   fatbuild/fatbin   -> common
-#   fatbuild/compile  -> common fatbin
-#   fatbuild/devlink  -> common fatbin
-#   fatbuild/extension -> common fatbin compile devlink
-#   fatbuild/check    -> common fatbin
+# API), or "SUBSYSTEM/name.h" naming a private header of a subsystem the file's own may use
+# (base/ lies in archprobe/, every other subsystem in fatbuild/):
+#   archprobe/base    -> (nothing: not even a public header; the foundation stands below both libraries)
+#   archprobe/        -> base (and its own *_int.h); archprobe/cli -> base
+#   fatbuild/         -> base (the library's own files beside its parts)
+#   fatbuild/fatbin   -> base
+#   fatbuild/compile  -> base fatbin
+#   fatbuild/devlink  -> base fatbin
+#   fatbuild/extension -> base fatbin compile devlink
+#   fatbuild/check    -> base fatbin
 #   fatbuild/runtime  -> fatbin/format.h only (header-only: the runtime links nothing but its own code)
-#   fatbuild/cli      -> (public headers only: archprobe.h, fatbuild.h)
-#   archprobe/        -> (its own *_int.h); archprobe/cli -> public headers only
-# Public headers never include private ones, and archprobe never includes fatbuild.
+#   fatbuild/cli      -> base
+# base/cliutil.h (messages that print, allocation that exits) is the two CLIs' alone. Public
+# headers never include private ones, and archprobe never includes fatbuild.
 #
 # Inside a ranked part (the RANKS table below, HACKING.md "Layout") the files form layers: a
 # file may use the names (fb_/FB_ functions, macros, struct/union/enum tags, enumerators)
@@ -26,12 +29,12 @@ set -u
 
 allowed() {
 	case $1 in
-	fatbuild/common) echo "" ;;
-	fatbuild/fatbin) echo "common" ;;
-	fatbuild/compile) echo "common fatbin" ;;
-	fatbuild/devlink) echo "common fatbin" ;;
-	fatbuild/extension) echo "common fatbin compile devlink" ;;
-	fatbuild/check) echo "common fatbin" ;;
+	archprobe/base) echo "" ;;
+	archprobe | archprobe/cli | fatbuild | fatbuild/cli | fatbuild/fatbin) echo "base" ;;
+	fatbuild/compile) echo "base fatbin" ;;
+	fatbuild/devlink) echo "base fatbin" ;;
+	fatbuild/extension) echo "base fatbin compile devlink" ;;
+	fatbuild/check) echo "base fatbin" ;;
 	fatbuild/runtime) echo "fatbin/format.h" ;;
 	*) echo "" ;;
 	esac
@@ -146,14 +149,14 @@ check_ranks() {
 }
 
 check_tree() {
-	local root=$1 bad=0 f dir sub inc name
+	local root=$1 bad=0 f dir sub inc name hdr
 	while IFS= read -r f; do
 		dir=${f%/*}
 		sub=${dir#"$root"/}
 		while IFS= read -r inc; do
 			case $inc in
 			../* | */../* | /*)
-				echo "layout: ${f#"$root"/}: #include \"$inc\": no relative or absolute paths; name the subsystem (\"common/bytes.h\")"
+				echo "layout: ${f#"$root"/}: #include \"$inc\": no relative or absolute paths; name the subsystem (\"base/bytes.h\")"
 				bad=1
 				continue
 				;;
@@ -165,6 +168,10 @@ check_tree() {
 				fi
 				if [ -e "$root/include/$inc" ]; then
 					case $sub in
+					archprobe/base)
+						echo "layout: ${f#"$root"/}: #include \"$inc\": archprobe/base includes nothing above it, not even a public header (it stands below both libraries)"
+						bad=1
+						;;
 					archprobe | archprobe/*)
 						if [ "$inc" != archprobe.h ]; then
 							echo "layout: ${f#"$root"/}: #include \"$inc\": archprobe may not use fatbuild"
@@ -179,19 +186,29 @@ check_tree() {
 				continue
 			fi
 			name=${inc%%/*}
+			hdr=fatbuild/$inc
+			[ "$name" = base ] && hdr=archprobe/$inc
 			case $sub in
-			fatbuild/*) ;;
+			fatbuild | fatbuild/* | archprobe | archprobe/cli) ;;
 			*)
 				echo "layout: ${f#"$root"/}: #include \"$inc\": $sub may use no private header of another part"
 				bad=1
 				continue
 				;;
 			esac
-			if [ ! -e "$root/fatbuild/$inc" ]; then
-				echo "layout: ${f#"$root"/}: #include \"$inc\": no such file fatbuild/$inc"
+			if [ ! -e "$root/$hdr" ]; then
+				echo "layout: ${f#"$root"/}: #include \"$inc\": no such file $hdr"
 				bad=1
 				continue
 			fi
+			case $inc:$sub in
+			base/cliutil.h:archprobe/cli | base/cliutil.h:fatbuild/cli) ;;
+			base/cliutil.h:*)
+				echo "layout: ${f#"$root"/}: #include \"$inc\": the CLIs' helpers (they print and exit) are no library's"
+				bad=1
+				continue
+				;;
+			esac
 			case " $(allowed "$sub") " in
 			*" $name "* | *" $inc "*) ;;
 			*)
@@ -259,9 +276,12 @@ if [ "${1:-}" = --self-test ]; then
 		fi
 	}
 	# Each planted include breach must be reported: between parts, and up the ranks of a part.
-	for plant in 'fatbuild/fatbin/fatbin.c:compile/compile.h' 'fatbuild/common/error.c:fatbin/fatbin_priv.h' \
-		'fatbuild/cli/cmd_pack.c:fatbin/fatbin_priv.h' 'fatbuild/runtime/fbrt.c:common/bytes.h' \
-		'archprobe/arch.c:fatbuild.h' 'fatbuild/compile/nvrtc.c:../common/bytes.h' 'include/fatbuild.h:compile/compile.h' \
+	for plant in 'fatbuild/fatbin/fatbin.c:compile/compile.h' 'archprobe/base/error.c:fatbin/fatbin_priv.h' \
+		'archprobe/base/safefs.c:archprobe.h' 'archprobe/base/strbuf.c:fatbuild.h' \
+		'archprobe/probe.c:base/cliutil.h' 'fatbuild/compile/nvrtc.c:base/cliutil.h' \
+		'fatbuild/cli/cmd_pack.c:fatbin/fatbin_priv.h' 'fatbuild/runtime/fbrt.c:base/bytes.h' \
+		'archprobe/arch.c:fatbuild.h' 'archprobe/arch.c:compile/compile.h' \
+		'fatbuild/compile/nvrtc.c:../base/bytes.h' 'include/fatbuild.h:compile/compile.h' \
 		'fatbuild/devlink/dlink.c:compile/compile.h' 'fatbuild/devlink/jitlink.c:compile/nvrtc.h' \
 		'fatbuild/compile/cache.c:run.h' 'fatbuild/compile/hash.c:compile.h' 'fatbuild/compile/worker.c:compile.h'; do
 		file=${plant%%:*} inc=${plant#*:}

@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "fatbuild.h"
+#include "base/safefs.h"
 
 static void
 w16(unsigned char *p, unsigned v)

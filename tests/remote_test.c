@@ -16,6 +16,7 @@
 
 #include "check.h"
 #include "compile/compile.h"
+#include "base/safefs.h"
 
 static void
 test_key_path(void)

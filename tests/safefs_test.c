@@ -1,6 +1,6 @@
-/* safefs_test.c: the directory checks, mkdir -p modes and temporary files of common/safefs.c,
- * fb_write_file_atomic over planted names, and archprobe's probe-cache counterpart
- * (archprobe/safefile.c). */
+/* safefs_test.c: the directory checks, mkdir -p modes and temporary files of base/safefs.c,
+ * fb_write_file_atomic over planted names, and the probe cache's file check and temporary
+ * (archprobe's use of base/safefs.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,9 +10,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "common/safefs.h"
+#include "base/safefs.h"
 #include "fatbuild.h"
-#include "safefile_int.h"
 
 static char root[512];
 
@@ -181,22 +180,22 @@ test_probe_cache(void)
 {
 	char why[1200];
 	mkdir(at("pc"), 0700);
-	CHECK(ap_cachefile_trusted(at("pc/probe"), why, sizeof(why)));      /* missing file: fine */
+	CHECK(fb_file_trusted(at("pc/probe"), why, sizeof(why)));      /* missing file: fine */
 	put(at("pc/probe"), "x");
 	chmod(at("pc/probe"), 0600);
-	CHECK(ap_cachefile_trusted(at("pc/probe"), why, sizeof(why)));
+	CHECK(fb_file_trusted(at("pc/probe"), why, sizeof(why)));
 	chmod(at("pc/probe"), 0620);
-	CHECK(!ap_cachefile_trusted(at("pc/probe"), why, sizeof(why)) && strstr(why, "mode 0620"));
+	CHECK(!fb_file_trusted(at("pc/probe"), why, sizeof(why)) && strstr(why, "mode 0620"));
 	unlink(at("pc/probe"));
 	symlink(at("victim"), at("pc/probe"));
-	CHECK(!ap_cachefile_trusted(at("pc/probe"), why, sizeof(why)) && strstr(why, "a symlink"));
+	CHECK(!fb_file_trusted(at("pc/probe"), why, sizeof(why)) && strstr(why, "a symlink"));
 	unlink(at("pc/probe"));
 	chmod(at("pc"), 0770);
-	CHECK(!ap_cachefile_trusted(at("pc/probe"), why, sizeof(why)) && strstr(why, "mode 0770"));
+	CHECK(!fb_file_trusted(at("pc/probe"), why, sizeof(why)) && strstr(why, "mode 0770"));
 	chmod(at("pc"), 0700);
 	char tmp[1200];
-	int fd = ap_tmpfile_open(at("pc/probe"), tmp, sizeof(tmp));
-	CHECK(fd >= 0 && mode_of(tmp) == 0600);
+	int fd = -1;
+	CHECK(fb_tmp_open(at("pc/probe"), 0600, tmp, sizeof(tmp), &fd, NULL) == 0 && fd >= 0 && mode_of(tmp) == 0600);
 	if (fd >= 0)
 		close(fd);
 }
@@ -221,9 +220,9 @@ test_open_regular(void)
 	CHECK(fb_read_file(at("fifo"), &data, &n, &err) == FB_EIO && !data);
 	symlink(at("reg"), at("reglink"));
 	CHECK(fb_open_regular(at("reglink"), O_NOFOLLOW, &fd, NULL, &err) == FB_EIO); /* ELOOP */
-	FILE *f = ap_fopen_regular(at("fifo"), 0);
+	FILE *f = fb_fopen_regular(at("fifo"), 0);
 	CHECK(!f);
-	f = ap_fopen_regular(at("reg"), 0);
+	f = fb_fopen_regular(at("reg"), 0);
 	CHECK(f != NULL);
 	if (f)
 		fclose(f);

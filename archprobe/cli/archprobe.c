@@ -7,6 +7,9 @@
 #include <strings.h>
 
 #include "archprobe.h"
+#include "base/cliutil.h"
+
+const char cli_prog[] = "archprobe";
 
 static void
 usage(FILE *f)
@@ -97,11 +100,9 @@ msg(const char *fmt, ...)
 
 	if (silent)
 		return;
-	fputs("archprobe: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vwarn(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 static int
@@ -112,11 +113,9 @@ usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("archprobe: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vwarn(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	usage(stderr);
 	return AP_EXIT_USAGE;
 }
@@ -226,26 +225,14 @@ parse_args(int argc, char **argv, struct cli *c)
 
 /* ---- output helpers ------------------------------------------------------------------------- */
 
+/* A JSON string, or null for NULL. */
 static void
-json_str(const char *s)
+json_opt(const char *s)
 {
-	if (!s) {
+	if (s)
+		json_str(s, strlen(s));
+	else
 		fputs("null", stdout);
-		return;
-	}
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			printf("\\%c", ch);
-		else if (ch == '\n')
-			fputs("\\n", stdout);
-		else if (ch < 0x20)
-			printf("\\u%04x", ch);
-		else
-			putchar(ch);
-	}
-	putchar('"');
 }
 
 static void
@@ -339,7 +326,7 @@ json_cuda_error(int code)
 {
 	if (code) {
 		printf("{\"code\": %d, \"name\": ", code);
-		json_str(ap_cuda_error_name(code));
+		json_opt(ap_cuda_error_name(code));
 		putchar('}');
 	} else {
 		fputs("null", stdout);
@@ -362,13 +349,13 @@ json_device(const struct ap_device *d)
 	char cc[16];
 	cc_text(d, cc, sizeof(cc));
 	printf("{\"ordinal\": %d, \"name\": ", d->ordinal);
-	json_str(d->name);
+	json_opt(d->name);
 	printf(", \"major\": %d, \"minor\": %d, \"cc\": ", d->major, d->minor);
-	json_str(d->error ? NULL : cc);
+	json_opt(d->error ? NULL : cc);
 	printf(", \"sm\": %d, \"uuid\": ", d->error ? 0 : d->major * 10 + d->minor);
-	json_str(d->uuid[0] ? d->uuid : NULL);
+	json_opt(d->uuid[0] ? d->uuid : NULL);
 	printf(", \"mig\": %s, \"pci_bus_id\": ", d->mig ? "true" : "false");
-	json_str(d->pci_bus_id[0] ? d->pci_bus_id : NULL);
+	json_opt(d->pci_bus_id[0] ? d->pci_bus_id : NULL);
 	printf(", \"total_memory\": %llu, \"multiprocessors\": %d, \"integrated\": %s, \"compute_mode\": %d, "
 	       "\"error\": ", (unsigned long long)d->total_memory, d->multiprocessors,
 	       d->integrated ? "true" : "false", d->compute_mode);
@@ -382,12 +369,12 @@ json_toolkit(const struct ap_toolkit *tk)
 	char v[16];
 	version_text(tk->version, v, sizeof(v));
 	printf("{\"version\": ");
-	json_str(v);
+	json_opt(v);
 	printf(", \"supported\": [");
 	for (int i = 0; i < tk->nsm; i++)
 		printf("%s%d", i ? ", " : "", tk->sm[i]);
 	printf("], \"source\": ");
-	json_str(tk->source);
+	json_opt(tk->source);
 	putchar('}');
 }
 
@@ -398,22 +385,22 @@ print_json(const struct ap_probe_result *r, bool probed, const struct ap_archlis
 	int min = 0, max = 0;
 
 	printf("{\n  \"schema\": \"archprobe/1\",\n  \"status\": ");
-	json_str(probed ? ap_probe_status_name(r->status) : "not_probed");
+	json_opt(probed ? ap_probe_status_name(r->status) : "not_probed");
 	printf(",\n  \"source\": ");
-	json_str(l ? ap_archlist_source(l) : NULL);
+	json_opt(l ? ap_archlist_source(l) : NULL);
 	printf(",\n  \"reason\": ");
-	json_str(probed && r->reason[0] ? r->reason : archs_note);
+	json_opt(probed && r->reason[0] ? r->reason : archs_note);
 	printf(",\n  \"cuda_error\": ");
 	json_cuda_error(probed ? r->cuda_error : 0);
 	printf(",\n  \"driver\": {\"library\": ");
-	json_str(probed && *r->library && r->status != AP_PROBE_NO_DRIVER ? r->library : NULL);
+	json_opt(probed && *r->library && r->status != AP_PROBE_NO_DRIVER ? r->library : NULL);
 	version_text(r->driver_version, v, sizeof(v));
 	printf(", \"cuda_version\": ");
-	json_str(r->driver_version > 0 ? v : NULL);
+	json_opt(r->driver_version > 0 ? v : NULL);
 	printf(", \"int\": %d},\n  \"env\": {\"CUDA_VISIBLE_DEVICES\": ", r->driver_version);
-	json_str(r->cuda_visible_devices_set ? r->cuda_visible_devices : NULL);
+	json_opt(r->cuda_visible_devices_set ? r->cuda_visible_devices : NULL);
 	printf(", \"CUDA_DEVICE_ORDER\": ");
-	json_str(*r->cuda_device_order ? r->cuda_device_order : NULL);
+	json_opt(*r->cuda_device_order ? r->cuda_device_order : NULL);
 	printf("},\n  \"devices\": [");
 	for (int i = 0; i < r->ndevices; i++) {
 		printf("%s\n    ", i ? "," : "");
@@ -425,7 +412,7 @@ print_json(const struct ap_probe_result *r, bool probed, const struct ap_archlis
 		char name[32];
 		ap_target_name(t, name, sizeof(name));
 		printf("%s", i ? ", " : "");
-		json_str(name);
+		json_opt(name);
 		if (!min || t->sm < min)
 			min = t->sm;
 		if (t->sm > max)
@@ -443,7 +430,7 @@ print_json(const struct ap_probe_result *r, bool probed, const struct ap_archlis
 	printf(",\n  \"warnings\": [");
 	for (size_t i = 0; l && i < ap_archlist_nwarnings(l); i++) {
 		printf("%s", i ? ", " : "");
-		json_str(ap_archlist_warning(l, i));
+		json_opt(ap_archlist_warning(l, i));
 	}
 	printf("],\n  \"seconds\": %.3f\n}\n", probed ? r->seconds : 0.0);
 }
@@ -683,10 +670,10 @@ print_trace(const struct ap_probe_result *r)
 {
 	for (const char *t = r->trace; *t;) {
 		size_t n = strcspn(t, "\n");
-		fprintf(stderr, "archprobe: trace: %.*s\n", (int)n, t);
+		warn("trace: %.*s", (int)n, t);
 		t += n + (t[n] == '\n');
 	}
-	fprintf(stderr, "archprobe: trace: %s in %.3f s\n", ap_probe_status_name(r->status), r->seconds);
+	warn("trace: %s in %.3f s", ap_probe_status_name(r->status), r->seconds);
 }
 
 /* The probe failed and there is no fallback: say why (json still prints what is known). */
@@ -707,7 +694,7 @@ static int
 no_toolkit(const struct cli *c, const struct ap_probe_result *r, const struct ap_error *err)
 {
 	if (c->fmt == FMT_TABLE || c->fmt == FMT_JSON) {
-		char note[600];
+		char note[sizeof(err->msg) + 64];
 		snprintf(note, sizeof(note), "unknown: %s (pass --cuda-version X.Y)", err->msg);
 		msg("%s (pass --cuda-version X.Y)", err->msg);
 		int rc = emit(c, r, true, NULL, note);
@@ -768,8 +755,8 @@ main(int argc, char **argv)
 
 	if ((rc = ap_probe_child_main(argc, argv)) >= 0) {
 		if (rc == AP_EXIT_USAGE)
-			fprintf(stderr, "archprobe: %s is the internal helper mode of ap_probe (protocol "
-			        "--probe-child=1, result on fd 3)\n", argv[1]);
+			warn("%s is the internal helper mode of ap_probe (protocol --probe-child=1, result on fd 3)",
+			     argv[1]);
 		return rc;
 	}
 	if ((rc = parse_args(argc, argv, &c)) != 0)

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "common/bytes.h"
+#include "base/bytes.h"
 #include "fatbin/devcode.h"
 
 struct fb_check_file *

@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "common/dlload.h"
-#include "common/error_priv.h"
+#include "base/dlload.h"
+#include "base/error.h"
 
 int
 fb_la_load(struct fb_la *la, const char *path, struct fb_error *err)

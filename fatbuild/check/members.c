@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "common/error_priv.h"
-#include "common/safefs.h"
+#include "base/error.h"
+#include "base/safefs.h"
 
 #define META_MAX (1u << 20)
 #define DEFAULT_MAX_MEMBER ((uint64_t)4 << 30)

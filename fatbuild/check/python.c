@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "common/error_priv.h"
+#include "base/error.h"
 
 extern char **environ;
 

@@ -13,8 +13,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "common/error_priv.h"
-#include "common/safefs.h"
+#include "base/error.h"
+#include "base/safefs.h"
+#include "base/cpus.h"
 
 #define MAX_JOBS 64
 
@@ -309,7 +310,7 @@ read_all(struct run *run, int jobs)
 {
 	if (jobs <= 0) {
 		struct fb_jobs_info ji;
-		fb_jobs_default(NULL, NULL, 0, NULL, &ji);
+		fb_jobs_default(NULL, NULL, 0, NULL, FB_JOBS_MAX, &ji);
 		jobs = ji.jobs;
 	}
 	if ((size_t)jobs > run->nitems)

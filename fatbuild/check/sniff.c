@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "common/bytes.h"
+#include "base/bytes.h"
 
 static bool
 is_ptx(const unsigned char *p, size_t n)

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "common/safefs.h"
+#include "base/safefs.h"
 
 #define MAX_DEPTH 64
 #define META_MAX ((off_t)64 << 20)

@@ -1,4 +1,5 @@
-/* cli.h: private to the fatbuild CLI (fatbuild.c and cmd_*.c). Not part of libfatbuild. */
+/* cli.h: private to the fatbuild CLI (fatbuild.c and cmd_*.c). Not part of libfatbuild. Messages
+ * and allocation come from base/cliutil.h, which both CLIs share. */
 #ifndef FB_CLI_H
 #define FB_CLI_H
 
@@ -9,6 +10,7 @@
 #include <stdbool.h>
 
 #include "fatbuild.h"
+#include "base/cliutil.h"
 
 /* The subcommands; each returns an enum ap_exit code. argv[0] is the subcommand name. */
 int cmd_flags(int argc, char **argv);
@@ -45,11 +47,6 @@ int cmd_diff(int argc, char **argv);
 /* Prints the version report (tool, NVRTC version and arches). */
 int cmd_version(int argc, char **argv);
 
-/* "fatbuild: " + message on stderr; a format ending in ':' appends strerror(errno). One
- * printable line: control bytes in the arguments (a path's newline or escape) print as '?'. */
-void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* The same line without the "fatbuild: " (progress lines). */
-void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* warn("warning: LINE") for each line of text (NULL: nothing). */
 void warn_lines(const char *text);
 /* warn("warning: W") for each warning of an arch list. */
@@ -64,8 +61,6 @@ int parse_jobs(const char *cmd, const char *v, int lo, int *jobs);
 /* A note when MAX_JOBS asks for more than FB_JOBS_MAX jobs, and MAX_JOBS set to that for the
  * commands this one starts (they then say nothing). */
 void note_max_jobs(const char *cmd);
-/* warn(), then exit(code). */
-_Noreturn void fatal(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* 0, or AP_EXIT_USAGE after one line naming it when mode is FATBUILD_REMOTE_CACHE_MODE's own
  * value (getenv's pointer: no option replaced it) and neither read nor readwrite; cmd: the
  * subcommand for the message. Checked before anything runs (a build: before ninja). */
@@ -82,12 +77,5 @@ const volatile sig_atomic_t *cli_cancel_flag(void);
 int cli_stopped(void);
 /* "fatbuild: WHAT: interrupted by SIGTERM; ..." and the exit code, 128+signal. */
 int cli_stop_exit(const char *what);
-/* s[0..n) as a JSON string on stdout: quotes and backslashes escaped, other bytes outside
- * 0x20..0x7e as \u00XX. */
-void json_str(const char *s, size_t n);
-void *xmalloc(size_t n);
-void *xcalloc(size_t n, size_t m);
-void *xreallocarray(void *p, size_t n, size_t m);
-char *xstrdup(const char *s);
 
 #endif

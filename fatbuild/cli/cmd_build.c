@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "base/env.h"
 
 static void
 usage(FILE *f)

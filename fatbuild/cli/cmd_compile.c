@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "base/safefs.h"
 
 static const char synopsis[] =
 	"usage: fatbuild compile [--arch-list LIST] [-I DIR] [-D NAME[=VAL]] [--std c++17|c++20]\n"

@@ -9,6 +9,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "base/cpus.h"
+#include "base/env.h"
+#include "base/words.h"
 
 extern char **environ;
 
@@ -267,7 +270,7 @@ print_settings(void)
 	const char *arch = getenv("TORCH_CUDA_ARCH_LIST");
 	printf("%-10s %s\n", "arch list", arch && arch[0] ? arch : "auto (TORCH_CUDA_ARCH_LIST is unset)");
 	struct fb_jobs_info jobs;
-	fb_jobs_default(NULL, NULL, 0, getenv("MAX_JOBS"), &jobs);
+	fb_jobs_default(NULL, NULL, 0, getenv("MAX_JOBS"), FB_JOBS_MAX, &jobs);
 	printf("%-10s %d (from %s; -j or MAX_JOBS overrides)\n", "jobs", jobs.jobs, jobs.where);
 	if (fb_env_switch("FATBUILD_COMPILE_SERVER") == 0)
 		printf("%-10s off (from FATBUILD_COMPILE_SERVER=0)\n", "server");

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "base/safefs.h"
 
 static void
 usage(FILE *f)

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "base/safefs.h"
 
 static void
 usage(FILE *f)

@@ -1,52 +1,14 @@
-/* cmd_util.c: messages and die-on-OOM allocation for the fatbuild CLI only. */
+/* cmd_util.c: the fatbuild CLI's own helpers: an arch list's warnings, -j and MAX_JOBS, output
+ * checks, library errors as exit codes (the messages and allocation both CLIs share are
+ * base/cliutil.c). */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-
-/* One printable line whatever the arguments hold: paths from the command line may carry a
- * newline or a terminal escape, so every control byte is printed as '?' (as fb_seterr does for
- * the library's messages). why: strerror of the errno the caller saw, appended, or NULL. */
-static void
-vline(const char *prefix, const char *why, const char *fmt, va_list ap)
-{
-	char line[8192];
-	int n = vsnprintf(line, sizeof(line), fmt, ap);
-	if (why && n >= 0 && (size_t)n < sizeof(line))
-		snprintf(line + n, sizeof(line) - (size_t)n, " %s", why);
-	for (char *c = line; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			*c = '?';
-	fprintf(stderr, "%s%s\n", prefix, line);
-}
-
-static void
-vwarn(const char *fmt, va_list ap)
-{
-	int saved = errno;
-	vline("fatbuild: ", fmt[0] && fmt[strlen(fmt) - 1] == ':' ? strerror(saved) : NULL, fmt, ap);
-}
-
-void
-say(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vline("", NULL, fmt, ap);
-	va_end(ap);
-}
-
-void
-warn(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vwarn(fmt, ap);
-	va_end(ap);
-}
+#include "base/cpus.h"
+#include "base/safefs.h"
 
 void
 warn_lines(const char *text)
@@ -98,7 +60,7 @@ note_max_jobs(const char *cmd)
 {
 	struct fb_jobs_info ji;
 	const char *mj = getenv("MAX_JOBS");
-	fb_jobs_default(NULL, NULL, 0, mj, &ji);
+	fb_jobs_default(NULL, NULL, 0, mj, FB_JOBS_MAX, &ji);
 	if (!ji.capped)
 		return;
 	warn("%s: note: MAX_JOBS=%s capped at %d, the most jobs fatbuild runs at once", cmd, mj, FB_JOBS_MAX);
@@ -117,16 +79,6 @@ check_output(const char *cmd, const char *what, const char *out, const char *con
 	return fb_exit_code(err.code);
 }
 
-_Noreturn void
-fatal(int code, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vwarn(fmt, ap);
-	va_end(ap);
-	exit(code);
-}
-
 int
 fail_fb(const struct fb_error *e)
 {
@@ -139,58 +91,6 @@ fail_ap(const struct ap_error *e)
 {
 	warn("%s", e->msg[0] ? e->msg : ap_strerror(e->code));
 	return ap_exit_code(e->code);
-}
-
-void *
-xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-	if (!p)
-		fatal(AP_EXIT_FAIL, "out of memory");
-	return p;
-}
-
-void *
-xcalloc(size_t n, size_t m)
-{
-	void *p = calloc(n ? n : 1, m ? m : 1);
-	if (!p)
-		fatal(AP_EXIT_FAIL, "out of memory");
-	return p;
-}
-
-void *
-xreallocarray(void *p, size_t n, size_t m)
-{
-	if (m && n > (size_t)-1 / m)
-		fatal(AP_EXIT_FAIL, "out of memory");
-	p = realloc(p, (n * m) != 0 ? n * m : 1);
-	if (!p)
-		fatal(AP_EXIT_FAIL, "out of memory");
-	return p;
-}
-
-char *
-xstrdup(const char *s)
-{
-	size_t n = strlen(s) + 1;
-	return memcpy(xmalloc(n), s, n);
-}
-
-void
-json_str(const char *s, size_t n)
-{
-	putchar('"');
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
 }
 
 int

@@ -8,6 +8,8 @@
 
 #include "cli.h"
 
+const char cli_prog[] = "fatbuild";
+
 struct command {
 	const char *name;
 	int (*fn)(int, char **);

@@ -30,9 +30,9 @@
 
 #include "cache.h"
 #include "hash.h"
-#include "common/bytes.h"
-#include "common/error_priv.h"
-#include "common/safefs.h"
+#include "base/bytes.h"
+#include "base/error.h"
+#include "base/safefs.h"
 
 #define HDR 0x40
 static const char magic[8] = {'F', 'B', 'C', 'A', 'C', 'H', 'E', '1'};

@@ -34,8 +34,8 @@
 #include <unistd.h>
 
 #include "cache.h"
-#include "common/error_priv.h"
-#include "common/safefs.h"
+#include "base/error.h"
+#include "base/safefs.h"
 
 /* A temporary older than this is a killed write's leftover. */
 #define TMP_STALE_S 3600

@@ -11,8 +11,9 @@
 #include <sys/stat.h>
 
 #include "cache.h"
-#include "common/error_priv.h"
-#include "common/safefs.h"
+#include "base/error.h"
+#include "base/safefs.h"
+#include "base/env.h"
 
 int
 fb_cache_dir(char *buf, size_t size, struct fb_error *err)

@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include "run.h"
-#include "common/bytes.h"
-#include "common/proc.h"
+#include "base/bytes.h"
+#include "base/proc.h"
 
 void
 fb_run_job_options(const struct run *r, const struct job *j, struct fb_job_opts *jo)

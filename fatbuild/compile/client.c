@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "run.h"
-#include "common/bytes.h"
-#include "common/proc.h"
+#include "base/bytes.h"
+#include "base/proc.h"
 
 struct out {
 	unsigned char *p;

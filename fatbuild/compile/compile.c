@@ -25,13 +25,16 @@
 
 #include "compile.h"
 #include "run.h"
+#include "base/dlload.h"
 #include "fatbin/elfid.h"
+#include "base/cpus.h"
+#include "base/env.h"
 
 int
 fb_compile_default_jobs(void)
 {
 	struct fb_jobs_info ji;
-	fb_jobs_default(NULL, NULL, 0, getenv("MAX_JOBS"), &ji);
+	fb_jobs_default(NULL, NULL, 0, getenv("MAX_JOBS"), FB_JOBS_MAX, &ji);
 	return ji.jobs;
 }
 
@@ -540,13 +543,7 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 	r.o = opts;
 	r.srcpaths = sources;
 	r.nsrc = nsources;
-	if (opts->cuda_home && *opts->cuda_home) {
-		snprintf(home, sizeof(home), "%s", opts->cuda_home);
-	} else {
-		struct ap_error aerr = {0};
-		if (ap_cuda_home(home, sizeof(home), &aerr) != 0)
-			home[0] = 0;
-	}
+	fb_dl_home(opts->cuda_home, ap_cuda_home, home, sizeof(home));
 	if ((rc = open_run(&r, home, err)) || (rc = fb_run_options(&r, home, err)) || (rc = fb_run_load_sources(&r, err)) ||
 	    (rc = fb_run_make_jobs(&r, err)))
 		goto out;

@@ -10,8 +10,8 @@
 #include "depfile.h"
 #include "hash.h"
 #include "nvrtc.h"
-#include "common/safefs.h"
-#include "common/strbuf.h"
+#include "base/safefs.h"
+#include "base/strbuf.h"
 
 struct run; /* run.h */
 

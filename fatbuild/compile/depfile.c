@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 
 #include "depfile.h"
-#include "common/error_priv.h"
-#include "common/safefs.h"
+#include "base/error.h"
+#include "base/safefs.h"
 
 /* Files seen, by identity. */
 struct seen {

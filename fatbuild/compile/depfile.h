@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "fatbuild.h"
-#include "common/strbuf.h"
+#include "base/strbuf.h"
 
 /* Appends to deps every file that source includes, transitively: quoted includes are looked
  * up beside the including file, then in dirs; angle includes in dirs. Unresolvable includes

@@ -16,7 +16,7 @@
 
 #include "cache.h"
 #include "hash.h"
-#include "common/safefs.h"
+#include "base/safefs.h"
 
 #define FIX "remove it or chmod go-w it (fatbuild then hashes NVRTC in every compile)"
 

@@ -18,9 +18,9 @@
 #include <sys/stat.h>
 
 #include "nvrtc.h"
-#include "common/dlload.h"
-#include "common/error_priv.h"
-#include "common/strbuf.h"
+#include "base/dlload.h"
+#include "base/error.h"
+#include "base/strbuf.h"
 
 typedef void *nvrtc_program;
 typedef int (*version_fn)(int *, int *);
@@ -142,7 +142,7 @@ fb_nvrtc_open(const char *cuda_home, struct fb_nvrtc **out, struct fb_error *err
 	char home[1024] = "", tried[768] = "", why[256] = "";
 	size_t used = 0;
 	*out = NULL;
-	fb_dl_home(cuda_home, home, sizeof(home));
+	fb_dl_home(cuda_home, ap_cuda_home, home, sizeof(home));
 	struct fb_nvrtc *n = calloc(1, sizeof(*n));
 	char (*cand)[AP_PATH_MAX] = malloc(AP_MAX_NVRTC_CANDIDATES * sizeof(*cand));
 	if (!n || !cand) {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "pb.h"
-#include "common/error_priv.h"
+#include "base/error.h"
 
 /* One varint of at most 10 bytes; the 10th may only carry bit 63. -1 when truncated or too long. */
 int

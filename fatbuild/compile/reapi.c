@@ -35,7 +35,7 @@
 
 #include "cache.h"
 #include "pb.h"
-#include "common/error_priv.h"
+#include "base/error.h"
 
 /* google.rpc.Code values fatbuild decides on. */
 enum { ST_OK = 0, ST_NOT_FOUND = 5, ST_UNIMPL = 12 };

@@ -31,8 +31,8 @@
 #include "cache.h"
 #include "hash.h"
 #include "pb.h"
-#include "common/error_priv.h"
-#include "common/safefs.h"
+#include "base/error.h"
+#include "base/safefs.h"
 
 /* The few libcurl constants used (curl/curl.h: CURLOPTTYPE_* bases plus the option number). */
 enum {

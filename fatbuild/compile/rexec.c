@@ -29,7 +29,7 @@
 #include "hash.h"
 #include "pb.h"
 #include "rexec.h"
-#include "common/error_priv.h"
+#include "base/error.h"
 
 enum {
 	DEPTH_MAX = 256,     /* directory levels of an input root */

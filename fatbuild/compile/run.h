@@ -16,8 +16,8 @@
 
 #include "cache.h"
 #include "nvrtc.h"
-#include "common/error_priv.h"
-#include "common/strbuf.h"
+#include "base/error.h"
+#include "base/strbuf.h"
 
 #define NONE ((size_t)-1)
 

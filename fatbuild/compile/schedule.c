@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "run.h"
-#include "common/proc.h"
+#include "base/proc.h"
 
 double
 fb_run_now(void)

@@ -28,9 +28,9 @@
 #include <unistd.h>
 
 #include "run.h"
-#include "common/bytes.h"
-#include "common/proc.h"
-#include "common/safefs.h"
+#include "base/bytes.h"
+#include "base/proc.h"
+#include "base/safefs.h"
 
 static const char fix[] = "make it yours and private (chmod 700)";
 

@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "run.h"
-#include "common/error_priv.h"
-#include "common/safefs.h"
+#include "base/error.h"
+#include "base/safefs.h"
 
 int
 fb_pch_dir_check(const char *dir, char *why, size_t size)

@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "jitlink.h"
-#include "common/dlload.h"
-#include "common/error_priv.h"
-#include "common/strbuf.h"
+#include "base/dlload.h"
+#include "base/error.h"
+#include "base/strbuf.h"
 
 /* What marks the line of a link log that becomes the one-line message. */
 static const char *const link_errors[] = {"error", "ERROR", NULL};
@@ -180,7 +180,7 @@ static int
 locate(const struct fb_dlink_opts *o, char *home, size_t hsize, char *devrt, size_t dsize, struct fb_error *err)
 {
 	devrt[0] = 0;
-	fb_dl_home(o->cuda_home, home, hsize);
+	fb_dl_home(o->cuda_home, ap_cuda_home, home, hsize);
 	if (!o->devrt)
 		return 0;
 	if (!home[0])

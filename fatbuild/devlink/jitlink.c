@@ -17,10 +17,10 @@
 #include <unistd.h>
 
 #include "jitlink.h"
-#include "common/bytes.h"
-#include "common/dlload.h"
-#include "common/error_priv.h"
-#include "common/proc.h"
+#include "base/bytes.h"
+#include "base/dlload.h"
+#include "base/error.h"
+#include "base/proc.h"
 
 typedef void *jl_handle;
 typedef int (*create_fn)(jl_handle *, uint32_t, const char **);
@@ -85,7 +85,7 @@ fb_jitlink_open(const char *cuda_home, struct fb_jitlink **out, struct fb_error 
 	char home[1024] = "", tried[768] = "", why[256] = "";
 	size_t used = 0;
 	*out = NULL;
-	fb_dl_home(cuda_home, home, sizeof(home));
+	fb_dl_home(cuda_home, ap_cuda_home, home, sizeof(home));
 	struct fb_jitlink *j = calloc(1, sizeof(*j));
 	if (!j)
 		return fb_seterr(err, FB_ENOMEM, "out of memory");

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "backend.h"
-#include "common/safefs.h"
+#include "base/safefs.h"
 #include "compile/hosthdr.h"
 #include "ppcond.h"
 

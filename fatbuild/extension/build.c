@@ -25,8 +25,9 @@
 #include <unistd.h>
 
 #include "fatbuild.h"
-#include "common/error_priv.h"
-#include "common/safefs.h"
+#include "base/dlload.h"
+#include "base/error.h"
+#include "base/safefs.h"
 #include "build.h"
 #include "builddir.h"
 #include "backend.h"
@@ -211,9 +212,7 @@ take_source(struct gen *g, size_t i, struct fb_backend_scan **sc, struct fb_buil
 		char why[700];
 		if (!*sc) {
 			char home[PATHMAX]; /* the toolkit fatbuild compile's NVRTC comes from */
-			struct ap_error ae = {0};
-			if (ap_cuda_home(home, sizeof(home), &ae) != 0)
-				home[0] = 0;
+			fb_dl_home(NULL, ap_cuda_home, home, sizeof(home));
 			if (!(*sc = fb_backend_scan_new(o->include_dirs, o->ninclude_dirs, home)))
 				return fb_seterr(err, FB_ENOMEM, "out of memory");
 		}
@@ -254,11 +253,8 @@ find_tools(struct gen *g, const struct needs *nd, struct fb_error *err)
 		rc = fb_build_check_compiler("CC", g->t.cc, err);
 	if (!rc && nd->cxx)
 		rc = fb_build_check_compiler("CXX", g->t.cxx, err);
-	if (!rc && g->o->torch && !g->t.cuda_home[0]) {
-		struct ap_error ae = {0};
-		if (ap_cuda_home(g->t.cuda_home, sizeof(g->t.cuda_home), &ae) != 0)
-			g->t.cuda_home[0] = 0;
-	}
+	if (!rc && g->o->torch && !g->t.cuda_home[0])
+		fb_dl_home(NULL, ap_cuda_home, g->t.cuda_home, sizeof(g->t.cuda_home));
 	return rc;
 }
 
@@ -319,12 +315,8 @@ resolve_archs(struct gen *g, struct fb_build_result *result, struct fb_error *er
 	struct ap_resolve_opts ro = {0};
 	ro.toolkit = g->o->toolkit;
 	struct ap_error ae = {0};
-	if (ap_archlist_resolve(text, &ro, &g->archs, &ae) != 0) {
-		fb_seterr(err, FB_EARCH, "%s", ae.msg[0] ? ae.msg : ap_strerror(ae.code));
-		if (err)
-			err->ap_code = ae.code;
-		return FB_EARCH;
-	}
+	if (ap_archlist_resolve(text, &ro, &g->archs, &ae) != 0)
+		return fb_error_from_ap(err, FB_EARCH, &ae);
 	for (size_t i = 0; result && i < ap_archlist_nwarnings(g->archs); i++)
 		note(result->warnings, sizeof(result->warnings), "%s", ap_archlist_warning(g->archs, i));
 	if (ap_archlist_count(g->archs) == 0)

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "fatbuild.h"
-#include "common/strbuf.h"
+#include "base/strbuf.h"
 #include "ninja.h"
 #include "torch.h"
 

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "builddir.h"
-#include "common/error_priv.h"
-#include "common/safefs.h"
+#include "base/error.h"
+#include "base/safefs.h"
 
 extern char **environ;
 

@@ -10,7 +10,7 @@
 
 /* The build dir for opts->build_dir (or the default for name): the build root (the default one, or
  * FATBUILD_BUILD_DIR), the build dir, obj/, out/ and tmp/ are created 0700 where missing and checked
- * (common/safefs.h) before anything is read or written there. Fills dir. */
+ * (base/safefs.h) before anything is read or written there. Fills dir. */
 int fb_builddir_prepare(const char *build_dir, const char *name, char *dir, size_t size, struct fb_error *err);
 
 /* The file in which the processes of one build share a failed remote cache
@@ -28,7 +28,7 @@ char **fb_builddir_env(const char *dir);
  * staged file that OUT no longer matches (OUT missing, or size or mtime differ) is removed, so
  * ninja links again. */
 void fb_builddir_unstage_stale(const char *staged, const char *out);
-/* After ninja: copies staged to OUT through a random temporary name beside OUT (common/safefs.h),
+/* After ninja: copies staged to OUT through a random temporary name beside OUT (base/safefs.h),
  * keeping its mode and mtime, then renames; nothing is done when OUT already matches.
  * *copied says whether OUT was replaced. */
 int fb_builddir_publish(const char *staged, const char *out, bool *copied, struct fb_error *err);

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "dlink.h"
-#include "common/error_priv.h"
+#include "base/error.h"
 #include "ninja.h"
 
 struct cmd {

@@ -42,13 +42,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "common/error_priv.h"
-#include "common/safefs.h"
-#include "common/strbuf.h"
+#include "base/error.h"
+#include "base/safefs.h"
+#include "base/strbuf.h"
 #include "compile/cache.h"
 #include "compile/hash.h"
 #include "edgecache.h"
 #include "fatbin/elfid.h"
+#include "base/words.h"
 
 extern char **environ;
 

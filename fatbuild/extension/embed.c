@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include "fatbuild.h"
-#include "common/bytes.h"
-#include "common/error_priv.h"
-#include "common/safefs.h"
+#include "base/bytes.h"
+#include "base/error.h"
+#include "base/safefs.h"
 #include "fatbin/format.h"
 
 /* The walk of fb_container_merge and fb_embed over one input (docs/fatbin.md §9 rule 7): zero

@@ -9,14 +9,17 @@
 #include <string.h>
 
 #include "fatbuild.h"
-#include "common/error_priv.h"
-#include "common/strbuf.h"
+#include "base/error.h"
+#include "base/strbuf.h"
 #include "build.h"
 #include "dlink.h"
 #include "hostpch.h"
 #include "repro.h"
 #include "flags.h"
 #include "torch.h"
+#include "base/env.h"
+#include "base/safefs.h"
+#include "base/words.h"
 
 /* ---- command lines ---- */
 

@@ -30,9 +30,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/error_priv.h"
-#include "common/safefs.h"
-#include "common/strbuf.h"
+#include "base/env.h"
+#include "base/error.h"
+#include "base/safefs.h"
+#include "base/strbuf.h"
 #include "compile/cache.h"
 #include "compile/hash.h"
 #include "edgecache.h"

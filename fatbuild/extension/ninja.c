@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "fatbuild.h"
-#include "common/error_priv.h"
-#include "common/safefs.h"
-#include "common/strbuf.h"
+#include "base/error.h"
+#include "base/safefs.h"
+#include "base/strbuf.h"
 #include "ninja.h"
 
 struct fb_ninja {

@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "fatbuild.h"
-#include "common/error_priv.h"
-#include "common/safefs.h"
+#include "base/error.h"
+#include "base/safefs.h"
 #include "build.h"
 #include "builddir.h"
 

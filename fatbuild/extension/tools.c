@@ -9,8 +9,9 @@
 #include <unistd.h>
 
 #include "fatbuild.h"
-#include "common/error_priv.h"
+#include "base/error.h"
 #include "build.h"
+#include "base/words.h"
 
 /* Searches PATH for an executable; returns 0 and fills out. */
 static int

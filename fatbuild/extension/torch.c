@@ -14,10 +14,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "common/error_priv.h"
-#include "common/safefs.h"
-#include "common/strbuf.h"
+#include "base/error.h"
+#include "base/safefs.h"
+#include "base/strbuf.h"
 #include "torch.h"
+#include "base/words.h"
 
 extern char **environ;
 

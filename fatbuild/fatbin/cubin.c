@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/bytes.h"
+#include "base/bytes.h"
 #include "elfid.h"
 #include "fatbin_priv.h"
 

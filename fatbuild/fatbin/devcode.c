@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/bytes.h"
-#include "common/error_priv.h"
+#include "base/bytes.h"
+#include "base/error.h"
 #include "devcode.h"
 #include "elfid.h"
 #include "elfsect.h"

@@ -12,8 +12,8 @@
  * or object of some kind, and only its own bytes say which. */
 #include <string.h>
 
-#include "common/bytes.h"
-#include "common/error_priv.h"
+#include "base/bytes.h"
+#include "base/error.h"
 #include "elfid.h"
 
 #define EM_CUDA_ 190

@@ -5,8 +5,8 @@
  * offset is checked against the buffer before it is read. */
 #include <string.h>
 
-#include "common/bytes.h"
-#include "common/error_priv.h"
+#include "base/bytes.h"
+#include "base/error.h"
 #include "elfsect.h"
 
 /* Table offset, entry count and the name table, checked; 0 or the error. */

@@ -9,8 +9,8 @@
 #include <lz4frame.h>
 #include <zstd.h>
 
-#include "common/bytes.h"
-#include "common/error_priv.h"
+#include "base/bytes.h"
+#include "base/error.h"
 #include "elfsect.h"
 #include "entryhead.h"
 

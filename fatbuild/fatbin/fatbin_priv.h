@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/bytes.h"
-#include "common/error_priv.h"
+#include "base/bytes.h"
+#include "base/error.h"
 #include "fatbuild.h"
 #include "elfid.h"
 #include "format.h"

@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/bytes.h"
+#include "base/bytes.h"
 #include "fatbuild.h"
 
 #define FB_CONTAINER_MAGIC 0xBA55ED50u

@@ -22,7 +22,7 @@
 
 #include "elfsect.h"
 #include "fatbin_priv.h"
-#include "common/safefs.h"
+#include "base/safefs.h"
 
 #define EM_CUDA_ 190
 

@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 
 #include "prune_priv.h"
+#include "base/safefs.h"
 
 /* ---- files ---- */
 

@@ -5,7 +5,7 @@ add_library(fatbuild_runtime STATIC ${CMAKE_CURRENT_SOURCE_DIR}/runtime/fbrt.c $
 set_target_properties(fatbuild_runtime PROPERTIES POSITION_INDEPENDENT_CODE ON C_VISIBILITY_PRESET hidden
                       OUTPUT_NAME fatbuild_runtime)
 target_include_directories(fatbuild_runtime PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:include>)
-target_include_directories(fatbuild_runtime PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_include_directories(fatbuild_runtime PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/archprobe)
 target_compile_options(fatbuild_runtime PRIVATE ${FB_WARNINGS})
 target_compile_definitions(fatbuild_runtime PRIVATE _POSIX_C_SOURCE=200809L _DEFAULT_SOURCE)
 target_link_libraries(fatbuild_runtime INTERFACE ${CMAKE_DL_LIBS} Threads::Threads)

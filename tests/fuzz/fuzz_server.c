@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/bytes.h"
+#include "base/bytes.h"
 #include "compile/run.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "error_priv.h"
+#include "error.h"
 #include "safefs.h"
 
 /* "uid 1001 (mallory)", or "uid 1001" when the user database does not know it. */
@@ -57,36 +57,64 @@ check_stat(const char *path, const struct stat *st, const char *what, const char
 	uid_t me = geteuid();
 	unsigned mode = (unsigned)st->st_mode & 07777;
 	if (!S_ISDIR(st->st_mode))
-		return fb_seterr(err, FB_EIO, "%s %s is not a directory", what, path);
+		return fb_seterr(err, FB_BASE_EIO, "%s %s is not a directory", what, path);
 	owner_name(st->st_uid, owner, sizeof(owner));
 	if (mode & S_IWOTH)
-		return fb_seterr(err, FB_EUNSAFE,
+		return fb_seterr(err, FB_BASE_EUNSAFE,
 		                 "%s %s is world-writable (owner %s, mode %04o): any user could put files into it; "
 		                 "%s",
 		                 what, path, owner, mode, fix);
 	if (flags & FB_DIR_SHARED) {
 		if ((mode & S_IWGRP) && !((mode & S_ISGID) && in_my_groups(st->st_gid)))
-			return fb_seterr(err, FB_EUNSAFE,
+			return fb_seterr(err, FB_BASE_EUNSAFE,
 			                 "%s %s is group-writable but not a setgid directory of one of your groups "
 			                 "(owner %s, group %ld, mode %04o): a shared cache needs chmod 2770 and a group "
 			                 "you are in; %s",
 			                 what, path, owner, (long)st->st_gid, mode, fix);
 		if (st->st_uid != me && st->st_uid != 0 && !(mode & S_IWGRP))
-			return fb_seterr(err, FB_EUNSAFE,
+			return fb_seterr(err, FB_BASE_EUNSAFE,
 			                 "%s %s is owned by %s (mode %04o) and not shared with a group: %s", what, path,
 			                 owner, mode, fix);
 		return 0;
 	}
 	if (st->st_uid != me)
-		return fb_seterr(err, FB_EUNSAFE,
+		return fb_seterr(err, FB_BASE_EUNSAFE,
 		                 "%s %s is owned by %s (mode %04o), not by you: another user could put files into it; %s",
 		                 what, path, owner, mode, fix);
 	if ((mode & S_IWGRP) && !(flags & FB_DIR_EXPLICIT))
-		return fb_seterr(err, FB_EUNSAFE,
+		return fb_seterr(err, FB_BASE_EUNSAFE,
 		                 "%s %s is group-writable (owner %s, mode %04o): other users of its group could put "
 		                 "files into it; chmod g-w it, or %s",
 		                 what, path, owner, mode, fix);
 	return 0;
+}
+
+/* The directory path names its entry in: ".", "/" or path up to its last slash. */
+static void
+parent_of(const char *path, char *buf, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(buf, size, ".");
+	else if (slash == path)
+		snprintf(buf, size, "/");
+	else
+		snprintf(buf, size, "%.*s", (int)(slash - path), path);
+}
+
+/* The end of fb_dir_open and fb_dir_openat: fd (or -1, errno set) checked as fb_dir_check_fd
+ * does, then handed over in *out, or closed. */
+static int
+hand_over(int fd, const char *path, const char *what, const char *fix, unsigned flags, int *out, struct fb_error *err)
+{
+	if (fd < 0)
+		return fb_seterr(err, FB_BASE_EIO, "cannot open %s %s: %s", what, path, strerror(errno));
+	int rc = fb_dir_check_fd(fd, path, what, fix, flags, err);
+	if (rc)
+		close(fd);
+	else
+		*out = fd;
+	return rc;
 }
 
 int
@@ -99,48 +127,35 @@ fb_dir_open(const char *path_in, const char *what, const char *fix, unsigned fla
 	while (len > 1 && path_in[len - 1] == '/')
 		len--;
 	if (len >= sizeof(path))
-		return fb_seterr(err, FB_EINVAL, "%s %s: path too long", what, path_in);
+		return fb_seterr(err, FB_BASE_EINVAL, "%s %s: path too long", what, path_in);
 	memcpy(path, path_in, len);
 	path[len] = 0;
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR)) {
 		struct stat ls;
 		if (lstat(path, &ls) != 0 || !S_ISLNK(ls.st_mode))
-			return fb_seterr(err, FB_EIO, "%s %s is not a directory", what, path);
+			return fb_seterr(err, FB_BASE_EIO, "%s %s is not a directory", what, path);
 		/* A symlink: followed only when the user (or root) made it and nobody else can swap it. */
 		char owner[300];
 		owner_name(ls.st_uid, owner, sizeof(owner));
 		if (ls.st_uid != geteuid() && ls.st_uid != 0)
-			return fb_seterr(err, FB_EUNSAFE,
+			return fb_seterr(err, FB_BASE_EUNSAFE,
 			                 "%s %s is a symlink owned by %s, not by you: another user may have planted it; "
 			                 "remove it, or %s",
 			                 what, path, owner, fix);
 		char parent[PATH_MAX];
-		const char *slash = strrchr(path, '/');
-		if (!slash)
-			snprintf(parent, sizeof(parent), ".");
-		else if (slash == path)
-			snprintf(parent, sizeof(parent), "/");
-		else
-			snprintf(parent, sizeof(parent), "%.*s", (int)(slash - path), path);
+		parent_of(path, parent, sizeof(parent));
 		struct stat ps;
 		if (stat(parent, &ps) != 0)
-			return fb_seterr(err, FB_EIO, "%s %s: cannot stat %s: %s", what, path, parent, strerror(errno));
+			return fb_seterr(err, FB_BASE_EIO, "%s %s: cannot stat %s: %s", what, path, parent, strerror(errno));
 		if ((ps.st_mode & (S_IWGRP | S_IWOTH)) && !(ps.st_mode & S_ISVTX))
-			return fb_seterr(err, FB_EUNSAFE,
+			return fb_seterr(err, FB_BASE_EUNSAFE,
 			                 "%s %s is a symlink in %s, which others can write (mode %04o): it could be "
 			                 "swapped; use the real path, or %s",
 			                 what, path, parent, (unsigned)ps.st_mode & 07777, fix);
 		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	}
-	if (fd < 0)
-		return fb_seterr(err, FB_EIO, "cannot open %s %s: %s", what, path, strerror(errno));
-	int rc = fb_dir_check_fd(fd, path, what, fix, flags, err);
-	if (rc)
-		close(fd);
-	else
-		*out = fd;
-	return rc;
+	return hand_over(fd, path, what, fix, flags, out, err);
 }
 
 int
@@ -148,7 +163,7 @@ fb_dir_check_fd(int fd, const char *path, const char *what, const char *fix, uns
 {
 	struct stat st;
 	if (fstat(fd, &st) != 0)
-		return fb_seterr(err, FB_EIO, "cannot stat %s %s: %s", what, path, strerror(errno));
+		return fb_seterr(err, FB_BASE_EIO, "cannot stat %s %s: %s", what, path, strerror(errno));
 	return check_stat(path, &st, what, fix, flags, err);
 }
 
@@ -162,6 +177,42 @@ fb_dir_check(const char *path, const char *what, const char *fix, unsigned flags
 	return rc;
 }
 
+static bool
+mine_and_private(const struct stat *st)
+{
+	return st->st_uid == geteuid() && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+bool
+fb_file_trusted(const char *path, char *why, size_t whysize)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	parent_of(path, dir, sizeof(dir));
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, whysize, "cannot open the directory %s: %s", dir, strerror(errno));
+		return false;
+	}
+	bool ok = fstat(fd, &st) == 0 && mine_and_private(&st);
+	close(fd);
+	if (!ok) {
+		snprintf(why, whysize,
+		         "the directory %s is owned by uid %ld, mode %04o: it must be yours and writable by nobody else",
+		         dir, (long)st.st_uid, (unsigned)st.st_mode & 07777);
+		return false;
+	}
+	if (lstat(path, &st) != 0)
+		return true; /* not there yet */
+	if (!S_ISREG(st.st_mode) || !mine_and_private(&st)) {
+		snprintf(why, whysize,
+		         "%s is %s owned by uid %ld, mode %04o: it must be your own regular file, writable by nobody else",
+		         path, S_ISLNK(st.st_mode) ? "a symlink" : "a file", (long)st.st_uid, (unsigned)st.st_mode & 07777);
+		return false;
+	}
+	return true;
+}
+
 int
 fb_dir_openat(int dirfd, const char *name, const char *path, const char *what, const char *fix, unsigned flags,
               bool create, int *out, struct fb_error *err)
@@ -169,7 +220,7 @@ fb_dir_openat(int dirfd, const char *name, const char *path, const char *what, c
 	*out = -1;
 	if (create && mkdirat(dirfd, name, flags & FB_DIR_SHARED ? 0770 : 0700) != 0) {
 		if (errno != EEXIST)
-			return fb_seterr(err, FB_EIO, "cannot create %s %s: %s", what, path, strerror(errno));
+			return fb_seterr(err, FB_BASE_EIO, "cannot create %s %s: %s", what, path, strerror(errno));
 	} else if (create && (flags & FB_DIR_SHARED)) {
 		/* setgid keeps the group on everything below; the umask may have taken g+rwx */
 		int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -177,20 +228,13 @@ fb_dir_openat(int dirfd, const char *name, const char *path, const char *what, c
 		if (fd >= 0)
 			close(fd);
 		if (bad)
-			return fb_seterr(err, FB_EIO, "cannot chmod %s: %s", path, strerror(errno));
+			return fb_seterr(err, FB_BASE_EIO, "cannot chmod %s: %s", path, strerror(errno));
 	}
 	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR))
-		return fb_seterr(err, FB_EUNSAFE, "%s %s is not a directory (a symlink or a file): not followed; %s", what,
+		return fb_seterr(err, FB_BASE_EUNSAFE, "%s %s is not a directory (a symlink or a file): not followed; %s", what,
 		                 path, fix);
-	if (fd < 0)
-		return fb_seterr(err, FB_EIO, "cannot open %s %s: %s", what, path, strerror(errno));
-	int rc = fb_dir_check_fd(fd, path, what, fix, flags, err);
-	if (rc)
-		close(fd);
-	else
-		*out = fd;
-	return rc;
+	return hand_over(fd, path, what, fix, flags, out, err);
 }
 
 int
@@ -198,7 +242,7 @@ fb_dir_make(const char *path, const char *what, const char *fix, unsigned flags,
 {
 	char buf[PATH_MAX];
 	if (!path[0] || snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
-		return fb_seterr(err, FB_EINVAL, "%s %s: path too long or empty", what, path);
+		return fb_seterr(err, FB_BASE_EINVAL, "%s %s: path too long or empty", what, path);
 	for (char *p = buf + 1;; p++) {
 		if (*p != '/' && *p != 0)
 			continue;
@@ -208,9 +252,9 @@ fb_dir_make(const char *path, const char *what, const char *fix, unsigned flags,
 		if (mkdir(buf, last && (flags & FB_DIR_SHARED) ? 0770 : 0700) == 0) {
 			/* setgid keeps the group on everything below; the umask may have taken g+rwx */
 			if (last && (flags & FB_DIR_SHARED) && chmod(buf, 02770) != 0)
-				return fb_seterr(err, FB_EIO, "cannot chmod %s: %s", buf, strerror(errno));
+				return fb_seterr(err, FB_BASE_EIO, "cannot chmod %s: %s", buf, strerror(errno));
 		} else if (errno != EEXIST) {
-			return fb_seterr(err, FB_EIO, "cannot create %s %s: %s", what, buf, strerror(errno));
+			return fb_seterr(err, FB_BASE_EIO, "cannot create %s %s: %s", what, buf, strerror(errno));
 		}
 		*p = c;
 		if (!c)
@@ -250,16 +294,16 @@ fb_tmp_openat(int dirfd, const char *target, int mode, char *tmp, size_t tmpsize
 		random_suffix(suffix, attempt);
 		int k = snprintf(tmp, tmpsize, "%s.tmp.%s", target, suffix);
 		if (k < 0 || (size_t)k >= tmpsize)
-			return fb_seterr(err, FB_EINVAL, "%s: path too long", target);
+			return fb_seterr(err, FB_BASE_EINVAL, "%s: path too long", target);
 		int f = openat(dirfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, (mode_t)mode);
 		if (f >= 0) {
 			*fd = f;
 			return 0;
 		}
 		if (errno != EEXIST)
-			return fb_seterr(err, FB_EIO, "cannot write %s: %s", target, strerror(errno));
+			return fb_seterr(err, FB_BASE_EIO, "cannot write %s: %s", target, strerror(errno));
 	}
-	return fb_seterr(err, FB_EIO, "cannot write %s: no free temporary name beside it", target);
+	return fb_seterr(err, FB_BASE_EIO, "cannot write %s: no free temporary name beside it", target);
 }
 
 int
@@ -272,7 +316,7 @@ int
 fb_write_at(int dirfd, const char *name, const char *path, const void *data, size_t size, int mode,
             bool exact_mode, struct fb_error *err)
 {
-	char tmp[NAME_MAX + 32];
+	char tmp[PATH_MAX + 32]; /* name may be a path (fb_write_file_atomic) */
 	int fd;
 	int rc = fb_tmp_openat(dirfd, name, mode, tmp, sizeof(tmp), &fd, err);
 	if (rc)
@@ -297,7 +341,13 @@ fb_write_at(int dirfd, const char *name, const char *path, const void *data, siz
 		return 0;
 	int saved = errno;
 	unlinkat(dirfd, tmp, 0);
-	return fb_seterr(err, FB_EIO, "cannot write %s: %s", path, strerror(saved));
+	return fb_seterr(err, FB_BASE_EIO, "cannot write %s: %s", path, strerror(saved));
+}
+
+int
+fb_write_file_atomic(const char *path, const void *data, size_t size, int mode, struct fb_error *err)
+{
+	return fb_write_at(AT_FDCWD, path, path, data, size, mode ? mode : 0666, false, err);
 }
 
 /* New components get 0777 through the umask, like any directory the user makes: the directory
@@ -308,13 +358,13 @@ fb_dir_make_output(const char *path, struct fb_error *err)
 	char p[PATH_MAX];
 	int n = snprintf(p, sizeof(p), "%s", path);
 	if (n < 0 || (size_t)n >= sizeof(p))
-		return fb_seterr(err, FB_EINVAL, "%s: path too long", path);
+		return fb_seterr(err, FB_BASE_EINVAL, "%s: path too long", path);
 	for (char *c = p + 1;; c++) {
 		if (*c == '/' || !*c) {
 			char keep = *c;
 			*c = 0;
 			if (mkdir(p, 0777) != 0 && errno != EEXIST)
-				return fb_seterr(err, FB_EIO, "cannot create %s: %s", p, strerror(errno));
+				return fb_seterr(err, FB_BASE_EIO, "cannot create %s: %s", p, strerror(errno));
 			*c = keep;
 			if (!keep)
 				break;
@@ -345,19 +395,31 @@ fb_open_regular(const char *path, int flags, int *fd, struct stat *st, struct fb
 		st = &own;
 	*fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | flags);
 	if (*fd < 0)
-		return fb_seterr(err, FB_EIO, "cannot open %s: %s", path, strerror(errno));
+		return fb_seterr(err, FB_BASE_EIO, "cannot open %s: %s", path, strerror(errno));
 	if (fstat(*fd, st) != 0) {
 		int e = errno;
 		close(*fd);
 		*fd = -1;
-		return fb_seterr(err, FB_EIO, "cannot stat %s: %s", path, strerror(e));
+		return fb_seterr(err, FB_BASE_EIO, "cannot stat %s: %s", path, strerror(e));
 	}
 	if (!S_ISREG(st->st_mode)) {
 		close(*fd);
 		*fd = -1;
-		return fb_seterr(err, FB_EIO, "%s: not a regular file (%s)", path, fb_file_kind(st->st_mode));
+		return fb_seterr(err, FB_BASE_EIO, "%s: not a regular file (%s)", path, fb_file_kind(st->st_mode));
 	}
 	return 0;
+}
+
+FILE *
+fb_fopen_regular(const char *path, int flags)
+{
+	int fd;
+	if (fb_open_regular(path, flags, &fd, NULL, NULL) != 0)
+		return NULL;
+	FILE *f = fdopen(fd, "re");
+	if (!f)
+		close(fd);
+	return f;
 }
 
 /* stat follows a symlink, so "-o link" to an input is caught too; what lstat sees decides what
@@ -368,15 +430,15 @@ fb_output_check(const char *what, const char *out, const char *const *inputs, si
 	struct stat os, ls, is;
 	bool have = stat(out, &os) == 0;
 	if (lstat(out, &ls) == 0 && !S_ISREG(ls.st_mode) && !S_ISLNK(ls.st_mode))
-		return fb_seterr(err, FB_EINVAL,
+		return fb_seterr(err, FB_BASE_EINVAL,
 		                 "%s %s is not a regular file (%s): an output replaces what is at its name; name a file",
 		                 what, out, fb_file_kind(ls.st_mode));
 	for (size_t i = 0; i < ninputs; i++) {
 		if (strcmp(out, inputs[i]) == 0)
-			return fb_seterr(err, FB_EINVAL,
+			return fb_seterr(err, FB_BASE_EINVAL,
 			                 "%s %s is also an input: the output would replace it; write it elsewhere", what, out);
 		if (have && stat(inputs[i], &is) == 0 && is.st_dev == os.st_dev && is.st_ino == os.st_ino)
-			return fb_seterr(err, FB_EINVAL,
+			return fb_seterr(err, FB_BASE_EINVAL,
 			                 "%s %s is the input %s (the same file): the output would replace it; write it "
 			                 "elsewhere",
 			                 what, out, inputs[i]);
@@ -391,21 +453,21 @@ fb_read_fd(int fd, const char *path, char **data, size_t *size, struct fb_error 
 	if (fstat(fd, &st) != 0) {
 		int e = errno;
 		close(fd);
-		return fb_seterr(err, FB_EIO, "cannot stat %s: %s", path, strerror(e));
+		return fb_seterr(err, FB_BASE_EIO, "cannot stat %s: %s", path, strerror(e));
 	}
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
-		return fb_seterr(err, FB_EIO, "%s: not a regular file (%s)", path, fb_file_kind(st.st_mode));
+		return fb_seterr(err, FB_BASE_EIO, "%s: not a regular file (%s)", path, fb_file_kind(st.st_mode));
 	}
 	if ((uint64_t)st.st_size > (uint64_t)1 << 31) {
 		close(fd);
-		return fb_seterr(err, FB_ETOOBIG, "%s: larger than 2 GiB", path);
+		return fb_seterr(err, FB_BASE_ETOOBIG, "%s: larger than 2 GiB", path);
 	}
 	size_t cap = (size_t)st.st_size, n = 0;
 	char *buf = malloc(cap + 1);
 	if (!buf) {
 		close(fd);
-		return fb_seterr(err, FB_ENOMEM, "out of memory");
+		return fb_seterr(err, FB_BASE_ENOMEM, "out of memory");
 	}
 	for (;;) {
 		if (n == cap) { /* the file grew while we read it */
@@ -413,7 +475,7 @@ fb_read_fd(int fd, const char *path, char **data, size_t *size, struct fb_error 
 			if (!nb) {
 				free(buf);
 				close(fd);
-				return fb_seterr(err, FB_ETOOBIG, "%s: too large", path);
+				return fb_seterr(err, FB_BASE_ETOOBIG, "%s: too large", path);
 			}
 			buf = nb;
 			cap = 2 * cap + 4096;
@@ -425,7 +487,7 @@ fb_read_fd(int fd, const char *path, char **data, size_t *size, struct fb_error 
 			int e = errno;
 			free(buf);
 			close(fd);
-			return fb_seterr(err, FB_EIO, "cannot read %s: %s", path, strerror(e));
+			return fb_seterr(err, FB_BASE_EIO, "cannot read %s: %s", path, strerror(e));
 		}
 		if (k == 0)
 			break;

@@ -3,19 +3,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "archprobe.h"
 #include "dlload.h"
 
 void
-fb_dl_home(const char *cuda_home, char *home, size_t size)
+fb_dl_home(const char *given, int (*find)(char *, size_t, struct ap_error *), char *home, size_t size)
 {
-	if (cuda_home && *cuda_home) {
-		snprintf(home, size, "%s", cuda_home);
-	} else {
-		struct ap_error aerr = {0};
-		if (ap_cuda_home(home, size, &aerr) != 0)
-			home[0] = 0;
-	}
+	if (given && *given)
+		snprintf(home, size, "%s", given);
+	else if (find(home, size, NULL) != 0)
+		home[0] = 0;
 }
 
 void

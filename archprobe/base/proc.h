@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "fatbuild.h"
+#include "error.h"
 
 /* pipe() then fork(). In the child *pid is 0 and *fd the write end, in the parent *pid is the
  * child and *fd the read end; each has closed the other end. *parent: the forking process, for

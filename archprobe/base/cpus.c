@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fatbuild.h"
+#include "cpus.h"
 
 #define PMAX 4096
 
@@ -162,7 +162,7 @@ cgroup_quota(const char *proc_root, const char *cgroup_root, char *where, size_t
 }
 
 void
-fb_jobs_default(const char *proc_root, const char *cgroup_root, int cpus, const char *max_jobs,
+fb_jobs_default(const char *proc_root, const char *cgroup_root, int cpus, const char *max_jobs, int most,
                 struct fb_jobs_info *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -181,11 +181,11 @@ fb_jobs_default(const char *proc_root, const char *cgroup_root, int cpus, const 
 	                          quota_where, sizeof(quota_where));
 	if (max_jobs && *max_jobs && strspn(max_jobs, "0123456789") == strlen(max_jobs)) {
 		long v = strtol(max_jobs, NULL, 10); /* LONG_MAX when out of range: capped below */
-		out->capped = v > FB_JOBS_MAX;
-		out->jobs = v == 0 || v > FB_JOBS_MAX ? FB_JOBS_MAX : (int)v; /* 0: no limit, as ninja -j 0 */
+		out->capped = v > most;
+		out->jobs = v == 0 || v > most ? most : (int)v; /* 0: no limit, as ninja -j 0 */
 		out->from = FB_JOBS_FROM_MAX_JOBS;
 		if (v == 0 || out->capped)
-			snprintf(out->where, sizeof(out->where), "MAX_JOBS=%.100s, capped at %d", max_jobs, FB_JOBS_MAX);
+			snprintf(out->where, sizeof(out->where), "MAX_JOBS=%.100s, capped at %d", max_jobs, most);
 		else
 			snprintf(out->where, sizeof(out->where), "MAX_JOBS=%.100s", max_jobs);
 		return;

@@ -1,9 +1,17 @@
-/* error.c: status texts and the status → exit code map shared by both CLIs. */
-#include <stdarg.h>
-#include <stdio.h>
+/* apstatus.c: libarchprobe's statuses: their texts and the exit codes the CLIs give them (the
+ * map is shared by both CLIs). Also where struct ap_error is held to the foundation's error
+ * layout (base/error.h says why it must be). */
+#include <stddef.h>
 
 #include "archprobe.h"
-#include "error_int.h"
+#include "base/error.h"
+
+_Static_assert(sizeof(struct ap_error) == sizeof(struct fb_errlayout) &&
+                   offsetof(struct ap_error, code) == offsetof(struct fb_errlayout, code) &&
+                   offsetof(struct ap_error, msg) == offsetof(struct fb_errlayout, msg) &&
+                   sizeof(((struct ap_error *)0)->msg) == sizeof(((struct fb_errlayout *)0)->msg) &&
+                   offsetof(struct ap_error, ap_code) == offsetof(struct fb_errlayout, ap_code),
+               "struct ap_error is not the layout base/error.h fills");
 
 static const char *const texts[AP_NSTATUS] = {
 	[AP_OK] = "success",
@@ -44,19 +52,4 @@ ap_exit_code(int code)
 	case AP_ECRASH: return AP_EXIT_TIMEOUT;
 	default: return AP_EXIT_FAIL;
 	}
-}
-
-void
-ap_seterr(struct ap_error *err, int code, const char *fmt, ...)
-{
-	if (!err)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	err->code = code;
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	va_end(ap);
-	for (char *c = err->msg; *c; c++) /* items come from env vars: no control bytes on a terminal */
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			*c = '?';
 }

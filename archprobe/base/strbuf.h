@@ -1,5 +1,6 @@
 /* strbuf.h: a growable string and a list of strings, both with a sticky out-of-memory flag so
- * that a caller appends freely and checks once; the line of a log a message quotes. Private; symbols are hidden. */
+ * that a caller appends freely and checks once; the line of a log a message quotes. Private;
+ * symbols are hidden. */
 #ifndef FB_STRBUF_H
 #define FB_STRBUF_H
 
@@ -17,6 +18,11 @@ struct fb_buf {
 void fb_buf_put(struct fb_buf *b, const char *s, size_t len);
 /* Appends the string s. */
 void fb_buf_puts(struct fb_buf *b, const char *s);
+/* Appends the formatted text. */
+void fb_buf_printf(struct fb_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends s[0..n) as a JSON string: quotes and backslashes escaped, and every byte outside
+ * 0x20..0x7e as \u00XX, so the text is valid JSON (and ASCII) whatever bytes s holds. */
+void fb_buf_json(struct fb_buf *b, const char *s, size_t n);
 
 /* Zero-initialised is empty; v[0..n) are malloc'd copies and v[n] is NULL (v itself is NULL
  * until the first add). */

@@ -8,8 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fatbuild.h"
-#include "error_priv.h"
+#include "words.h"
 
 static const char blanks[] = " \t\n";
 
@@ -26,13 +25,13 @@ fb_words_split(const char *s, char ***words, size_t *n, struct fb_error *err)
 	}
 	char **v = calloc(count + 1, sizeof(*v));
 	if (!v)
-		return fb_seterr(err, FB_ENOMEM, "out of memory");
+		return fb_seterr(err, FB_BASE_ENOMEM, "out of memory");
 	size_t k = 0;
 	for (const char *p = s ? s : ""; *(p += strspn(p, blanks));) {
 		size_t len = strcspn(p, blanks);
 		if (!(v[k] = strndup(p, len))) {
 			fb_words_free(v);
-			return fb_seterr(err, FB_ENOMEM, "out of memory");
+			return fb_seterr(err, FB_BASE_ENOMEM, "out of memory");
 		}
 		k++;
 		p += len;

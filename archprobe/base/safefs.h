@@ -1,13 +1,15 @@
 /* safefs.h: directories and temporary files another user cannot plant, redirect or read into a
- * build, and whole-file reads. Private; symbols are hidden. The rules are docs/security.md. */
+ * build, atomic writes, whole-file reads and the checks of an output's name. Private; symbols
+ * are hidden. The rules are docs/security.md. */
 #ifndef FB_SAFEFS_H
 #define FB_SAFEFS_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/stat.h>
 
-#include "fatbuild.h"
+#include "error.h"
 
 /* fb_dir_check / fb_dir_make flags. */
 #define FB_DIR_EXPLICIT 1u /* the user named this path: group-writable is allowed when the user owns it */
@@ -35,6 +37,13 @@ int fb_dir_check_fd(int fd, const char *path, const char *what, const char *fix,
 int fb_dir_openat(int dirfd, const char *name, const char *path, const char *what, const char *fix, unsigned flags,
                   bool create, int *fd, struct fb_error *err);
 
+/* Whether the file at path may be read, and replaced, without further checks (archprobe's
+ * probe cache): its directory (opened O_DIRECTORY|O_NOFOLLOW) is owned by the effective user and
+ * writable by nobody else, and the file, if there, is a regular file (not a symlink) of the
+ * user's, writable by nobody else. When not, why (one line: the path, its owner and mode) says
+ * so. */
+bool fb_file_trusted(const char *path, char *why, size_t whysize);
+
 /* mkdir -p: every missing component is created 0700 (FB_DIR_SHARED: 02770), then path is
  * checked with fb_dir_check. */
 int fb_dir_make(const char *path, const char *what, const char *fix, unsigned flags, struct fb_error *err);
@@ -52,8 +61,23 @@ int fb_tmp_openat(int dirfd, const char *target, int mode, char *tmp, size_t tmp
 int fb_write_at(int dirfd, const char *name, const char *path, const void *data, size_t size, int mode,
                 bool exact_mode, struct fb_error *err);
 
+/* Writes data to path atomically: a new file with a random name beside it (path.tmp.XXXXXXXXXX,
+ * O_CREAT|O_EXCL|O_NOFOLLOW: nothing planted at that name is followed or truncated), then an
+ * fsync-free rename; nothing is left on failure. mode goes through the umask (0: 0666). */
+int fb_write_file_atomic(const char *path, const void *data, size_t size, int mode, struct fb_error *err);
+
 /* mkdir -p through fb_dir_make (0700, checked). */
 int fb_mkdirs(const char *path, struct fb_error *err);
+/* mkdir -p for an output directory the user named: missing components are made 0777 through
+ * the umask. 0, FB_EINVAL (too long) or FB_EIO naming the component. */
+int fb_dir_make_output(const char *path, struct fb_error *err);
+/* Checks an output path before anything is made or written (docs/hardening.md): out must not
+ * be one of the ninputs inputs, by path or as the same file (device and inode: "./k.cu", a hard
+ * link, a symlink to it), and what is at out already, if anything, must be a regular file or a
+ * symlink (which the rename replaces): a device node, FIFO, socket or directory is never
+ * replaced. what names the option in the message ("-o", "--depfile"). Returns 0 or FB_EINVAL. */
+int fb_output_check(const char *what, const char *out, const char *const *inputs, size_t ninputs,
+                    struct fb_error *err);
 /* Removes dir: its files, and its subdirectories down to depth more levels (deeper ones and
  * anything that cannot be removed stay, and so then does dir). Nothing is followed: dir itself
  * and every directory below are opened O_NOFOLLOW and walked by descriptor, links and special
@@ -73,6 +97,9 @@ const char *fb_file_kind(mode_t mode);
  * open flags (O_NOFOLLOW). Fills *fd and st (may be NULL); returns 0, or FB_EIO with err
  * "cannot open PATH: why" or "PATH: not a regular file (a FIFO)" (*fd then -1). */
 int fb_open_regular(const char *path, int flags, int *fd, struct stat *st, struct fb_error *err);
+/* fb_open_regular as a stdio stream ("re"), for reading line by line; NULL when it cannot be
+ * opened or is not a regular file. */
+FILE *fb_fopen_regular(const char *path, int flags);
 /* Reads a whole regular file (fb_open_regular; NUL-terminated for convenience; *size excludes
  * it). */
 int fb_read_file(const char *path, char **data, size_t *size, struct fb_error *err);

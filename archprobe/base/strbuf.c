@@ -1,29 +1,40 @@
 /* strbuf.c: growable strings and string lists, and the line of a tool's log that a one-line
  * message quotes (strbuf.h). */
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fatbuild.h"
+#include "error.h"
 #include "strbuf.h"
+
+/* Makes room for len more bytes and the terminator; false (and oom set) when there is none. */
+static bool
+room_for(struct fb_buf *b, size_t len)
+{
+	if (b->oom)
+		return false;
+	if (b->len + len + 1 <= b->cap)
+		return true;
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap < b->len + len + 1 && cap <= SIZE_MAX / 2)
+		cap *= 2;
+	char *p = cap >= b->len + len + 1 ? realloc(b->s, cap) : NULL;
+	if (!p) {
+		b->oom = true;
+		return false;
+	}
+	b->s = p;
+	b->cap = cap;
+	return true;
+}
 
 void
 fb_buf_put(struct fb_buf *b, const char *s, size_t len)
 {
-	if (b->oom)
+	if (!room_for(b, len))
 		return;
-	if (b->len + len + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		while (cap < b->len + len + 1)
-			cap *= 2;
-		char *p = realloc(b->s, cap);
-		if (!p) {
-			b->oom = true;
-			return;
-		}
-		b->s = p;
-		b->cap = cap;
-	}
 	memcpy(b->s + b->len, s, len);
 	b->len += len;
 	b->s[b->len] = 0;
@@ -35,17 +46,52 @@ fb_buf_puts(struct fb_buf *b, const char *s)
 	fb_buf_put(b, s, strlen(s));
 }
 
+void
+fb_buf_printf(struct fb_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0) { /* an encoding error: nothing can be appended */
+		b->oom = true;
+		return;
+	}
+	if (!room_for(b, (size_t)n))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void
+fb_buf_json(struct fb_buf *b, const char *s, size_t n)
+{
+	fb_buf_put(b, "\"", 1);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\')
+			fb_buf_printf(b, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			fb_buf_printf(b, "\\u%04x", c);
+		else
+			fb_buf_put(b, (const char *)&c, 1);
+	}
+	fb_buf_put(b, "\"", 1);
+}
+
 int
 fb_strlist_add(struct fb_strlist *l, const char *s)
 {
 	if (l->oom)
-		return FB_ENOMEM;
+		return FB_BASE_ENOMEM;
 	if (l->n + 1 >= l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 16;
 		char **v = realloc(l->v, cap * sizeof(*v));
 		if (!v) {
 			l->oom = true;
-			return FB_ENOMEM;
+			return FB_BASE_ENOMEM;
 		}
 		l->v = v;
 		l->cap = cap;
@@ -53,7 +99,7 @@ fb_strlist_add(struct fb_strlist *l, const char *s)
 	char *d = strdup(s);
 	if (!d) {
 		l->oom = true;
-		return FB_ENOMEM;
+		return FB_BASE_ENOMEM;
 	}
 	l->v[l->n++] = d;
 	l->v[l->n] = NULL;

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <strings.h>
 
-#include "fatbuild.h"
+#include "env.h"
 
 int
 fb_env_switch(const char *name)

@@ -1,13 +1,15 @@
 /* dlload.h: what the loaders of NVRTC (compile/nvrtc.c) and nvJitLink (devlink/jitlink.c)
- * share (dlload.c); devlink/dlink.c finds its toolkit home the same way. Private; symbols are
- * hidden. */
+ * share (dlload.c). Private; symbols are hidden. */
 #ifndef FB_DLLOAD_H
 #define FB_DLLOAD_H
 
 #include <stddef.h>
 
-/* home = cuda_home when given and not empty, else the toolkit archprobe finds, else "". */
-void fb_dl_home(const char *cuda_home, char *home, size_t size);
+#include "error.h"
+
+/* home = given when not empty, else what find (archprobe's ap_cuda_home, which base cannot
+ * call itself) finds, else "". */
+void fb_dl_home(const char *given, int (*find)(char *, size_t, struct ap_error *), char *home, size_t size);
 /* Appends ", path" (or "path" first) to the list of tried places in tried[0..size), *used
  * long; a path that does not fit is left out. */
 void fb_dl_tried(char *tried, size_t size, size_t *used, const char *path);

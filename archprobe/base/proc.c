@@ -10,7 +10,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "error_priv.h"
+#include "error.h"
 #include "proc.h"
 
 int
@@ -18,14 +18,14 @@ fb_fork_piped(pid_t *parent, pid_t *pid, int *fd, struct fb_error *err)
 {
 	int p[2];
 	if (pipe(p) != 0)
-		return fb_seterr(err, FB_EIO, "pipe failed: %s", strerror(errno));
+		return fb_seterr(err, FB_BASE_EIO, "pipe failed: %s", strerror(errno));
 	*parent = getpid();
 	*pid = fork(); /* the child leaves with _exit: no stdio buffer is flushed twice */
 	if (*pid < 0) {
 		int e = errno;
 		close(p[0]);
 		close(p[1]);
-		return fb_seterr(err, FB_EIO, "fork failed: %s", strerror(e));
+		return fb_seterr(err, FB_BASE_EIO, "fork failed: %s", strerror(e));
 	}
 	close(p[*pid == 0 ? 0 : 1]);
 	*fd = p[*pid == 0 ? 1 : 0];
