@@ -7,9 +7,10 @@
 # API), or "SUBSYSTEM/name.h" naming a private header of a subsystem the file's own may use:
 #   fatbuild/common   -> (nothing)
 #   fatbuild/fatbin   -> common
-#   fatbuild/compile  -> common fatbin
+#   fatbuild/cache    -> common fatbin
+#   fatbuild/compile  -> common fatbin cache
 #   fatbuild/devlink  -> common fatbin
-#   fatbuild/extension -> common fatbin compile devlink
+#   fatbuild/extension -> common fatbin cache compile devlink
 #   fatbuild/check    -> common fatbin
 #   fatbuild/runtime  -> fatbin/format.h only (header-only: the runtime links nothing but its own code)
 #   fatbuild/cli      -> (public headers only: archprobe.h, fatbuild.h)
@@ -28,9 +29,10 @@ allowed() {
 	case $1 in
 	fatbuild/common) echo "" ;;
 	fatbuild/fatbin) echo "common" ;;
-	fatbuild/compile) echo "common fatbin" ;;
+	fatbuild/cache) echo "common fatbin" ;;
+	fatbuild/compile) echo "common fatbin cache" ;;
 	fatbuild/devlink) echo "common fatbin" ;;
-	fatbuild/extension) echo "common fatbin compile devlink" ;;
+	fatbuild/extension) echo "common fatbin cache compile devlink" ;;
 	fatbuild/check) echo "common fatbin" ;;
 	fatbuild/runtime) echo "fatbin/format.h" ;;
 	*) echo "" ;;
@@ -42,8 +44,10 @@ allowed() {
 # side (the run's state, scheduling, the forked job, PCH workers, the compile server and its
 # client), one header run.h; the driver (options, sources and jobs; fb_compile).
 RANKS='
-fatbuild/compile 0 hash.c hash.h depfile.c depfile.h hosthdr.c hosthdr.h pb.c pb.h
-fatbuild/compile 1 nvrtc.c nvrtc.h cache.c cache.h cachedir.c cacheroot.c remote.c reapi.c rexec.c rexec.h stats.c key.c
+fatbuild/cache 0 hash.c hash.h pb.c pb.h
+fatbuild/cache 1 cache.h cacheroot.c store.c trim.c stats.c key.c remote.c reapi.c rexec.c rexec.h
+fatbuild/compile 0 depfile.c depfile.h hosthdr.c hosthdr.h
+fatbuild/compile 1 nvrtc.c nvrtc.h
 fatbuild/compile 2 run.h schedule.c child.c worker.c server.c client.c
 fatbuild/compile 3 compile.h prepare.c compile.c
 fatbuild/devlink 0 jitlink.c jitlink.h
@@ -263,7 +267,8 @@ if [ "${1:-}" = --self-test ]; then
 		'fatbuild/cli/cmd_pack.c:fatbin/fatbin_priv.h' 'fatbuild/runtime/fbrt.c:common/bytes.h' \
 		'archprobe/arch.c:fatbuild.h' 'fatbuild/compile/nvrtc.c:../common/bytes.h' 'include/fatbuild.h:compile/compile.h' \
 		'fatbuild/devlink/dlink.c:compile/compile.h' 'fatbuild/devlink/jitlink.c:compile/nvrtc.h' \
-		'fatbuild/compile/cache.c:run.h' 'fatbuild/compile/hash.c:compile.h' 'fatbuild/compile/worker.c:compile.h'; do
+		'fatbuild/compile/nvrtc.c:run.h' 'fatbuild/compile/depfile.c:compile.h' 'fatbuild/compile/worker.c:compile.h' \
+		'fatbuild/cache/store.c:compile/run.h' 'fatbuild/cache/remote.c:extension/edgecache.h' 'fatbuild/cache/hash.c:cache.h'; do
 		file=${plant%%:*} inc=${plant#*:}
 		fresh
 		printf '#include "%s"\n' "$inc" >>"$tmp/t/$file"
@@ -276,13 +281,15 @@ if [ "${1:-}" = --self-test ]; then
 		printf '%s\n' "$code" >>"$tmp/t/$file"
 		expect "$name used in $file" "$file" "$name"
 	done <<'EOF'
-fatbuild/compile/cache.c|fb_compile_default_jobs|static int planted(void) { return fb_compile_default_jobs(); }
+fatbuild/cache/store.c|fb_compile_default_jobs|static int planted(void) { return fb_compile_default_jobs(); }
 fatbuild/compile/worker.c|fb_compile_result_free|static void planted(struct fb_compile_result *r) { fb_compile_result_free(r); }
 fatbuild/compile/child.c|fb_run_make_jobs|static int planted(struct run *r) { return fb_run_make_jobs(r, NULL); }
 fatbuild/compile/depfile.c|fb_nvrtc_close|void fb_nvrtc_close(struct fb_nvrtc *n);
-fatbuild/compile/hash.c|fb_cache_entry|static size_t planted(const struct fb_cache_entry *e) { return e->cubin_size; }
+fatbuild/cache/hash.c|fb_cache_entry|static size_t planted(const struct fb_cache_entry *e) { return e->cubin_size; }
 fatbuild/compile/nvrtc.c|FB_SERVER_IDLE_SETS|static int planted(void) { return FB_SERVER_IDLE_SETS; }
-fatbuild/compile/key.c|fb_jl_out_clear|static void planted(struct fb_jl_out *o) { fb_jl_out_clear(o); }
+fatbuild/cache/key.c|fb_jl_out_clear|static void planted(struct fb_jl_out *o) { fb_jl_out_clear(o); }
+fatbuild/cache/remote.c|fb_edge_tool_id|static int planted(char *f, char *o) { return fb_edge_tool_id("cc", f, o, 8); }
+fatbuild/cache/store.c|fb_run_job_done|static void planted(struct run *r, struct job *j) { fb_run_job_done(r, j); }
 fatbuild/devlink/dlink.c|fb_nvrtc_close|static void planted(struct fb_nvrtc *n) { fb_nvrtc_close(n); }
 fatbuild/devlink/jitlink.c|fb_dlink_result_clear|static void planted(struct fb_dlink_result *r) { fb_dlink_result_clear(r); }
 EOF
@@ -295,20 +302,20 @@ EOF
 	cp "$tmp/t/fatbuild/devlink/dlink.c" "$tmp/t/fatbuild/compile/dlink.c"
 	expect "the device link back in fatbuild/compile/dlink.c" fatbuild/compile/dlink.c
 	fresh
-	rm "$tmp/t/fatbuild/compile/stats.c"
-	expect "a rank for the missing fatbuild/compile/stats.c" fatbuild/compile/stats.c
+	rm "$tmp/t/fatbuild/cache/stats.c"
+	expect "a rank for the missing fatbuild/cache/stats.c" fatbuild/cache/stats.c
 	fresh
 	mkdir -p "$tmp/t/fatbuild/build"
 	expect "a source folder fatbuild/build/" fatbuild/build/
 	# Names in comments and strings are no uses.
 	fresh
-	printf '/* fb_compile_default_jobs() */\nstatic const char planted[] = "fb_compile_result_free(";\n' >>"$tmp/t/fatbuild/compile/cache.c"
+	printf '/* fb_compile_default_jobs() */\nstatic const char planted[] = "fb_compile_result_free(";\n' >>"$tmp/t/fatbuild/cache/store.c"
 	if ! out=$(check_tree "$tmp/t"); then
 		echo "layout self-test: names in a comment and a string were taken for uses: $out"
 		fails=1
 	fi
 	# A rank table in HACKING.md that says otherwise.
-	mkdir -p "$tmp/h" && sed 's/^\(  | `compile\/` | 1, .*\)`stats\.c`, /\1/' "$here/HACKING.md" >"$tmp/h/HACKING.md"
+	mkdir -p "$tmp/h" && sed 's/^\(  | `cache\/` | 1, .*\)`stats\.c`, /\1/' "$here/HACKING.md" >"$tmp/h/HACKING.md"
 	planted=$((planted + 1))
 	if check_hacking "$tmp/h" >/dev/null; then
 		echo "layout self-test: HACKING.md without stats.c in its rank table was not reported"

@@ -3,7 +3,7 @@
  * Steps: load NVRTC; read each source and find every header it reads (depfile.c); make one
  * job per (source, SASS target) and per (source, PTX target without a SASS sibling); key each
  * job by SHA-256 over everything that decides its output and look it up in the cache
- * (cache.c); run the misses, at most `jobs` at a time, each in a forked child that calls
+ * (cache/store.c); run the misses, at most `jobs` at a time, each in a forked child that calls
  * NVRTC once and streams status, log, PTX and cubin back through a pipe. Processes rather than
  * threads because NVRTC serialises compiles within one process (measured with NVRTC 13.0: two
  * CUB BlockRadixSort compiles on two threads 4.0 s, one after the other 3.8 s, in two

@@ -6,10 +6,10 @@
 #define FB_COMPILE_H
 
 #include "fatbuild.h"
-#include "cache.h"
 #include "depfile.h"
-#include "hash.h"
 #include "nvrtc.h"
+#include "cache/cache.h"
+#include "cache/hash.h"
 #include "common/safefs.h"
 #include "common/strbuf.h"
 

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <sys/types.h>
 
-#include "cache.h"
 #include "nvrtc.h"
+#include "cache/cache.h"
 #include "common/error_priv.h"
 #include "common/strbuf.h"
 

@@ -1,5 +1,5 @@
 /* edgecache.c: host and nvcc compile edges cached as the NVRTC images are, in the same local
- * cache (compile/cache.c) and the same remote cache (compile/remote.c: Bazel HTTP, or REAPI on
+ * cache (cache/store.c) and the same remote cache (cache/remote.c: Bazel HTTP, or REAPI on
  * gRPC), so a second build dir, machine or CI job takes what another compiled (docs/caches.md
  * "Host and nvcc edges"). The key follows ccache's direct mode, in two steps:
  *   K0 = SHA-256("fatbuild edge 1", each tool's resolved path, size and mtime, the environment
@@ -42,11 +42,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cache/cache.h"
+#include "cache/hash.h"
 #include "common/error_priv.h"
 #include "common/safefs.h"
 #include "common/strbuf.h"
-#include "compile/cache.h"
-#include "compile/hash.h"
 #include "edgecache.h"
 #include "fatbin/elfid.h"
 

@@ -27,11 +27,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache/cache.h"
+#include "cache/hash.h"
 #include "common/error_priv.h"
 #include "common/safefs.h"
 #include "common/strbuf.h"
-#include "compile/cache.h"
-#include "compile/hash.h"
 #include "edgecache.h"
 #include "hostpch.h"
 

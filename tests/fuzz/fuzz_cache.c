@@ -1,4 +1,4 @@
-/* fuzz_cache.c: the compile cache's entry files (cache.c: "FBCACHE1", three sizes, SHA-256 of
+/* fuzz_cache.c: the compile cache's entry files (cache/store.c: "FBCACHE1", three sizes, SHA-256 of
  * the payload, then cubin, PTX and log), which anything on the disk may have damaged.
  * Input: arbitrary bytes, read two ways:
  *   1. as an entry file: fb_cache_decode accepts it or says FB_EFORMAT, nothing else; what it

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile/cache.h"
-#include "compile/pb.h"
+#include "cache/cache.h"
+#include "cache/pb.h"
 #include "fatbuild.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

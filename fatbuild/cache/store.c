@@ -1,4 +1,4 @@
-/* cache.c: the content-addressed compile cache.
+/* store.c: the content-addressed compile cache.
  *
  * Location: FATBUILD_CACHE_DIR, else $XDG_CACHE_HOME/fatbuild, else ~/.cache/fatbuild.
  * An entry is one file, <dir>/<key[0:2]>/<key>, where key is the SHA-256 (hex) that compile.c
@@ -18,7 +18,7 @@
  * entry is trusted only as a regular file nobody else can write. On read the file size must
  * equal 0x40 + the three sizes and the payload must hash to the stored digest; an entry that
  * fails either check is deleted, reported (FB_EFORMAT) and recompiled. A hit refreshes the
- * entry's mtime: the time of last use, by which cachedir.c trims. */
+ * entry's mtime: the time of last use, by which trim.c trims. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

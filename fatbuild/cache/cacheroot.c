@@ -1,8 +1,8 @@
 /* cacheroot.c: where the compile cache is and how its directories are reached: the cache dir
  * (FATBUILD_CACHE_DIR, else $XDG_CACHE_HOME/fatbuild, else ~/.cache/fatbuild), whether it is an
  * opted-in team cache, the checks it passes before use (docs/security.md), its root and shards
- * opened by descriptor, and the names of entries. The store (cache.c), the counters (stats.c)
- * and the walks (cachedir.c) all start here. */
+ * opened by descriptor, and the names of entries. The store (store.c), the counters (stats.c)
+ * and the walks (trim.c) all start here. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>

@@ -1,9 +1,9 @@
-/* cache.h: the compile cache: the local content-addressed store (cache.c), the shared one over
+/* cache.h: the compile cache: the local content-addressed store (store.c), the shared one over
  * Bazel's HTTP cache protocol (remote.c, docs/remote-cache.md) or REAPI on gRPC (reapi.c, §8),
  * the counters (stats.c) and how paths and the NVRTC build enter the key (key.c). Private to
  * libfatbuild. */
-#ifndef FB_COMPILE_CACHE_H
-#define FB_COMPILE_CACHE_H
+#ifndef FB_CACHE_CACHE_H
+#define FB_CACHE_CACHE_H
 
 #include <signal.h>
 #include <stdbool.h>
@@ -15,7 +15,7 @@
 #include "fatbuild.h"
 #include "hash.h"
 
-/* ---- cache.c: the content-addressed store ---- */
+/* ---- store.c: the content-addressed store ---- */
 
 struct fb_cache_entry {
 	unsigned char *cubin;

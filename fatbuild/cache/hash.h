@@ -1,7 +1,7 @@
 /* hash.h: SHA-256 (FIPS 180-4) for the compile keys, the cache's checksums and the remote
  * cache's digests (hash.c). Private to libfatbuild. */
-#ifndef FB_COMPILE_HASH_H
-#define FB_COMPILE_HASH_H
+#ifndef FB_CACHE_HASH_H
+#define FB_CACHE_HASH_H
 
 #include <signal.h>
 #include <stddef.h>
