@@ -44,8 +44,9 @@ allowed() {
 # side (the run's state, scheduling, the forked job, PCH workers, the compile server and its
 # client), one header run.h; the driver (options, sources and jobs; fb_compile).
 RANKS='
-fatbuild/cache 0 hash.c hash.h pb.c pb.h
-fatbuild/cache 1 cache.h cacheroot.c store.c trim.c stats.c key.c remote.c reapi.c rexec.c rexec.h
+fatbuild/cache 0 entry.h hash.c hash.h key.c key.h pb.c pb.h
+fatbuild/cache 1 store.h cacheroot.c store.c trim.c stats.c remote.h remote.c record.c reapi.c rexec.h rexec.c
+fatbuild/cache 2 cache.h tiers.c
 fatbuild/compile 0 depfile.c depfile.h hosthdr.c hosthdr.h
 fatbuild/compile 1 nvrtc.c nvrtc.h
 fatbuild/compile 2 run.h schedule.c child.c worker.c server.c client.c
@@ -268,7 +269,8 @@ if [ "${1:-}" = --self-test ]; then
 		'archprobe/arch.c:fatbuild.h' 'fatbuild/compile/nvrtc.c:../common/bytes.h' 'include/fatbuild.h:compile/compile.h' \
 		'fatbuild/devlink/dlink.c:compile/compile.h' 'fatbuild/devlink/jitlink.c:compile/nvrtc.h' \
 		'fatbuild/compile/nvrtc.c:run.h' 'fatbuild/compile/depfile.c:compile.h' 'fatbuild/compile/worker.c:compile.h' \
-		'fatbuild/cache/store.c:compile/run.h' 'fatbuild/cache/remote.c:extension/edgecache.h' 'fatbuild/cache/hash.c:cache.h'; do
+		'fatbuild/cache/store.c:compile/run.h' 'fatbuild/cache/remote.c:extension/edgecache.h' 'fatbuild/cache/hash.c:cache.h' \
+		'fatbuild/cache/store.c:cache.h'; do
 		file=${plant%%:*} inc=${plant#*:}
 		fresh
 		printf '#include "%s"\n' "$inc" >>"$tmp/t/$file"
@@ -285,11 +287,12 @@ fatbuild/cache/store.c|fb_compile_default_jobs|static int planted(void) { return
 fatbuild/compile/worker.c|fb_compile_result_free|static void planted(struct fb_compile_result *r) { fb_compile_result_free(r); }
 fatbuild/compile/child.c|fb_run_make_jobs|static int planted(struct run *r) { return fb_run_make_jobs(r, NULL); }
 fatbuild/compile/depfile.c|fb_nvrtc_close|void fb_nvrtc_close(struct fb_nvrtc *n);
-fatbuild/cache/hash.c|fb_cache_entry|static size_t planted(const struct fb_cache_entry *e) { return e->cubin_size; }
+fatbuild/cache/hash.c|fb_remote_counts|static uint64_t planted(const struct fb_remote_counts *c) { return c->hits; }
 fatbuild/compile/nvrtc.c|FB_SERVER_IDLE_SETS|static int planted(void) { return FB_SERVER_IDLE_SETS; }
 fatbuild/cache/key.c|fb_jl_out_clear|static void planted(struct fb_jl_out *o) { fb_jl_out_clear(o); }
 fatbuild/cache/remote.c|fb_edge_tool_id|static int planted(char *f, char *o) { return fb_edge_tool_id("cc", f, o, 8); }
 fatbuild/cache/store.c|fb_run_job_done|static void planted(struct run *r, struct job *j) { fb_run_job_done(r, j); }
+fatbuild/cache/remote.c|fb_cache_get|static int planted(struct fb_cache *c, struct fb_cache_entry *e) { return fb_cache_get(c, "", 0, e); }
 fatbuild/devlink/dlink.c|fb_nvrtc_close|static void planted(struct fb_nvrtc *n) { fb_nvrtc_close(n); }
 fatbuild/devlink/jitlink.c|fb_dlink_result_clear|static void planted(struct fb_dlink_result *r) { fb_dlink_result_clear(r); }
 EOF

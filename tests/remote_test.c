@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "cache/remote.h"
+#include "cache/store.h"
 #include "compile/compile.h"
 
 static void

@@ -1,248 +1,92 @@
-/* cache.h: the compile cache: the local content-addressed store (store.c), the shared one over
- * Bazel's HTTP cache protocol (remote.c, docs/remote-cache.md) or REAPI on gRPC (reapi.c, §8),
- * the counters (stats.c) and how paths and the NVRTC build enter the key (key.c). Private to
- * libfatbuild. */
+/* cache.h: THE CACHE as the other parts see it (compile/, extension/): the one header of cache/
+ * they include. One run's cache is a get and a put over two tiers, the local store (store.c)
+ * and the shared remote over HTTP or REAPI (remote.c, reapi.c; docs/remote-cache.md), which
+ * this interface hides (tiers.c); with it come the entries (entry.h), the digests keys are made
+ * of (hash.h) and how paths and the NVRTC build enter a key (key.h). Private to libfatbuild;
+ * the cache's public face (stats, clear, trim, counters) is fatbuild.h's. */
 #ifndef FB_CACHE_CACHE_H
 #define FB_CACHE_CACHE_H
 
-#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "fatbuild.h"
+#include "entry.h"
 #include "hash.h"
+#include "key.h"
+#include "remote.h" /* until compile/ and extension/ call the tiers */
+#include "store.h"
 
-/* ---- store.c: the content-addressed store ---- */
+/* The local store's directory for a run: dir, else fb_cache_dir(), into buf, and checked
+ * before use (a missing one is fine: the first put makes it 0700; docs/security.md). 0, or
+ * FB_EINVAL (no directory: HOME unset, a path too long), FB_EUNSAFE (others could write into
+ * it) or FB_EIO, with err->msg saying what to do. */
+int fb_cache_local_dir(const char *dir, char *buf, size_t size, struct fb_error *err);
 
-struct fb_cache_entry {
-	unsigned char *cubin;
-	size_t cubin_size;
-	unsigned char *ptx;
-	size_t ptx_size;
-	char *log;               /* NUL-terminated */
+/* What the cache tells its caller, each once where it happens, msg saying what and where:
+ *   FB_CACHE_REMOTE_OFF     the remote could not be opened (a bad URL, no libcurl or gRPC)
+ *   FB_CACHE_REMOTE_FAILED  the remote failed during a get: off for the rest of the build,
+ *                           and told only by the build's first process to see it (§5)
+ *   FB_CACHE_UPLOAD_FAILED  the same during a put
+ *   FB_CACHE_LOCAL_DAMAGED  a local entry failed its checksum or its check: removed
+ *   FB_CACHE_REMOTE_DAMAGED a remote record or blob was damaged, or the entry failed its
+ *                           check: not taken, not kept
+ *   FB_CACHE_LOCAL_UNKEPT   a put to the local store failed */
+enum fb_cache_event {
+	FB_CACHE_REMOTE_OFF,
+	FB_CACHE_REMOTE_FAILED,
+	FB_CACHE_UPLOAD_FAILED,
+	FB_CACHE_LOCAL_DAMAGED,
+	FB_CACHE_REMOTE_DAMAGED,
+	FB_CACHE_LOCAL_UNKEPT,
 };
 
-/* Before a compile uses the cache dir: 0 when it is missing (created 0700 on the first put) or
- * passes fb_dir_check; else FB_EUNSAFE/FB_EIO with the message. A group-writable one passes
- * only as an opted-in team cache, whoever named it (explicit is kept for the callers' sake). */
-int fb_cache_check(const char *dir, bool explicit, struct fb_error *err);
-/* FB_DIR_SHARED when FATBUILD_CACHE_SHARED=1 (a team cache), else 0: the fb_dir_check flags
- * of the cache dir, its shards and files. */
-unsigned fb_cache_flags(void);
-/* The checked cache root, open (fb_dir_open); create: made first where missing. */
-int fb_cache_root_open(const char *dir, bool create, int *fd, struct fb_error *err);
-/* The shard of name (its first two characters) inside root, checked, never through a link;
- * create: made first (0700, a team cache 02770). */
-int fb_cache_shard_open(int root, const char *dir, const char *name, bool create, int *fd, struct fb_error *err);
-/* An entry's name: 64 lowercase hex digits. A temporary's: that, ".tmp.", ten characters. */
-bool fb_cache_is_key(const char *name);
-bool fb_cache_is_tmp(const char *name);
-/* *dir, or when it is NULL fb_cache_dir() written into buf (then *dir = buf). */
-int fb_cache_dir_default(const char **dir, char *buf, size_t size, struct fb_error *err);
-/* 0 and *out filled on a verified hit; FB_ENOIMAGE on a miss; FB_EFORMAT for an entry that
- * failed its size or checksum check (it is removed; err->msg names it); other codes for real
- * I/O trouble. */
-int fb_cache_get(const char *dir, const char *key, struct fb_cache_entry *out, struct fb_error *err);
-int fb_cache_put(const char *dir, const char *key, const struct fb_cache_entry *e, struct fb_error *err);
-/* Deletes the entry under key (one that passed its checksum but is not what its key claims);
- * only in a shard that passes the directory checks. */
-void fb_cache_remove(const char *dir, const char *key);
-void fb_cache_entry_clear(struct fb_cache_entry *e);
-/* The entry file's bytes, both ways (fuzz_cache checks that they agree and that any damage is
- * caught). decode: 0, FB_EFORMAT (size or checksum mismatch) or FB_ENOMEM; encode: 0 or
- * FB_ENOMEM, *out malloc'd. */
-int fb_cache_decode(const unsigned char *data, size_t n, struct fb_cache_entry *out);
-int fb_cache_encode(const struct fb_cache_entry *e, unsigned char **out, size_t *size);
-
-/* A copy of p[0..n) with a NUL after it (for text); NULL on OOM. */
-static inline unsigned char *
-fb_dup_bytes(const unsigned char *p, size_t n)
-{
-	unsigned char *d = malloc(n + 1);
-	if (d) {
-		memcpy(d, p, n);
-		d[n] = 0;
-	}
-	return d;
-}
-
-/* ---- remote.c: the shared cache over Bazel's HTTP cache protocol (docs/remote-cache.md) ---- */
-
-struct fb_remote;
-
-struct fb_remote_opts {
-	const char *url;         /* http(s)://, the root that holds ac/ and cas/; or grpc(s)://HOST:PORT[/INSTANCE] */
-	const char *header;      /* one extra request header ("Authorization: Bearer T"), or NULL */
-	int writable;            /* 0: never PUT */
-	long timeout_ms;         /* per request; <= 0: 10 s */
-	/* The processes of one build share the remote's failure through this file (NULL: none):
-	 * the first to fail writes it and reports; a remote opened while it exists is broken from
-	 * the start and quiet (docs/remote-cache.md §5). */
-	const char *state;
-	const char *tmpdir;      /* where downloads are staged; NULL: /tmp */
+/* The caller's side of a get or put. check (get only) says whether an entry found under the
+ * key is what the key claims, whichever tier it came from: 0 when it is; FB_ENOIMAGE when it
+ * lacks what this caller needs (a plain miss: nothing removed or said); any other code, with
+ * err->msg saying what is wrong, for a damaged entry. note (may be NULL) hears the events. */
+struct fb_cache_hooks {
+	int (*check)(void *ctx, const struct fb_cache_entry *e, struct fb_error *err);
+	void (*note)(void *ctx, enum fb_cache_event ev, const char *msg);
+	void *ctx;
 };
 
-struct fb_remote_counts {
-	uint64_t hits, misses, uploads, errors, corrupt, bytes_down, bytes_up;
+struct fb_cache_opts {
+	const char *dir;               /* the local store, as fb_cache_local_dir gave it; NULL: none */
+	const char *remote;            /* http(s):// or grpc(s):// (docs/remote-cache.md); NULL or "": none */
+	const char *remote_header;     /* one request header ("Authorization: Bearer T"), or NULL */
+	bool remote_read_only;         /* never upload */
+	long remote_timeout_ms;        /* per request; <= 0: 10 s */
+	const char *remote_state;      /* the build's state file of a failed remote (§5); NULL: none */
+	const char *remote_tmpdir;     /* where downloads are staged; NULL: /tmp */
 };
 
-/* FB_ENOTOOL when libcurl does not load (err->msg says so), FB_EINVAL for a bad URL. */
-int fb_remote_open(const struct fb_remote_opts *o, struct fb_remote **out, struct fb_error *err);
-void fb_remote_close(struct fb_remote *r);
-/* Before the run forks its jobs: a transport with threads of its own (gRPC, reapi.c) stops
- * them, so that no child inherits a lock one of them held; the next call starts them again.
- * NULL is fine. */
-void fb_remote_idle(struct fb_remote *r);
-/* 0 and *out filled on a verified hit (every blob's size and SHA-256 checked); FB_ENOIMAGE on
- * a miss; FB_EFORMAT for a damaged record or blob; FB_EIO once the server failed (then for
- * every later call: see fb_remote_broken). */
-int fb_remote_get(struct fb_remote *r, const char *key, struct fb_cache_entry *out, struct fb_error *err);
-/* Uploads the blobs, then the action record; 0 without a PUT when not writable. */
-int fb_remote_put(struct fb_remote *r, const char *key, const struct fb_cache_entry *e, struct fb_error *err);
-/* The action record (docs/remote-cache.md §2), a serialized Bazel ActionResult: the digests
- * (hex) and sizes of cubin, PTX, log; an empty output has size 0 and the empty blob's digest. */
-enum { FB_REMOTE_RECORD_MAX = 65536, FB_REMOTE_RECORD_ENCODED_MAX = 512 };
-struct fb_remote_record {
-	char hex[3][65];
-	uint64_t size[3];
-	char key[65];            /* the key the record names for itself; "" for none */
-};
-/* Parses a record (unknown fields skipped); 0, or FB_EFORMAT with err->msg naming the message,
- * field and what is wrong. */
-int fb_remote_record_decode(const char *text, size_t n, struct fb_remote_record *out, struct fb_error *err);
-/* The record's protobuf encoding into buf (FB_REMOTE_RECORD_ENCODED_MAX bytes); returns its
- * length, 0 if it does not fit. */
-size_t fb_remote_record_encode(const struct fb_remote_record *rec, char *buf, size_t size);
-/* 1 after the first transport failure; *why: its message. */
-int fb_remote_broken(const struct fb_remote *r, const char **why);
-/* 1 when the failure was reported by another process of the build (the state file): say
- * nothing about it. */
-int fb_remote_quiet(const struct fb_remote *r);
-/* A hit the caller found not to be what its key claims: counted as damaged, not as a hit. */
-void fb_remote_reject(struct fb_remote *r);
-const struct fb_remote_counts *fb_remote_counts(const struct fb_remote *r);
+/* One run's cache: its tiers and what they served. */
+struct fb_cache;
+enum fb_cache_tier { FB_CACHE_MISS = 0, FB_CACHE_LOCAL = 1, FB_CACHE_REMOTE = 2 };
 
-/* A blob being downloaded: its bytes go to a nameless private file under tmpdir, never into
- * memory, hashed as they come; at most max of them (one more sets over and stops the
- * transfer). */
-struct fb_remote_sink {
-	int fd;                  /* -1: none */
-	struct fb_sha256 h;
-	uint64_t n, max;
-	int over, failed;        /* past max; a write failed */
-};
-/* 0, or the error of fb_tmp_open (s->fd is then -1). */
-int fb_remote_sink_open(struct fb_remote_sink *s, const char *tmpdir, uint64_t max, struct fb_error *err);
-/* 0, or -1 once past max or a write failed: stop the transfer. */
-int fb_remote_sink_write(struct fb_remote_sink *s, const void *p, size_t n);
-void fb_remote_sink_close(struct fb_remote_sink *s);
-
-/* ---- reapi.c: the shared cache over REAPI v2 on gRPC (docs/remote-cache.md §8) ---- */
-
-struct fb_reapi;
-
-/* One blob of a batch: its digest; put: its bytes for an upload (force: even when
- * FindMissingBlobs does not name it); got (malloc'd, the caller
- * frees) and got_size after a read that found it, unverified; status: a google.rpc.Code the
- * server gave it (5 NOT_FOUND: a miss); missing: FindMissingBlobs named it; why: a failed
- * upload's message. */
-struct fb_reapi_blob {
-	char hex[65];
-	uint64_t size;
-	const unsigned char *put;
-	unsigned char *got;
-	size_t got_size;
-	int status;
-	int missing;
-	int force;               /* upload even when the server has it (its copy failed a check) */
-	char why[200];
-	/* A read through ByteStream streams into sink (opened there under tmpdir; the caller
-	 * closes it) and sets streamed instead of got. */
-	const char *tmpdir;
-	struct fb_remote_sink sink;
-	int streamed;
-};
-
-/* 1 for a grpc:// or grpcs:// URL. */
-int fb_reapi_url(const char *url);
-/* grpc[s]://HOST[:PORT][/INSTANCE] (HOST may be a bracketed IPv6 address) into target
- * "HOST:PORT" (port 80, or 443 for grpcs, when none is given), instance (trailing '/'
- * dropped; "" when none) and *tls; 0, or -1 for a URL that is not one or does not fit. */
-int fb_reapi_url_parse(const char *url, char *target, size_t tsize, char *instance, size_t isize, int *tls);
-/* FB_EINVAL for a bad URL or header, FB_ENOTOOL for a fatbuild built without gRPC. No
- * connection is made until the first call. */
-int fb_reapi_open(const struct fb_remote_opts *o, struct fb_reapi **out, struct fb_error *err);
-void fb_reapi_close(struct fb_reapi *g);
-/* Stops gRPC's threads until the next call (see fb_remote_idle); NULL is fine. */
-void fb_reapi_idle(struct fb_reapi *g);
-/* GetActionResult for the compile key: 0 with the ActionResult's bytes in *rec (malloc'd),
- * FB_ENOIMAGE for NOT_FOUND, FB_EFORMAT for an answer over FB_REMOTE_RECORD_MAX, FB_EIO for
- * any other status or no answer (err names the call and the status). */
-int fb_reapi_get_action(struct fb_reapi *g, const char *key, unsigned char **rec, size_t *n, struct fb_error *err);
-/* UpdateActionResult: 0 or FB_EIO. */
-int fb_reapi_put_action(struct fb_reapi *g, const char *key, const unsigned char *rec, size_t n, struct fb_error *err);
-/* Fetches b[0..n) (BatchReadBlobs, ByteStream.Read past the batch limit, which the first
- * transfer asks of GetCapabilities): 0 with got or status
- * set per blob; FB_EIO for a failed call; FB_EFORMAT for a malformed answer. */
-int fb_reapi_read_blobs(struct fb_reapi *g, struct fb_reapi_blob *b, int n, struct fb_error *err);
-/* Uploads those of b[0..n) the server lacks (FindMissingBlobs, then BatchUpdateBlobs or
- * ByteStream.Write); *sent: the bytes sent. 0 or FB_EIO. */
-int fb_reapi_write_blobs(struct fb_reapi *g, struct fb_reapi_blob *b, int n, uint64_t *sent, struct fb_error *err);
-/* The answers' decoders (fuzz_reapi): FindMissingBlobsResponse sets b[i].missing;
- * BatchReadBlobsResponse sets got/got_size or status; BatchUpdateBlobsResponse sets status and
- * why; a ByteStream ReadResponse's data (a view into p). 0, FB_EFORMAT (a malformed field, a
- * digest not asked about, one answered twice) or FB_ENOMEM. */
-int fb_reapi_decode_missing(const unsigned char *p, size_t n, struct fb_reapi_blob *b, int nb, struct fb_error *err);
-int fb_reapi_decode_read(const unsigned char *p, size_t n, struct fb_reapi_blob *b, int nb, struct fb_error *err);
-int fb_reapi_decode_update(const unsigned char *p, size_t n, struct fb_reapi_blob *b, int nb, struct fb_error *err);
-int fb_reapi_decode_bytestream(const unsigned char *p, size_t n, const unsigned char **data, size_t *size,
-                               struct fb_error *err);
-/* ServerCapabilities: *max_batch its cache_capabilities.max_batch_total_size_bytes (0 when it
- * names none: no limit); 0 or FB_EFORMAT (a malformed field, a negative limit). */
-int fb_reapi_decode_capabilities(const unsigned char *p, size_t n, uint64_t *max_batch, struct fb_error *err);
-/* For the channel's other users (rexec.c, remote execution): one call of method
- * ("/package.Service/Method") with the one request req[0..n), each answer message handed to
- * on_msg (nonzero, err filled, cancels the call), with the deadline timeout_ms (0: the
- * channel's). The call's gRPC status code (why: its text), or -1 when on_msg refused an
- * answer or (without gRPC, FB_ENOTOOL) no call could be made; err filled then. */
-typedef int (*fb_reapi_msg_fn)(void *ctx, const unsigned char *p, size_t n, struct fb_error *err);
-int fb_reapi_call(struct fb_reapi *g, const char *method, const unsigned char *req, size_t n, long timeout_ms,
-                  fb_reapi_msg_fn on_msg, void *ctx, char *why, size_t wsize, struct fb_error *err);
-/* The instance_name of every request of g ("" for none); "" for NULL. */
-const char *fb_reapi_instance(const struct fb_reapi *g);
-/* A google.rpc.Code's name ("UNAVAILABLE"). */
-const char *fb_reapi_code_name(int c);
-
-/* ---- stats.c: hit and miss counters kept in the cache directory ---- */
-
-/* Adds d to the counters in dir/stats under a lock (dir/stats.lock), written atomically. */
-int fb_cache_count(const char *dir, const struct fb_cache_counters *d, struct fb_error *err);
-/* The "size" of the stats file (entries' bytes on disk, what trim's trigger reads): grown by
- * each put (best effort; unknown stays unknown), set by a trim or clear that measured it (with
- * the evictions it made); read: 0, or -1 when unknown. */
-void fb_cache_size_add(int root, uint64_t bytes);
-int fb_cache_size_set(int root, const char *dir, uint64_t size, uint64_t evictions, uint64_t evicted,
-                      struct fb_error *err);
-int fb_cache_size_get(int root, const char *dir, uint64_t *size);
-
-/* ---- key.c: how paths and the NVRTC build enter the compile key ---- */
-
-/* The spelling of path in the key: "@/rest" when path lies under base (a directory, textual
- * prefix at a '/' boundary), else path itself. Into out; 0, or -1 when it does not fit. */
-int fb_key_path(const char *base, const char *path, char *out, size_t size);
-/* 1 when text spells __FILE__, __builtin_FILE or assert (which expands __FILE__ where it is
- * used) as a whole word: the output may then depend on the path. */
-int fb_key_names_file(const char *text, size_t size);
-
-/* What identifies the NVRTC build in the key: "nvrtc 13000 sha256 <digest of the library>",
- * the digest remembered per user in $XDG_CACHE_HOME/fatbuild-digests/ (else
- * ~/.cache/fatbuild-digests/) per (file, device, inode, size, mtime, ctime); without a usable
- * directory it is computed every time. ident is fb_nvrtc_ident's. 0, or -1 (then the caller
- * keys by ident); -1 also, with nothing remembered, when cancel (may be NULL) is set while the
- * library is hashed. */
-int fb_key_nvrtc(const char *ident, const volatile sig_atomic_t *cancel, char *out, size_t size);
+/* Opens the tiers o names; a remote that cannot be opened is off (FB_CACHE_REMOTE_OFF to
+ * h->note; h may be NULL). 0, or FB_ENOMEM (*out NULL). */
+int fb_cache_open(const struct fb_cache_opts *o, const struct fb_cache_hooks *h, struct fb_cache **out,
+                  struct fb_error *err);
+void fb_cache_close(struct fb_cache *c);
+/* Whether c has a tier to ask (false for NULL). */
+bool fb_cache_on(const struct fb_cache *c);
+/* Before the caller forks or runs a command: the remote's own threads (gRPC) stop until its
+ * next call, so that no child inherits a lock one of them held. NULL is fine. */
+void fb_cache_idle(struct fb_cache *c);
+/* The entry under key that passes h->check: from the local store, else from the remote (its
+ * blobs' sizes and digests checked as they come, then h->check), a remote hit then kept in
+ * the local store. FB_CACHE_LOCAL or FB_CACHE_REMOTE with *out filled (the caller clears it),
+ * or FB_CACHE_MISS with *out empty. c NULL: a miss. */
+int fb_cache_get(struct fb_cache *c, const char *key, const struct fb_cache_hooks *h, struct fb_cache_entry *out);
+/* Keeps e under key in the local store and uploads it (not in read-only mode, not once the
+ * remote failed). Trouble is told to h->note, never returned: a cache never fails a build. */
+void fb_cache_put(struct fb_cache *c, const char *key, const struct fb_cache_entry *e, const struct fb_cache_hooks *h);
+/* Adds what c served this run (local and remote hits, damaged entries, the remote's misses,
+ * errors, uploads and traffic) and misses (the jobs compiled) to the local store's counters
+ * (dir/stats, docs/remote-cache.md §4). Without a local store, or c NULL, nothing. */
+int fb_cache_record(struct fb_cache *c, uint64_t misses, struct fb_error *err);
 
 #endif

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cache.h"
+#include "store.h"
 #include "common/error_priv.h"
 #include "common/safefs.h"
 
@@ -65,7 +65,7 @@ fb_cache_check(const char *dir, bool explicit, struct fb_error *err)
 	(void)explicit;
 	struct stat st;
 	if (lstat(dir, &st) != 0 && errno == ENOENT)
-		return 0; /* created 0700 by the first fb_cache_put */
+		return 0; /* created 0700 by the first fb_store_put */
 	return fb_dir_check(dir, "cache dir", FIX, fb_cache_flags(), err);
 }
 

@@ -33,8 +33,8 @@
 #include <grpc/support/time.h>
 #endif
 
-#include "cache.h"
 #include "pb.h"
+#include "remote.h"
 #include "common/error_priv.h"
 
 /* google.rpc.Code values fatbuild decides on. */

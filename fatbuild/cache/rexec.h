@@ -24,8 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cache.h"
 #include "fatbuild.h"
+#include "remote.h"
 
 /* A file of the input root: its path relative to the root ("k/axpy.cu": no leading '/', no
  * empty, "." or ".." part), its bytes (the caller's; read during fb_rexec_action_new, when

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cache.h"
+#include "store.h"
 #include "common/error_priv.h"
 #include "common/safefs.h"
 

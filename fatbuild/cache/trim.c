@@ -33,7 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cache.h"
+#include "store.h"
 #include "common/error_priv.h"
 #include "common/safefs.h"
 

@@ -292,7 +292,7 @@ remote_get(struct run *r, struct job *j, struct fb_compile_result *res)
 		fb_cache_entry_clear(&j->e);
 		return 0;
 	}
-	fb_cache_put(r->cache_dir, j->key, &j->e, NULL); /* best effort */
+	fb_store_put(r->cache_dir, j->key, &j->e, NULL); /* best effort */
 	return 1;
 }
 
@@ -404,7 +404,7 @@ cache_lookup(struct run *r, struct fb_compile_result *res)
 	for (size_t i = 0; r->use_cache && i < r->njobs; i++) {
 		struct job *j = &r->jobs[i];
 		struct fb_error ce = {0};
-		int got = fb_cache_get(r->cache_dir, j->key, &j->e, &ce);
+		int got = fb_store_get(r->cache_dir, j->key, &j->e, &ce);
 		bool hit = got == 0;
 		if (got == FB_EFORMAT)
 			note_corrupt(r, j, res, "", "removed", ce.msg);
@@ -416,7 +416,7 @@ cache_lookup(struct run *r, struct fb_compile_result *res)
 		if (hit && entry_fits(r, j, &j->e, &ce) != 0) {
 			char why[sizeof(ce.msg) + 100];
 			snprintf(why, sizeof(why), "cache entry %s: %s", j->key, ce.msg);
-			fb_cache_remove(r->cache_dir, j->key);
+			fb_store_remove(r->cache_dir, j->key);
 			note_corrupt(r, j, res, "", "removed", why);
 			fb_cache_entry_clear(&j->e);
 			hit = false;
@@ -475,7 +475,7 @@ cache_store(struct run *r, struct fb_compile_result *res)
 		res->pch_refused += strncmp(j->pch_note, "PCH refused", 11) == 0;
 		res->ncompiled++;
 		if (r->use_cache)
-			fb_cache_put(r->cache_dir, j->key, &j->e, NULL);
+			fb_store_put(r->cache_dir, j->key, &j->e, NULL);
 		remote_put(r, j, res);
 	}
 }

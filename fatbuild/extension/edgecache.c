@@ -568,7 +568,7 @@ bad_entry(struct store *s, const char *key, int from, const struct fb_error *e)
 	if (from)
 		fb_remote_reject(s->remote);
 	else
-		fb_cache_remove(s->dir, key);
+		fb_store_remove(s->dir, key);
 	corrupt(s, from, &n);
 }
 
@@ -579,7 +579,7 @@ get(struct store *s, const char *key, int (*fits)(const struct fb_cache_entry *,
     struct fb_cache_entry *out)
 {
 	struct fb_error e = {0};
-	if (s->local && fb_cache_get(s->dir, key, out, &e) == 0) {
+	if (s->local && fb_store_get(s->dir, key, out, &e) == 0) {
 		if (fits(out, &e) == 0)
 			return 0;
 		bad_entry(s, key, 0, &e);
@@ -605,7 +605,7 @@ static void
 put(struct store *s, const char *key, const struct fb_cache_entry *e)
 {
 	struct fb_error er = {0};
-	if (s->local && fb_cache_put(s->dir, key, e, &er) != 0)
+	if (s->local && fb_store_put(s->dir, key, e, &er) != 0)
 		note(s, "edge cache", &er);
 	if (s->remote && !fb_remote_broken(s->remote, NULL) && fb_remote_put(s->remote, key, e, &er) == FB_EIO &&
 	    !fb_remote_quiet(s->remote))
@@ -651,10 +651,10 @@ lookup(struct store *s, const char *k0, char k1[65])
 	if (list && (k = key1(s->o, &s->roots, k0, list, k1, e.msg, sizeof(e.msg))) == -2)
 		bad_entry(s, k0, from, &e);
 	if (k == 0 && from == 1 && s->local)
-		fb_cache_put(s->dir, k0, &man, NULL);
+		fb_store_put(s->dir, k0, &man, NULL);
 	bool ok = k == 0 && (from1 = get(s, k1, object_fits, &obj)) >= 0;
 	if (ok && from1 == 1 && s->local)
-		fb_cache_put(s->dir, k1, &obj, NULL);
+		fb_store_put(s->dir, k1, &obj, NULL);
 	if (ok && serve(s->o, &obj, list, &e) != 0) {
 		note(s, "edge cache", &e);
 		ok = false;

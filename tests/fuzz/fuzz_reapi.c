@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache/cache.h"
 #include "cache/pb.h"
+#include "cache/remote.h"
 #include "fatbuild.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
