@@ -15,8 +15,6 @@
 #include "entry.h"
 #include "hash.h"
 #include "key.h"
-#include "remote.h" /* until compile/ and extension/ call the tiers */
-#include "store.h"
 
 /* The local store's directory for a run: dir, else fb_cache_dir(), into buf, and checked
  * before use (a missing one is fine: the first put makes it 0700; docs/security.md). 0, or

@@ -1,7 +1,7 @@
 /* compile.h: the driver's header (compile.c, prepare.c), which the extension part
- * (extension/repro.c) and the tests include: it brings the parts below (the digests, the NVRTC
- * loader, #include scanning, the cache) and declares prepare.c's steps. Not installed; the
- * public API is SECTION compile of fatbuild.h. */
+ * (extension/repro.c) and the tests include: it brings the NVRTC loader, #include scanning and
+ * the cache's interface (cache/cache.h: entries, digests, keys, the tiers) and declares
+ * prepare.c's steps. Not installed; the public API is SECTION compile of fatbuild.h. */
 #ifndef FB_COMPILE_H
 #define FB_COMPILE_H
 
@@ -9,7 +9,6 @@
 #include "depfile.h"
 #include "nvrtc.h"
 #include "cache/cache.h"
-#include "cache/hash.h"
 #include "common/safefs.h"
 #include "common/strbuf.h"
 

@@ -28,7 +28,6 @@
 #include <unistd.h>
 
 #include "cache/cache.h"
-#include "cache/hash.h"
 #include "common/error_priv.h"
 #include "common/safefs.h"
 #include "common/strbuf.h"
@@ -286,9 +285,7 @@ static int
 make_dir(const char *key, struct fb_hostpch *p, struct fb_error *err)
 {
 	char cache[FB_HOSTPCH_PATH - 256], sub[FB_HOSTPCH_PATH - 128];
-	int rc = fb_cache_dir(cache, sizeof(cache), err);
-	if (!rc)
-		rc = fb_cache_check(cache, false, err);
+	int rc = fb_cache_local_dir(NULL, cache, sizeof(cache), err);
 	if (rc)
 		return rc;
 	snprintf(sub, sizeof(sub), "%s/hostpch", cache);
