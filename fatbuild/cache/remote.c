@@ -418,10 +418,8 @@ static int
 check_blob(struct fb_remote *r, const char *hex, uint64_t size, const unsigned char *p, size_t n,
            struct fb_error *err)
 {
-	unsigned char d[32];
 	char got[65];
-	fb_sha256_buf(p ? p : (const unsigned char *)"", n, d);
-	fb_sha256_hex(d, got);
+	fb_sha256_buf_hex(p, n, got);
 	return check_digest(r, hex, size, n, 0, got, err);
 }
 
@@ -613,14 +611,6 @@ fb_remote_get(struct fb_remote *r, const char *key, struct fb_cache_entry *out, 
 	return 0;
 }
 
-static void
-digest_hex(const void *p, size_t n, char out[65])
-{
-	unsigned char d[32];
-	fb_sha256_buf(p, n, d);
-	fb_sha256_hex(d, out);
-}
-
 static int
 put_one(struct fb_remote *r, const char *kind, const char *name, const void *p, size_t n, struct fb_error *err)
 {
@@ -669,7 +659,7 @@ fb_remote_put(struct fb_remote *r, const char *key, const struct fb_cache_entry 
 	struct fb_remote_record rec;
 	int rc = 0;
 	for (int i = 0; i < 3; i++) {
-		digest_hex(p[i], n[i], rec.hex[i]);
+		fb_sha256_buf_hex(p[i], n[i], rec.hex[i]);
 		rec.size[i] = n[i];
 	}
 	memcpy(rec.key, key, 65);

@@ -175,14 +175,6 @@ put_tool(struct fb_buf *b, const char *tool)
 	fb_buf_puts(b, "\n");
 }
 
-static void
-digest_hex(const struct fb_buf *b, char hex[65])
-{
-	unsigned char d[32];
-	fb_sha256_buf(b->s ? b->s : "", b->len, d);
-	fb_sha256_hex(d, hex);
-}
-
 /* Removes each " --threads N" and "nice -n N " from b after at: nvcc's thread count and
  * priority follow the machine's job slots and the build's other edges (graph.c) and do not
  * change the object, so machines with other CPU counts, and builds with and without C++,
@@ -243,7 +235,7 @@ key0(const struct fb_edge_opts *o, char hex[65])
 	}
 	int rc = b.oom ? FB_ENOMEM : 0;
 	if (!rc)
-		digest_hex(&b, hex);
+		fb_sha256_buf_hex(b.s, b.len, hex);
 	free(b.s);
 	return rc;
 }
@@ -478,7 +470,7 @@ key1(const struct fb_edge_opts *o, const struct fb_strlist *roots, const char *k
 	if (!rc && b.oom)
 		rc = -1;
 	if (!rc)
-		digest_hex(&b, hex);
+		fb_sha256_buf_hex(b.s, b.len, hex);
 	free(b.s);
 	return rc;
 }
