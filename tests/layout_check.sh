@@ -49,7 +49,7 @@ allowed() {
 # client), one header run.h; the driver (options, sources and jobs; fb_compile).
 RANKS='
 fatbuild/cache 0 entry.h hash.c hash.h key.c key.h pb.c pb.h
-fatbuild/cache 1 store.h cacheroot.c store.c trim.c stats.c remote.h remote.c record.c reapi.c rexec.h rexec.c
+fatbuild/cache 1 store.h cacheroot.c store.c trim.c stats.c remote.h remote.c record.c reapi.c reapi_msg.c rexec.h rexec.c
 fatbuild/cache 2 cache.h tiers.c
 fatbuild/compile 0 depfile.c depfile.h hosthdr.c hosthdr.h
 fatbuild/compile 1 nvrtc.c nvrtc.h

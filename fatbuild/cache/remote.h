@@ -92,6 +92,9 @@ void fb_remote_sink_close(struct fb_remote_sink *s);
 
 struct fb_reapi;
 
+/* google.rpc.Code values the cache decides on. */
+enum { FB_RPC_OK = 0, FB_RPC_NOT_FOUND = 5, FB_RPC_UNIMPLEMENTED = 12 };
+
 /* One blob of a batch: its digest; put: its bytes for an upload (force: even when
  * FindMissingBlobs does not name it); got (malloc'd, the caller
  * frees) and got_size after a read that found it, unverified; status: a google.rpc.Code the
@@ -114,12 +117,6 @@ struct fb_reapi_blob {
 	int streamed;
 };
 
-/* 1 for a grpc:// or grpcs:// URL. */
-int fb_reapi_url(const char *url);
-/* grpc[s]://HOST[:PORT][/INSTANCE] (HOST may be a bracketed IPv6 address) into target
- * "HOST:PORT" (port 80, or 443 for grpcs, when none is given), instance (trailing '/'
- * dropped; "" when none) and *tls; 0, or -1 for a URL that is not one or does not fit. */
-int fb_reapi_url_parse(const char *url, char *target, size_t tsize, char *instance, size_t isize, int *tls);
 /* FB_EINVAL for a bad URL or header, FB_ENOTOOL for a fatbuild built without gRPC. No
  * connection is made until the first call. */
 int fb_reapi_open(const struct fb_remote_opts *o, struct fb_reapi **out, struct fb_error *err);
@@ -139,6 +136,25 @@ int fb_reapi_read_blobs(struct fb_reapi *g, struct fb_reapi_blob *b, int n, stru
 /* Uploads those of b[0..n) the server lacks (FindMissingBlobs, then BatchUpdateBlobs or
  * ByteStream.Write); *sent: the bytes sent. 0 or FB_EIO. */
 int fb_reapi_write_blobs(struct fb_reapi *g, struct fb_reapi_blob *b, int n, uint64_t *sent, struct fb_error *err);
+/* For the channel's other users (rexec.c, remote execution): one call of method
+ * ("/package.Service/Method") with the one request req[0..n), each answer message handed to
+ * on_msg (nonzero, err filled, cancels the call), with the deadline timeout_ms (0: the
+ * channel's). The call's gRPC status code (why: its text), or -1 when on_msg refused an
+ * answer or (without gRPC, FB_ENOTOOL) no call could be made; err filled then. */
+typedef int (*fb_reapi_msg_fn)(void *ctx, const unsigned char *p, size_t n, struct fb_error *err);
+int fb_reapi_call(struct fb_reapi *g, const char *method, const unsigned char *req, size_t n, long timeout_ms,
+                  fb_reapi_msg_fn on_msg, void *ctx, char *why, size_t wsize, struct fb_error *err);
+/* The instance_name of every request of g ("" for none); "" for NULL. */
+const char *fb_reapi_instance(const struct fb_reapi *g);
+
+/* ---- reapi_msg.c: the URL, the answers, the status names ---- */
+
+/* 1 for a grpc:// or grpcs:// URL. */
+int fb_reapi_url(const char *url);
+/* grpc[s]://HOST[:PORT][/INSTANCE] (HOST may be a bracketed IPv6 address) into target
+ * "HOST:PORT" (port 80, or 443 for grpcs, when none is given), instance (trailing '/'
+ * dropped; "" when none) and *tls; 0, or -1 for a URL that is not one or does not fit. */
+int fb_reapi_url_parse(const char *url, char *target, size_t tsize, char *instance, size_t isize, int *tls);
 /* The answers' decoders (fuzz_reapi): FindMissingBlobsResponse sets b[i].missing;
  * BatchReadBlobsResponse sets got/got_size or status; BatchUpdateBlobsResponse sets status and
  * why; a ByteStream ReadResponse's data (a view into p). 0, FB_EFORMAT (a malformed field, a
@@ -151,16 +167,6 @@ int fb_reapi_decode_bytestream(const unsigned char *p, size_t n, const unsigned 
 /* ServerCapabilities: *max_batch its cache_capabilities.max_batch_total_size_bytes (0 when it
  * names none: no limit); 0 or FB_EFORMAT (a malformed field, a negative limit). */
 int fb_reapi_decode_capabilities(const unsigned char *p, size_t n, uint64_t *max_batch, struct fb_error *err);
-/* For the channel's other users (rexec.c, remote execution): one call of method
- * ("/package.Service/Method") with the one request req[0..n), each answer message handed to
- * on_msg (nonzero, err filled, cancels the call), with the deadline timeout_ms (0: the
- * channel's). The call's gRPC status code (why: its text), or -1 when on_msg refused an
- * answer or (without gRPC, FB_ENOTOOL) no call could be made; err filled then. */
-typedef int (*fb_reapi_msg_fn)(void *ctx, const unsigned char *p, size_t n, struct fb_error *err);
-int fb_reapi_call(struct fb_reapi *g, const char *method, const unsigned char *req, size_t n, long timeout_ms,
-                  fb_reapi_msg_fn on_msg, void *ctx, char *why, size_t wsize, struct fb_error *err);
-/* The instance_name of every request of g ("" for none); "" for NULL. */
-const char *fb_reapi_instance(const struct fb_reapi *g);
 /* A google.rpc.Code's name ("UNAVAILABLE"). */
 const char *fb_reapi_code_name(int c);
 
