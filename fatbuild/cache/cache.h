@@ -16,7 +16,7 @@
 #include "hash.h"
 #include "key.h"
 
-/* The local store's directory for a run: dir, else fb_cache_dir(), into buf, and checked
+/* The local store's directory for a run: dir (NULL or "": fb_cache_dir()) into buf, checked
  * before use (a missing one is fine: the first put makes it 0700; docs/security.md). 0, or
  * FB_EINVAL (no directory: HOME unset, a path too long), FB_EUNSAFE (others could write into
  * it) or FB_EIO, with err->msg saying what to do. */

@@ -37,10 +37,11 @@ note(const struct fb_cache_hooks *h, enum fb_cache_event ev, const char *msg)
 int
 fb_cache_local_dir(const char *dir, char *buf, size_t size, struct fb_error *err)
 {
-	int rc = dir ? 0 : fb_cache_dir(buf, size, err);
-	if (dir && snprintf(buf, size, "%s", dir) >= (int)size)
+	bool named = dir && *dir;
+	int rc = named ? 0 : fb_cache_dir(buf, size, err);
+	if (named && snprintf(buf, size, "%s", dir) >= (int)size)
 		rc = fb_seterr(err, FB_EINVAL, "cache directory path too long");
-	return rc ? rc : fb_cache_check(buf, dir != NULL, err);
+	return rc ? rc : fb_cache_check(buf, named, err);
 }
 
 int

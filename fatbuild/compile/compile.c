@@ -343,8 +343,7 @@ open_run(struct run *r, const char *home, struct fb_error *err)
 	r->use_cache = !o->no_cache;
 	if (r->use_cache) {
 		struct fb_error ce = {0};
-		int cc = fb_cache_local_dir(o->cache_dir && *o->cache_dir ? o->cache_dir : NULL, r->cache_dir,
-		                            sizeof(r->cache_dir), &ce);
+		int cc = fb_cache_local_dir(o->cache_dir, r->cache_dir, sizeof(r->cache_dir), &ce);
 		if (cc == FB_EUNSAFE)
 			return fb_seterr(err, cc, "%s", ce.msg);
 		if (cc)
