@@ -340,7 +340,7 @@ struct fb_compile_opts {
 	size_t nnvrtc_opts;
 	int jobs;                      /* parallel NVRTC processes; <= 0: fb_compile_default_jobs() */
 	const char *cuda_home;         /* NULL: ap_cuda_home() */
-	const char *cache_dir;         /* NULL: fb_cache_dir() */
+	const char *cache_dir;         /* NULL or "": fb_cache_dir() */
 	bool no_cache;                 /* neither read nor write the cache */
 	/* Called in the caller's thread as each job finishes (cache hits first). */
 	void (*progress)(void *ctx, const struct fb_compile_progress *p);
@@ -714,7 +714,7 @@ struct fb_edge_opts {
 	/* More depfiles whose files enter the key (a precompiled header's: gcc's own depfile then
 	 * names none of the headers inside it). */
 	const char *const *more_deps; size_t nmore_deps;
-	const char *cache_dir;     /* NULL: fb_cache_dir() */
+	const char *cache_dir;     /* NULL or "": fb_cache_dir() */
 	const char *remote_cache;  /* NULL: none */
 	const char *remote_header;
 	bool remote_read_only;

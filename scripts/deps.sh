@@ -5,7 +5,7 @@ need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 # clang-22 and python3-venv: tests/toolchains.sh (clang 22's CUDA output; the pip venv of NVIDIA's wheels)
 # man-db and groff-base: tests/manpages.sh renders the installed man pages with man -l
-# libgrpc-dev and openssl: the grpc:// remote cache (fatbuild/compile/reapi.c; tests/remote_reapi.sh
+# libgrpc-dev and openssl: the grpc:// remote cache (fatbuild/cache/reapi.c; tests/remote_reapi.sh
 # makes a certificate for grpcs://; tests/remote/nginx.sh the password file of NGINX_AUTH)
 # libarchive13 (the library only; dlopen'ed, no headers): fatbuild check reads wheels and tars with it
 # bubblewrap and postgresql: remote execution's test executor and farm (tests/remote/executor.sh,

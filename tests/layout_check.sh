@@ -10,30 +10,36 @@
 #   archprobe/        -> base (and its own *_int.h); archprobe/cli -> base
 #   fatbuild/         -> base (the library's own files beside its parts)
 #   fatbuild/fatbin   -> base
-#   fatbuild/compile  -> base fatbin
+#   fatbuild/cache    -> base fatbin
+#   fatbuild/compile  -> base fatbin cache/cache.h
 #   fatbuild/devlink  -> base fatbin
-#   fatbuild/extension -> base fatbin compile devlink
+#   fatbuild/extension -> base fatbin cache/cache.h compile devlink
 #   fatbuild/check    -> base fatbin
 #   fatbuild/runtime  -> fatbin/format.h only (header-only: the runtime links nothing but its own code)
 #   fatbuild/cli      -> base
 # base/cliutil.h (messages that print, allocation that exits) is the two CLIs' alone. Public
 # headers never include private ones, and archprobe never includes fatbuild.
+# A part named by one header (cache/cache.h) is used only through it: that header is the only
+# one of the part its users include, and the names they use of the part are those it and the
+# headers of its folder it includes mention, or the public API's (include/).
 #
 # Inside a ranked part (the RANKS table below, HACKING.md "Layout") the files form layers: a
 # file may use the names (fb_/FB_ functions, macros, struct/union/enum tags, enumerators)
 # defined in files of its own rank or a lower one, and include its folder's headers of its own
 # rank or lower; a name or header of a higher rank is a back-call. Every .c and .h of a ranked
-# part has a rank. A file of a ranked part may use names of another part only where the
-# include table allows that part. Comments and string literals are not uses.
+# part has a rank. A file of a ranked part, or of a part that uses another through one header,
+# may use names of another part only where the include table allows that part. Comments and
+# string literals are not uses.
 set -u
 
 allowed() {
 	case $1 in
 	archprobe/base) echo "" ;;
 	archprobe | archprobe/cli | fatbuild | fatbuild/cli | fatbuild/fatbin) echo "base" ;;
-	fatbuild/compile) echo "base fatbin" ;;
+	fatbuild/cache) echo "base fatbin" ;;
+	fatbuild/compile) echo "base fatbin cache/cache.h" ;;
 	fatbuild/devlink) echo "base fatbin" ;;
-	fatbuild/extension) echo "base fatbin compile devlink" ;;
+	fatbuild/extension) echo "base fatbin cache/cache.h compile devlink" ;;
 	fatbuild/check) echo "base fatbin" ;;
 	fatbuild/runtime) echo "fatbin/format.h" ;;
 	*) echo "" ;;
@@ -45,8 +51,11 @@ allowed() {
 # side (the run's state, scheduling, the forked job, PCH workers, the compile server and its
 # client), one header run.h; the driver (options, sources and jobs; fb_compile).
 RANKS='
-fatbuild/compile 0 hash.c hash.h depfile.c depfile.h hosthdr.c hosthdr.h pb.c pb.h
-fatbuild/compile 1 nvrtc.c nvrtc.h cache.c cache.h cachedir.c cacheroot.c remote.c reapi.c rexec.c rexec.h stats.c key.c
+fatbuild/cache 0 entry.h hash.c hash.h key.c key.h pb.c pb.h
+fatbuild/cache 1 store.h cacheroot.c store.c trim.c stats.c remote.h remote.c record.c reapi.c reapi_msg.c rexec.h rexec.c
+fatbuild/cache 2 cache.h tiers.c
+fatbuild/compile 0 depfile.c depfile.h hosthdr.c hosthdr.h
+fatbuild/compile 1 nvrtc.c nvrtc.h
 fatbuild/compile 2 run.h schedule.c child.c worker.c server.c client.c
 fatbuild/compile 3 compile.h prepare.c compile.c
 fatbuild/devlink 0 jitlink.c jitlink.h
@@ -84,6 +93,24 @@ names() {
 	' "$@"
 }
 
+# "export PART/HEADER NAME" for each name the interface header PART/HEADER (an entry of the
+# include table with a '/') gives its users, from the names table $3 of the tree at $1: the
+# names it and the headers of its own folder it includes, at any depth, mention.
+exports() {
+	local root=$1 h=$2 table=$3 x inc
+	local -a todo=("$h") seen=()
+	while [ ${#todo[@]} -gt 0 ]; do
+		x=${todo[0]} todo=("${todo[@]:1}")
+		case " ${seen[*]} " in *" $x "*) continue ;; esac
+		seen+=("$x")
+		[ -f "$root/fatbuild/$x" ] || continue
+		while IFS= read -r inc; do
+			[ "${inc#*/}" = "$inc" ] && [ -e "$root/fatbuild/${x%/*}/$inc" ] && todo+=("${x%/*}/$inc")
+		done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$root/fatbuild/$x")
+	done
+	for x in "${seen[@]}"; do awk -v f="fatbuild/$x" '$1 == f { print $3 }' "$table"; done | sort -u | sed "s|^|export $h |"
+}
+
 # The rank checks of the tree at $1 (see the top).
 check_ranks() {
 	local root=$1 bad=0 f r dir inc ri parts=""
@@ -111,36 +138,62 @@ check_ranks() {
 		echo "layout: tests/layout_check.sh: RANKS names $f, which does not exist"
 		bad=1
 	done
-	local table=$(mktemp)
+	local table=$(mktemp) via="" h
 	(cd "$root" && names $(find fatbuild -path fatbuild/runtime -prune -o -path fatbuild/cli -prune -o -name '*.[ch]' -print | sort)) >"$table"
+	for dir in $(cd "$root" && find fatbuild -mindepth 1 -maxdepth 1 -type d | sort); do
+		case " $parts " in *" $dir "*) continue ;; esac
+		case " $(allowed "$dir") " in *[a-z]/[a-z]*) [ "$dir" != fatbuild/runtime ] && via="$via $dir" ;; esac
+	done
 	while IFS= read -r line; do
 		echo "$line"
 		bad=1
 	done < <({
-		for dir in $parts; do printf 'allow %s %s\n' "${dir#fatbuild/}" "$(allowed "$dir")"; done
+		for dir in $parts $via; do printf 'allow %s %s\n' "${dir#fatbuild/}" "$(allowed "$dir")"; done
+		for dir in $parts $via; do
+			for h in $(allowed "$dir"); do
+				case $h in */*) exports "$root" "$h" "$table" ;; esac
+			done
+		done | sort -u
+		(cd "$root" && names include/*.h) | awk '{ print "public", $3 }'
 		grep ' D ' "$table"
 		grep ' U ' "$table"
-	} | awk -v ranks="$RANKS" '
+	} | awk -v ranks="$RANKS" -v via="$via" '
 		BEGIN {
 			n = split(ranks, rl, "\n")
 			for (i = 1; i <= n; i++) {
 				k = split(rl[i], w, " ")
 				for (j = 3; j <= k; j++) rank[w[1] "/" w[j]] = w[2]
 			}
+			n = split(via, vl, " ")
+			for (i = 1; i <= n; i++) checked[vl[i]] = 1
 		}
-		$1 == "allow" { for (i = 3; i <= NF; i++) ok[$2 " " $i] = 1; next }
+		$1 == "allow" {
+			for (i = 3; i <= NF; i++) {
+				if ($i !~ /\//) { ok[$2 " " $i] = 1; continue }
+				p = $i; sub(/\/.*/, "", p); iface[$2 " " p] = $i
+			}
+			next
+		}
+		$1 == "export" { exported[$2 " " $3] = 1; next }
+		$1 == "public" { public[$2] = 1; next }
 		$2 == "D" { def[$3] = def[$3] " " $1; next }
 		{
 			user = $1; ud = user; sub(/\/[^\/]*$/, "", ud)
-			if (!(user in rank)) next
+			if (!(user in rank) && !(ud in checked)) next
 			m = split(def[$3], ds, " ")
 			for (i = 1; i <= m; i++) {
 				d = ds[i]; dd = d; sub(/\/[^\/]*$/, "", dd)
+				up = substr(ud, 10); dp = substr(dd, 10)
 				if (dd == ud) {
 					if ((d in rank) && rank[d] + 0 > rank[user] + 0)
 						printf "layout: %s: uses %s of %s: rank %s may not use rank %s\n", user, $3, d, rank[user], rank[d]
-				} else if (dd ~ /^fatbuild\// && !ok[substr(ud, 10) " " substr(dd, 10)]) {
-					printf "layout: %s: uses %s of %s: %s may not use %s\n", user, $3, d, substr(ud, 10), substr(dd, 10)
+				} else if (dd !~ /^fatbuild\// || ok[up " " dp]) {
+					continue
+				} else if ((up " " dp) in iface) {
+					if (!exported[iface[up " " dp] " " $3] && !public[$3])
+						printf "layout: %s: uses %s of %s: %s may use %s only through %s\n", user, $3, d, up, dp, iface[up " " dp]
+				} else {
+					printf "layout: %s: uses %s of %s: %s may not use %s\n", user, $3, d, up, dp
 				}
 			}
 		}')
@@ -283,7 +336,9 @@ if [ "${1:-}" = --self-test ]; then
 		'archprobe/arch.c:fatbuild.h' 'archprobe/arch.c:compile/compile.h' \
 		'fatbuild/compile/nvrtc.c:../base/bytes.h' 'include/fatbuild.h:compile/compile.h' \
 		'fatbuild/devlink/dlink.c:compile/compile.h' 'fatbuild/devlink/jitlink.c:compile/nvrtc.h' \
-		'fatbuild/compile/cache.c:run.h' 'fatbuild/compile/hash.c:compile.h' 'fatbuild/compile/worker.c:compile.h'; do
+		'fatbuild/compile/nvrtc.c:run.h' 'fatbuild/compile/depfile.c:compile.h' 'fatbuild/compile/worker.c:compile.h' \
+		'fatbuild/cache/store.c:compile/run.h' 'fatbuild/cache/remote.c:extension/edgecache.h' 'fatbuild/cache/hash.c:cache.h' \
+		'fatbuild/cache/store.c:cache.h' 'fatbuild/compile/compile.c:cache/store.h' 'fatbuild/extension/edgecache.c:cache/remote.h'; do
 		file=${plant%%:*} inc=${plant#*:}
 		fresh
 		printf '#include "%s"\n' "$inc" >>"$tmp/t/$file"
@@ -296,13 +351,18 @@ if [ "${1:-}" = --self-test ]; then
 		printf '%s\n' "$code" >>"$tmp/t/$file"
 		expect "$name used in $file" "$file" "$name"
 	done <<'EOF'
-fatbuild/compile/cache.c|fb_compile_default_jobs|static int planted(void) { return fb_compile_default_jobs(); }
+fatbuild/cache/store.c|fb_compile_default_jobs|static int planted(void) { return fb_compile_default_jobs(); }
 fatbuild/compile/worker.c|fb_compile_result_free|static void planted(struct fb_compile_result *r) { fb_compile_result_free(r); }
 fatbuild/compile/child.c|fb_run_make_jobs|static int planted(struct run *r) { return fb_run_make_jobs(r, NULL); }
 fatbuild/compile/depfile.c|fb_nvrtc_close|void fb_nvrtc_close(struct fb_nvrtc *n);
-fatbuild/compile/hash.c|fb_cache_entry|static size_t planted(const struct fb_cache_entry *e) { return e->cubin_size; }
+fatbuild/cache/hash.c|fb_remote_counts|static uint64_t planted(const struct fb_remote_counts *c) { return c->hits; }
 fatbuild/compile/nvrtc.c|FB_SERVER_IDLE_SETS|static int planted(void) { return FB_SERVER_IDLE_SETS; }
-fatbuild/compile/key.c|fb_jl_out_clear|static void planted(struct fb_jl_out *o) { fb_jl_out_clear(o); }
+fatbuild/cache/key.c|fb_jl_out_clear|static void planted(struct fb_jl_out *o) { fb_jl_out_clear(o); }
+fatbuild/cache/remote.c|fb_edge_tool_id|static int planted(char *f, char *o) { return fb_edge_tool_id("cc", f, o, 8); }
+fatbuild/cache/store.c|fb_run_job_done|static void planted(struct run *r, struct job *j) { fb_run_job_done(r, j); }
+fatbuild/compile/compile.c|fb_remote_quiet|static int planted(struct fb_remote *r) { return fb_remote_quiet(r); }
+fatbuild/extension/edgecache.c|fb_store_remove|static void planted(const char *d, const char *k) { fb_store_remove(d, k); }
+fatbuild/cache/remote.c|fb_cache_get|static int planted(struct fb_cache *c, struct fb_cache_entry *e) { return fb_cache_get(c, "", 0, e); }
 fatbuild/devlink/dlink.c|fb_nvrtc_close|static void planted(struct fb_nvrtc *n) { fb_nvrtc_close(n); }
 fatbuild/devlink/jitlink.c|fb_dlink_result_clear|static void planted(struct fb_dlink_result *r) { fb_dlink_result_clear(r); }
 EOF
@@ -315,20 +375,20 @@ EOF
 	cp "$tmp/t/fatbuild/devlink/dlink.c" "$tmp/t/fatbuild/compile/dlink.c"
 	expect "the device link back in fatbuild/compile/dlink.c" fatbuild/compile/dlink.c
 	fresh
-	rm "$tmp/t/fatbuild/compile/stats.c"
-	expect "a rank for the missing fatbuild/compile/stats.c" fatbuild/compile/stats.c
+	rm "$tmp/t/fatbuild/cache/stats.c"
+	expect "a rank for the missing fatbuild/cache/stats.c" fatbuild/cache/stats.c
 	fresh
 	mkdir -p "$tmp/t/fatbuild/build"
 	expect "a source folder fatbuild/build/" fatbuild/build/
 	# Names in comments and strings are no uses.
 	fresh
-	printf '/* fb_compile_default_jobs() */\nstatic const char planted[] = "fb_compile_result_free(";\n' >>"$tmp/t/fatbuild/compile/cache.c"
+	printf '/* fb_compile_default_jobs() */\nstatic const char planted[] = "fb_compile_result_free(";\n' >>"$tmp/t/fatbuild/cache/store.c"
 	if ! out=$(check_tree "$tmp/t"); then
 		echo "layout self-test: names in a comment and a string were taken for uses: $out"
 		fails=1
 	fi
 	# A rank table in HACKING.md that says otherwise.
-	mkdir -p "$tmp/h" && sed 's/^\(  | `compile\/` | 1, .*\)`stats\.c`, /\1/' "$here/HACKING.md" >"$tmp/h/HACKING.md"
+	mkdir -p "$tmp/h" && sed 's/^\(  | `cache\/` | 1, .*\)`stats\.c`, /\1/' "$here/HACKING.md" >"$tmp/h/HACKING.md"
 	planted=$((planted + 1))
 	if check_hacking "$tmp/h" >/dev/null; then
 		echo "layout self-test: HACKING.md without stats.c in its rank table was not reported"

@@ -5,8 +5,9 @@
 # gets every image from the server, byte for byte, without one NVRTC run (counted by an
 # LD_PRELOAD counter of nvrtcCompileProgram calls); a corrupted blob or an undecodable ac/
 # record on the server is detected and recompiled; a dead or silent server means local compiles and one warning;
-# read-only mode never PUTs; paths stay in the key where they reach the output (-lineinfo),
-# and FATBUILD_CACHE_BASEDIR lets include directories outside the source's own be shared.
+# relocatable code (--rdc, LTO-IR) is shared as images are; read-only mode never PUTs; paths
+# stay in the key where they reach the output (-lineinfo), and FATBUILD_CACHE_BASEDIR lets
+# include directories outside the source's own be shared.
 # Every ac/ record A stored is decoded by the real protobuf runtime (pip `protobuf`, in a venv
 # under the build dir: $FB_BINARY_DIR/remote-venv) as a Bazel ActionResult whose output files
 # name the cas/ blobs by size and SHA-256 (tests/remote/check_ac.py); no pip means FAIL.
@@ -112,6 +113,13 @@ grep -q "corrupt" "$t/outC3.log" && { cat "$t/outC3.log" >&2; no "a record that 
 cmp -s "$t/outA.fatbin" "$t/outC3.fatbin" || no "C3's fatbinary differs"
 "$venv/bin/python" "$FB_SOURCE_DIR/tests/remote/check_ac.py" "$t/srv/store" >"$t/check_ac3.log" 2>&1 ||
 	{ cat "$t/check_ac3.log" >&2; no "the upload did not replace the record that names no key"; }
+
+# 3d. relocatable code (--rdc: PTX targets as LTO-IR, which an entry holds where a cubin goes):
+#     machine B takes every image from the remote as it does without, the PTX targets' too
+compile a L1 outL1 --remote-cache "$url" --rdc || { cat "$t/outL1.log" >&2; no "L1 (--rdc) failed"; }
+compile b/deeper/other L2 outL2 --remote-cache "$url" --rdc || { cat "$t/outL2.log" >&2; no "L2 (--rdc) failed"; }
+[ "$forks" -eq 0 ] || { cat "$t/outL2.log" >&2; no "--rdc: B ran NVRTC $forks times (want 0: the LTO-IR of a PTX target is a remote hit too)"; }
+cmp -s "$t/outL1.fatbin" "$t/outL2.fatbin" || no "--rdc: B's fatbinary differs from A's"
 
 # 4. read-only mode never PUTs
 sed -i 's/blockDim/blockDim /' "$t/a/k/reduce.cu" # new content: misses on the server

@@ -1,7 +1,7 @@
 /* remote_test.c: the pieces of the shared cache that need no server (remote_cache.sh has the
  * server): how paths enter the key (key.c), the NVRTC digest and its per-user memo, the counters'
  * lock (stats.c) under concurrent updates, the action record (docs/remote-cache.md §2),
- * remote.c's refusal of a bad URL and of a dead server, over HTTP and over REAPI (§8: the
+ * cache/remote.c's refusal of a bad URL and of a dead server, over HTTP and over REAPI (§8: the
  * grpc:// URL's parts; remote_reapi.sh has the server). */
 #include <dirent.h>
 #include <fcntl.h>
@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "cache/remote.h"
+#include "cache/store.h"
 #include "compile/compile.h"
 #include "base/safefs.h"
 

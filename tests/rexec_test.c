@@ -1,4 +1,4 @@
-/* rexec_test.c: remote execution's protocol layer (fatbuild/compile/rexec.c, docs/remote-cache.md
+/* rexec_test.c: remote execution's protocol layer (fatbuild/cache/rexec.c, docs/remote-cache.md
  * §9). Without arguments: the unit checks (paths, refusals, digests independent of the spec's
  * order, the Operation decoder on messages written here). Two modes serve
  * tests/remote_exec_client.sh:
@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 
 #include "check.h"
-#include "compile/pb.h"
-#include "compile/rexec.h"
+#include "cache/pb.h"
+#include "cache/rexec.h"
 #include "fatbuild.h"
 
 static const char *const argv1[] = {"nvcc", "-cubin", "-arch=sm_90", "-o", "out/k.cubin", "k/axpy.cu"};

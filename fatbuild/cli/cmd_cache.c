@@ -1,5 +1,5 @@
-/* cmd_cache.c: `fatbuild cache stats|clear|trim|dir`, the compile cache (compile/cache.c,
- * cachedir.c), and its size limit, which builds and compiles apply when they end. */
+/* cmd_cache.c: `fatbuild cache stats|clear|trim|dir`, the compile cache (cache/store.c,
+ * trim.c), and its size limit, which builds and compiles apply when they end. */
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>

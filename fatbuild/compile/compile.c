@@ -3,7 +3,7 @@
  * Steps: load NVRTC; read each source and find every header it reads (depfile.c); make one
  * job per (source, SASS target) and per (source, PTX target without a SASS sibling); key each
  * job by SHA-256 over everything that decides its output and look it up in the cache
- * (cache.c); run the misses, at most `jobs` at a time, each in a forked child that calls
+ * (cache/cache.h: the local store, then the remote); run the misses, at most `jobs` at a time, each in a forked child that calls
  * NVRTC once and streams status, log, PTX and cubin back through a pipe. Processes rather than
  * threads because NVRTC serialises compiles within one process (measured with NVRTC 13.0: two
  * CUB BlockRadixSort compiles on two threads 4.0 s, one after the other 3.8 s, in two
@@ -15,8 +15,9 @@
  * makes the options, sources, keys and jobs. Below the two (HACKING.md "Layout", the ranks of
  * compile/): the process side, run.h (schedule.c runs the worker processes, child.c is the
  * worker and its answers, server.c and client.c the build's compile server); below it the NVRTC
- * loader (nvrtc.h) and the cache (cache.h); at the bottom the digests (hash.h) and the include
- * scan (depfile.h). Nothing below calls back up. */
+ * loader (nvrtc.h); at the bottom the include scan (depfile.h). Nothing below calls back up. The
+ * cache is a part of its own, reached only through cache/cache.h (keys, digests, one get and one
+ * put over the local and the remote tier). */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,33 +219,27 @@ run_free(struct run *r)
 		free(r->common[i]);
 	free(r->common);
 	fb_nvrtc_close(r->nv);
-	fb_remote_close(r->remote);
+	fb_cache_close(r->cache);
 }
 
-/* The remote cache for this run, when one is asked for; trouble only leaves a note. */
-static void
-remote_start(struct run *r, struct fb_compile_result *res)
-{
-	const struct fb_compile_opts *o = r->o;
-	if (!r->use_cache || !o->remote_cache || !*o->remote_cache)
-		return;
-	struct fb_remote_opts ro = {o->remote_cache, o->remote_header, !o->remote_read_only,
-	                            o->remote_timeout_ms, o->remote_state, o->remote_tmpdir};
-	struct fb_error e = {0};
-	if (fb_remote_open(&ro, &r->remote, &e) != 0) {
-		char line[sizeof(e.msg) + 64];
-		snprintf(line, sizeof(line), "%s; compiling locally", e.msg);
-		note_append(&res->cache_note, line);
-	}
-}
+/* What the cache's hooks reach: the run, and the job looked up or kept (NULL while the cache
+ * opens). */
+struct lookup {
+	struct run *r;
+	const struct job *j;
+};
 
-/* Whether j's cache entry is what its key claims (fatbin/elfid.c): the cubin, or the LTO-IR,
- * of its SASS target and the PTX of its PTX target. An entry is checked before it is used or
- * kept, since a remote's may have been written by anyone (docs/remote-cache.md §5). */
+/* Whether an entry found for a job is what its key claims (fatbin/elfid.c): the cubin, or the
+ * LTO-IR, of its SASS target and the PTX of its PTX target; FB_ENOIMAGE (a plain miss) when it
+ * lacks what the job makes. The cache asks this of a local and a remote entry alike before it
+ * is used or kept, since a remote's may have been written by anyone (docs/remote-cache.md §5). */
 static int
-entry_fits(const struct run *r, const struct job *j, const struct fb_cache_entry *e, struct fb_error *err)
+entry_fits(void *ctx, const struct fb_cache_entry *e, struct fb_error *err)
 {
-	const struct ap_target *tg = r->o->targets;
+	const struct job *j = ((const struct lookup *)ctx)->j;
+	const struct ap_target *tg = ((const struct lookup *)ctx)->r->o->targets;
+	if (j->lto ? !e->cubin_size : (j->sass != NONE && !e->cubin_size) || (j->ptx != NONE && !e->ptx_size))
+		return FB_ENOIMAGE;
 	if (j->lto)
 		return fb_image_check(FB_KIND_LTO, &tg[j->sass != NONE ? j->sass : j->ptx], e->cubin, e->cubin_size, err);
 	int rc = j->sass != NONE ? fb_image_check(FB_KIND_ELF, &tg[j->sass], e->cubin, e->cubin_size, err) : 0;
@@ -255,85 +250,58 @@ entry_fits(const struct run *r, const struct job *j, const struct fb_cache_entry
 
 /* A damaged entry (where: "" or "remote "): one line, counted; the job is compiled. */
 static void
-note_corrupt(struct run *r, const struct job *j, struct fb_compile_result *res, const char *where, const char *done,
-             const char *why)
+note_corrupt(struct run *r, const struct job *j, const char *where, const char *done, const char *why)
 {
 	char line[sizeof(((struct fb_error *)0)->msg) + 600];
 	snprintf(line, sizeof(line), "corrupt %scache entry for %s (%s) %s and recompiled: %s", where, r->src[j->src].path,
 	         j->arch, done, why);
-	note_append(&res->cache_note, line);
-	res->ncorrupt++;
+	note_append(&r->res->cache_note, line);
+	r->res->ncorrupt++;
 }
 
-/* A remote hit for j: verified by fb_remote_get (blobs) and entry_fits (what they are), then
- * kept in the local cache; what fails either is never kept. */
-static int
-remote_get(struct run *r, struct job *j, struct fb_compile_result *res)
-{
-	if (!r->remote || fb_remote_broken(r->remote, NULL))
-		return 0;
-	struct fb_error e = {0};
-	int got = fb_remote_get(r->remote, j->key, &j->e, &e);
-	if (got == FB_EFORMAT) {
-		note_corrupt(r, j, res, "remote ", "ignored", e.msg);
-	} else if (got == FB_EIO && !fb_remote_quiet(r->remote)) {
-		char line[sizeof(e.msg) + 64];
-		snprintf(line, sizeof(line), "%s; remote cache off for this run, compiling locally", e.msg);
-		note_append(&res->cache_note, line);
-	}
-	if (got != 0)
-		return 0;
-	if ((j->sass != NONE && !j->e.cubin_size) || (j->ptx != NONE && !j->e.ptx_size)) {
-		fb_cache_entry_clear(&j->e);
-		return 0;
-	}
-	if (entry_fits(r, j, &j->e, &e) != 0) {
-		char why[sizeof(e.msg) + 100];
-		snprintf(why, sizeof(why), "remote action record ac/%s: %s", j->key, e.msg);
-		fb_remote_reject(r->remote);
-		note_corrupt(r, j, res, "remote ", "ignored", why);
-		fb_cache_entry_clear(&j->e);
-		return 0;
-	}
-	fb_cache_put(r->cache_dir, j->key, &j->e, NULL); /* best effort */
-	return 1;
-}
-
+/* What the cache tells (cache.h): one line of cache_note each; a local put that failed costs
+ * only the caching. */
 static void
-remote_put(struct run *r, struct job *j, struct fb_compile_result *res)
+on_cache_event(void *ctx, enum fb_cache_event ev, const char *msg)
 {
-	if (!r->remote || fb_remote_broken(r->remote, NULL))
+	const struct lookup *l = ctx;
+	const char *tail = NULL;
+	switch (ev) {
+	case FB_CACHE_LOCAL_DAMAGED:
+		note_corrupt(l->r, l->j, "", "removed", msg);
 		return;
-	struct fb_error e = {0};
-	if (fb_remote_put(r->remote, j->key, &j->e, &e) == FB_EIO && !fb_remote_quiet(r->remote)) {
-		char line[sizeof(e.msg) + 64];
-		snprintf(line, sizeof(line), "%s; results not uploaded", e.msg);
-		note_append(&res->cache_note, line);
+	case FB_CACHE_REMOTE_DAMAGED:
+		note_corrupt(l->r, l->j, "remote ", "ignored", msg);
+		return;
+	case FB_CACHE_REMOTE_OFF:
+		tail = "compiling locally";
+		break;
+	case FB_CACHE_REMOTE_FAILED:
+		tail = "remote cache off for this run, compiling locally";
+		break;
+	case FB_CACHE_UPLOAD_FAILED:
+		tail = "results not uploaded";
+		break;
+	case FB_CACHE_LOCAL_UNKEPT:
+		return;
 	}
+	char line[sizeof(((struct fb_error *)0)->msg) + 64];
+	snprintf(line, sizeof(line), "%s; %s", msg, tail);
+	note_append(&l->r->res->cache_note, line);
 }
 
-/* Adds this run's numbers to the cache directory's counters (stats.c); best effort. */
+/* The run's cache (cache.h): the local store, and the remote when one is asked for. */
 static void
-count_run(struct run *r, const struct fb_compile_result *res)
+cache_start(struct run *r)
 {
+	const struct fb_compile_opts *o = r->o;
 	if (!r->use_cache)
 		return;
-	struct fb_cache_counters c = {0};
-	c.local_hits = res->ncached - res->nremote;
-	c.remote_hits = res->nremote;
-	c.misses = res->ncompiled;
-	c.local_corrupt = res->ncorrupt;
-	if (r->remote) {
-		const struct fb_remote_counts *n = fb_remote_counts(r->remote);
-		c.remote_misses = n->misses;
-		c.remote_errors = n->errors;
-		c.remote_corrupt = n->corrupt;
-		c.local_corrupt -= n->corrupt < c.local_corrupt ? n->corrupt : c.local_corrupt;
-		c.uploads = n->uploads;
-		c.bytes_down = n->bytes_down;
-		c.bytes_up = n->bytes_up;
-	}
-	fb_cache_count(r->cache_dir, &c, NULL);
+	struct fb_cache_opts co = {r->cache_dir,          o->remote_cache,      o->remote_header, o->remote_read_only,
+	                           o->remote_timeout_ms, o->remote_state,      o->remote_tmpdir};
+	struct lookup l = {r, NULL};
+	struct fb_cache_hooks h = {NULL, on_cache_event, &l};
+	fb_cache_open(&co, &h, &r->cache, NULL); /* out of memory: no cache, every get a miss */
 }
 
 /* Turns the PCH on when two pending jobs share an option set, NVRTC has the PCH API and a
@@ -377,18 +345,12 @@ open_run(struct run *r, const char *home, struct fb_error *err)
 		return rc;
 	r->use_cache = !o->no_cache;
 	if (r->use_cache) {
-		if (o->cache_dir && *o->cache_dir)
-			snprintf(r->cache_dir, sizeof(r->cache_dir), "%s", o->cache_dir);
-		else if (fb_cache_dir(r->cache_dir, sizeof(r->cache_dir), NULL) != 0)
-			r->use_cache = 0; /* no HOME: compile without a cache */
-	}
-	if (r->use_cache) {
 		struct fb_error ce = {0};
-		int cc = fb_cache_check(r->cache_dir, o->cache_dir && *o->cache_dir, &ce);
+		int cc = fb_cache_local_dir(o->cache_dir, r->cache_dir, sizeof(r->cache_dir), &ce);
 		if (cc == FB_EUNSAFE)
 			return fb_seterr(err, cc, "%s", ce.msg);
 		if (cc)
-			r->use_cache = 0;
+			r->use_cache = 0; /* no HOME, or a directory that cannot be used: compile without a cache */
 	}
 	if (r->use_cache &&
 	    fb_key_nvrtc(fb_nvrtc_ident(r->nv), o->cancel, r->nvrtc_key, sizeof(r->nvrtc_key)) != 0)
@@ -400,36 +362,21 @@ open_run(struct run *r, const char *home, struct fb_error *err)
 	return 0;
 }
 
-/* Cache hits first: local, then remote. */
+/* Cache hits first: local, then remote (cache.h). */
 static void
 cache_lookup(struct run *r, struct fb_compile_result *res)
 {
-	for (size_t i = 0; r->use_cache && i < r->njobs; i++) {
+	for (size_t i = 0; r->cache && i < r->njobs; i++) {
 		struct job *j = &r->jobs[i];
-		struct fb_error ce = {0};
-		int got = fb_cache_get(r->cache_dir, j->key, &j->e, &ce);
-		bool hit = got == 0;
-		if (got == FB_EFORMAT)
-			note_corrupt(r, j, res, "", "removed", ce.msg);
-		if (hit &&
-		    (j->lto ? !j->e.cubin_size : (j->sass != NONE && !j->e.cubin_size) || (j->ptx != NONE && !j->e.ptx_size))) {
-			fb_cache_entry_clear(&j->e); /* an entry without what the job makes: a miss */
-			hit = false;
-		}
-		if (hit && entry_fits(r, j, &j->e, &ce) != 0) {
-			char why[sizeof(ce.msg) + 100];
-			snprintf(why, sizeof(why), "cache entry %s: %s", j->key, ce.msg);
-			fb_cache_remove(r->cache_dir, j->key);
-			note_corrupt(r, j, res, "", "removed", why);
-			fb_cache_entry_clear(&j->e);
-			hit = false;
-		}
-		if (!hit && !remote_get(r, j, res))
+		struct lookup l = {r, j};
+		struct fb_cache_hooks h = {entry_fits, on_cache_event, &l};
+		int got = fb_cache_get(r->cache, j->key, &h, &j->e);
+		if (got == FB_CACHE_MISS)
 			continue;
 		j->state = J_DONE;
-		j->cached = hit ? 1 : 2;
+		j->cached = got;
 		res->ncached++;
-		res->nremote += j->cached == 2;
+		res->nremote += got == FB_CACHE_REMOTE;
 		fb_run_job_done(r, j);
 	}
 }
@@ -477,9 +424,9 @@ cache_store(struct run *r, struct fb_compile_result *res)
 		res->pch_used += strstr(j->pch_note, "PCH used") != NULL;
 		res->pch_refused += strncmp(j->pch_note, "PCH refused", 11) == 0;
 		res->ncompiled++;
-		if (r->use_cache)
-			fb_cache_put(r->cache_dir, j->key, &j->e, NULL);
-		remote_put(r, j, res);
+		struct lookup l = {r, j};
+		struct fb_cache_hooks h = {NULL, on_cache_event, &l};
+		fb_cache_put(r->cache, j->key, &j->e, &h);
 	}
 }
 
@@ -508,9 +455,9 @@ run_jobs(struct run *r, const char *home, struct fb_compile_result *res, struct 
 	int rc = add_deps(r, res, err);
 	if (rc)
 		return rc;
-	remote_start(r, res);
+	cache_start(r);
 	cache_lookup(r, res);
-	fb_remote_idle(r->remote); /* the jobs are forked next (cache.h) */
+	fb_cache_idle(r->cache); /* the jobs are forked next (cache.h) */
 	server_jobs(r, home, res);
 	int maxjobs = fb_compile_jobs(opts->jobs);
 	setup_pch(r, res);
@@ -525,7 +472,7 @@ run_jobs(struct run *r, const char *home, struct fb_compile_result *res, struct 
 	cache_store(r, res);
 	rc = assemble(r, res, err);
 	if (!rc)
-		count_run(r, res);
+		fb_cache_record(r->cache, res->ncompiled, NULL); /* the counters: best effort */
 	return rc;
 }
 

@@ -1,17 +1,16 @@
 /* compile.h: the driver's header (compile.c, prepare.c), which the extension part
- * (extension/repro.c) and the tests include: it brings the parts below (the digests, the NVRTC
- * loader, #include scanning, the cache) and declares prepare.c's steps. Not installed; the
- * public API is SECTION compile of fatbuild.h. */
+ * (extension/repro.c) and the tests include: it brings the NVRTC loader, #include scanning and
+ * the cache's interface (cache/cache.h: entries, digests, keys, the tiers) and declares
+ * prepare.c's steps. Not installed; the public API is SECTION compile of fatbuild.h. */
 #ifndef FB_COMPILE_H
 #define FB_COMPILE_H
 
 #include "fatbuild.h"
-#include "cache.h"
 #include "depfile.h"
-#include "hash.h"
 #include "nvrtc.h"
 #include "base/safefs.h"
 #include "base/strbuf.h"
+#include "cache/cache.h"
 
 struct run; /* run.h */
 

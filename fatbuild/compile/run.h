@@ -14,10 +14,10 @@
 #include <string.h>
 #include <sys/types.h>
 
-#include "cache.h"
 #include "nvrtc.h"
 #include "base/error.h"
 #include "base/strbuf.h"
+#include "cache/cache.h"
 
 #define NONE ((size_t)-1)
 
@@ -85,9 +85,9 @@ struct run {
 	size_t ndig, capdig;
 	char **common;              /* options shared by all jobs, after -arch and -I<srcdir> */
 	size_t ncommon;
-	char cache_dir[PATH_MAX];
+	char cache_dir[PATH_MAX];   /* the local store (fb_cache_local_dir), when use_cache */
 	int use_cache;
-	struct fb_remote *remote;
+	struct fb_cache *cache;     /* the run's tiers (cache.h); NULL without a cache */
 	char basedir[PATH_MAX];
 	char nvrtc_key[128];        /* fb_key_nvrtc, or empty */
 	/* Kept here rather than in locals so that a forked child, which leaves with _exit, still

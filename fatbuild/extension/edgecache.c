@@ -1,7 +1,8 @@
-/* edgecache.c: host and nvcc compile edges cached as the NVRTC images are, in the same local
- * cache (compile/cache.c) and the same remote cache (compile/remote.c: Bazel HTTP, or REAPI on
- * gRPC), so a second build dir, machine or CI job takes what another compiled (docs/caches.md
- * "Host and nvcc edges"). The key follows ccache's direct mode, in two steps:
+/* edgecache.c: host and nvcc compile edges cached as the NVRTC images are, through the same
+ * get and put of the compile cache (cache/cache.h: the local store, then the remote over Bazel
+ * HTTP or REAPI on gRPC), so a second build dir, machine or CI job takes what another compiled
+ * (docs/caches.md "Host and nvcc edges"). This file makes the keys and the manifests and checks
+ * what a get finds; the tiers are the cache's. The key follows ccache's direct mode, in two steps:
  *   K0 = SHA-256("fatbuild edge 1", each tool's resolved path, size and mtime, the environment
  *        that moves include paths, the command's words with the bases spelled @Bn and nvcc's
  *        --threads N and nice -n N left out)
@@ -45,8 +46,7 @@
 #include "base/error.h"
 #include "base/safefs.h"
 #include "base/strbuf.h"
-#include "compile/cache.h"
-#include "compile/hash.h"
+#include "cache/cache.h"
 #include "edgecache.h"
 #include "fatbin/elfid.h"
 #include "base/words.h"
@@ -176,14 +176,6 @@ put_tool(struct fb_buf *b, const char *tool)
 	fb_buf_puts(b, "\n");
 }
 
-static void
-digest_hex(const struct fb_buf *b, char hex[65])
-{
-	unsigned char d[32];
-	fb_sha256_buf(b->s ? b->s : "", b->len, d);
-	fb_sha256_hex(d, hex);
-}
-
 /* Removes each " --threads N" and "nice -n N " from b after at: nvcc's thread count and
  * priority follow the machine's job slots and the build's other edges (graph.c) and do not
  * change the object, so machines with other CPU counts, and builds with and without C++,
@@ -244,7 +236,7 @@ key0(const struct fb_edge_opts *o, char hex[65])
 	}
 	int rc = b.oom ? FB_ENOMEM : 0;
 	if (!rc)
-		digest_hex(&b, hex);
+		fb_sha256_buf_hex(b.s, b.len, hex);
 	free(b.s);
 	return rc;
 }
@@ -479,7 +471,7 @@ key1(const struct fb_edge_opts *o, const struct fb_strlist *roots, const char *k
 	if (!rc && b.oom)
 		rc = -1;
 	if (!rc)
-		digest_hex(&b, hex);
+		fb_sha256_buf_hex(b.s, b.len, hex);
 	free(b.s);
 	return rc;
 }
@@ -488,55 +480,81 @@ key1(const struct fb_edge_opts *o, const struct fb_strlist *roots, const char *k
 
 struct store {
 	const struct fb_edge_opts *o;
-	char dir[PATH_MAX];
-	bool local;                /* the local cache dir passed its check */
-	struct fb_remote *remote;
+	struct fb_cache *cache;    /* the local store and the remote (cache.h); NULL: neither */
 	struct fb_edge_result *r;
 	struct fb_strlist roots;   /* make_roots */
+	const char *k0;            /* the key of the manifest being looked up */
+	char k1[65];               /* the object's key, from the manifest that passed */
 };
 
 static void
-note(struct store *s, const char *what, const struct fb_error *e)
+note(struct store *s, const char *what, const char *msg)
 {
 	if (!s->r->note[0])
-		snprintf(s->r->note, sizeof(s->r->note), "%s: %.400s", what, e->msg[0] ? e->msg : "failed");
+		snprintf(s->r->note, sizeof(s->r->note), "%s: %.400s", what, msg[0] ? msg : "failed");
 }
 
 /* A damaged entry (from the remote: 1, else local), as compile.c says it for an image. */
 static void
-corrupt(struct store *s, int from, const struct fb_error *e)
+corrupt(struct store *s, int from, const char *msg)
 {
 	const char *obj = strrchr(s->o->output, '/');
 	if (!s->r->note[0])
 		snprintf(s->r->note, sizeof(s->r->note), "corrupt %scache entry for %.100s %s and compiled: %.340s",
-		         from ? "remote " : "", obj ? obj + 1 : s->o->output, from ? "ignored" : "removed", e->msg);
+		         from ? "remote " : "", obj ? obj + 1 : s->o->output, from ? "ignored" : "removed", msg);
 }
 
+/* What the cache tells (cache.h): the first of it is the edge's note. */
+static void
+on_cache_event(void *ctx, enum fb_cache_event ev, const char *msg)
+{
+	struct store *s = ctx;
+	switch (ev) {
+	case FB_CACHE_LOCAL_DAMAGED:
+		corrupt(s, 0, msg);
+		break;
+	case FB_CACHE_REMOTE_DAMAGED:
+		corrupt(s, 1, msg);
+		break;
+	case FB_CACHE_REMOTE_OFF:
+		note(s, "remote cache off", msg);
+		break;
+	case FB_CACHE_REMOTE_FAILED:
+		note(s, "remote cache off for this build", msg);
+		break;
+	case FB_CACHE_UPLOAD_FAILED:
+		note(s, "remote cache", msg);
+		break;
+	case FB_CACHE_LOCAL_UNKEPT:
+		note(s, "edge cache", msg);
+		break;
+	}
+}
+
+/* The compile cache's tiers: its local store when the directory passes its checks, and the
+ * remote when one is named, either without the other. */
 static void
 store_open(struct store *s)
 {
 	struct fb_error e = {0};
-	const char *dir = s->o->cache_dir;
-	if (!dir && fb_cache_dir(s->dir, sizeof(s->dir), &e) != 0)
-		note(s, "edge cache off", &e);
-	else if (dir)
-		snprintf(s->dir, sizeof(s->dir), "%s", dir);
-	s->local = s->dir[0] && fb_cache_check(s->dir, s->o->cache_dir != NULL, &e) == 0;
-	if (s->dir[0] && !s->local)
-		note(s, "edge cache off", &e);
-	if (s->o->remote_cache && *s->o->remote_cache) {
-		struct fb_remote_opts ro = {s->o->remote_cache, s->o->remote_header, !s->o->remote_read_only,
-		                            s->o->remote_timeout_ms, s->o->remote_state, s->o->remote_tmpdir};
-		if (fb_remote_open(&ro, &s->remote, &e) != 0)
-			note(s, "remote cache off", &e);
-	}
+	char dir[PATH_MAX];
+	bool local = fb_cache_local_dir(s->o->cache_dir, dir, sizeof(dir), &e) == 0;
+	if (!local)
+		note(s, "edge cache off", e.msg);
+	struct fb_cache_opts co = {local ? dir : NULL,      s->o->remote_cache, s->o->remote_header,
+	                           s->o->remote_read_only, s->o->remote_timeout_ms, s->o->remote_state,
+	                           s->o->remote_tmpdir};
+	struct fb_cache_hooks h = {NULL, on_cache_event, s};
+	fb_cache_open(&co, &h, &s->cache, NULL); /* out of memory: no cache, the command runs */
 }
 
-/* What a manifest (K0) holds: text, one absolute or @Bn path a line; its files are checked
- * as K1 reads them (open_listed). */
+/* What a manifest (K0) holds: text, one absolute or @Bn path a line, whose files can be read
+ * inside the build's roots (open_listed); K1 comes of them into s->k1. FB_ENOIMAGE (a miss)
+ * when one of them is gone. */
 static int
-manifest_fits(const struct fb_cache_entry *e, struct fb_error *err)
+manifest_fits(void *ctx, const struct fb_cache_entry *e, struct fb_error *err)
 {
+	struct store *s = ctx;
 	if (e->cubin_size)
 		return fb_seterr(err, FB_EFORMAT, "a manifest with an object (%zu bytes)", e->cubin_size);
 	if (!e->ptx_size || memchr(e->ptx, 0, e->ptx_size))
@@ -548,69 +566,18 @@ manifest_fits(const struct fb_cache_entry *e, struct fb_error *err)
 			return fb_seterr(err, FB_EFORMAT, "a manifest line is not a path");
 		p += n + 1;
 	}
-	return 0;
+	char *list = strndup((const char *)e->ptx, e->ptx_size), why[sizeof(err->msg)];
+	int k = list ? key1(s->o, &s->roots, s->k0, list, s->k1, why, sizeof(why)) : -1;
+	free(list);
+	return k == -2 ? fb_seterr(err, FB_EFORMAT, "%s", why) : k ? FB_ENOIMAGE : 0;
 }
 
 /* An object (K1): a relocatable object of this machine. */
 static int
-object_fits(const struct fb_cache_entry *e, struct fb_error *err)
+object_fits(void *ctx, const struct fb_cache_entry *e, struct fb_error *err)
 {
+	(void)ctx;
 	return fb_elf_host_object(e->cubin, e->cubin_size, err);
-}
-
-/* A damaged entry: removed from the local cache (from: 0), or not taken from the remote (1);
- * said once. */
-static void
-bad_entry(struct store *s, const char *key, int from, const struct fb_error *e)
-{
-	struct fb_error n = {0};
-	snprintf(n.msg, sizeof(n.msg), "%s%.64s: %.300s", from ? "remote action record ac/" : "cache entry ", key,
-	         e->msg);
-	if (from)
-		fb_remote_reject(s->remote);
-	else
-		fb_cache_remove(s->dir, key);
-	corrupt(s, from, &n);
-}
-
-/* The entry under key that passes fits: local, else remote (the caller keeps it locally once
- * the whole lookup holds). 1 from the remote, 0 local, -1 a miss. */
-static int
-get(struct store *s, const char *key, int (*fits)(const struct fb_cache_entry *, struct fb_error *),
-    struct fb_cache_entry *out)
-{
-	struct fb_error e = {0};
-	if (s->local && fb_cache_get(s->dir, key, out, &e) == 0) {
-		if (fits(out, &e) == 0)
-			return 0;
-		bad_entry(s, key, 0, &e);
-		fb_cache_entry_clear(out);
-	}
-	if (!s->remote || fb_remote_broken(s->remote, NULL))
-		return -1;
-	int rc = fb_remote_get(s->remote, key, out, &e);
-	if (rc == FB_EFORMAT)
-		corrupt(s, 1, &e);
-	else if (rc == FB_EIO && !fb_remote_quiet(s->remote))
-		note(s, "remote cache off for this build", &e);
-	if (rc)
-		return -1;
-	if (fits(out, &e) == 0)
-		return 1;
-	bad_entry(s, key, 1, &e);
-	fb_cache_entry_clear(out);
-	return -1;
-}
-
-static void
-put(struct store *s, const char *key, const struct fb_cache_entry *e)
-{
-	struct fb_error er = {0};
-	if (s->local && fb_cache_put(s->dir, key, e, &er) != 0)
-		note(s, "edge cache", &er);
-	if (s->remote && !fb_remote_broken(s->remote, NULL) && fb_remote_put(s->remote, key, e, &er) == FB_EIO &&
-	    !fb_remote_quiet(s->remote))
-		note(s, "remote cache", &er);
 }
 
 /* ---- hit and miss ---- */
@@ -640,28 +607,24 @@ serve(const struct fb_edge_opts *o, const struct fb_cache_entry *obj, const char
 	return rc;
 }
 
-/* 1 when the manifest and the object under its K1 were found and served. What came from the
- * remote is kept locally once it passed its checks. */
+/* 1 when the manifest and the object under its K1 were found and served; what came from the
+ * remote is kept locally once it passed its checks (cache.h). */
 static int
-lookup(struct store *s, const char *k0, char k1[65])
+lookup(struct store *s, const char *k0)
 {
 	struct fb_cache_entry man = {0}, obj = {0};
-	int from = get(s, k0, manifest_fits, &man), from1 = -1, k = -1;
-	char *list = from >= 0 ? strndup((const char *)man.ptx, man.ptx_size) : NULL;
+	struct fb_cache_hooks hm = {manifest_fits, on_cache_event, s}, ho = {object_fits, on_cache_event, s};
+	s->k0 = k0;
+	int from = fb_cache_get(s->cache, k0, &hm, &man), from1 = FB_CACHE_MISS;
+	char *list = from != FB_CACHE_MISS ? strndup((const char *)man.ptx, man.ptx_size) : NULL;
+	bool ok = list && (from1 = fb_cache_get(s->cache, s->k1, &ho, &obj)) != FB_CACHE_MISS;
 	struct fb_error e = {0};
-	if (list && (k = key1(s->o, &s->roots, k0, list, k1, e.msg, sizeof(e.msg))) == -2)
-		bad_entry(s, k0, from, &e);
-	if (k == 0 && from == 1 && s->local)
-		fb_cache_put(s->dir, k0, &man, NULL);
-	bool ok = k == 0 && (from1 = get(s, k1, object_fits, &obj)) >= 0;
-	if (ok && from1 == 1 && s->local)
-		fb_cache_put(s->dir, k1, &obj, NULL);
 	if (ok && serve(s->o, &obj, list, &e) != 0) {
-		note(s, "edge cache", &e);
+		note(s, "edge cache", e.msg);
 		ok = false;
 	}
 	if (ok)
-		s->r->hit = from == 1 || from1 == 1 ? FB_EDGE_REMOTE : FB_EDGE_LOCAL;
+		s->r->hit = from == FB_CACHE_REMOTE || from1 == FB_CACHE_REMOTE ? FB_EDGE_REMOTE : FB_EDGE_LOCAL;
 	free(list);
 	fb_cache_entry_clear(&man);
 	fb_cache_entry_clear(&obj);
@@ -768,8 +731,9 @@ remember(struct store *s, const char *k0, const struct fb_buf *list)
 	}
 	struct fb_cache_entry obj = {.cubin = (unsigned char *)objd, .cubin_size = on, .log = ""};
 	struct fb_cache_entry man = {.ptx = (unsigned char *)list->s, .ptx_size = list->len, .log = ""};
-	put(s, k1, &obj);
-	put(s, k0, &man);
+	struct fb_cache_hooks h = {NULL, on_cache_event, s};
+	fb_cache_put(s->cache, k1, &obj, &h);
+	fb_cache_put(s->cache, k0, &man, &h);
 	free(objd);
 }
 
@@ -780,23 +744,23 @@ fb_edge_run(const struct fb_edge_opts *o, struct fb_edge_result *r, struct fb_er
 	if (!o || !o->argv || !o->argv[0] || !o->output || !o->depfile)
 		return fb_seterr(err, FB_EINVAL, "edge: a command, its output and its depfile are needed");
 	struct store s = {.o = o, .r = r};
-	char k0[65], k1[65];
+	char k0[65];
 	bool keyed = key0(o, k0) == 0;
 	if (keyed) {
 		store_open(&s);
 		make_roots(o, &s.roots);
 	}
 	int rc = 0;
-	if (!keyed || !(s.local || s.remote) || !lookup(&s, k0, k1)) {
-		fb_remote_idle(s.remote); /* no thread of a gRPC remote runs beside the command */
+	if (!keyed || !fb_cache_on(s.cache) || !lookup(&s, k0)) {
+		fb_cache_idle(s.cache); /* no thread of a gRPC remote runs beside the command */
 		rc = run(o, &r->status, err);
 		struct fb_buf list = {0};
 		bool deps = !rc && r->status == 0 && all_deps(o, &list) == 0;
-		if (deps && keyed && (s.local || s.remote))
+		if (deps && keyed && fb_cache_on(s.cache))
 			remember(&s, k0, &list);
 		free(list.s);
 	}
-	fb_remote_close(s.remote);
+	fb_cache_close(s.cache);
 	fb_strlist_free(&s.roots);
 	return rc;
 }

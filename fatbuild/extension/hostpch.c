@@ -34,8 +34,7 @@
 #include "base/error.h"
 #include "base/safefs.h"
 #include "base/strbuf.h"
-#include "compile/cache.h"
-#include "compile/hash.h"
+#include "cache/cache.h"
 #include "edgecache.h"
 #include "hostpch.h"
 #include "ninja.h"
@@ -293,9 +292,7 @@ static int
 make_dir(const char *key, struct fb_hostpch *p, struct fb_error *err)
 {
 	char cache[FB_HOSTPCH_PATH - 256], sub[FB_HOSTPCH_PATH - 128];
-	int rc = fb_cache_dir(cache, sizeof(cache), err);
-	if (!rc)
-		rc = fb_cache_check(cache, false, err);
+	int rc = fb_cache_local_dir(NULL, cache, sizeof(cache), err);
 	if (rc)
 		return rc;
 	snprintf(sub, sizeof(sub), "%s/hostpch", cache);

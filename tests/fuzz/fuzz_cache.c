@@ -1,7 +1,7 @@
-/* fuzz_cache.c: the compile cache's entry files (cache.c: "FBCACHE1", three sizes, SHA-256 of
+/* fuzz_cache.c: the compile cache's entry files (cache/store.c: "FBCACHE1", three sizes, SHA-256 of
  * the payload, then cubin, PTX and log), which anything on the disk may have damaged.
  * Input: arbitrary bytes, read two ways:
- *   1. as an entry file: fb_cache_decode accepts it or says FB_EFORMAT, nothing else; what it
+ *   1. as an entry file: fb_store_decode accepts it or says FB_EFORMAT, nothing else; what it
  *      accepts encodes back to exactly the input;
  *   2. as the contents of an entry (the first two bytes split up to 1 KiB of the rest into
  *      cubin, PTX and a log without NULs): encode, decode gives the same parts, and a
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile/compile.h"
+#include "cache/store.h"
 #include "fatbuild.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -36,7 +36,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t n = 0;
 
 	/* 1. the input as an entry file */
-	int rc = fb_cache_decode(data, size, &e);
+	int rc = fb_store_decode(data, size, &e);
 	if (rc != 0 && rc != FB_EFORMAT && rc != FB_ENOMEM)
 		abort();
 	if (rc == 0) {
@@ -44,7 +44,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		 * log, and so encodes to something else: only compare when it has none */
 		size_t loglen = size - 0x40 - e.cubin_size - e.ptx_size;
 		if (strlen(e.log) == loglen) {
-			if (fb_cache_encode(&e, &enc, &n) == 0 && (n != size || memcmp(enc, data, size) != 0))
+			if (fb_store_encode(&e, &enc, &n) == 0 && (n != size || memcmp(enc, data, size) != 0))
 				abort();
 			free(enc);
 			enc = NULL;
@@ -67,11 +67,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	log[nl] = 0;
 	struct fb_cache_entry in = {.cubin = (unsigned char *)p, .cubin_size = nc, .ptx = (unsigned char *)p + nc,
 	                            .ptx_size = np, .log = log};
-	if (fb_cache_encode(&in, &enc, &n) != 0) {
+	if (fb_store_encode(&in, &enc, &n) != 0) {
 		free(log);
 		return 0;
 	}
-	if (fb_cache_decode(enc, n, &d) != 0 || !same(&in, &d))
+	if (fb_store_decode(enc, n, &d) != 0 || !same(&in, &d))
 		abort();
 	fb_cache_entry_clear(&d);
 	/* damage, at places the input picks (the fuzzer varies them across runs): one header byte,
@@ -79,17 +79,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t at[3] = {data[1] % 0x40, ((size_t)data[0] << 8 | data[1]) % n, n - 1};
 	for (int k = 0; k < 3; k++) {
 		enc[at[k]] ^= 0x5a;
-		if (fb_cache_decode(enc, n, &d) != FB_EFORMAT)
+		if (fb_store_decode(enc, n, &d) != FB_EFORMAT)
 			abort();
 		enc[at[k]] ^= 0x5a;
 	}
-	if (fb_cache_decode(enc, at[1], &d) != FB_EFORMAT || fb_cache_decode(enc, n - 1, &d) != FB_EFORMAT)
+	if (fb_store_decode(enc, at[1], &d) != FB_EFORMAT || fb_store_decode(enc, n - 1, &d) != FB_EFORMAT)
 		abort();
 	unsigned char *more = malloc(n + 1);
 	if (more) {
 		memcpy(more, enc, n);
 		more[n] = 0;
-		if (fb_cache_decode(more, n + 1, &d) != FB_EFORMAT)
+		if (fb_store_decode(more, n + 1, &d) != FB_EFORMAT)
 			abort();
 		free(more);
 	}

@@ -1,4 +1,4 @@
-/* fuzz_reapi.c: what a REAPI server answers the grpc:// cache (reapi.c, docs/remote-cache.md
+/* fuzz_reapi.c: what a REAPI server answers the grpc:// cache (cache/reapi_msg.c, docs/remote-cache.md
  * §8), which any server may get wrong. Input: a selector byte, then the bytes of one message:
  * 0 FindMissingBlobsResponse, 1 BatchReadBlobsResponse, 2 BatchUpdateBlobsResponse,
  * 3 ByteStream ReadResponse, 4 a grpc:// URL, 5 ServerCapabilities. The blobs asked about are three fixed digests
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile/cache.h"
-#include "compile/pb.h"
+#include "cache/pb.h"
+#include "cache/remote.h"
 #include "fatbuild.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,4 +1,4 @@
-/* fuzz_remote.c: the shared cache's action record, a serialized Bazel ActionResult (remote.c,
+/* fuzz_remote.c: the shared cache's action record, a serialized Bazel ActionResult (cache/record.c,
  * docs/remote-cache.md §2), which any server or anyone with write access to it may have
  * damaged. Input: arbitrary bytes as a record. Invariants: fb_remote_record_decode accepts it
  * or says FB_EFORMAT with a message, nothing else; what it accepts encodes to a record that
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile/compile.h"
+#include "cache/remote.h"
 #include "fatbuild.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

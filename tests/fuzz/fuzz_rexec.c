@@ -1,4 +1,4 @@
-/* fuzz_rexec.c: remote execution's protocol layer (compile/rexec.c, docs/remote-cache.md §9):
+/* fuzz_rexec.c: remote execution's protocol layer (cache/rexec.c, docs/remote-cache.md §9):
  * what an executor answers, which any server may get wrong, and the input-root builder. Input:
  * a selector byte, then
  *   0: one google.longrunning.Operation (fb_rexec_decode_operation; the seeds in
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile/pb.h"
-#include "compile/rexec.h"
+#include "cache/pb.h"
+#include "cache/rexec.h"
 #include "fatbuild.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

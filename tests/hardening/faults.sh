@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # faults.sh: faults during builds and compiles, each checked for a specific message, a
 # documented exit code, no partial output, and a clean next run:
-#   unwritable build dir / output dir; corrupted and truncated cache entries (detected,
-#   reported, recompiled, rewritten); SIGINT during a build and during a compile; two builds of one build
+#   unwritable build dir / output dir; corrupted and truncated cache entries, the images' and a
+#   host edge's (detected, reported, recompiled, rewritten); SIGINT during a build and during a compile; two builds of one build
 #   dir at once (fb_build's lock: the second waits); NVRTC missing; NVRTC failing and crashing
 #   in the middle of a batch (a forwarding fake libnvrtc); a hanging and a crashing driver under
 #   'fatbuild build --arch-list native' (the probe child is killed / reported, the build stops).
@@ -86,6 +86,20 @@ expect cache-read-only-entries 0 "*2 cached, 0 compiled*" $FB compile -v --arch-
 expect cache-dir-unusable 0 "" env FATBUILD_CACHE_DIR="$w/afile/cache" $FB compile --arch-list 8.0 -o k4.fatbin k.cu
 [ -s k4.fatbin ] && ok cache-dir-unusable-still-compiles || bad cache-dir-unusable-still-compiles
 [ -z "$(leftovers cache .)" ] && ok cache-no-temporaries || bad "cache-no-temporaries: $(leftovers cache .)"
+# a host edge's entries (fatbuild edge: the manifest, the object) are checked as the images are:
+# a damaged one is removed, reported once, and the compile runs
+printf 'int f(void) { return 7; }\n' >e.c
+expect edge-cache-fill 0 "" $FB edge -o e.o --depfile e.d -- cc -c -MD -MF e.d -o e.o e.c
+for f in $(find cache -type f -path "cache/??/*" | sort); do
+	echo "$entries" | grep -qx "$f" || printf '\xff\xff\xff\xff' | dd of="$f" bs=1 seek=70 conv=notrunc status=none
+done
+cp e.o e1.o && rm -f e.o e.d
+expect edge-cache-corrupt-reported 0 "fatbuild: warning: corrupt cache entry for e.o removed and compiled: cache entry $w/cache/*: size or checksum mismatch (* bytes)" \
+	$FB edge -o e.o --depfile e.d -- cc -c -MD -MF e.d -o e.o e.c
+[ "$(grep -c corrupt stderr)" = 1 ] && cmp -s e.o e1.o && ok edge-cache-corrupt-once-same-object ||
+	bad edge-cache-corrupt-once-same-object
+expect edge-cache-rewritten 0 "" $FB edge -o e.o --depfile e.d -- cc -c -MD -MF e.d -o e.o e.c
+[ ! -s stderr ] && ok edge-cache-rewritten-silent || bad edge-cache-rewritten-silent
 
 # ---- two builds of one build dir at once: the second waits for the first's lock ----
 cat >slowcc <<'S'

@@ -1,73 +1,16 @@
-/* cache.h: the compile cache: the local content-addressed store (cache.c), the shared one over
- * Bazel's HTTP cache protocol (remote.c, docs/remote-cache.md) or REAPI on gRPC (reapi.c, §8),
- * the counters (stats.c) and how paths and the NVRTC build enter the key (key.c). Private to
- * libfatbuild. */
-#ifndef FB_COMPILE_CACHE_H
-#define FB_COMPILE_CACHE_H
+/* remote.h: the shared cache: over Bazel's HTTP cache protocol (remote.c, docs/remote-cache.md),
+ * or REAPI v2 on gRPC (reapi.c, §8), whose channel remote execution shares (rexec.h, §9); the
+ * action record both store (record.c, §2). Below the tiers (tiers.c), which alone of the other
+ * parts' callers reach it (cache.h). Private to libfatbuild. */
+#ifndef FB_CACHE_REMOTE_H
+#define FB_CACHE_REMOTE_H
 
-#include <signal.h>
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "fatbuild.h"
+#include "entry.h"
 #include "hash.h"
-
-/* ---- cache.c: the content-addressed store ---- */
-
-struct fb_cache_entry {
-	unsigned char *cubin;
-	size_t cubin_size;
-	unsigned char *ptx;
-	size_t ptx_size;
-	char *log;               /* NUL-terminated */
-};
-
-/* Before a compile uses the cache dir: 0 when it is missing (created 0700 on the first put) or
- * passes fb_dir_check; else FB_EUNSAFE/FB_EIO with the message. A group-writable one passes
- * only as an opted-in team cache, whoever named it (explicit is kept for the callers' sake). */
-int fb_cache_check(const char *dir, bool explicit, struct fb_error *err);
-/* FB_DIR_SHARED when FATBUILD_CACHE_SHARED=1 (a team cache), else 0: the fb_dir_check flags
- * of the cache dir, its shards and files. */
-unsigned fb_cache_flags(void);
-/* The checked cache root, open (fb_dir_open); create: made first where missing. */
-int fb_cache_root_open(const char *dir, bool create, int *fd, struct fb_error *err);
-/* The shard of name (its first two characters) inside root, checked, never through a link;
- * create: made first (0700, a team cache 02770). */
-int fb_cache_shard_open(int root, const char *dir, const char *name, bool create, int *fd, struct fb_error *err);
-/* An entry's name: 64 lowercase hex digits. A temporary's: that, ".tmp.", ten characters. */
-bool fb_cache_is_key(const char *name);
-bool fb_cache_is_tmp(const char *name);
-/* *dir, or when it is NULL fb_cache_dir() written into buf (then *dir = buf). */
-int fb_cache_dir_default(const char **dir, char *buf, size_t size, struct fb_error *err);
-/* 0 and *out filled on a verified hit; FB_ENOIMAGE on a miss; FB_EFORMAT for an entry that
- * failed its size or checksum check (it is removed; err->msg names it); other codes for real
- * I/O trouble. */
-int fb_cache_get(const char *dir, const char *key, struct fb_cache_entry *out, struct fb_error *err);
-int fb_cache_put(const char *dir, const char *key, const struct fb_cache_entry *e, struct fb_error *err);
-/* Deletes the entry under key (one that passed its checksum but is not what its key claims);
- * only in a shard that passes the directory checks. */
-void fb_cache_remove(const char *dir, const char *key);
-void fb_cache_entry_clear(struct fb_cache_entry *e);
-/* The entry file's bytes, both ways (fuzz_cache checks that they agree and that any damage is
- * caught). decode: 0, FB_EFORMAT (size or checksum mismatch) or FB_ENOMEM; encode: 0 or
- * FB_ENOMEM, *out malloc'd. */
-int fb_cache_decode(const unsigned char *data, size_t n, struct fb_cache_entry *out);
-int fb_cache_encode(const struct fb_cache_entry *e, unsigned char **out, size_t *size);
-
-/* A copy of p[0..n) with a NUL after it (for text); NULL on OOM. */
-static inline unsigned char *
-fb_dup_bytes(const unsigned char *p, size_t n)
-{
-	unsigned char *d = malloc(n + 1);
-	if (d) {
-		memcpy(d, p, n);
-		d[n] = 0;
-	}
-	return d;
-}
 
 /* ---- remote.c: the shared cache over Bazel's HTTP cache protocol (docs/remote-cache.md) ---- */
 
@@ -102,6 +45,17 @@ void fb_remote_idle(struct fb_remote *r);
 int fb_remote_get(struct fb_remote *r, const char *key, struct fb_cache_entry *out, struct fb_error *err);
 /* Uploads the blobs, then the action record; 0 without a PUT when not writable. */
 int fb_remote_put(struct fb_remote *r, const char *key, const struct fb_cache_entry *e, struct fb_error *err);
+/* 1 after the first transport failure; *why: its message. */
+int fb_remote_broken(const struct fb_remote *r, const char **why);
+/* 1 when the failure was reported by another process of the build (the state file): say
+ * nothing about it. */
+int fb_remote_quiet(const struct fb_remote *r);
+/* A hit the caller found not to be what its key claims: counted as damaged, not as a hit. */
+void fb_remote_reject(struct fb_remote *r);
+const struct fb_remote_counts *fb_remote_counts(const struct fb_remote *r);
+
+/* ---- record.c: the action record ---- */
+
 /* The action record (docs/remote-cache.md §2), a serialized Bazel ActionResult: the digests
  * (hex) and sizes of cubin, PTX, log; an empty output has size 0 and the empty blob's digest. */
 enum { FB_REMOTE_RECORD_MAX = 65536, FB_REMOTE_RECORD_ENCODED_MAX = 512 };
@@ -116,14 +70,8 @@ int fb_remote_record_decode(const char *text, size_t n, struct fb_remote_record 
 /* The record's protobuf encoding into buf (FB_REMOTE_RECORD_ENCODED_MAX bytes); returns its
  * length, 0 if it does not fit. */
 size_t fb_remote_record_encode(const struct fb_remote_record *rec, char *buf, size_t size);
-/* 1 after the first transport failure; *why: its message. */
-int fb_remote_broken(const struct fb_remote *r, const char **why);
-/* 1 when the failure was reported by another process of the build (the state file): say
- * nothing about it. */
-int fb_remote_quiet(const struct fb_remote *r);
-/* A hit the caller found not to be what its key claims: counted as damaged, not as a hit. */
-void fb_remote_reject(struct fb_remote *r);
-const struct fb_remote_counts *fb_remote_counts(const struct fb_remote *r);
+
+/* ---- remote.c: the staging of downloads ---- */
 
 /* A blob being downloaded: its bytes go to a nameless private file under tmpdir, never into
  * memory, hashed as they come; at most max of them (one more sets over and stops the
@@ -143,6 +91,9 @@ void fb_remote_sink_close(struct fb_remote_sink *s);
 /* ---- reapi.c: the shared cache over REAPI v2 on gRPC (docs/remote-cache.md §8) ---- */
 
 struct fb_reapi;
+
+/* google.rpc.Code values the cache decides on. */
+enum { FB_RPC_OK = 0, FB_RPC_NOT_FOUND = 5, FB_RPC_UNIMPLEMENTED = 12 };
 
 /* One blob of a batch: its digest; put: its bytes for an upload (force: even when
  * FindMissingBlobs does not name it); got (malloc'd, the caller
@@ -166,12 +117,6 @@ struct fb_reapi_blob {
 	int streamed;
 };
 
-/* 1 for a grpc:// or grpcs:// URL. */
-int fb_reapi_url(const char *url);
-/* grpc[s]://HOST[:PORT][/INSTANCE] (HOST may be a bracketed IPv6 address) into target
- * "HOST:PORT" (port 80, or 443 for grpcs, when none is given), instance (trailing '/'
- * dropped; "" when none) and *tls; 0, or -1 for a URL that is not one or does not fit. */
-int fb_reapi_url_parse(const char *url, char *target, size_t tsize, char *instance, size_t isize, int *tls);
 /* FB_EINVAL for a bad URL or header, FB_ENOTOOL for a fatbuild built without gRPC. No
  * connection is made until the first call. */
 int fb_reapi_open(const struct fb_remote_opts *o, struct fb_reapi **out, struct fb_error *err);
@@ -191,6 +136,25 @@ int fb_reapi_read_blobs(struct fb_reapi *g, struct fb_reapi_blob *b, int n, stru
 /* Uploads those of b[0..n) the server lacks (FindMissingBlobs, then BatchUpdateBlobs or
  * ByteStream.Write); *sent: the bytes sent. 0 or FB_EIO. */
 int fb_reapi_write_blobs(struct fb_reapi *g, struct fb_reapi_blob *b, int n, uint64_t *sent, struct fb_error *err);
+/* For the channel's other users (rexec.c, remote execution): one call of method
+ * ("/package.Service/Method") with the one request req[0..n), each answer message handed to
+ * on_msg (nonzero, err filled, cancels the call), with the deadline timeout_ms (0: the
+ * channel's). The call's gRPC status code (why: its text), or -1 when on_msg refused an
+ * answer or (without gRPC, FB_ENOTOOL) no call could be made; err filled then. */
+typedef int (*fb_reapi_msg_fn)(void *ctx, const unsigned char *p, size_t n, struct fb_error *err);
+int fb_reapi_call(struct fb_reapi *g, const char *method, const unsigned char *req, size_t n, long timeout_ms,
+                  fb_reapi_msg_fn on_msg, void *ctx, char *why, size_t wsize, struct fb_error *err);
+/* The instance_name of every request of g ("" for none); "" for NULL. */
+const char *fb_reapi_instance(const struct fb_reapi *g);
+
+/* ---- reapi_msg.c: the URL, the answers, the status names ---- */
+
+/* 1 for a grpc:// or grpcs:// URL. */
+int fb_reapi_url(const char *url);
+/* grpc[s]://HOST[:PORT][/INSTANCE] (HOST may be a bracketed IPv6 address) into target
+ * "HOST:PORT" (port 80, or 443 for grpcs, when none is given), instance (trailing '/'
+ * dropped; "" when none) and *tls; 0, or -1 for a URL that is not one or does not fit. */
+int fb_reapi_url_parse(const char *url, char *target, size_t tsize, char *instance, size_t isize, int *tls);
 /* The answers' decoders (fuzz_reapi): FindMissingBlobsResponse sets b[i].missing;
  * BatchReadBlobsResponse sets got/got_size or status; BatchUpdateBlobsResponse sets status and
  * why; a ByteStream ReadResponse's data (a view into p). 0, FB_EFORMAT (a malformed field, a
@@ -203,46 +167,7 @@ int fb_reapi_decode_bytestream(const unsigned char *p, size_t n, const unsigned 
 /* ServerCapabilities: *max_batch its cache_capabilities.max_batch_total_size_bytes (0 when it
  * names none: no limit); 0 or FB_EFORMAT (a malformed field, a negative limit). */
 int fb_reapi_decode_capabilities(const unsigned char *p, size_t n, uint64_t *max_batch, struct fb_error *err);
-/* For the channel's other users (rexec.c, remote execution): one call of method
- * ("/package.Service/Method") with the one request req[0..n), each answer message handed to
- * on_msg (nonzero, err filled, cancels the call), with the deadline timeout_ms (0: the
- * channel's). The call's gRPC status code (why: its text), or -1 when on_msg refused an
- * answer or (without gRPC, FB_ENOTOOL) no call could be made; err filled then. */
-typedef int (*fb_reapi_msg_fn)(void *ctx, const unsigned char *p, size_t n, struct fb_error *err);
-int fb_reapi_call(struct fb_reapi *g, const char *method, const unsigned char *req, size_t n, long timeout_ms,
-                  fb_reapi_msg_fn on_msg, void *ctx, char *why, size_t wsize, struct fb_error *err);
-/* The instance_name of every request of g ("" for none); "" for NULL. */
-const char *fb_reapi_instance(const struct fb_reapi *g);
 /* A google.rpc.Code's name ("UNAVAILABLE"). */
 const char *fb_reapi_code_name(int c);
-
-/* ---- stats.c: hit and miss counters kept in the cache directory ---- */
-
-/* Adds d to the counters in dir/stats under a lock (dir/stats.lock), written atomically. */
-int fb_cache_count(const char *dir, const struct fb_cache_counters *d, struct fb_error *err);
-/* The "size" of the stats file (entries' bytes on disk, what trim's trigger reads): grown by
- * each put (best effort; unknown stays unknown), set by a trim or clear that measured it (with
- * the evictions it made); read: 0, or -1 when unknown. */
-void fb_cache_size_add(int root, uint64_t bytes);
-int fb_cache_size_set(int root, const char *dir, uint64_t size, uint64_t evictions, uint64_t evicted,
-                      struct fb_error *err);
-int fb_cache_size_get(int root, const char *dir, uint64_t *size);
-
-/* ---- key.c: how paths and the NVRTC build enter the compile key ---- */
-
-/* The spelling of path in the key: "@/rest" when path lies under base (a directory, textual
- * prefix at a '/' boundary), else path itself. Into out; 0, or -1 when it does not fit. */
-int fb_key_path(const char *base, const char *path, char *out, size_t size);
-/* 1 when text spells __FILE__, __builtin_FILE or assert (which expands __FILE__ where it is
- * used) as a whole word: the output may then depend on the path. */
-int fb_key_names_file(const char *text, size_t size);
-
-/* What identifies the NVRTC build in the key: "nvrtc 13000 sha256 <digest of the library>",
- * the digest remembered per user in $XDG_CACHE_HOME/fatbuild-digests/ (else
- * ~/.cache/fatbuild-digests/) per (file, device, inode, size, mtime, ctime); without a usable
- * directory it is computed every time. ident is fb_nvrtc_ident's. 0, or -1 (then the caller
- * keys by ident); -1 also, with nothing remembered, when cancel (may be NULL) is set while the
- * library is hashed. */
-int fb_key_nvrtc(const char *ident, const volatile sig_atomic_t *cancel, char *out, size_t size);
 
 #endif

@@ -73,14 +73,6 @@ put_str(struct fb_pb_out *o, uint32_t f, const char *s)
 		fb_pb_out_bytes(o, f, s, strlen(s));
 }
 
-static void
-hex_of(const void *p, size_t n, char hex[65])
-{
-	unsigned char d[32];
-	fb_sha256_buf(p, n, d);
-	fb_sha256_hex(d, hex);
-}
-
 /* Takes o's bytes as the next message (its digest computed); 0 or FB_ENOMEM. */
 static int
 add_msg(struct fb_rexec_action *a, struct fb_pb_out *o, struct fb_error *err)
@@ -102,7 +94,7 @@ add_msg(struct fb_rexec_action *a, struct fb_pb_out *o, struct fb_error *err)
 	struct msg *m = &a->m[a->nm++];
 	m->p = o->p ? o->p : calloc(1, 1);
 	m->n = o->n;
-	hex_of(o->p, o->n, m->hex);
+	fb_sha256_buf_hex(o->p, o->n, m->hex);
 	o->p = NULL;
 	return m->p ? 0 : fb_seterr(err, FB_ENOMEM, "out of memory");
 }
@@ -311,7 +303,7 @@ take_inputs(struct fb_rexec_action *a, const struct fb_rexec_spec *s, struct fb_
 			return fb_seterr(err, FB_EINVAL, "remote execution: input '%.200s': not a relative path without '.' or '..'",
 			                 a->in[i].path);
 		if (!a->in[i].hex[0])
-			hex_of(a->in[i].data, a->in[i].size, a->in[i].hex);
+			fb_sha256_buf_hex(a->in[i].data, a->in[i].size, a->in[i].hex);
 		else if (!fb_pb_hex64(a->in[i].hex, strlen(a->in[i].hex)))
 			return fb_seterr(err, FB_EINVAL, "remote execution: input '%.200s': its digest is not 64 lowercase hex digits",
 			                 a->in[i].path);
@@ -777,7 +769,7 @@ take_blobs(struct fb_rexec_result *r, struct fb_reapi_blob *b, int n, struct fb_
 				return fb_seterr(err, FB_EFORMAT, "output %.200s: blob %s has %zu bytes, not %llu", what, f->hex,
 				                 b[k].got_size, (unsigned long long)f->size);
 		}
-		hex_of(f->data, (size_t)f->size, hex);
+		fb_sha256_buf_hex(f->data, (size_t)f->size, hex);
 		if (strcmp(hex, f->hex))
 			return fb_seterr(err, FB_EFORMAT, "output %.200s: blob %s: content hashes to %s", what, f->hex, hex);
 	}

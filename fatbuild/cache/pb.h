@@ -1,7 +1,7 @@
 /* pb.h: the protobuf wire format, reading and writing (pb.c), for the
  * shared cache's messages (remote.c, reapi.c). Private to libfatbuild. */
-#ifndef FB_COMPILE_PB_H
-#define FB_COMPILE_PB_H
+#ifndef FB_CACHE_PB_H
+#define FB_CACHE_PB_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -11,8 +11,8 @@
  *   Capabilities.GetCapabilities      {instance_name} -> {cache_capabilities
  *                                     {max_batch_total_size_bytes}}: the batch limit
  *
- * Messages are written and read by hand (pb.c), as remote.c does the ActionResult; the decoders
- * skip unknown fields and reject malformed ones, and fuzz_reapi runs them. The transport is
+ * Messages are written and read by hand (pb.c), as record.c does the ActionResult: the requests
+ * here, the answers by reapi_msg.c, whose decoders fuzz_reapi runs. The transport is
  * gRPC's C core (libgrpc), linked when CMake finds it (FB_HAVE_GRPC, option FB_GRPC): its C
  * API passes structs with unions by value and its soname changes with every release, so a
  * dlopen'ed symbol table would have to copy one release's layouts (HACKING.md, "Binary formats
@@ -33,274 +33,9 @@
 #include <grpc/support/time.h>
 #endif
 
-#include "cache.h"
 #include "pb.h"
+#include "remote.h"
 #include "base/error.h"
-
-/* google.rpc.Code values fatbuild decides on. */
-enum { ST_OK = 0, ST_NOT_FOUND = 5, ST_UNIMPL = 12 };
-
-int
-fb_reapi_url(const char *url)
-{
-	return url && (strncmp(url, "grpc://", 7) == 0 || strncmp(url, "grpcs://", 8) == 0);
-}
-
-int
-fb_reapi_url_parse(const char *url, char *target, size_t tsize, char *instance, size_t isize, int *tls)
-{
-	if (!fb_reapi_url(url))
-		return -1;
-	*tls = url[4] == 's';
-	const char *h = url + (*tls ? 8 : 7);
-	const char *slash = strchr(h, '/');
-	size_t hn = slash ? (size_t)(slash - h) : strlen(h);
-	/* An IPv6 address is bracketed ("[::1]:8980"): its port colon follows the ']'. */
-	const char *close = h[0] == '[' ? memchr(h, ']', hn) : NULL;
-	if (h[0] == '[' && (!close || close == h + 1 || (close + 1 < h + hn && close[1] != ':')))
-		return -1;
-	const char *from = close ? close : h;
-	const char *colon = memchr(from, ':', hn - (size_t)(from - h));
-	if (hn == 0 || hn >= tsize || h[0] == ':' || (colon && colon + 1 == h + hn))
-		return -1;
-	if (colon && strspn(colon + 1, "0123456789") != (size_t)(h + hn - colon - 1))
-		return -1;
-	memcpy(target, h, hn);
-	target[hn] = 0;
-	if (!colon) { /* gRPC's own default port would be 443 for both schemes */
-		if (hn + 6 >= tsize)
-			return -1;
-		strcat(target, *tls ? ":443" : ":80");
-	}
-	const char *inst = slash ? slash + 1 : "";
-	size_t in = strlen(inst);
-	while (in > 0 && inst[in - 1] == '/')
-		in--;
-	if (in >= isize)
-		return -1;
-	memcpy(instance, inst, in);
-	instance[in] = 0;
-	return 0;
-}
-
-/* google.rpc.Status {code = 1; message = 2; details = 3}. */
-static int
-decode_status(struct fb_pb b, int *code, char *msg, size_t msize, struct fb_error *err)
-{
-	static const struct fb_pb_want want[] = {{1, FB_PB_VARINT, "code"}, {2, FB_PB_LEN, "message"}};
-	struct fb_pb s;
-	uint64_t v;
-	int i;
-	*code = 0;
-	if (msize)
-		msg[0] = 0;
-	while ((i = fb_pb_next(&b, "Status", want, 2, &s, &v, err)) != 2) {
-		if (i < 0)
-			return FB_EFORMAT;
-		if (i == 0) {
-			*code = (int)(int32_t)v;
-		} else if (msize) {
-			size_t k = (size_t)(s.end - s.p) < msize - 1 ? (size_t)(s.end - s.p) : msize - 1;
-			memcpy(msg, s.p, k);
-			msg[k] = 0;
-		}
-	}
-	return 0;
-}
-
-/* A message's bytes to read; an empty answer may come as NULL (no bytes received). */
-static struct fb_pb
-msg_view(const unsigned char *p, size_t n)
-{
-	static const unsigned char none[1];
-	struct fb_pb b = {p ? p : none, p ? p + n : none};
-	return b;
-}
-
-/* The index in b[0..nb) of the blob with this digest, -1 for one not asked about. */
-static int
-find_blob(const struct fb_reapi_blob *b, int nb, const char *hex, uint64_t size)
-{
-	for (int i = 0; i < nb; i++)
-		if (b[i].size == size && memcmp(b[i].hex, hex, 64) == 0)
-			return i;
-	return -1;
-}
-
-/* A Digest field of message msg: both parts there. */
-static int
-need_digest(struct fb_pb s, const char *msg, char hex[65], uint64_t *size, struct fb_error *err)
-{
-	int has_hash = 0;
-	*size = 0;
-	int rc = fb_pb_digest(s, hex, size, &has_hash, err);
-	if (rc)
-		return rc;
-	if (!has_hash)
-		return fb_seterr(err, FB_EFORMAT, "%s: a digest without a hash", msg);
-	return 0;
-}
-
-int
-fb_reapi_decode_missing(const unsigned char *p, size_t n, struct fb_reapi_blob *b, int nb, struct fb_error *err)
-{
-	static const struct fb_pb_want want[] = {{2, FB_PB_LEN, "missing_blob_digests"}};
-	struct fb_pb m = msg_view(p, n), s;
-	uint64_t v;
-	int i;
-	for (int k = 0; k < nb; k++)
-		b[k].missing = 0;
-	while ((i = fb_pb_next(&m, "FindMissingBlobsResponse", want, 1, &s, &v, err)) != 1) {
-		if (i < 0)
-			return FB_EFORMAT;
-		char hex[65];
-		uint64_t size;
-		int rc = need_digest(s, "FindMissingBlobsResponse", hex, &size, err);
-		if (rc)
-			return rc;
-		int k = find_blob(b, nb, hex, size);
-		if (k < 0)
-			return fb_seterr(err, FB_EFORMAT, "FindMissingBlobsResponse: blob %s was not asked about", hex);
-		b[k].missing = 1;
-	}
-	return 0;
-}
-
-/* One BatchReadBlobsResponse.Response {digest = 1; data = 2; status = 3; compressor = 4}. */
-static int
-decode_read_one(struct fb_pb r, struct fb_reapi_blob *b, int nb, struct fb_error *err)
-{
-	static const struct fb_pb_want want[] = {
-		{1, FB_PB_LEN, "digest"}, {2, FB_PB_LEN, "data"}, {3, FB_PB_LEN, "status"}, {4, FB_PB_VARINT, "compressor"}};
-	const char *msg = "BatchReadBlobsResponse.Response";
-	struct fb_pb s, data = {NULL, NULL};
-	uint64_t v, size = 0;
-	int i, code = 0, has_digest = 0, rc;
-	char hex[65], why[200];
-	while ((i = fb_pb_next(&r, msg, want, 4, &s, &v, err)) != 4) {
-		if (i < 0)
-			return FB_EFORMAT;
-		if (i == 0 && (rc = need_digest(s, msg, hex, &size, err)) != 0)
-			return rc;
-		has_digest |= i == 0;
-		if (i == 1)
-			data = s;
-		if (i == 2 && (rc = decode_status(s, &code, why, sizeof(why), err)) != 0)
-			return rc;
-		if (i == 3 && v != 0) /* only the identity compressor is ever asked for */
-			return fb_seterr(err, FB_EFORMAT, "%s: compressor %llu, not IDENTITY", msg, (unsigned long long)v);
-	}
-	if (!has_digest)
-		return fb_seterr(err, FB_EFORMAT, "%s without a digest", msg);
-	int k = find_blob(b, nb, hex, size);
-	if (k < 0)
-		return fb_seterr(err, FB_EFORMAT, "%s: blob %s was not asked for", msg, hex);
-	if (b[k].got || b[k].status)
-		return fb_seterr(err, FB_EFORMAT, "%s: blob %s twice", msg, hex);
-	if (code != ST_OK) {
-		b[k].status = code;
-		return 0;
-	}
-	/* The length is checked by the caller against the record, as the digest is; a NUL follows
-	 * (the log is text). */
-	size_t dn = data.p ? (size_t)(data.end - data.p) : 0;
-	if (!(b[k].got = malloc(dn + 1)))
-		return fb_seterr(err, FB_ENOMEM, "out of memory");
-	if (dn)
-		memcpy(b[k].got, data.p, dn);
-	b[k].got[dn] = 0;
-	b[k].got_size = dn;
-	return 0;
-}
-
-int
-fb_reapi_decode_read(const unsigned char *p, size_t n, struct fb_reapi_blob *b, int nb, struct fb_error *err)
-{
-	static const struct fb_pb_want want[] = {{1, FB_PB_LEN, "responses"}};
-	struct fb_pb m = msg_view(p, n), s;
-	uint64_t v;
-	int i, rc = 0;
-	while (!rc && (i = fb_pb_next(&m, "BatchReadBlobsResponse", want, 1, &s, &v, err)) != 1)
-		rc = i < 0 ? FB_EFORMAT : decode_read_one(s, b, nb, err);
-	return rc;
-}
-
-int
-fb_reapi_decode_update(const unsigned char *p, size_t n, struct fb_reapi_blob *b, int nb, struct fb_error *err)
-{
-	static const struct fb_pb_want want[] = {{1, FB_PB_LEN, "responses"}};
-	static const struct fb_pb_want rwant[] = {{1, FB_PB_LEN, "digest"}, {2, FB_PB_LEN, "status"}};
-	const char *msg = "BatchUpdateBlobsResponse.Response";
-	struct fb_pb m = msg_view(p, n), r, s;
-	uint64_t v, size = 0;
-	int i, j, rc;
-	while ((i = fb_pb_next(&m, "BatchUpdateBlobsResponse", want, 1, &r, &v, err)) != 1) {
-		if (i < 0)
-			return FB_EFORMAT;
-		int code = 0, has_digest = 0;
-		char hex[65], why[200] = "";
-		while ((j = fb_pb_next(&r, msg, rwant, 2, &s, &v, err)) != 2) {
-			if (j < 0)
-				return FB_EFORMAT;
-			if (j == 0 && (rc = need_digest(s, msg, hex, &size, err)) != 0)
-				return rc;
-			has_digest |= j == 0;
-			if (j == 1 && (rc = decode_status(s, &code, why, sizeof(why), err)) != 0)
-				return rc;
-		}
-		if (!has_digest)
-			return fb_seterr(err, FB_EFORMAT, "%s without a digest", msg);
-		int k = find_blob(b, nb, hex, size);
-		if (k < 0)
-			return fb_seterr(err, FB_EFORMAT, "%s: blob %s was not sent", msg, hex);
-		b[k].status = code;
-		if (code != ST_OK)
-			snprintf(b[k].why, sizeof(b[k].why), "%s", why);
-	}
-	return 0;
-}
-
-int
-fb_reapi_decode_bytestream(const unsigned char *p, size_t n, const unsigned char **data, size_t *size,
-                           struct fb_error *err)
-{
-	static const struct fb_pb_want want[] = {{10, FB_PB_LEN, "data"}};
-	struct fb_pb m = msg_view(p, n), s;
-	uint64_t v;
-	int i;
-	*data = p;
-	*size = 0;
-	while ((i = fb_pb_next(&m, "ReadResponse", want, 1, &s, &v, err)) != 1) {
-		if (i < 0)
-			return FB_EFORMAT;
-		*data = s.p;
-		*size = (size_t)(s.end - s.p);
-	}
-	return 0;
-}
-
-int
-fb_reapi_decode_capabilities(const unsigned char *p, size_t n, uint64_t *max_batch, struct fb_error *err)
-{
-	static const struct fb_pb_want want[] = {{1, FB_PB_LEN, "cache_capabilities"}};
-	static const struct fb_pb_want cwant[] = {{4, FB_PB_VARINT, "max_batch_total_size_bytes"}};
-	struct fb_pb m = msg_view(p, n), c, s;
-	uint64_t v;
-	int i, j;
-	*max_batch = 0;
-	while ((i = fb_pb_next(&m, "ServerCapabilities", want, 1, &c, &v, err)) != 1) {
-		if (i < 0)
-			return FB_EFORMAT;
-		while ((j = fb_pb_next(&c, "CacheCapabilities", cwant, 1, &s, &v, err)) != 1) {
-			if (j < 0)
-				return FB_EFORMAT;
-			if (v > (uint64_t)INT64_MAX) /* an int64 */
-				return fb_seterr(err, FB_EFORMAT, "CacheCapabilities: max_batch_total_size_bytes is negative");
-			*max_batch = v; /* repeated fields merge, the last value winning */
-		}
-	}
-	return 0;
-}
 
 #ifdef FB_HAVE_GRPC
 /* A batch of blobs goes in one message of at most the server's max_batch_total_size_bytes
@@ -334,16 +69,6 @@ struct fb_reapi {
 	char *hval;
 	uint64_t batch_max;      /* the batch limit; 0 until GetCapabilities was asked */
 };
-
-static const char *
-code_name(int c)
-{
-	static const char *const names[] = {
-		"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-		"ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",
-		"OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
-	return c >= 0 && c < (int)(sizeof(names) / sizeof(*names)) ? names[c] : "status out of range";
-}
 
 /* The "authorization: Bearer T" metadata from a "Name: value" header line. */
 static int
@@ -580,7 +305,7 @@ rpc(struct fb_reapi *g, const char *method, const struct fb_pb_out *req, int nre
 static int
 call_failed(struct fb_reapi *g, const char *name, int st, const char *why, struct fb_error *err)
 {
-	return fb_seterr(err, FB_EIO, "remote cache %.200s: %s: %s%s%.300s", g->url, name, code_name(st),
+	return fb_seterr(err, FB_EIO, "remote cache %.200s: %s: %s%s%.300s", g->url, name, fb_reapi_code_name(st),
 	                 why[0] ? ": " : "", why);
 }
 
@@ -658,7 +383,7 @@ fb_reapi_get_action(struct fb_reapi *g, const char *key, unsigned char **rec, si
 	put_instance(g, &req);
 	fb_pb_out_digest(&req, 2, key, 0); /* the action digest: the compile key (§8) */
 	int st = unary(g, "/build.bazel.remote.execution.v2.ActionCache/GetActionResult", &req, on_acc, &a, why, sizeof(why), err);
-	if (st == ST_OK) {
+	if (st == FB_RPC_OK) {
 		*rec = a.p ? a.p : calloc(1, 1);
 		*n = a.n;
 		return *rec ? 0 : fb_seterr(err, FB_ENOMEM, "out of memory");
@@ -666,7 +391,7 @@ fb_reapi_get_action(struct fb_reapi *g, const char *key, unsigned char **rec, si
 	free(a.p);
 	if (st < 0)
 		return err ? err->code : FB_EFORMAT;
-	if (st == ST_NOT_FOUND)
+	if (st == FB_RPC_NOT_FOUND)
 		return FB_ENOIMAGE;
 	return call_failed(g, "GetActionResult", st, why, err);
 }
@@ -685,7 +410,7 @@ fb_reapi_put_action(struct fb_reapi *g, const char *key, const unsigned char *re
 	free(a.p);
 	if (st < 0)
 		return err ? err->code : FB_EFORMAT;
-	return st == ST_OK ? 0 : call_failed(g, "UpdateActionResult", st, why, err);
+	return st == FB_RPC_OK ? 0 : call_failed(g, "UpdateActionResult", st, why, err);
 }
 
 /* A ByteStream resource name: [INSTANCE/][uploads/UUID/]blobs/HASH/SIZE. */
@@ -703,20 +428,20 @@ read_stream(struct fb_reapi *g, struct fb_reapi_blob *b, struct fb_error *err)
 	struct fb_pb_out req = {0};
 	struct fb_error se = {0};
 	if (fb_remote_sink_open(&b->sink, b->tmpdir ? b->tmpdir : "/tmp", b->size, &se) != 0) {
-		b->status = ST_NOT_FOUND; /* nowhere to stage it: a miss, the server is not to blame */
+		b->status = FB_RPC_NOT_FOUND; /* nowhere to stage it: a miss, the server is not to blame */
 		return 0;
 	}
 	resource(g, name, sizeof(name), NULL, b);
 	fb_pb_out_bytes(&req, 1, name, strlen(name)); /* ReadRequest.resource_name, from offset 0 */
 	int st = unary(g, "/google.bytestream.ByteStream/Read", &req, on_chunk, &b->sink, why, sizeof(why), err);
-	if (st == ST_OK) {
+	if (st == FB_RPC_OK) {
 		b->streamed = 1;
 		b->got_size = (size_t)b->sink.n;
 		return 0;
 	}
 	if (st < 0) /* more bytes than the record says, a malformed chunk, or no memory */
 		return err ? err->code : FB_EFORMAT;
-	if (st == ST_NOT_FOUND) {
+	if (st == FB_RPC_NOT_FOUND) {
 		b->status = st;
 		return 0;
 	}
@@ -742,13 +467,13 @@ batch_limit(struct fb_reapi *g, uint64_t *lim, struct fb_error *err)
 	int st = unary(g, "/build.bazel.remote.execution.v2.Capabilities/GetCapabilities", &req, on_acc, &a, why,
 	               sizeof(why), &le);
 	int rc = 0;
-	if (st == ST_OK && fb_reapi_decode_capabilities(a.p, a.n, &max, &le))
+	if (st == FB_RPC_OK && fb_reapi_decode_capabilities(a.p, a.n, &max, &le))
 		st = -1;
 	free(a.p);
 	if (st < 0) /* an answer that does not decode or is too long: the server is not usable */
 		rc = le.code == FB_ENOMEM ? fb_seterr(err, FB_ENOMEM, "out of memory")
 		                          : fb_seterr(err, FB_EIO, "remote cache %.200s: GetCapabilities: %s", g->url, le.msg);
-	else if (st != ST_OK && st != ST_UNIMPL)
+	else if (st != FB_RPC_OK && st != FB_RPC_UNIMPLEMENTED)
 		rc = call_failed(g, "GetCapabilities", st, why, err);
 	if (rc)
 		return rc;
@@ -771,7 +496,7 @@ read_batch(struct fb_reapi *g, struct fb_reapi_blob *b, int from, int to, uint64
 		fb_pb_out_digest(&req, 2, b[i].hex, b[i].size);
 	int st = unary(g, "/build.bazel.remote.execution.v2.ContentAddressableStorage/BatchReadBlobs", &req, on_acc, &a,
 	               why, sizeof(why), err);
-	int rc = st == ST_OK ? fb_reapi_decode_read(a.p, a.n, b + from, to - from, err)
+	int rc = st == FB_RPC_OK ? fb_reapi_decode_read(a.p, a.n, b + from, to - from, err)
 	         : st < 0    ? (err ? err->code : FB_EFORMAT)
 	                     : call_failed(g, "BatchReadBlobs", st, why, err);
 	free(a.p);
@@ -816,7 +541,7 @@ find_missing(struct fb_reapi *g, struct fb_reapi_blob *b, int n, struct fb_error
 		fb_pb_out_digest(&req, 2, b[i].hex, b[i].size);
 	int st = unary(g, "/build.bazel.remote.execution.v2.ContentAddressableStorage/FindMissingBlobs", &req, on_acc,
 	               &a, why, sizeof(why), err);
-	int rc = st == ST_OK ? fb_reapi_decode_missing(a.p, a.n, b, n, err)
+	int rc = st == FB_RPC_OK ? fb_reapi_decode_missing(a.p, a.n, b, n, err)
 	         : st < 0    ? (err ? err->code : FB_EFORMAT)
 	                     : call_failed(g, "FindMissingBlobs", st, why, err);
 	free(a.p);
@@ -844,16 +569,16 @@ write_batch(struct fb_reapi *g, struct fb_reapi_blob *b, int from, int to, uint6
 	}
 	int st = unary(g, "/build.bazel.remote.execution.v2.ContentAddressableStorage/BatchUpdateBlobs", &req, on_acc,
 	               &a, why, sizeof(why), err);
-	int rc = st == ST_OK ? fb_reapi_decode_update(a.p, a.n, b + from, to - from, err)
+	int rc = st == FB_RPC_OK ? fb_reapi_decode_update(a.p, a.n, b + from, to - from, err)
 	         : st < 0    ? (err ? err->code : FB_EFORMAT)
 	                     : call_failed(g, "BatchUpdateBlobs", st, why, err);
 	free(a.p);
 	for (int i = from; i < to && !rc; i++) {
 		if (!b[i].missing)
 			continue;
-		if (b[i].status != ST_OK)
+		if (b[i].status != FB_RPC_OK)
 			return fb_seterr(err, FB_EIO, "remote cache %.200s: BatchUpdateBlobs: blob %s: %s%s%.200s", g->url,
-			                 b[i].hex, b[i].status < 0 ? "no answer" : code_name(b[i].status),
+			                 b[i].hex, b[i].status < 0 ? "no answer" : fb_reapi_code_name(b[i].status),
 			                 b[i].status < 0 ? "" : ": ", b[i].status < 0 ? "" : b[i].why);
 		*sent += b[i].size;
 	}
@@ -920,7 +645,7 @@ write_stream(struct fb_reapi *g, struct fb_reapi_blob *b, uint64_t *sent, struct
 		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	if (st < 0)
 		return err ? err->code : FB_EFORMAT;
-	if (st != ST_OK)
+	if (st != FB_RPC_OK)
 		return call_failed(g, "ByteStream.Write", st, why, err);
 	*sent += b->size;
 	return 0;
@@ -977,12 +702,6 @@ const char *
 fb_reapi_instance(const struct fb_reapi *g)
 {
 	return g ? g->instance : "";
-}
-
-const char *
-fb_reapi_code_name(int c)
-{
-	return code_name(c);
 }
 #else
 int
@@ -1049,12 +768,5 @@ fb_reapi_instance(const struct fb_reapi *g)
 {
 	(void)g;
 	return "";
-}
-
-const char *
-fb_reapi_code_name(int c)
-{
-	(void)c;
-	return "status";
 }
 #endif

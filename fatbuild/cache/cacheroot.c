@@ -1,8 +1,8 @@
 /* cacheroot.c: where the compile cache is and how its directories are reached: the cache dir
  * (FATBUILD_CACHE_DIR, else $XDG_CACHE_HOME/fatbuild, else ~/.cache/fatbuild), whether it is an
  * opted-in team cache, the checks it passes before use (docs/security.md), its root and shards
- * opened by descriptor, and the names of entries. The store (cache.c), the counters (stats.c)
- * and the walks (cachedir.c) all start here. */
+ * opened by descriptor, and the names of entries. The store (store.c), the counters (stats.c)
+ * and the walks (trim.c) all start here. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -10,10 +10,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cache.h"
+#include "store.h"
+#include "base/env.h"
 #include "base/error.h"
 #include "base/safefs.h"
-#include "base/env.h"
 
 int
 fb_cache_dir(char *buf, size_t size, struct fb_error *err)
@@ -66,7 +66,7 @@ fb_cache_check(const char *dir, bool explicit, struct fb_error *err)
 	(void)explicit;
 	struct stat st;
 	if (lstat(dir, &st) != 0 && errno == ENOENT)
-		return 0; /* created 0700 by the first fb_cache_put */
+		return 0; /* created 0700 by the first fb_store_put */
 	return fb_dir_check(dir, "cache dir", FIX, fb_cache_flags(), err);
 }
 

@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cache.h"
 #include "hash.h"
+#include "key.h"
 #include "base/safefs.h"
 
 #define FIX "remove it or chmod go-w it (fatbuild then hashes NVRTC in every compile)"

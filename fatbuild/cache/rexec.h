@@ -18,14 +18,14 @@
  * 0 from execute with r.status != 0 is the server's failure to run the action (also a farm
  * failure); 0 with r.status == 0 is the command's own result, r.exit_code and its stderr
  * being the compiler's answer, error or not. Nothing here prints or keeps global state. */
-#ifndef FB_COMPILE_REXEC_H
-#define FB_COMPILE_REXEC_H
+#ifndef FB_CACHE_REXEC_H
+#define FB_CACHE_REXEC_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cache.h"
 #include "fatbuild.h"
+#include "remote.h"
 
 /* A file of the input root: its path relative to the root ("k/axpy.cu": no leading '/', no
  * empty, "." or ".." part), its bytes (the caller's; read during fb_rexec_action_new, when

@@ -1,7 +1,7 @@
 /* hash.h: SHA-256 (FIPS 180-4) for the compile keys, the cache's checksums and the remote
  * cache's digests (hash.c). Private to libfatbuild. */
-#ifndef FB_COMPILE_HASH_H
-#define FB_COMPILE_HASH_H
+#ifndef FB_CACHE_HASH_H
+#define FB_CACHE_HASH_H
 
 #include <signal.h>
 #include <stddef.h>
@@ -29,5 +29,7 @@ int fb_sha256_buf(const void *data, size_t size, unsigned char out[32]);
 int fb_sha256_fd(int fd, const volatile sig_atomic_t *cancel, unsigned char out[32]);
 /* 64 lowercase hex digits + NUL. */
 void fb_sha256_hex(const unsigned char digest[32], char out[65]);
+/* The two above in one: the digest of a whole buffer (data may be NULL when size is 0) as hex. */
+void fb_sha256_buf_hex(const void *data, size_t size, char out[65]);
 
 #endif

@@ -1,4 +1,4 @@
-/* cache.c: the content-addressed compile cache.
+/* store.c: the content-addressed compile cache.
  *
  * Location: FATBUILD_CACHE_DIR, else $XDG_CACHE_HOME/fatbuild, else ~/.cache/fatbuild.
  * An entry is one file, <dir>/<key[0:2]>/<key>, where key is the SHA-256 (hex) that compile.c
@@ -12,13 +12,13 @@
  *
  * Entries are written atomically (fb_write_at: a random temporary name, then renameat), so
  * concurrent builds sharing a cache never see half an entry. The cache dir and its shards are
- * created 0700 (a shared cache, FATBUILD_CACHE_SHARED=1: 02770) and checked (common/safefs.h)
+ * created 0700 (a shared cache, FATBUILD_CACHE_SHARED=1: 02770) and checked (base/safefs.h)
  * before an entry is read or written, and every name below the root is reached through the
  * descriptor of the directory that passed, never through a symlink (docs/security.md); an
  * entry is trusted only as a regular file nobody else can write. On read the file size must
  * equal 0x40 + the three sizes and the payload must hash to the stored digest; an entry that
  * fails either check is deleted, reported (FB_EFORMAT) and recompiled. A hit refreshes the
- * entry's mtime: the time of last use, by which cachedir.c trims. */
+ * entry's mtime: the time of last use, by which trim.c trims. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -28,23 +28,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cache.h"
 #include "hash.h"
+#include "store.h"
 #include "base/bytes.h"
 #include "base/error.h"
 #include "base/safefs.h"
 
 #define HDR 0x40
 static const char magic[8] = {'F', 'B', 'C', 'A', 'C', 'H', 'E', '1'};
-
-void
-fb_cache_entry_clear(struct fb_cache_entry *e)
-{
-	free(e->cubin);
-	free(e->ptx);
-	free(e->log);
-	memset(e, 0, sizeof(*e));
-}
 
 /* Checks a whole entry file; 0 when sound. */
 static int
@@ -67,7 +58,7 @@ verify(const unsigned char *d, size_t n, uint64_t *sizes)
 }
 
 int
-fb_cache_decode(const unsigned char *data, size_t n, struct fb_cache_entry *out)
+fb_store_decode(const unsigned char *data, size_t n, struct fb_cache_entry *out)
 {
 	memset(out, 0, sizeof(*out));
 	uint64_t sz[3];
@@ -87,7 +78,7 @@ fb_cache_decode(const unsigned char *data, size_t n, struct fb_cache_entry *out)
 }
 
 int
-fb_cache_get(const char *dir, const char *key, struct fb_cache_entry *out, struct fb_error *err)
+fb_store_get(const char *dir, const char *key, struct fb_cache_entry *out, struct fb_error *err)
 {
 	memset(out, 0, sizeof(*out));
 	if (!fb_cache_is_key(key))
@@ -114,7 +105,7 @@ fb_cache_get(const char *dir, const char *key, struct fb_cache_entry *out, struc
 	if (!rc && fb_read_fd(fd, path, &data, &n, NULL) != 0)
 		rc = FB_ENOIMAGE;
 	if (!rc)
-		rc = fb_cache_decode((unsigned char *)data, n, out);
+		rc = fb_store_decode((unsigned char *)data, n, out);
 	free(data);
 	if (rc == FB_EFORMAT) {
 		unlinkat(sh, key, 0); /* corrupt or truncated: the caller recompiles and rewrites */
@@ -131,7 +122,7 @@ fb_cache_get(const char *dir, const char *key, struct fb_cache_entry *out, struc
 }
 
 void
-fb_cache_remove(const char *dir, const char *key)
+fb_store_remove(const char *dir, const char *key)
 {
 	int root, sh;
 	if (!fb_cache_is_key(key) || fb_cache_root_open(dir, false, &root, NULL) != 0)
@@ -144,7 +135,7 @@ fb_cache_remove(const char *dir, const char *key)
 }
 
 int
-fb_cache_encode(const struct fb_cache_entry *e, unsigned char **out, size_t *size)
+fb_store_encode(const struct fb_cache_entry *e, unsigned char **out, size_t *size)
 {
 	size_t loglen = e->log ? strlen(e->log) : 0;
 	size_t total = HDR + e->cubin_size + e->ptx_size + loglen;
@@ -173,13 +164,13 @@ fb_cache_encode(const struct fb_cache_entry *e, unsigned char **out, size_t *siz
 }
 
 int
-fb_cache_put(const char *dir, const char *key, const struct fb_cache_entry *e, struct fb_error *err)
+fb_store_put(const char *dir, const char *key, const struct fb_cache_entry *e, struct fb_error *err)
 {
 	if (!fb_cache_is_key(key))
 		return fb_seterr(err, FB_EINVAL, "cache key '%.80s' is not a SHA-256", key);
 	unsigned char *buf;
 	size_t total;
-	if (fb_cache_encode(e, &buf, &total) != 0)
+	if (fb_store_encode(e, &buf, &total) != 0)
 		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	/* The root's owner and mode were judged by fb_cache_check before the compile began; here it
 	 * is made where missing and checked again, and the shard is reached from it by descriptor. */

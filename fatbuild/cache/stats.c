@@ -2,7 +2,7 @@
  *
  * The file is text, one "name value" line per counter (docs/remote-cache.md §4), plus "size":
  * the bytes of entries on disk as the last trim measured them, plus what was put since, which
- * is what tells a build that the cache is over its limit without walking it (cachedir.c).
+ * is what tells a build that the cache is over its limit without walking it (trim.c).
  * Concurrent compiles (a ninja build runs many) add their counts under an exclusive flock on
  * <dir>/stats.lock and replace the file atomically, so no update is lost and a reader never
  * sees half a file. Both files are reached through the checked root's descriptor, and a team
@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cache.h"
+#include "store.h"
 #include "base/error.h"
 #include "base/safefs.h"
 

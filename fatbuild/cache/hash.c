@@ -231,3 +231,11 @@ fb_sha256_hex(const unsigned char digest[32], char out[65])
 	}
 	out[64] = 0;
 }
+
+void
+fb_sha256_buf_hex(const void *data, size_t size, char out[65])
+{
+	unsigned char d[32];
+	fb_sha256_buf(data, size, d);
+	fb_sha256_hex(d, out);
+}

@@ -1,7 +1,7 @@
-/* cachedir.c: the compile cache as a whole: what it holds (fb_cache_stats), emptying it
+/* trim.c: the compile cache as a whole: what it holds (fb_cache_stats), emptying it
  * (fb_cache_clear) and keeping it under a size (fb_cache_trim).
  *
- * What a cache dir holds (cache.c has an entry's layout):
+ * What a cache dir holds (store.c has an entry's layout):
  *   XX/KEY                 an entry: XX the first two of KEY's 64 hex digits
  *   XX/KEY.tmp.RANDOM      an entry being written (or left by a killed write)
  *   hostpch/KEY/           a host PCH and the files beside it (extension/hostpch.c)
@@ -33,7 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cache.h"
+#include "store.h"
 #include "base/error.h"
 #include "base/safefs.h"
 
