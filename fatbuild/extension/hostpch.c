@@ -425,7 +425,7 @@ fb_hostpch_link(struct fb_hostpch *p, const char *build_dir, const char *script,
 	char sh[FB_HOSTPCH_PATH + 16];
 	snprintf(sh, sizeof(sh), "%s/pch.sh", p->link);
 	if (!rc && !holds(sh, script))
-		rc = fb_write_file_atomic(sh, script, strlen(script), 0600, err);
+		rc = fb_write_file_atomic(sh, script, strlen(script), 0700, err);
 	return rc;
 }
 
@@ -477,7 +477,7 @@ fb_hostpch_script(const struct fb_hostpch *p, const char *make, const char *fail
 {
 	struct fb_buf b = {0};
 	const char *gch = strrchr(p->gch, '/') + 1;
-	fb_buf_puts(&b, "# Made by fatbuild build: makes the torch PCH of this build's C++ compiles\n"
+	fb_buf_puts(&b, "#!/bin/sh\n# Made by fatbuild build: makes the torch PCH of this build's C++ compiles\n"
 	                "# (docs/pytorch.md \"Precompiled torch headers\").\nd=");
 	put_quoted(&b, p->dir);
 	fb_buf_puts(&b, "\n[ -e ");
