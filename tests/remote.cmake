@@ -10,11 +10,13 @@ set_tests_properties(remote_cache PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS
 # wrong-kind records, poisoned manifests, endless bodies, silence; every build succeeds with
 # the right bytes (docs/hardening.md "Attacks on the caches").
 add_test(NAME remote_malicious COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_malicious.sh)
+# remote_malicious and remote_reapi make the same BuildGrid venv in the build dir (the first to
+# run installs it): one at a time, or the second runs a half-installed pip.
 set_tests_properties(remote_malicious PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "remote;hardening" TIMEOUT 600
-                     COST 30 SKIP_RETURN_CODE 77)
+                     COST 30 SKIP_RETURN_CODE 77 RESOURCE_LOCK buildgrid_venv)
 add_test(NAME remote_reapi COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_reapi.sh)
 set_tests_properties(remote_reapi PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS remote TIMEOUT 600 COST 30
-                     SKIP_RETURN_CODE 77)
+                     SKIP_RETURN_CODE 77 RESOURCE_LOCK buildgrid_venv)
 add_test(NAME build_launcher COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/build_launcher.sh)
 set_tests_properties(build_launcher PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "remote;build" TIMEOUT 300
                      SKIP_RETURN_CODE 77)
