@@ -13,6 +13,7 @@
 
 #include "arch_int.h"
 #include "arch_parse_int.h"
+#include "base/env.h"
 #include "base/error.h"
 
 #define ACCEPTED \
@@ -428,7 +429,7 @@ use_fallback(struct builder *b, const struct ap_resolve_opts *opts, const char *
 	const char *fb = opts ? opts->fallback : NULL;
 	const char *which = "--fallback";
 	if (!fb || !*fb) {
-		fb = getenv("ARCHPROBE_FALLBACK");
+		fb = fb_env_get("ARCHPROBE_FALLBACK");
 		which = "ARCHPROBE_FALLBACK";
 	}
 	b->l->source = "fallback";
@@ -504,7 +505,7 @@ native_error(const struct ap_probe_result *r, const char *why, struct ap_error *
 	int code = r ? status_code(r->status) : AP_ENODEVICE;
 	if (r && r->status == AP_PROBE_OK)
 		code = AP_ENODEVICE;
-	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+	const char *cvd = fb_env_get("CUDA_VISIBLE_DEVICES");
 	char note[120] = "";
 	if (cvd && !strstr(why, "CUDA_VISIBLE_DEVICES"))
 		snprintf(note, sizeof(note), " (CUDA_VISIBLE_DEVICES='%.60s' is set and may hide devices)", cvd);
@@ -522,7 +523,7 @@ add_devices(struct builder *b, const struct ap_resolve_opts *opts, bool native, 
 	struct devcc ccs[AP_MAX_DEVICES];
 	int n = 0;
 	const char *source = "devices";
-	const char *override = getenv("ARCHPROBE_ARCHS");
+	const char *override = fb_env_get("ARCHPROBE_ARCHS");
 	struct ap_probe_result *pr = NULL;
 	const struct ap_probe_result *r = opts ? opts->devices : NULL;
 	char why[600];

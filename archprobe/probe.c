@@ -15,6 +15,7 @@
 
 #include "arch_int.h"
 #include "probe_int.h"
+#include "base/env.h"
 #include "base/error.h"
 #include "base/safefs.h"
 
@@ -43,7 +44,7 @@ ap_probe_status_name(enum ap_probe_status s)
 static int
 probe_timeout(const struct ap_probe_opts *opts, double *out, struct ap_error *err)
 {
-	const char *v = getenv("ARCHPROBE_TIMEOUT");
+	const char *v = fb_env_get("ARCHPROBE_TIMEOUT");
 	char *end;
 
 	if (opts && opts->timeout > 0) {
@@ -103,13 +104,13 @@ ap_probe(const struct ap_probe_opts *opts, struct ap_probe_result *out, struct a
 	memset(out, 0, sizeof(*out));
 	if ((rc = probe_timeout(opts, &timeout, err)) != 0)
 		return rc;
-	if (!libcuda && (v = getenv("ARCHPROBE_LIBCUDA")) && *v)
+	if (!libcuda && (v = fb_env_get("ARCHPROBE_LIBCUDA")) && *v)
 		libcuda = v;
-	if ((v = getenv("CUDA_VISIBLE_DEVICES"))) {
+	if ((v = fb_env_get("CUDA_VISIBLE_DEVICES"))) {
 		out->cuda_visible_devices_set = true;
 		snprintf(out->cuda_visible_devices, sizeof(out->cuda_visible_devices), "%s", v);
 	}
-	if ((v = getenv("CUDA_DEVICE_ORDER")))
+	if ((v = fb_env_get("CUDA_DEVICE_ORDER")))
 		snprintf(out->cuda_device_order, sizeof(out->cuda_device_order), "%s", v);
 	if ((cached = ap_probe_cache_path(opts, cache, sizeof(cache)))) {
 		char why[PATH_MAX + 160];

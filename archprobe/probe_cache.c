@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "probe_int.h"
+#include "base/env.h"
 #include "base/safefs.h"
 
 /* Formats a path into buf; false when it does not fit. */
@@ -31,17 +32,17 @@ path_printf(char *buf, size_t size, const char *fmt, ...)
 bool
 ap_probe_cache_path(const struct ap_probe_opts *opts, char *buf, size_t size)
 {
-	const char *c = opts && opts->cache ? opts->cache : getenv("ARCHPROBE_CACHE"), *base;
+	const char *c = opts && opts->cache ? opts->cache : fb_env_get("ARCHPROBE_CACHE"), *base;
 	char dir[PATH_MAX];
 
 	if (!c || !*c)
 		return false;
 	if (strcmp(c, "1") != 0)
 		return path_printf(buf, size, "%s", c);
-	if ((base = getenv("XDG_CACHE_HOME")) && *base) {
+	if ((base = fb_env_get("XDG_CACHE_HOME")) && *base) {
 		if (!path_printf(dir, sizeof(dir), "%s", base))
 			return false;
-	} else if (!(base = getenv("HOME")) || !*base || !path_printf(dir, sizeof(dir), "%s/.cache", base)) {
+	} else if (!(base = fb_env_get("HOME")) || !*base || !path_printf(dir, sizeof(dir), "%s/.cache", base)) {
 		return false;
 	}
 	mkdir(dir, 0700);
@@ -55,8 +56,8 @@ ap_probe_cache_path(const struct ap_probe_opts *opts, char *buf, size_t size)
 void
 ap_probe_cache_key(const char *libcuda, char *buf, size_t size)
 {
-	const char *ld = getenv("LD_LIBRARY_PATH"), *cvd = getenv("CUDA_VISIBLE_DEVICES");
-	const char *cdo = getenv("CUDA_DEVICE_ORDER");
+	const char *ld = fb_env_get("LD_LIBRARY_PATH"), *cvd = fb_env_get("CUDA_VISIBLE_DEVICES");
+	const char *cdo = fb_env_get("CUDA_DEVICE_ORDER");
 	char boot[64] = "-";
 	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
 

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "probe_int.h"
+#include "base/env.h"
 #include "base/error.h"
 
 extern char **environ;
@@ -111,7 +112,7 @@ find_helper(char *buf, size_t size)
 	if (dladdr(self, &info) && info.dli_fname && strchr(info.dli_fname, '/') &&
 	    (beside(info.dli_fname, "../bin/archprobe", buf, size) || beside(info.dli_fname, "archprobe", buf, size)))
 		return true;
-	path = getenv("PATH");
+	path = fb_env_get("PATH");
 	while (path && *path) {
 		size_t len = strcspn(path, ":");
 		int m = snprintf(buf, size, "%.*s/archprobe", (int)len, path);

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "arch_int.h"
+#include "base/env.h"
 #include "base/error.h"
 #include "base/safefs.h"
 
@@ -263,7 +264,7 @@ is_exec(const char *p)
 static bool
 nvcc_on_path(char *buf, size_t size, bool *toolong)
 {
-	const char *path = getenv("PATH");
+	const char *path = fb_env_get("PATH");
 	if (!path)
 		return false;
 	const char *p = path;
@@ -302,7 +303,7 @@ nvcc_on_path(char *buf, size_t size, bool *toolong)
 int
 ap_cuda_home(char *buf, size_t size, struct ap_error *err)
 {
-	const char *env = getenv("CUDA_HOME");
+	const char *env = fb_env_get("CUDA_HOME");
 	if (!buf || size == 0) {
 		ap_seterr(err, AP_EINVAL, "ap_cuda_home: no buffer");
 		return AP_EINVAL;
@@ -375,7 +376,7 @@ int
 ap_nvrtc_candidates(const char *home, char (*paths)[AP_PATH_MAX], int max)
 {
 	int n = 0;
-	const char *env = getenv("FATBUILD_NVRTC");
+	const char *env = fb_env_get("FATBUILD_NVRTC");
 	if (!paths || max <= 0)
 		return 0;
 	if (env && *env) {
@@ -435,7 +436,7 @@ nvrtc_query(const char *home, int *version, int *sm, int *nsm, char *path, size_
 		return false;
 	}
 	int nc = ap_nvrtc_candidates(home, c, AP_MAX_NVRTC_CANDIDATES);
-	const char *env = getenv("FATBUILD_NVRTC");
+	const char *env = fb_env_get("FATBUILD_NVRTC");
 	if (env && *env)
 		snprintf(why, whysize, "FATBUILD_NVRTC=%.200s is not a libnvrtc.so.* (nor a folder with one)", env);
 	else
@@ -668,7 +669,7 @@ ap_toolkit_detect(const char *cuda_home, struct ap_toolkit *out, struct ap_error
 		snprintf(home, sizeof(home), "%s", cuda_home);
 	} else {
 		int rc = ap_cuda_home(home, sizeof(home), err);
-		const char *env = getenv("FATBUILD_NVRTC");
+		const char *env = fb_env_get("FATBUILD_NVRTC");
 		if (rc && !(env && *env))
 			return rc;
 		if (rc)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "env.h"
 #include "words.h"
 
 static const char blanks[] = " \t\n";
@@ -53,7 +54,7 @@ fb_words_free(char **words)
 bool
 fb_path_next(const char **pos, const char *prog, char *cand, size_t size)
 {
-	if (!*pos && !(*pos = getenv("PATH")))
+	if (!*pos && !(*pos = fb_env_get("PATH")))
 		*pos = "/usr/bin:/bin";
 	while (**pos) {
 		const char *dir = *pos;

@@ -8,6 +8,7 @@
 
 #include "archprobe.h"
 #include "base/cliutil.h"
+#include "base/env.h"
 
 const char cli_prog[] = "archprobe";
 
@@ -317,7 +318,7 @@ print_table(const struct ap_probe_result *r, bool probed, const struct ap_archli
 		printf("archs: %s\n", archs_note);
 	}
 	if (!probed && l && !strcmp(ap_archlist_source(l), "override"))
-		printf("devices: not probed: ARCHPROBE_ARCHS=%s\n", getenv("ARCHPROBE_ARCHS"));
+		printf("devices: not probed: ARCHPROBE_ARCHS=%s\n", fb_env_get("ARCHPROBE_ARCHS"));
 }
 
 /* A CUDA error as {"code": N, "name": "CUDA_ERROR_..."}; 0 is null. */
@@ -624,7 +625,7 @@ static int
 answer_list(struct run *x)
 {
 	const struct cli *c = x->c;
-	const char *override = getenv("ARCHPROBE_ARCHS");
+	const char *override = fb_env_get("ARCHPROBE_ARCHS");
 	struct ap_error err = {0};
 	bool probed = false;
 	int rc;
@@ -750,7 +751,7 @@ main(int argc, char **argv)
 {
 	struct cli c = {0};
 	struct run x = {.c = &c};
-	const char *override = getenv("ARCHPROBE_ARCHS");
+	const char *override = fb_env_get("ARCHPROBE_ARCHS");
 	int rc;
 
 	if ((rc = ap_probe_child_main(argc, argv)) >= 0) {
@@ -762,7 +763,7 @@ main(int argc, char **argv)
 	if ((rc = parse_args(argc, argv, &c)) != 0)
 		return rc < 0 ? AP_EXIT_OK : rc;
 	silent = c.silent;
-	if (!c.fallback && (c.fallback = getenv("ARCHPROBE_FALLBACK")) && !*c.fallback)
+	if (!c.fallback && (c.fallback = fb_env_get("ARCHPROBE_FALLBACK")) && !*c.fallback)
 		c.fallback = NULL;
 	if (c.strict)
 		c.fallback = NULL;

@@ -18,9 +18,9 @@
 int
 fb_cache_dir(char *buf, size_t size, struct fb_error *err)
 {
-	const char *env = getenv("FATBUILD_CACHE_DIR");
-	const char *xdg = getenv("XDG_CACHE_HOME");
-	const char *home = getenv("HOME");
+	const char *env = fb_env_get("FATBUILD_CACHE_DIR");
+	const char *xdg = fb_env_get("XDG_CACHE_HOME");
+	const char *home = fb_env_get("HOME");
 	int k;
 	if (env && *env)
 		k = snprintf(buf, size, "%s", env);

@@ -16,6 +16,7 @@
 
 #include "hash.h"
 #include "key.h"
+#include "base/env.h"
 #include "base/safefs.h"
 
 #define FIX "remove it or chmod go-w it (fatbuild then hashes NVRTC in every compile)"
@@ -87,7 +88,7 @@ hash_file(const char *path, const volatile sig_atomic_t *cancel, char hex[65])
 static int
 digest_dir(char *buf, size_t size)
 {
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	const char *xdg = fb_env_get("XDG_CACHE_HOME"), *home = fb_env_get("HOME");
 	int k;
 	if (xdg && xdg[0] == '/')
 		k = snprintf(buf, size, "%s/fatbuild-digests", xdg);

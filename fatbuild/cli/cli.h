@@ -62,7 +62,7 @@ int parse_jobs(const char *cmd, const char *v, int lo, int *jobs);
  * commands this one starts (they then say nothing). */
 void note_max_jobs(const char *cmd);
 /* 0, or AP_EXIT_USAGE after one line naming it when mode is FATBUILD_REMOTE_CACHE_MODE's own
- * value (getenv's pointer: no option replaced it) and neither read nor readwrite; cmd: the
+ * value (fb_env_get's pointer: no option replaced it) and neither read nor readwrite; cmd: the
  * subcommand for the message. Checked before anything runs (a build: before ninja). */
 int cli_remote_mode_env(const char *mode, const char *cmd);
 /* Prints "fatbuild: msg" for a library error and returns its exit code. */

@@ -309,7 +309,7 @@ cmd_build(int argc, char **argv)
 	if (rc >= 0)
 		goto out;
 	rc = AP_EXIT_USAGE;
-	if (cli_remote_mode_env(getenv("FATBUILD_REMOTE_CACHE_MODE"), "build")) /* the edges would fail in ninja */
+	if (cli_remote_mode_env(fb_env_get("FATBUILD_REMOTE_CACHE_MODE"), "build")) /* the edges would fail in ninja */
 		goto out;
 	if (!o.output && o.torch && o.name)
 		o.output = "."; /* --torch --name NAME: ./NAME.so, or the module */

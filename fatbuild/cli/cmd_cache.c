@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "base/env.h"
 
 static const char synopsis[] = "usage: fatbuild cache stats|clear|dir\n"
                                "       fatbuild cache trim [--max-size SIZE]\n";
@@ -79,7 +80,7 @@ cli_size_parse(const char *s, uint64_t *out)
 int
 cli_cache_limit(uint64_t *max)
 {
-	const char *v = getenv("FATBUILD_CACHE_MAX_SIZE");
+	const char *v = fb_env_get("FATBUILD_CACHE_MAX_SIZE");
 	*max = FB_CACHE_DEFAULT_MAX_SIZE;
 	if (!v || !*v)
 		return 0;

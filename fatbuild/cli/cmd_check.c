@@ -11,6 +11,7 @@
 
 #include "check_report.h"
 #include "cli.h"
+#include "base/env.h"
 
 static void
 usage(FILE *f)
@@ -246,7 +247,7 @@ cmd_check(int argc, char **argv)
 	if (rc)
 		return rc;
 	struct progress pr = {0};
-	const char *tmp = getenv("TMPDIR");
+	const char *tmp = fb_env_get("TMPDIR");
 	struct fb_check_opts o = {
 		.devices = devs, .ndevices = ndev, .paths = (const char *const *)argv + optind,
 		.npaths = (size_t)(argc - optind), .python = python, .jobs = jobs, .tmpdir = tmp && *tmp ? tmp : NULL,

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "base/env.h"
 #include "base/safefs.h"
 
 static const char synopsis[] =
@@ -433,13 +434,13 @@ fill_opts(struct fb_compile_opts *o, const struct compile_cli *c, struct progres
 	o->progress_ctx = pr;
 	o->cancel = cli_cancel_flag();
 	o->remote_cache = c->remote && *c->remote ? c->remote : NULL;
-	o->remote_header = getenv("FATBUILD_REMOTE_CACHE_HEADER");
+	o->remote_header = fb_env_get("FATBUILD_REMOTE_CACHE_HEADER");
 	o->remote_read_only = c->remote_mode && strcmp(c->remote_mode, "read") == 0;
-	const char *tmo = getenv("FATBUILD_REMOTE_CACHE_TIMEOUT");
+	const char *tmo = fb_env_get("FATBUILD_REMOTE_CACHE_TIMEOUT");
 	o->remote_timeout_ms = tmo && *tmo ? (long)(strtod(tmo, NULL) * 1000) : 0;
-	o->remote_state = getenv("FATBUILD_REMOTE_CACHE_STATE"); /* set by fatbuild build for its edges */
-	o->remote_tmpdir = getenv("TMPDIR");
-	o->cache_basedir = getenv("FATBUILD_CACHE_BASEDIR");
+	o->remote_state = fb_env_get("FATBUILD_REMOTE_CACHE_STATE"); /* set by fatbuild build for its edges */
+	o->remote_tmpdir = fb_env_get("TMPDIR");
+	o->cache_basedir = fb_env_get("FATBUILD_CACHE_BASEDIR");
 }
 
 /* A failed compile: the log (the first failing target's), what NVRTC said without one, and a
@@ -604,8 +605,8 @@ cmd_compile(int argc, char **argv)
 {
 	struct compile_cli c = {.compress = "default"};
 	struct fb_compile_opts o = {0};
-	c.remote = getenv("FATBUILD_REMOTE_CACHE");
-	c.remote_mode = getenv("FATBUILD_REMOTE_CACHE_MODE");
+	c.remote = fb_env_get("FATBUILD_REMOTE_CACHE");
+	c.remote_mode = fb_env_get("FATBUILD_REMOTE_CACHE_MODE");
 	int rc = take_xnvrtc(&c, argc, argv) ? AP_EXIT_USAGE : parse_args(&c, &o);
 	if (rc < 0 && cli_remote_mode_env(c.remote_mode, "compile")) {
 		cli_free(&c);
@@ -630,8 +631,8 @@ cmd_compile(int argc, char **argv)
 	cli_supervise(); /* from here on a signal stops the NVRTC jobs and the probe child too */
 	struct ap_target *targets = NULL;
 	size_t nt = 0;
-	rc = resolve_targets(c.have_list ? c.list : getenv("TORCH_CUDA_ARCH_LIST"), &targets, &nt);
-	const char *bv = getenv("FATBUILD_COMPILE_VERBOSE"); /* `fatbuild build -v` with its compile server */
+	rc = resolve_targets(c.have_list ? c.list : fb_env_get("TORCH_CUDA_ARCH_LIST"), &targets, &nt);
+	const char *bv = fb_env_get("FATBUILD_COMPILE_VERBOSE"); /* `fatbuild build -v` with its compile server */
 	if (bv && strcmp(bv, "1") == 0)
 		c.verbose = 1;
 	if (rc == 0) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "base/env.h"
 
 static void
 usage(FILE *f)
@@ -36,7 +37,7 @@ usage(FILE *f)
 static void
 log_edge(const char *what, const char *obj)
 {
-	const char *path = getenv("FATBUILD_EDGE_LOG");
+	const char *path = fb_env_get("FATBUILD_EDGE_LOG");
 	FILE *f = path && *path ? fopen(path, "a") : NULL;
 	if (f) {
 		fprintf(f, "%s ", what);
@@ -105,9 +106,9 @@ cmd_edge(int argc, char **argv)
 	o.tools = tools;
 	o.more_deps = more;
 	o.bases = bases;
-	o.remote_cache = getenv("FATBUILD_REMOTE_CACHE");
-	o.remote_header = getenv("FATBUILD_REMOTE_CACHE_HEADER");
-	const char *mode = getenv("FATBUILD_REMOTE_CACHE_MODE"), *tmo = getenv("FATBUILD_REMOTE_CACHE_TIMEOUT");
+	o.remote_cache = fb_env_get("FATBUILD_REMOTE_CACHE");
+	o.remote_header = fb_env_get("FATBUILD_REMOTE_CACHE_HEADER");
+	const char *mode = fb_env_get("FATBUILD_REMOTE_CACHE_MODE"), *tmo = fb_env_get("FATBUILD_REMOTE_CACHE_TIMEOUT");
 	if (cli_remote_mode_env(mode, "edge")) {
 		free(tools);
 		free(more);
@@ -116,8 +117,8 @@ cmd_edge(int argc, char **argv)
 	}
 	o.remote_read_only = mode && strcmp(mode, "read") == 0;
 	o.remote_timeout_ms = tmo && *tmo ? (long)(strtod(tmo, NULL) * 1000) : 0;
-	o.remote_state = getenv("FATBUILD_REMOTE_CACHE_STATE"); /* set by fatbuild build */
-	o.remote_tmpdir = getenv("TMPDIR");
+	o.remote_state = fb_env_get("FATBUILD_REMOTE_CACHE_STATE"); /* set by fatbuild build */
+	o.remote_tmpdir = fb_env_get("TMPDIR");
 	o.cancel = cli_cancel_flag();
 	struct fb_edge_result r;
 	struct fb_error err = {0};

@@ -114,7 +114,7 @@ runtime_paths(char *lib, size_t lsize, char *inc, size_t isize)
 static int
 compiler(const char *label, const char *var, const char *def)
 {
-	const char *cc = getenv(var);
+	const char *cc = fb_env_get(var);
 	const char *how = cc && cc[0] ? var : "default";
 	if (!cc || !cc[0])
 		cc = def;
@@ -155,7 +155,7 @@ print_libs(const char *home)
 	struct fb_nvrtc_info ni;
 	struct fb_error fe = {0};
 	if (fb_nvrtc_info(home, &ni, &fe) == 0) {
-		const char *nv = getenv("FATBUILD_NVRTC");
+		const char *nv = fb_env_get("FATBUILD_NVRTC");
 		const char *nvhow = nv && nv[0] ? "FATBUILD_NVRTC or --nvrtc"
 		                    : !home || !strchr(ni.path, '/') ? "the loader's search path"
 		                    : strncmp(ni.path, home, strlen(home)) == 0 ? "CUDA_HOME's tree"
@@ -209,7 +209,7 @@ print_nvcc(const char *home)
 static int
 print_ninja(void)
 {
-	const char *nj = getenv("FATBUILD_NINJA");
+	const char *nj = fb_env_get("FATBUILD_NINJA");
 	const char *njhow = nj && nj[0] ? "FATBUILD_NINJA" : "PATH";
 	if (!nj || !nj[0])
 		nj = "ninja";
@@ -230,7 +230,7 @@ print_ninja(void)
 static void
 print_remote(void)
 {
-	const char *url = getenv("FATBUILD_REMOTE_CACHE"), *mode = getenv("FATBUILD_REMOTE_CACHE_MODE");
+	const char *url = fb_env_get("FATBUILD_REMOTE_CACHE"), *mode = fb_env_get("FATBUILD_REMOTE_CACHE_MODE");
 	if (!url || !url[0]) {
 		printf("%-10s none (FATBUILD_REMOTE_CACHE or --remote-cache URL; docs/caches.md)\n", "remote");
 		return;
@@ -240,7 +240,7 @@ print_remote(void)
 	bool ok = !mode || !mode[0] || strcmp(mode, "read") == 0 || strcmp(mode, "readwrite") == 0;
 	printf("%-10s %s (%s, from FATBUILD_REMOTE_CACHE%s)\n", "remote", shown,
 	       !ok ? "INVALID FATBUILD_REMOTE_CACHE_MODE: read or readwrite" : mode && mode[0] ? mode : "readwrite",
-	       getenv("FATBUILD_REMOTE_CACHE_HEADER") ? " with FATBUILD_REMOTE_CACHE_HEADER" : "");
+	       fb_env_get("FATBUILD_REMOTE_CACHE_HEADER") ? " with FATBUILD_REMOTE_CACHE_HEADER" : "");
 }
 
 /* The build and cache directories, the arch list, the job count and the compile server. */
@@ -248,7 +248,7 @@ static void
 print_settings(void)
 {
 	struct fb_error fe = {0};
-	const char *bd = getenv("FATBUILD_BUILD_DIR");
+	const char *bd = fb_env_get("FATBUILD_BUILD_DIR");
 	char bdir[PATH_MAX];
 	if (fb_build_dir_default(NULL, bdir, sizeof(bdir), &fe) != 0)
 		printf("%-10s NONE (%s)\n", "build dir", fe.msg);
@@ -258,7 +258,7 @@ print_settings(void)
 		printf("%-10s %s (default; set FATBUILD_BUILD_DIR)\n", "build dir", bdir);
 	char cache[PATH_MAX];
 	uint64_t max;
-	const char *ms = getenv("FATBUILD_CACHE_MAX_SIZE");
+	const char *ms = fb_env_get("FATBUILD_CACHE_MAX_SIZE");
 	if (fb_cache_dir(cache, sizeof(cache), &fe) != 0 || cli_cache_limit(&max) != 0)
 		; /* no HOME, or a bad FATBUILD_CACHE_MAX_SIZE (said) */
 	else if (!ms || !*ms)
@@ -267,10 +267,10 @@ print_settings(void)
 		printf("%-10s %s (size limit %.40s, from FATBUILD_CACHE_MAX_SIZE)\n", "cache", cache, ms);
 	else
 		printf("%-10s %s (no size limit: FATBUILD_CACHE_MAX_SIZE=0)\n", "cache", cache);
-	const char *arch = getenv("TORCH_CUDA_ARCH_LIST");
+	const char *arch = fb_env_get("TORCH_CUDA_ARCH_LIST");
 	printf("%-10s %s\n", "arch list", arch && arch[0] ? arch : "auto (TORCH_CUDA_ARCH_LIST is unset)");
 	struct fb_jobs_info jobs;
-	fb_jobs_default(NULL, NULL, 0, getenv("MAX_JOBS"), FB_JOBS_MAX, &jobs);
+	fb_jobs_default(NULL, NULL, 0, fb_env_get("MAX_JOBS"), FB_JOBS_MAX, &jobs);
 	printf("%-10s %d (from %s; -j or MAX_JOBS overrides)\n", "jobs", jobs.jobs, jobs.where);
 	if (fb_env_switch("FATBUILD_COMPILE_SERVER") == 0)
 		printf("%-10s off (from FATBUILD_COMPILE_SERVER=0)\n", "server");
@@ -305,7 +305,7 @@ cmd_env(int argc, char **argv)
 			printf("%s/include\n", home);
 		return AP_EXIT_OK;
 	}
-	const char *ch = getenv("CUDA_HOME");
+	const char *ch = fb_env_get("CUDA_HOME");
 	char nvpath[PATH_MAX];
 	const char *how = ch && ch[0] ? "CUDA_HOME" : which("nvcc", nvpath, sizeof(nvpath)) == 0 ? "nvcc on PATH"
 	                                                                                         : "default location";

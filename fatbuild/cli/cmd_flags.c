@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "base/env.h"
 
 static const char synopsis[] =
 	"usage: fatbuild flags [--arch-list LIST] [--format FORMAT] [--cuda-version X.Y]\n"
@@ -202,7 +203,7 @@ cmd_flags(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	if (!f.have_list)
-		f.list = getenv("TORCH_CUDA_ARCH_LIST");
+		f.list = fb_env_get("TORCH_CUDA_ARCH_LIST");
 	if (f.clang >= 0 && f.have_fmt && f.fmt != AP_FMT_CLANG) {
 		warn("flags: --clang-version applies to --format clang only");
 		return AP_EXIT_USAGE;

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "base/cpus.h"
+#include "base/env.h"
 #include "base/safefs.h"
 
 void
@@ -59,7 +60,7 @@ void
 note_max_jobs(const char *cmd)
 {
 	struct fb_jobs_info ji;
-	const char *mj = getenv("MAX_JOBS");
+	const char *mj = fb_env_get("MAX_JOBS");
 	fb_jobs_default(NULL, NULL, 0, mj, FB_JOBS_MAX, &ji);
 	if (!ji.capped)
 		return;
@@ -96,7 +97,7 @@ fail_ap(const struct ap_error *e)
 int
 cli_remote_mode_env(const char *mode, const char *cmd)
 {
-	const char *env = getenv("FATBUILD_REMOTE_CACHE_MODE");
+	const char *env = fb_env_get("FATBUILD_REMOTE_CACHE_MODE");
 	if (!mode || mode != env || !*mode || strcmp(mode, "read") == 0 || strcmp(mode, "readwrite") == 0)
 		return 0;
 	char shown[48];

@@ -35,7 +35,7 @@ int
 fb_compile_default_jobs(void)
 {
 	struct fb_jobs_info ji;
-	fb_jobs_default(NULL, NULL, 0, getenv("MAX_JOBS"), FB_JOBS_MAX, &ji);
+	fb_jobs_default(NULL, NULL, 0, fb_env_get("MAX_JOBS"), FB_JOBS_MAX, &ji);
 	return ji.jobs;
 }
 
@@ -386,7 +386,7 @@ cache_lookup(struct run *r, struct fb_compile_result *res)
 static void
 server_jobs(struct run *r, const char *home, struct fb_compile_result *res)
 {
-	const char *sock = getenv(FB_SERVER_ENV);
+	const char *sock = fb_env_get(FB_SERVER_ENV);
 	if (!sock || !*sock || fb_env_switch(FB_SERVER_OFF_ENV) == 0)
 		return;
 	for (size_t i = 0; i < r->njobs; i++)

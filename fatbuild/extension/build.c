@@ -26,6 +26,7 @@
 
 #include "fatbuild.h"
 #include "base/dlload.h"
+#include "base/env.h"
 #include "base/error.h"
 #include "base/safefs.h"
 #include "build.h"
@@ -311,7 +312,7 @@ resolve_archs(struct gen *g, struct fb_build_result *result, struct fb_error *er
 {
 	const char *text = g->o->arch_list;
 	if (!text)
-		text = getenv("TORCH_CUDA_ARCH_LIST");
+		text = fb_env_get("TORCH_CUDA_ARCH_LIST");
 	struct ap_resolve_opts ro = {0};
 	ro.toolkit = g->o->toolkit;
 	struct ap_error ae = {0};

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "builddir.h"
+#include "base/env.h"
 #include "base/error.h"
 #include "base/safefs.h"
 
@@ -23,7 +24,7 @@ extern char **environ;
 static int
 build_root(char *buf, size_t size, bool *explicit, struct fb_error *err)
 {
-	const char *env = getenv("FATBUILD_BUILD_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	const char *env = fb_env_get("FATBUILD_BUILD_DIR"), *xdg = fb_env_get("XDG_CACHE_HOME"), *home = fb_env_get("HOME");
 	int k;
 	*explicit = false;
 	if (env && env[0]) {

@@ -43,6 +43,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/env.h"
 #include "base/error.h"
 #include "base/safefs.h"
 #include "base/strbuf.h"
@@ -219,7 +220,7 @@ key0(const struct fb_edge_opts *o, char hex[65])
 	for (size_t i = 0; i < o->ntools; i++)
 		put_tool(&b, o->tools[i]);
 	for (size_t i = 0; i < sizeof(env) / sizeof(env[0]); i++) {
-		const char *v = getenv(env[i]);
+		const char *v = fb_env_get(env[i]);
 		if (v) {
 			fb_buf_puts(&b, env[i]);
 			fb_buf_puts(&b, "=");
@@ -380,7 +381,7 @@ make_roots(const struct fb_edge_opts *o, struct fb_strlist *roots)
 	for (size_t i = 0; o->argv[i]; i++)
 		add_command_roots(roots, o->argv[i]);
 	for (size_t i = 0; i < sizeof(env) / sizeof(*env); i++) {
-		const char *v = getenv(env[i]);
+		const char *v = fb_env_get(env[i]);
 		for (const char *p = v ? v : ""; *p;) {
 			size_t n = strcspn(p, ":");
 			if (n && p[0] == '/')

@@ -157,7 +157,7 @@ edge(struct gen *g, const char *rule, const char *out, const char *const *in, si
 static void
 add_launcher(struct gen *g, struct cmd *c)
 {
-	const char *l = g->o->launcher ? g->o->launcher : getenv("FATBUILD_LAUNCHER");
+	const char *l = g->o->launcher ? g->o->launcher : fb_env_get("FATBUILD_LAUNCHER");
 	if (l && *l)
 		swords(c, l);
 }
@@ -260,7 +260,7 @@ gen_kernel(struct gen *g, size_t idx, const char *src, struct fb_error *err)
 static void
 cache_basedir(char *out, size_t size)
 {
-	const char *b = getenv("FATBUILD_CACHE_BASEDIR");
+	const char *b = fb_env_get("FATBUILD_CACHE_BASEDIR");
 	char abs[PATHMAX];
 	out[0] = 0;
 	if (b && *b)
@@ -579,7 +579,7 @@ launcher_word(const char *cmd)
 static bool
 edge_cache_on(const struct gen *g)
 {
-	const char *l = g->o->launcher ? g->o->launcher : getenv("FATBUILD_LAUNCHER");
+	const char *l = g->o->launcher ? g->o->launcher : fb_env_get("FATBUILD_LAUNCHER");
 	return !g->o->no_edge_cache && !(l && *l) && fb_env_switch("FATBUILD_EDGE_CACHE") != 0 &&
 	       !launcher_word(g->t.cc) && !launcher_word(g->t.cxx);
 }
@@ -761,7 +761,7 @@ use_host_pch(struct gen *g, const char *src, struct cmd *c, const char **implici
 	*implicit = NULL;
 	*prefix = NULL;
 	*deps_of = NULL;
-	const char *l = g->o->launcher ? g->o->launcher : getenv("FATBUILD_LAUNCHER");
+	const char *l = g->o->launcher ? g->o->launcher : fb_env_get("FATBUILD_LAUNCHER");
 	bool eager = false;
 	if (!g->torch || g->o->no_host_pch || (l && *l) || !fb_hostpch_enabled(&eager))
 		return 0; /* a launcher may compile elsewhere (distcc) or not cache PCH users (ccache) */

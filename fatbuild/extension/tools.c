@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "fatbuild.h"
+#include "base/env.h"
 #include "base/error.h"
 #include "build.h"
 #include "base/words.h"
@@ -59,7 +60,7 @@ static int
 runtime_file(const char *dir, const char *given, const char *var, const char *rel, const char *probe,
              const char *built, char *out, size_t size)
 {
-	const char *v = given ? given : getenv(var);
+	const char *v = given ? given : fb_env_get(var);
 	char cand[PATHMAX], p[PATHMAX + 32];
 	if (v && v[0]) {
 		bfmt(cand, sizeof(cand), "%s", v);
@@ -89,7 +90,7 @@ fb_build_runtime_include(const char *dir, const char *include_dir, char *out, si
 int
 fb_build_find_tools(const struct fb_build_opts *o, bool need_nvcc, struct tools *t, struct fb_error *err)
 {
-	const char *fb = o->fatbuild ? o->fatbuild : getenv("FATBUILD_PROGRAM");
+	const char *fb = o->fatbuild ? o->fatbuild : fb_env_get("FATBUILD_PROGRAM");
 	if (!fb || !fb[0])
 		fb = "fatbuild";
 	if (which(fb, t->fatbuild) != 0)
@@ -105,7 +106,7 @@ fb_build_find_tools(const struct fb_build_opts *o, bool need_nvcc, struct tools 
 	if (fb_build_runtime_include(dir, o->include_dir, t->include, sizeof(t->include)))
 		return fb_seterr(err, FB_ENOTOOL, "cannot find the directory of fatbuild_runtime.h (tried %s; set FATBUILD_INCLUDE)",
 		                 t->include);
-	const char *nj = o->ninja ? o->ninja : getenv("FATBUILD_NINJA");
+	const char *nj = o->ninja ? o->ninja : fb_env_get("FATBUILD_NINJA");
 	if (!nj || !nj[0])
 		nj = "ninja";
 	if (which(nj, t->ninja) != 0)
@@ -113,7 +114,7 @@ fb_build_find_tools(const struct fb_build_opts *o, bool need_nvcc, struct tools 
 		            "ninja not found ('%s'): install it (apt-get install ninja-build, pip install ninja) or set "
 		            "FATBUILD_NINJA",
 		            nj);
-	const char *cc = getenv("CC"), *cxx = getenv("CXX");
+	const char *cc = fb_env_get("CC"), *cxx = fb_env_get("CXX");
 	bfmt(t->cc, sizeof(t->cc), "%s", cc && cc[0] ? cc : "cc");
 	t->cc_set = cc && cc[0];
 	bfmt(t->cxx, sizeof(t->cxx), "%s", cxx && cxx[0] ? cxx : "c++");

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/env.h"
 #include "base/error.h"
 #include "base/safefs.h"
 #include "base/strbuf.h"
@@ -89,7 +90,7 @@ find_python(const char *python, char *out, size_t size)
 static void
 make_key(const char *python, char *key, size_t size)
 {
-	const char *pp = getenv("PYTHONPATH"), *ph = getenv("PYTHONHOME"), *pu = getenv("PYTHONUSERBASE");
+	const char *pp = fb_env_get("PYTHONPATH"), *ph = fb_env_get("PYTHONHOME"), *pu = fb_env_get("PYTHONUSERBASE");
 	snprintf(key, size, "key %s|%s|%s|%s", python, pp ? pp : "", ph ? ph : "", pu ? pu : "");
 }
 
