@@ -201,6 +201,36 @@ check_ranks() {
 	return $bad
 }
 
+# The environment is read in one file, archprobe/base/env.c (fb_env_get, fb_env_switch), by both
+# libraries and both CLIs (HACKING.md "Configuration"); the runtime (fatbuild/runtime/) is a
+# library of its own and reads its FBRT_* variables itself. Every getenv elsewhere is reported
+# (comments and strings left out), and so is a variable named to fb_env_get or fb_env_switch
+# that env.c's list does not name.
+check_env() {
+	local root=$1 out
+	out=$(cd "$root" && find archprobe fatbuild -path fatbuild/runtime -prune -o -name '*.[ch]' -print | sort |
+		xargs perl -0777 -e '
+		my $envc = "archprobe/base/env.c";
+		open(my $fh, "<", $envc) or die "layout: $envc: $!\n";
+		my $list = do { local $/; <$fh> };
+		for my $f (@ARGV) {
+			open(my $in, "<", $f) or die "layout: $f: $!\n";
+			my $t = do { local $/; <$in> };
+			for my $m ($t =~ /\bfb_env_(?:get|switch)\s*\(\s*"(\w+)"/g) {
+				print "layout: $f: $m is read but not listed in $envc\n" unless $list =~ /\b\Q$m\E\b/;
+			}
+			next if $f eq $envc;
+			$t =~ s{(/\*.*?\*/)|(//[^\n]*)|("(?:\\.|[^"\\\n])*")|(\x27(?:\\.|[^\x27\\\n])*\x27)}{my $q = defined $3 || defined $4; (my $k = $&) =~ tr/\n//cd; ($q ? "\"\"" : " ") . $k}gse;
+			while ($t =~ /\b((?:secure_)?getenv)\s*\(/g) {
+				my $line = 1 + (substr($t, 0, $-[0]) =~ tr/\n//);
+				print "layout: $f:$line: $1(): the environment is read only in $envc (fb_env_get)\n";
+			}
+		}' )
+	[ -z "$out" ] && return 0
+	printf '%s\n' "$out"
+	return 1
+}
+
 check_tree() {
 	local root=$1 bad=0 f dir sub inc name hdr
 	while IFS= read -r f; do
@@ -286,6 +316,7 @@ check_tree() {
 		bad=1
 	done < <(find "$root/archprobe" "$root/fatbuild" "$root/include" -type d \( -name build -o -name out -o -name dist -o -name bin -o -name target \) | sort)
 	check_ranks "$root" || bad=1
+	check_env "$root" || bad=1
 	return $bad
 }
 
@@ -368,6 +399,15 @@ fatbuild/devlink/jitlink.c|fb_dlink_result_clear|static void planted(struct fb_d
 EOF
 	# A file of a ranked part without a rank (new, or moved into the wrong part), and a rank
 	# for a file that is gone.
+	# The environment read outside env.c, and a variable env.c does not list.
+	for file in fatbuild/extension/graph.c archprobe/cli/archprobe.c archprobe/base/words.c; do
+		fresh
+		printf 'static const char *planted(void) { return getenv("HOME"); }\n' >>"$tmp/t/$file"
+		expect "getenv in $file" "$file" "getenv"
+	done
+	fresh
+	printf 'static const char *planted(void) { return fb_env_get("FATBUILD_PLANTED"); }\n' >>"$tmp/t/fatbuild/cache/key.c"
+	expect "an unlisted variable read in fatbuild/cache/key.c" fatbuild/cache/key.c FATBUILD_PLANTED
 	fresh
 	printf 'int fb_planted(void);\n' >"$tmp/t/fatbuild/compile/planted.c"
 	expect "a new fatbuild/compile/planted.c without a rank" fatbuild/compile/planted.c
@@ -383,6 +423,7 @@ EOF
 	# Names in comments and strings are no uses.
 	fresh
 	printf '/* fb_compile_default_jobs() */\nstatic const char planted[] = "fb_compile_result_free(";\n' >>"$tmp/t/fatbuild/cache/store.c"
+	printf '/* getenv("HOME") */\nstatic const char planted2[] = "getenv(";\n' >>"$tmp/t/fatbuild/cache/store.c"
 	if ! out=$(check_tree "$tmp/t"); then
 		echo "layout self-test: names in a comment and a string were taken for uses: $out"
 		fails=1
