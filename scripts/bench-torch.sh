@@ -22,7 +22,8 @@
 # cold+pch, warm, remote-warm and no-op use the project's flags for TORCH_EXT_DIR when given,
 # else the default command. Each build runs in a fresh Python process that has imported torch
 # already. Ratios are torch/fatbuild (> 1: fatbuild is faster), wall and CPU, and the median
-# of each round's wall ratio; remote-warm's also fatbuild cold/remote-warm. BENCH_FLAGS="-O2"
+# of each round's wall ratio; remote-warm's also fatbuild cold/remote-warm. Each round prints
+# ninja's log of the cold and project builds (each edge's start and end). BENCH_FLAGS="-O2"
 # gives both extra_cflags and extra_cuda_cflags in the cold case; ccache off (CCACHE_DISABLE=1,
 # TORCH_NO_COMPILER_WRAPPER=1) for torch but in the warm case.
 #   scripts/bench-torch.sh [ARCH_LIST] [ROUNDS]      (default "8.0 9.0", 3)
@@ -207,6 +208,12 @@ for r in $(seq "$rounds"); do
 	fn+=("$(one fatbuild "$d/$mf" $main)")
 	echo "round $r (wall s / CPU s): cold torch ${tc[-1]:-n/a}, fatbuild ${fc[-1]:-n/a}; project torch ${tp[-1]}, fatbuild ${fp[-1]};" \
 		"warm torch+sccache ${ts[-1]:-n/a}, fatbuild ${fw[-1]}; cold+pch ${fpc[-1]}; remote-warm ${fr[-1]:-n/a}; no-op ${tn[-1]} / ${fn[-1]}"
+	# where each cold build's time went: ninja's log, each edge's start and end (s)
+	for b in tc fc tp fp; do
+		[ -f "$d/$b/.ninja_log" ] || continue
+		echo "  ninja $b: $(tail -n +2 "$d/$b/.ninja_log" | sort -n |
+			awk '{ n = $4; sub(".*/", "", n); printf "%s %.1f-%.1f; ", n, $1 / 1000, $2 / 1000 }')"
+	done
 done
 walls() { local -n a=$1; local x out=(); for x in "${a[@]}"; do out+=("$(w "$x")"); done; echo "${out[@]}"; }
 cpus() { local -n a=$1; local x out=(); for x in "${a[@]}"; do out+=("$(c "$x")"); done; echo "${out[@]}"; }

@@ -35,7 +35,7 @@ case $(basename "$(readlink -f "$(command -v "$cxx")")") in
 *) ext=gch clang=0 ;;
 esac
 work=$(mktemp -d "${TMPDIR:-/tmp}/fb-hostpch.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+trap 'rm -rf "$work" "${c8:-}"' EXIT
 export FATBUILD_CACHE_DIR=$work/cache FATBUILD_EDGE_CACHE=0
 fails=0
 fail() { echo "FAIL: $*" >&2; [ -f "$work/log" ] && sed 's/^/  | /' "$work/log" | tail -n 30 >&2; fails=$((fails + 1)); }
@@ -184,6 +184,15 @@ cmp "$work/b2/obj/0_a.cpp.o" "$work/b9/obj/0_a.cpp.o" >"$work/log" 2>&1 || fail 
 d8=$(ls -d "$FATBUILD_CACHE_DIR"/hostpch/*/ | head -n 1)
 [ -e "$d8/seen" ] && [ -e "$d8/bg" ] || { ls -la "$d8" >"$work/log"; fail "8: no mark, or no background maker ran"; }
 [ -z "$(ls "$d8" | grep '\.tmp\.')" ] || { ls -la "$d8" >"$work/log"; fail "8: temporaries left"; }
+# The first compile read h.h as a plain header: its depfile names BUILD/pch/ID/h.h, a link
+# into the cache's hostpch/. Its object is in the edge cache all the same, so another build dir
+# (a warm build, a CI job) takes it instead of compiling (and making the PCH first); the cache
+# here lies outside every directory the command names ($work holds the source).
+c8=$(mktemp -d "${TMPDIR:-/tmp}/fb-hostpch-cache.XXXXXX")
+FATBUILD_CACHE_DIR=$c8 build "$work/t1" b9c || fail "8: a first build, the cache elsewhere"
+FATBUILD_CACHE_DIR=$c8 build "$work/t1" b9d || fail "8: another build dir, the cache elsewhere"
+grep -q "^hit local $work/b9d/obj/0_a.cpp.o" "$work/edges" ||
+	{ cp "$work/edges" "$work/log"; fail "8: the first build's object is not in the edge cache"; }
 build "$work/t1" b9 || fail "8: no-op"
 grep -q 'no work to do' "$work/log" || fail "8: the no-op did work"
 rm -f "$d8/h.h.$ext" "$d8/stamp"

@@ -300,17 +300,27 @@ add_root(struct fb_strlist *roots, const char *dir)
 }
 
 /* A directory a command word names: the word itself when it is a directory, else its
- * parent (a source, an -include, -o). */
+ * parent (a source, an -include, -o) and, for a file that is a link, its target's: the torch
+ * PCH's -include BUILD/pch/ID/h.h links into the cache's hostpch/, and a compile that reads
+ * it as a plain header names it in its depfile (docs/pytorch.md "Precompiled torch headers"). */
 static void
 add_word_root(struct fb_strlist *roots, const char *w, size_t n)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], real[PATH_MAX];
 	struct stat st;
 	if (n == 0 || n >= sizeof(path))
 		return;
 	memcpy(path, w, n);
 	path[n] = 0;
-	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+	bool found = stat(path, &st) == 0;
+	if (found && !S_ISDIR(st.st_mode) && realpath(path, real)) {
+		char *sl = strrchr(real, '/');
+		if (sl && sl != real) {
+			*sl = 0;
+			add_root(roots, real);
+		}
+	}
+	if (!found || !S_ISDIR(st.st_mode)) {
 		char *sl = strrchr(path, '/');
 		if (!sl || sl == path)
 			return;
