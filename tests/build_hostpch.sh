@@ -20,7 +20,9 @@
 #      Torch at another path (another venv): the edge's key spells torch's dir and the PCH's
 #      as bases, so a hit, and the object is the one a cold compile there makes;
 #   8. the same by default: the first compile reads the headers plainly, a no-op stays one,
-#      the next compile makes the PCH.
+#      the next compile makes the PCH;
+#   9. cache clear removes the PCHs; 10. a running build's PCH survives a trim beside it, and
+#      each build sets its last use.
 # 1-6 run without the edge cache (FATBUILD_EDGE_CACHE=0), where the PCH is an edge of its own.
 # With CXX=clang++ (ctest build_hostpch_clang) the same steps run with clang's PCH, h.h.pch,
 # and step 3 first shows that clang reads it: with a touched header, the compile alone (ninja
@@ -210,5 +212,27 @@ grep -q 'no work to do' "$work/log" || fail "8b: another cache dir rebuilt: $(tr
 [ -n "$(ls -d "$FATBUILD_CACHE_DIR"/hostpch/*/ 2>/dev/null)" ] || fail "9: no PCH to clear"
 "$FATBUILD_BIN" cache clear >"$work/log" 2>&1 || fail "9: cache clear failed"
 [ -z "$(ls -A "$FATBUILD_CACHE_DIR"/hostpch 2>/dev/null)" ] || { ls -laR "$FATBUILD_CACHE_DIR"/hostpch >>"$work/log"; fail "9: cache clear left a PCH"; }
+# 10. a build holds its PCH dir (a shared flock) until ninja is done: a `fatbuild cache trim`
+#     under a limit that evicts everything, run by the C++ edge's compiler itself, leaves the
+#     PCH, and the compile reads it; each build sets the PCH's last use (its id's mtime), so
+#     trim evicts PCHs by use, not by when they were made.
+export FATBUILD_HOST_PCH=1 FATBUILD_EDGE_CACHE=0 FATBUILD_CACHE_DIR=$work/cache10
+unset FATBUILD_EDGE_LOG
+mkdir -p "$work/wrap"
+wcxx=$work/wrap/$(basename "$cxx")
+cat >"$wcxx" <<SH
+#!/bin/sh
+case "\$*" in *.cpp.o*) "$FATBUILD_BIN" cache trim --max-size 1 >>"$work/trimlog" 2>&1 ;; esac
+exec $(command -v "$cxx") "\$@"
+SH
+chmod +x "$wcxx"
+CXX=$wcxx build "$work/t1" b12 || fail "10: build with a trim beside its compile"
+grep -q 'evicted' "$work/trimlog" 2>/dev/null || { cp "$work/trimlog" "$work/log" 2>/dev/null; fail "10: the compiler's trim did not run"; }
+pdir=$(ls -d "$FATBUILD_CACHE_DIR"/hostpch/*/ 2>/dev/null | head -n 1)
+[ -n "$pdir" ] && [ -f "$pdir/h.h.$ext" ] || { cp "$work/trimlog" "$work/log"; fail "10: trim removed the PCH of a running build"; }
+grep -q -- "-include" "$work/b12/build.ninja" || fail "10: the compile read no PCH"
+touch -d '2001-01-01' "$pdir/id"
+CXX=$wcxx build "$work/t1" b12 || fail "10: no-op build"
+[ "$(stat -c %Y "$pdir/id")" -gt "$(date -d 2020-01-01 +%s)" ] || fail "10: a build did not set the PCH's last use"
 [ $fails = 0 ] && echo "ok build_hostpch"
 exit $((fails > 0))

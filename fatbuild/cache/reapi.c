@@ -100,9 +100,10 @@ fb_reapi_open(const struct fb_remote_opts *o, struct fb_reapi **out, struct fb_e
 		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	fb_remote_url_redact(o->url ? o->url : "", g->url, sizeof(g->url)); /* for messages */
 	if (fb_reapi_url_parse(o->url, g->target, sizeof(g->target), g->instance, sizeof(g->instance), &g->tls)) {
+		int rc = fb_seterr(err, FB_EINVAL, "remote cache URL '%.200s': not grpc://HOST[:PORT][/INSTANCE] or grpcs://...",
+		                   g->url);
 		free(g);
-		return fb_seterr(err, FB_EINVAL, "remote cache URL '%.200s': not grpc://HOST[:PORT][/INSTANCE] or grpcs://...",
-		                 g->url);
+		return rc;
 	}
 	g->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 10000;
 	int rc = set_header(g, o->header, err);

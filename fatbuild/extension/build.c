@@ -397,6 +397,9 @@ gen_free(struct gen *g)
 	fb_strlist_free(&g->pchs);
 	fb_strlist_free(&g->pchs_used);
 	fb_strlist_free(&g->pch_bg);
+	for (size_t i = 0; i < g->npch_holds; i++)
+		close(g->pch_holds[i]);
+	free(g->pch_holds);
 	fb_strlist_free(&g->shown);
 	free(g->torch);
 	free(g->langs);

@@ -65,6 +65,8 @@ struct gen {
 	struct fb_strlist pchs;      /* host PCHs this graph makes (their .gch) */
 	struct fb_strlist pchs_used; /* host PCHs the C++ edges read, one per edge */
 	struct fb_strlist pch_bg;    /* pch.sh of the PCHs the background maker makes (run.c) */
+	int *pch_holds;              /* host PCH dirs held while ninja runs (hostpch.c), closed at the end */
+	size_t npch_holds;
 	/* Per compile edge, its command as ninja runs it and as it is shown (the compiler's own
 	 * words, without the cache and PCH wrapping): shown[2i] and shown[2i+1]. */
 	struct fb_strlist shown;

@@ -749,6 +749,19 @@ lazy_pch(struct gen *g, struct fb_hostpch *p, const char *flags, bool eager, cha
 	return rc;
 }
 
+/* The build keeps p's hold on its PCH dir until ninja is done (gen_free closes it). */
+static int
+keep_hold(struct gen *g, struct fb_hostpch *p, struct fb_error *err)
+{
+	int *v = realloc(g->pch_holds, (g->npch_holds + 1) * sizeof(*v));
+	if (!v)
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	g->pch_holds = v;
+	g->pch_holds[g->npch_holds++] = p->hold;
+	p->hold = -1;
+	return 0;
+}
+
 /* --torch C++ source: its PCH (hostpch.c; gcc's or clang's), which the compile reads
  * (-include) and refuses when the compiler finds it invalid. With the edge cache the compile
  * makes it when missing (*prefix, malloc'd: the words that go first; lazy_pch), and `fatbuild
@@ -778,7 +791,9 @@ use_host_pch(struct gen *g, const char *src, struct cmd *c, const char **implici
 		rc = fb_words_split(g->t.cxx, &w, &nw, err);
 	torch_dir(g, tdir, sizeof(tdir));
 	struct fb_hostpch *p = calloc(1, sizeof(*p));
-	if (!rc && !p)
+	if (p)
+		p->hold = -1;
+	else if (!rc)
 		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 	if (!rc && nw)
 		rc = fb_hostpch_prepare(block, w[0], f.b.s, g->torch->version, tdir, eager, p, err);
@@ -803,6 +818,10 @@ use_host_pch(struct gen *g, const char *src, struct cmd *c, const char **implici
 		else if (!(*deps_of = strdup(d)))
 			rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 	}
+	if (!rc && nw && p->hold >= 0)
+		rc = keep_hold(g, p, err);
+	if (p)
+		fb_hostpch_release(p);
 	fb_words_free(w);
 	free(f.b.s);
 	free(block);

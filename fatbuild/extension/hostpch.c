@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -302,11 +303,40 @@ make_dir(const char *key, struct fb_hostpch *p, struct fb_error *err)
 	return fb_dir_make(p->dir, "host PCH dir", FIX, 0, err);
 }
 
+/* A shared flock on CACHE/hostpch/KEY, kept open (p->hold) for as long as the build runs:
+ * 'fatbuild cache trim' takes an exclusive one before it removes a PCH dir and skips one it
+ * cannot lock (docs/caches.md "Size"), so no compile of this build finds its PCH gone. Taken
+ * before the PCH is checked or written; a dir a trim removed between its making and the lock
+ * (no links left) is made again. */
+static int
+hold_dir(const char *key, struct fb_hostpch *p, struct fb_error *err)
+{
+	for (int tries = 0; tries < 3; tries++) {
+		int rc = make_dir(key, p, err);
+		if (rc)
+			return rc;
+		int fd = open(p->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return fb_seterr(err, FB_EIO, "host PCH: cannot open %s: %s", p->dir, strerror(errno));
+		while (flock(fd, LOCK_SH) != 0 && errno == EINTR)
+			;
+		struct stat st;
+		if (fstat(fd, &st) == 0 && st.st_nlink > 0) {
+			p->hold = fd;
+			return 0;
+		}
+		close(fd);
+	}
+	return fb_seterr(err, FB_EIO, "host PCH: %s is removed as soon as it is made (a 'fatbuild cache trim' "
+	                 "with a tiny --max-size?); build with --no-host-pch", p->dir);
+}
+
 int
 fb_hostpch_prepare(const char *block, const char *compiler, const char *flags, const char *torch_version,
                    const char *torch_dir, bool eager, struct fb_hostpch *p, struct fb_error *err)
 {
 	memset(p, 0, sizeof(*p));
+	p->hold = -1;
 	char found[PATH_MAX], tool[PATH_MAX + 64]; /* one PATH search for the flavor and the key */
 	int trc = fb_edge_tool_id(compiler, found, tool, sizeof(tool));
 	p->flavor = flavor_of(compiler, trc == 0 ? found : NULL);
@@ -319,7 +349,7 @@ fb_hostpch_prepare(const char *block, const char *compiler, const char *flags, c
 	char *id = NULL, key[65];
 	int rc = identity(block, tool, flags, torch_version, torch_dir, &id, key, err);
 	if (!rc)
-		rc = make_dir(key, p, err);
+		rc = hold_dir(key, p, err);
 	char idpath[FB_HOSTPCH_PATH + 8];
 	snprintf(idpath, sizeof(idpath), "%s/id", p->dir);
 	snprintf(p->header, sizeof(p->header), "%s/h.h", p->dir);
@@ -366,8 +396,21 @@ fb_hostpch_prepare(const char *block, const char *compiler, const char *flags, c
 	}
 	if (!rc)
 		old_mtime(p->header);
+	/* Its id's mtime says when a build last used it: trim evicts the least recently used. */
+	if (!rc)
+		utimensat(p->hold, "id", NULL, AT_SYMLINK_NOFOLLOW);
+	if (rc)
+		fb_hostpch_release(p);
 	free(id);
 	return rc;
+}
+
+void
+fb_hostpch_release(struct fb_hostpch *p)
+{
+	if (p->hold >= 0)
+		close(p->hold);
+	p->hold = -1;
 }
 
 /* ---- the build dir's view of it ---- */

@@ -28,6 +28,7 @@ struct fb_hostpch {
 	char key[65];                 /* the SHA-256 of its identity (KEY) */
 	char id[17];                  /* the SHA-256 of the block, its first 16 hex digits (ID) */
 	char link[FB_HOSTPCH_PATH];   /* BUILD_DIR/pch/ID, set by fb_hostpch_link */
+	int hold;                     /* DIR open with a shared flock (-1: none): trim leaves it */
 };
 
 /* Whether host PCHs are used: not with FATBUILD_HOST_PCH=0 (fatbuild.load's way to say
@@ -48,10 +49,14 @@ int fb_hostpch_block(const char *src, char **block, struct fb_error *err);
  * or foreign, whether to use it and whether it must be made; for a compiler of no flavor
  * nothing but p->flavor = FB_HOSTPCH_NONE. Making one costs about three
  * compiles of a torch source, so it is made when a second build wants it (its identity file,
- * written by the first, is there) unless eager. FB_EUNSAFE when a directory fails
- * fb_dir_check. */
+ * written by the first, is there) unless eager. DIR is held (p->hold: a shared flock that
+ * 'fatbuild cache trim' respects; fb_hostpch_release ends it) and its id's mtime set to now,
+ * the PCH's last use. FB_EUNSAFE when a directory fails fb_dir_check. */
 int fb_hostpch_prepare(const char *block, const char *compiler, const char *flags, const char *torch_version,
                        const char *torch_dir, bool eager, struct fb_hostpch *p, struct fb_error *err);
+
+/* Ends p's hold on its dir (nothing when it has none). */
+void fb_hostpch_release(struct fb_hostpch *p);
 
 /* BUILD_DIR/pch/ID (ID: from the block alone) into p->link: there h.h, h.h.gch (or .pch) and
  * h.h.d link to the PCH dir's files, and pch.sh holds script (rewritten only when it differs),
