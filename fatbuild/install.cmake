@@ -1,7 +1,7 @@
 # install.cmake: install rules and the CMake package / pkg-config file of fatbuild.
 #   cmake --install BUILD --prefix P   gives
 #   P/bin/fatbuild, P/lib/libfatbuild.{so*,a}, the runtime library (fatbuild/runtime.cmake's target),
-#   P/include/{fatbuild.h,fatbuild_runtime.h}, P/lib/pkgconfig/fatbuild.pc, P/lib/cmake/fatbuild/
+#   P/include/{fatbuild.h,fatbuild/*.h,fatbuild_runtime.h}, P/lib/pkgconfig/fatbuild.pc, P/lib/cmake/fatbuild/
 #   (find_package(fatbuild CONFIG), which also finds archprobe), the help texts of both tools
 #   (P/share/man/man1/{archprobe,fatbuild,fatbuild-CMD}.1 and P/share/doc/archprobe-fatbuild/*.txt,
 #   generated from --help at install time), the manual pages of docs/ (P/share/doc/archprobe-fatbuild/
@@ -48,6 +48,9 @@ function(fb_install_rules)
           LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_COMPONENT Development
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT Development)
   install(FILES ${headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT Development)
+  # fatbuild.h includes one header per part of the API
+  file(GLOB part_headers ${PROJECT_SOURCE_DIR}/include/fatbuild/*.h)
+  install(FILES ${part_headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/fatbuild COMPONENT Development)
   install(EXPORT fatbuildTargets NAMESPACE fatbuild:: DESTINATION ${pkgdir} COMPONENT Development)
 
   configure_package_config_file(${src}/fatbuildConfig.cmake.in

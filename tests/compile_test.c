@@ -20,6 +20,7 @@
 #include "compile/compile.h"
 #include "compile/run.h"
 #include "fatbuild.h"
+#include "plumbing.h"
 
 static char tmp[PATH_MAX];
 

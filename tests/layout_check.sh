@@ -154,7 +154,7 @@ check_ranks() {
 				case $h in */*) exports "$root" "$h" "$table" ;; esac
 			done
 		done | sort -u
-		(cd "$root" && names include/*.h) | awk '{ print "public", $3 }'
+		(cd "$root" && names include/*.h include/fatbuild/*.h) | awk '{ print "public", $3 }'
 		grep ' D ' "$table"
 		grep ' U ' "$table"
 	} | awk -v ranks="$RANKS" -v via="$via" '
@@ -244,9 +244,34 @@ check_tree() {
 				continue
 				;;
 			esac
+			# The public API's part headers (include/fatbuild/*.h), as the umbrella fatbuild.h
+			case $inc in
+			fatbuild/*.h)
+				if [ -e "$root/include/$inc" ]; then
+					case $sub in
+					archprobe | archprobe/*)
+						echo "layout: ${f#"$root"/}: #include \"$inc\": archprobe may not use fatbuild"
+						bad=1
+						;;
+					esac
+					continue
+				fi
+				;;
+			esac
 			if [ "${inc#*/}" = "$inc" ]; then
 				# Bare name: own folder, or the public API.
 				if [ -e "$dir/$inc" ]; then
+					continue
+				fi
+				# plumbing.h: libfatbuild's interface to its own tool (fatbuild/plumbing.h): the CLI
+				# and the library files that define it, never archprobe nor the runtime.
+				if [ "$inc" = plumbing.h ] && [ -e "$root/fatbuild/plumbing.h" ]; then
+					case $sub in
+					fatbuild/runtime | archprobe | archprobe/* | include | include/*)
+						echo "layout: ${f#"$root"/}: #include \"$inc\": the tool's plumbing is libfatbuild's and its CLI's alone"
+						bad=1
+						;;
+					esac
 					continue
 				fi
 				if [ -e "$root/include/$inc" ]; then
@@ -369,7 +394,9 @@ if [ "${1:-}" = --self-test ]; then
 		'fatbuild/devlink/dlink.c:compile/compile.h' 'fatbuild/devlink/jitlink.c:compile/nvrtc.h' \
 		'fatbuild/compile/nvrtc.c:run.h' 'fatbuild/compile/depfile.c:compile.h' 'fatbuild/compile/worker.c:compile.h' \
 		'fatbuild/cache/store.c:compile/run.h' 'fatbuild/cache/remote.c:extension/edgecache.h' 'fatbuild/cache/hash.c:cache.h' \
-		'fatbuild/cache/store.c:cache.h' 'fatbuild/compile/compile.c:cache/store.h' 'fatbuild/extension/edgecache.c:cache/remote.h'; do
+		'fatbuild/cache/store.c:cache.h' 'fatbuild/compile/compile.c:cache/store.h' 'fatbuild/extension/edgecache.c:cache/remote.h' \
+		'archprobe/probe.c:plumbing.h' 'fatbuild/runtime/fbrt.c:plumbing.h' 'include/fatbuild/build.h:plumbing.h' \
+		'archprobe/arch.c:fatbuild/fatbin.h'; do
 		file=${plant%%:*} inc=${plant#*:}
 		fresh
 		printf '#include "%s"\n' "$inc" >>"$tmp/t/$file"

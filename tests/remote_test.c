@@ -19,6 +19,7 @@
 #include "cache/store.h"
 #include "compile/compile.h"
 #include "base/safefs.h"
+#include "plumbing.h"
 
 static void
 test_key_path(void)

@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "fatbuild.h"
+#include "plumbing.h"
 #include "extension/backend.h"
 #include "extension/flags.h"
 #include "extension/ppcond.h"

@@ -36,6 +36,7 @@
 #include "pb.h"
 #include "remote.h"
 #include "base/error.h"
+#include "plumbing.h"
 
 #ifdef FB_HAVE_GRPC
 /* A batch of blobs goes in one message of at most the server's max_batch_total_size_bytes

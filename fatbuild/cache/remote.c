@@ -33,6 +33,7 @@
 #include "remote.h"
 #include "base/error.h"
 #include "base/safefs.h"
+#include "plumbing.h"
 
 /* The few libcurl constants used (curl/curl.h: CURLOPTTYPE_* bases plus the option number). */
 enum {

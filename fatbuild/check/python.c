@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "base/error.h"
+#include "plumbing.h"
 
 extern char **environ;
 

@@ -16,6 +16,7 @@
 #include "base/error.h"
 #include "base/safefs.h"
 #include "base/cpus.h"
+#include "plumbing.h"
 
 #define MAX_JOBS 64
 

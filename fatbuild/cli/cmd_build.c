@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "base/env.h"
+#include "plumbing.h"
 
 static void
 usage(FILE *f)

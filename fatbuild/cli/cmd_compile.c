@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "base/env.h"
 #include "base/safefs.h"
+#include "plumbing.h"
 
 static const char synopsis[] =
 	"usage: fatbuild compile [--arch-list LIST] [-I DIR] [-D NAME[=VAL]] [--std c++17|c++20]\n"

@@ -12,6 +12,7 @@
 #include "base/cpus.h"
 #include "base/env.h"
 #include "base/words.h"
+#include "plumbing.h"
 
 extern char **environ;
 

@@ -16,6 +16,7 @@
 #include "depfile.h"
 #include "base/error.h"
 #include "base/safefs.h"
+#include "plumbing.h"
 
 /* Files seen, by identity. */
 struct seen {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fatbuild.h"
+#include "plumbing.h"
 #include "hosthdr.h"
 
 /* The toolkit's host-only library APIs: found in the toolkit, still host headers. */

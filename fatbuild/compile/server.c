@@ -31,6 +31,7 @@
 #include "base/bytes.h"
 #include "base/proc.h"
 #include "base/safefs.h"
+#include "plumbing.h"
 
 static const char fix[] = "make it yours and private (chmod 700)";
 

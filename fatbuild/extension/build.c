@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "fatbuild.h"
+#include "plumbing.h"
 #include "base/dlload.h"
 #include "base/env.h"
 #include "base/error.h"

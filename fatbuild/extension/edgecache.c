@@ -51,6 +51,7 @@
 #include "edgecache.h"
 #include "fatbin/elfid.h"
 #include "base/words.h"
+#include "plumbing.h"
 
 extern char **environ;
 

@@ -14,6 +14,7 @@
 #include <zstd.h>
 
 #include "fatbin_priv.h"
+#include "plumbing.h"
 
 int
 fb_zstd_size(const void *data, size_t size, int level, uint64_t *out, struct fb_error *err)

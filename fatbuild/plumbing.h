@@ -1,0 +1,84 @@
+/* plumbing.h: what libfatbuild gives its own tools and nothing else: the build's compile
+ * server, the `fatbuild edge` step ninja runs, depfiles, and helpers of the CLI's messages.
+ * Private: not installed, not exported from the shared library, may change with any release
+ * (HACKING.md "Public API"). Included by fatbuild/cli/ and by the files that define these. */
+#ifndef FB_PLUMBING_H
+#define FB_PLUMBING_H
+
+#include <sys/types.h>
+
+#include "fatbuild.h"
+
+/* The build's compile server (docs/compile-server.md): one process per `fatbuild build`, which
+ * keeps NVRTC workers with warm precompiled headers (at most jobs, and at most jobs compiles at
+ * once) for the build's `fatbuild compile` edges. fb_compile_server_start forks and execs
+ * program with the words "build --compile-server BUILD_DIR JOBS READY_FD", on which the CLI
+ * calls fb_compile_server_main; the server dies with the caller (PR_SET_PDEATHSIG) and listens
+ * on BUILD_DIR/tmp/compile.sock (filled into sock), which the caller exports to the edges as
+ * FATBUILD_COMPILE_SOCKET. 0 once the server listens, or FB_E* (then there is none: the edges
+ * compile as without). fb_compile_server_stop ends it, waits for it and removes what it
+ * left in build_dir (pid <= 0: nothing). */
+int fb_compile_server_start(const char *program, const char *build_dir, int jobs, pid_t *pid, char *sock,
+                                   size_t size, struct fb_error *err);
+void fb_compile_server_stop(pid_t pid, const char *build_dir);
+/* The server itself: serves until SIGTERM, SIGINT or SIGHUP, then removes its socket and PCH
+ * files. ready_fd (>= 0) gets one byte once it listens and is closed. */
+int fb_compile_server_main(const char *build_dir, int jobs, int ready_fd, struct fb_error *err);
+
+/* Writes a Makefile-style depfile "target: dep dep ..." atomically. */
+int fb_depfile_write(const char *path, const char *target, const char *const *deps, size_t ndeps,
+                            struct fb_error *err);
+
+/* Whether an NVRTC log says a host header (<cstdio>, <vector>, <torch/extension.h>, ...) cannot
+ * be opened: NVRTC compiles device code only. The header's name goes to header. */
+bool fb_nvrtc_missing_host_header(const char *log, char *header, size_t size);
+
+/* A remote cache URL as messages show it: a user:password@ and any ?query or #fragment become
+ * *** (either may hold a credential). Cut to fit size. */
+void fb_remote_url_redact(const char *url, char *out, size_t size);
+
+/* One host or nvcc compile of a build, cached (extension/edgecache.c; docs/caches.md "Host and
+ * nvcc edges"): the key is ccache's direct mode, the command (the bases spelled @Bn), the
+ * identity (path, size, mtime) of each tool and the content of every file its depfile names;
+ * the object is kept in the compile cache and, with remote_cache, the team's remote cache. A
+ * hit writes the object and the depfile without running anything; a miss runs argv and stores
+ * what it made. Cache trouble never fails the edge: it compiles, and note says why. */
+struct fb_edge_opts {
+	const char *const *argv;   /* the command (NULL-terminated), run as it is on a miss */
+	const char *output;        /* the object it writes */
+	const char *depfile;       /* the gcc-style depfile it writes */
+	/* Directories spelled @B0, @B1 ... in the key and the manifest (the build dir,
+	 * FATBUILD_CACHE_BASEDIR, torch's dir, the host PCH's dir: each one argv maps with
+	 * -ffile-prefix-map), so that the same compile under other paths shares its entries. */
+	const char *const *bases; size_t nbases;
+	const char *const *tools; size_t ntools; /* programs whose identity enters the key */
+	/* More depfiles whose files enter the key (a precompiled header's: gcc's own depfile then
+	 * names none of the headers inside it). */
+	const char *const *more_deps; size_t nmore_deps;
+	const char *cache_dir;     /* NULL or "": fb_cache_dir() */
+	const char *remote_cache;  /* NULL: none */
+	const char *remote_header;
+	bool remote_read_only;
+	long remote_timeout_ms;
+	const char *remote_state;  /* as fb_compile_opts.remote_state */
+	const char *remote_tmpdir; /* as fb_compile_opts.remote_tmpdir */
+	const volatile sig_atomic_t *cancel; /* as fb_build_opts.cancel: the command is signalled */
+};
+enum fb_edge_hit { FB_EDGE_RAN = 0, FB_EDGE_LOCAL = 1, FB_EDGE_REMOTE = 2 };
+struct fb_edge_result {
+	int hit;                   /* enum fb_edge_hit */
+	int status;                /* the command's exit status (128+signal when killed); 0 on a hit */
+	char note[512];            /* cache trouble, or "" */
+};
+/* 0 when the edge was served or run (its status in r->status), else an error of our own
+ * (the command could not start: FB_EIO). */
+int fb_edge_run(const struct fb_edge_opts *o, struct fb_edge_result *r, struct fb_error *err);
+
+/* Size of data compressed with zstd at level (streamed, nothing kept). */
+int fb_zstd_size(const void *data, size_t size, int level, uint64_t *out, struct fb_error *err);
+
+/* The purelib and platlib directories of a Python interpreter (one when they are the same):
+ * malloc'd strings in dirs[0..*n). */
+int fb_python_site_dirs(const char *python, char *dirs[2], size_t *n, struct fb_error *err);
+
+#endif
