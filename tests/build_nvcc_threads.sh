@@ -6,7 +6,8 @@
 #   --no-nvcc-threads   no --threads: the targets one after another in the same command
 # and each target's cubin (`fatbuild extract`) compared with cmp; a user's own --threads is
 # kept and ours not added; beside a host edge nvcc runs under nice -n 5, which the edge cache's
-# key leaves out. Skipped (77) without nvcc.
+# key leaves out; beside host edges that, with the nvcc edges, fill every job slot, no --threads.
+# Skipped (77) without nvcc.
 set -u
 : "${FATBUILD_BIN:?}" "${FB_SOURCE_DIR:?}"
 cuda=${CUDA_HOME:-/usr/local/cuda}
@@ -46,11 +47,17 @@ for a in sm_80 sm_90; do
 	[ -s "$work/serial.so.$a.cubin" ] || { : >"$work/log"; fail "$a: empty cubin"; }
 	cmp "$work/threads.so.$a.cubin" "$work/serial.so.$a.cubin" >"$work/log" 2>&1 || fail "$a: --threads differs from the serial nvcc"
 done
-# Beside a C or C++ edge, nvcc's threads run at a lower priority (nice 5), so they fill the
-# cores the host compile leaves idle; without one, at the default priority. The edge cache's key
-# leaves both --threads and nice out: the .cu's entry is shared between the two builds.
+# Beside a C or C++ edge, nvcc gets threads only for job slots no edge takes from the start, and
+# they run at a lower priority (nice 5), so they fill cores the host compile leaves idle; when
+# the edges fill every slot (-j 2: the .cu and the .c, a torch extension's shape) none, as
+# torch's serial nvcc; without a host edge, at the default priority. The edge cache's key
+# leaves both --threads and nice out: the .cu's entry is shared between the builds.
 printf 'int host_side(void) { return 1; }\n' >"$work/h.c"
-"$FATBUILD_BIN" build -j 2 --backend nvcc --arch-list "8.0 9.0" --emit-ninja --build-dir "$work/mixed" \
+"$FATBUILD_BIN" build -j 2 --backend nvcc --arch-list "8.0 9.0" --emit-ninja --build-dir "$work/full" \
+	-o "$work/full.so" "$src" "$work/h.c" >"$work/log" 2>&1 || fail "full: emit"
+grep -q -- '/nvcc .*' "$work/full/build.ninja" && ! grep -q -- '--threads' "$work/full/build.ninja" ||
+	{ cp "$work/full/build.ninja" "$work/log"; fail "full: nvcc --threads where the edges fill every job slot"; }
+"$FATBUILD_BIN" build -j 3 --backend nvcc --arch-list "8.0 9.0" --emit-ninja --build-dir "$work/mixed" \
 	-o "$work/mixed.so" "$src" "$work/h.c" >"$work/log" 2>&1 || fail "mixed: emit"
 grep -q -- 'nice -n 5 [^ ]*/nvcc .*--threads 2 ' "$work/mixed/build.ninja" ||
 	{ cp "$work/mixed/build.ninja" "$work/log"; fail "mixed: nvcc --threads not under nice -n 5"; }
@@ -60,7 +67,7 @@ cp "$src" "$work/k.cu" # beside h.c: sources in one directory get the same prefi
 	unset FATBUILD_EDGE_CACHE
 	export FATBUILD_CACHE_DIR=$work/cache FATBUILD_EDGE_LOG=$work/edges
 	"$FATBUILD_BIN" build -j 2 --backend nvcc --arch-list "8.0 9.0" --build-dir "$work/c1" -o "$work/c1.so" "$work/k.cu" &&
-		"$FATBUILD_BIN" build -j 2 --backend nvcc --arch-list "8.0 9.0" --build-dir "$work/c2" -o "$work/c2.so" \
+		"$FATBUILD_BIN" build -j 3 --backend nvcc --arch-list "8.0 9.0" --build-dir "$work/c2" -o "$work/c2.so" \
 			"$work/k.cu" "$work/h.c"
 ) >"$work/log" 2>&1 || fail "cache: builds"
 grep -q 'nice -n 5' "$work/c2/build.ninja" || fail "cache: the second build's nvcc is not under nice"
