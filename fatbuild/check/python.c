@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "base/error.h"
+#include "base/words.h"
 #include "plumbing.h"
 
 extern char **environ;
@@ -30,6 +31,16 @@ spawn(const char *python, pid_t *pid, int *fd, struct fb_error *err)
 	int fds[2];
 	if (pipe(fds) != 0)
 		return fb_seterr(err, FB_EIO, "check --python: pipe: %s", strerror(errno));
+	/* Found and executable before the spawn: where exec's failure only shows as the child's
+	 * exit 127 (valgrind's spawn, a vfork-less libc) the message is the same. */
+	char found[4096];
+	const char *pos = NULL;
+	if (strchr(python, '/') ? access(python, X_OK) != 0 : !fb_path_next(&pos, python, found, sizeof(found))) {
+		int e = strchr(python, '/') ? errno : ENOENT;
+		close(fds[0]);
+		close(fds[1]);
+		return fb_seterr(err, FB_ENOTOOL, "check --python: cannot run %s: %s", python, strerror(e));
+	}
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addclose(&fa, fds[0]);
