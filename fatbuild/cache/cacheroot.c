@@ -70,6 +70,16 @@ fb_cache_check(const char *dir, bool explicit, struct fb_error *err)
 	return fb_dir_check(dir, "cache dir", FIX, fb_cache_flags(), err);
 }
 
+int
+fb_cache_root_open_existing(const char *dir, int *fd, struct fb_error *err)
+{
+	struct stat st;
+	*fd = -1;
+	if (lstat(dir, &st) != 0 && errno == ENOENT)
+		return 0;
+	return fb_cache_root_open(dir, false, fd, err);
+}
+
 bool
 fb_cache_is_key(const char *s)
 {

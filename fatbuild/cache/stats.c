@@ -101,10 +101,7 @@ fb_cache_counters_read(const char *dir, struct fb_cache_counters *out, struct fb
 	int rc = fb_cache_dir_default(&dir, buf, sizeof(buf), err);
 	if (rc)
 		return rc;
-	struct stat st;
-	if (lstat(dir, &st) != 0 && errno == ENOENT)
-		return 0;
-	if ((rc = fb_cache_root_open(dir, false, &root, err)))
+	if ((rc = fb_cache_root_open_existing(dir, &root, err)) || root < 0)
 		return rc;
 	struct stats s;
 	rc = read_stats(root, dir, &s, err);

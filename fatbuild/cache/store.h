@@ -24,6 +24,9 @@ int fb_cache_check(const char *dir, bool explicit, struct fb_error *err);
 unsigned fb_cache_flags(void);
 /* The checked cache root, open (fb_dir_open); create: made first where missing. */
 int fb_cache_root_open(const char *dir, bool create, int *fd, struct fb_error *err);
+/* The same for the readers and removers (stats, clear, trim), never creating: a cache dir that
+ * does not exist yet is an empty cache, 0 with *fd = -1. */
+int fb_cache_root_open_existing(const char *dir, int *fd, struct fb_error *err);
 /* The shard of name (its first two characters) inside root, checked, never through a link;
  * create: made first (0700, a team cache 02770). */
 int fb_cache_shard_open(int root, const char *dir, const char *name, bool create, int *fd, struct fb_error *err);

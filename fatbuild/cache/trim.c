@@ -223,11 +223,8 @@ fb_cache_stats(const char *dir, struct fb_cache_stats *out, struct fb_error *err
 		return rc;
 	if (dir)
 		snprintf(out->dir, sizeof(out->dir), "%s", dir);
-	struct stat st;
-	if (lstat(out->dir, &st) != 0 && errno == ENOENT)
-		return 0;
 	int root;
-	if ((rc = fb_cache_root_open(out->dir, false, &root, err)))
+	if ((rc = fb_cache_root_open_existing(out->dir, &root, err)) || root < 0)
 		return rc;
 	rc = walk(root, out->dir, stat_one, out, &out->refused);
 	close(root);
@@ -282,11 +279,8 @@ fb_cache_clear(const char *dir, uint64_t *removed, struct fb_error *err)
 	int rc = fb_cache_dir_default(&dir, buf, sizeof(buf), err);
 	if (rc)
 		return rc;
-	struct stat st;
-	if (lstat(dir, &st) != 0 && errno == ENOENT)
-		return 0;
 	int root;
-	if ((rc = fb_cache_root_open(dir, false, &root, err)))
+	if ((rc = fb_cache_root_open_existing(dir, &root, err)) || root < 0)
 		return rc;
 	struct clear_ctx c = {0};
 	uint64_t refused = 0;
@@ -510,11 +504,8 @@ fb_cache_trim(const char *dir, uint64_t max_size, unsigned flags, struct fb_cach
 	int rc = fb_cache_dir_default(&dir, buf, sizeof(buf), err);
 	if (rc || max_size == 0)
 		return rc; /* 0: no limit */
-	struct stat st;
-	if (lstat(dir, &st) != 0 && errno == ENOENT)
-		return 0;
 	int root, lock;
-	if ((rc = fb_cache_root_open(dir, false, &root, err)))
+	if ((rc = fb_cache_root_open_existing(dir, &root, err)) || root < 0)
 		return rc;
 	uint64_t size;
 	if ((flags & FB_TRIM_IF_OVER) && estimate(root, dir, &size) == 0 && size <= max_size) {
