@@ -19,21 +19,8 @@ FB_BIN=${FATBUILD_BIN:?}
 AP_BIN=${ARCHPROBE_BIN:?}
 src=${FB_SOURCE_DIR:?}
 bin=${FB_BINARY_DIR:?}
-if [ "$(id -u)" != 0 ]; then
-	echo "shared_tmp.sh needs root (two uids via setpriv); CI runs it as root"
-	exit 77
-fi
-command -v setpriv >/dev/null || { echo "FAIL: setpriv (util-linux) is missing"; exit 1; }
-# the victim must reach the scratch dir: a private TMPDIR (/root/...) falls back to /tmp
-base=${TMPDIR:-/tmp}
-setpriv --reuid=54331 --regid=54331 --clear-groups -- test -x "$base" || base=/tmp
-w=$(mktemp -d "$base/fbshared.XXXXXX")
-trap 'rm -rf "$w"' EXIT
-chmod 0755 "$w"
-cd "$w" || exit 1
-fails=0 n=0
-ok() { n=$((n + 1)); echo "ok   $1"; }
-bad() { n=$((n + 1)); fails=$((fails + 1)); echo "FAIL $1"; }
+. "$src/tests/hardening/lib/twouser.sh"
+twouser_setup shared_tmp 54331
 V=54331 A=54332 G=54340 # victim, attacker, the group they share: uids no account uses
 T=$w/tmp                # the shared temp dir
 mkdir -m 1777 "$T"

@@ -12,20 +12,8 @@
 set -u
 FB_BIN=${FATBUILD_BIN:?}
 src=${FB_SOURCE_DIR:?}
-if [ "$(id -u)" != 0 ]; then
-	echo "team_cache.sh needs root (two uids via setpriv); CI runs it as root"
-	exit 77
-fi
-command -v setpriv >/dev/null || { echo "FAIL: setpriv (util-linux) is missing"; exit 1; }
-base=${TMPDIR:-/tmp}
-setpriv --reuid=54351 --regid=54351 --clear-groups -- test -x "$base" || base=/tmp
-w=$(mktemp -d "$base/fbteam.XXXXXX")
-trap 'rm -rf "$w"' EXIT
-chmod 0755 "$w"
-cd "$w" || exit 1
-fails=0 n=0
-ok() { n=$((n + 1)); echo "ok   $1"; }
-bad() { n=$((n + 1)); fails=$((fails + 1)); echo "FAIL $1"; }
+. "$src/tests/hardening/lib/twouser.sh"
+twouser_setup team_cache 54351
 V=54351 M=54352 G=54360 # victim, Mallory, the team: uids no account uses
 mkdir -p inst/bin vhome mhome src
 cp "$FB_BIN" inst/bin/
