@@ -4,7 +4,6 @@
  * (posix_spawn, safe from threaded hosts); it replies on fd 3 (probe_proto.c). Without a helper,
  * a single-threaded caller forks instead; a threaded one gets an error. */
 #define _GNU_SOURCE /* dladdr */
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +23,7 @@
 #include "probe_int.h"
 #include "base/env.h"
 #include "base/error.h"
+#include "base/proc.h"
 
 extern char **environ;
 
@@ -121,22 +121,6 @@ find_helper(char *buf, size_t size)
 		path += len + (path[len] == ':');
 	}
 	return false;
-}
-
-static int
-thread_count(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
 }
 
 /* ---- running the child ------------------------------------------------------------------- */
@@ -341,7 +325,7 @@ static int
 fork_child(const char *libcuda, const int fds[2], pid_t *pid, struct ap_probe_result *r, char *what, size_t size,
            struct ap_error *err)
 {
-	int threads = thread_count();
+	int threads = fb_thread_count();
 	if (threads != 1) {
 		close(fds[0]);
 		close(fds[1]);

@@ -60,6 +60,39 @@ mark() { wc -l <"$t/srv/bgd.log"; }
 calls() { tail -n +"$(($1 + 1))" "$t/srv/bgd.log" | sed -n 's/.*Received request\..* method="\([A-Za-z]*\)".*/\1/p'; }
 
 source "$FB_SOURCE_DIR/tests/remote/compile.sh"
+# gate_open NAME, then `FORKCOUNT_GATE=$t/gate compile ... -o $t/outNAME ... &`, then
+# gate_single_threaded NAME: waits until the build's first NVRTC compile (forkcount.c holds it
+# there while $t/gate exists) and checks that no fatbuild process has a thread besides its own
+# while its jobs run: gRPC's threads ended before the jobs were forked (a child forked while
+# one of them held a lock could hang). The caller removes $t/gate. Plain pass only (the asan
+# pass cannot preload forkcount.c).
+gate_open() { rm -f "$t/gate.started"; touch "$t/gate"; }
+gate_single_threaded() {
+	for _ in $(seq 600); do [ -e "$t/gate.started" ] && break; sleep 0.1; done
+	[ -e "$t/gate.started" ] || no "$1: the build never reached NVRTC"
+	local procs p n
+	procs=$(pgrep -f -- "-o $t/out$1.fatbin")
+	[ -n "$procs" ] || no "$1: no fatbuild process found"
+	for p in $procs; do
+		n=$(ls "/proc/$p/task" 2>/dev/null | wc -l)
+		[ "$n" -le 1 ] || no "$1: fatbuild process $p has $n threads while its jobs run"
+	done
+}
+# gated NAME MACHINE CACHE [compile args]: compile with the gate when forkcount.c is preloaded
+# (the plain pass): gate_single_threaded checks it, then the gate opens; plain compile otherwise.
+gated() {
+	local name=$1
+	if [ -n "${ASAN_OPTIONS:-}" ]; then
+		compile "$2" "$3" "out$name" "${@:4}"
+		return
+	fi
+	gate_open "$name"
+	FORKCOUNT_GATE=$t/gate compile "$2" "$3" "out$name" "${@:4}" &
+	local pid=$!
+	gate_single_threaded "$name"
+	rm -f "$t/gate"
+	wait "$pid"
+}
 warnings() { grep -c 'warning: remote cache' "$t/$1.log"; }
 
 # 1. machine A: cold, compiles everything, uploads blobs and action records
@@ -156,19 +189,10 @@ if [ -n "${ASAN_OPTIONS:-}" ]; then
 else
 	sed -i 's/blockDim/blockDim  /' "$t/a/k/softmax.cu"
 	compile a R outR || { cat "$t/outR.log" >&2; no "R (reference, no remote) failed"; }
-	touch "$t/gate"
+	gate_open K
 	FORKCOUNT_GATE=$t/gate compile a K outK --remote-cache "$url" &
 	kpid=$!
-	for _ in $(seq 600); do [ -e "$t/gate.started" ] && break; sleep 0.1; done
-	[ -e "$t/gate.started" ] || no "K: the build never reached NVRTC"
-	# no fatbuild process has a thread besides its own while the jobs run: gRPC's threads were
-	# stopped before the fork (a child forked while one held a lock could hang)
-	procs=$(pgrep -f -- "-o $t/outK.fatbin")
-	[ -n "$procs" ] || no "K: no fatbuild process found"
-	for p in $procs; do
-		n=$(ls "/proc/$p/task" 2>/dev/null | wc -l)
-		[ "$n" -le 1 ] || no "K: fatbuild process $p has $n threads while its jobs run"
-	done
+	gate_single_threaded K
 	bgd_stop
 	rm -f "$t/gate"
 	wait "$kpid" || { cat "$t/outK.log" >&2; no "K (server killed mid-build) failed"; }
@@ -179,16 +203,18 @@ else
 fi
 bgd_stop # the later steps want no server (stopped already after a run of step 6)
 
-# 7. nothing listening: local compiles, one warning, same output
-compile b/deeper/other E outE --remote-cache "$url" || { cat "$t/outE.log" >&2; no "E (server down) failed"; }
+# 7. nothing listening: local compiles, one warning, same output; gRPC's reconnect timer has
+#    ended before the jobs are forked
+gated E b/deeper/other E --remote-cache "$url" || { cat "$t/outE.log" >&2; no "E (server down) failed"; }
 [ "$(warnings outE)" -eq 1 ] || { cat "$t/outE.log" >&2; no "server down: want one warning"; }
 cmp -s "$t/outA.fatbin" "$t/outE.fatbin" || no "E's fatbinary differs"
 [ "$(stat_of E 'remote errors')" = 1 ] || no "E: stats remote errors $(stat_of E 'remote errors')"
 
-# 8. a server that accepts and never answers: one deadline, then local compiles
+# 8. a server that accepts and never answers: one deadline, then local compiles; the connection
+#    attempt (gRPC's own deadline is 20 s) has ended before the jobs are forked
 port=$(free_port)
 silent_server "$port"
-FATBUILD_REMOTE_CACHE_TIMEOUT=1 FATBUILD_REMOTE_CACHE=grpc://127.0.0.1:$port compile b/deeper/other F outF ||
+FATBUILD_REMOTE_CACHE_TIMEOUT=1 FATBUILD_REMOTE_CACHE=grpc://127.0.0.1:$port gated F b/deeper/other F ||
 	{ cat "$t/outF.log" >&2; no "F (silent server) failed"; }
 [ "$(warnings outF)" -eq 1 ] || { cat "$t/outF.log" >&2; no "silent server: want one warning"; }
 grep -q 'DEADLINE_EXCEEDED\|UNAVAILABLE' "$t/outF.log" || { cat "$t/outF.log" >&2; no "F: the warning names no deadline"; }

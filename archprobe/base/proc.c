@@ -2,6 +2,7 @@
  * nvJitLink link of devlink/): the fork, the child's dying with its parent, and whole reads
  * and writes on the pipe. */
 #define _GNU_SOURCE /* prctl */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -67,4 +68,20 @@ int
 fb_write_all(int fd, const void *p, size_t n)
 {
 	return move_all(fd, (unsigned char *)(uintptr_t)p, n, true); /* written from, never to */
+}
+
+int
+fb_thread_count(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
 }

@@ -18,5 +18,7 @@ void fb_child_init(pid_t parent);
 int fb_write_all(int fd, const void *p, size_t n);
 /* Reads exactly n bytes from fd, retrying on EINTR: 0, or -1 on an error or an early end. */
 int fb_read_all(int fd, void *p, size_t n);
+/* The threads of this process (/proc/self/task), or -1 when it cannot be read. */
+int fb_thread_count(void);
 
 #endif

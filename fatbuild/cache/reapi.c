@@ -36,6 +36,7 @@
 #include "pb.h"
 #include "remote.h"
 #include "base/error.h"
+#include "base/proc.h"
 #include "plumbing.h"
 
 #ifdef FB_HAVE_GRPC
@@ -49,18 +50,25 @@ enum {
 	HEADROOM = 4096,
 	RECV_MAX = 64 << 20,
 	WRITE_CHUNK = 1024 * 1024,
-	WINDOW = 4 << 20
+	WINDOW = 4 << 20,
+	BACKOFF_MS = 100,
+	IDLE_SLACK_MS = 1000 /* fb_reapi_idle's wait beyond the connect deadline */
 };
 
 /* The channel and gRPC's threads exist only between start() and stop(): gRPC keeps threads
  * (timers, reconnects) running while a channel lives, and a child forked while one of them
  * held a lock (an allocator's, say) could never take it; so the run stops them before it
- * forks its jobs (fb_reapi_idle) and the next call starts them again. */
+ * forks its jobs (fb_reapi_idle) and the next call starts them again. A connection attempt
+ * still going keeps gRPC alive past grpc_shutdown_blocking (to a server that never answers:
+ * gRPC's 20 s connect deadline; to a closed port: its 1 s reconnect backoff), so the channel's
+ * connect deadline is the call's timeout, its first backoff BACKOFF_MS, and fb_reapi_idle
+ * waits for gRPC's last thread (docs/remote-cache.md §8). */
 struct fb_reapi {
 	grpc_channel *ch;
 	grpc_completion_queue *cq;
 	grpc_metadata md;
 	int started;
+	int threads0;            /* this process's threads before gRPC started (-1: unknown) */
 	char url[512];
 	char target[256];
 	char instance[256];
@@ -122,6 +130,7 @@ start(struct fb_reapi *g, struct fb_error *err)
 {
 	if (g->started)
 		return 0;
+	g->threads0 = fb_thread_count();
 	grpc_init();
 	g->started = 1;
 	if (g->hkey[0]) {
@@ -136,8 +145,10 @@ start(struct fb_reapi *g, struct fb_error *err)
 	 * compile without the remote; with the window fixed, none; docs/remote-cache.md §8). */
 	grpc_arg a[] = {{.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, .value.integer = RECV_MAX},
 	                {.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_HTTP2_BDP_PROBE, .value.integer = 0},
-	                {.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, .value.integer = WINDOW}};
-	grpc_channel_args args = {3, a};
+	                {.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, .value.integer = WINDOW},
+	                {.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, .value.integer = (int)g->timeout_ms},
+	                {.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, .value.integer = BACKOFF_MS}};
+	grpc_channel_args args = {sizeof(a) / sizeof(a[0]), a};
 	g->ch = cr ? grpc_channel_create(g->target, cr, &args) : NULL;
 	if (cr)
 		grpc_channel_credentials_release(cr);
@@ -170,7 +181,20 @@ fb_reapi_idle(struct fb_reapi *g)
 	g->ch = NULL;
 	g->cq = NULL;
 	g->started = 0;
-	grpc_shutdown_blocking(); /* returns once gRPC's threads are gone */
+	grpc_shutdown_blocking(); /* gRPC's threads are gone now, unless a connection attempt lives */
+	/* ...then gRPC ends when that attempt does, by its deadline: waited for, with a bound in
+	 * case the host program runs gRPC too. grpc_is_initialized() takes the lock gRPC's final
+	 * shutdown holds while it joins its threads; the thread that ran it then exits. */
+	struct timespec t0, now, nap = {0, 2 * 1000 * 1000};
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		if (!grpc_is_initialized() && (g->threads0 < 0 || fb_thread_count() <= g->threads0))
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 > g->timeout_ms + IDLE_SLACK_MS)
+			break;
+		nanosleep(&nap, NULL);
+	}
 }
 
 void

@@ -13,10 +13,12 @@ compile() {
 	# pass (ASAN_OPTIONS set) the count comes from fatbuild's own "-v" summary instead.
 	local pre=$t/forkcount.so
 	[ -n "${ASAN_OPTIONS:-}" ] && pre=
+	# a build that hangs is stopped after 240 s and said so, not left to the test's timeout
 	(cd "$t/$m" && FATBUILD_CACHE_DIR=$t/$cache FORKCOUNT_FILE=$t/forks LD_PRELOAD=$pre \
-		"$fb" compile -v --arch-list "${one_arch:-$arch}" -o "$t/$out.fatbin" "$@" \
+		timeout -k 5 240 "$fb" compile -v --arch-list "${one_arch:-$arch}" -o "$t/$out.fatbin" "$@" \
 		${files:-"$t/$m/k/reduce.cu" "$t/$m/k/softmax.cu"}) 2>"$t/$out.log"
 	local rc=$?
+	[ "$rc" != 124 ] || echo "compile $out: fatbuild still ran after 240 s (a hang) and was stopped" >>"$t/$out.log"
 	if [ -n "$pre" ]; then
 		forks=$( [ -f "$t/forks" ] && wc -l <"$t/forks" || echo 0)
 	else
