@@ -132,8 +132,9 @@ grep -q 'PTX .target is sm_90, not the requested compute_80' "$t/c-ptx90.log" ||
 for m in swap cubin90 edgeobj; do build_attack $m; done
 
 # 2. manifests that would hang or read outside the build: no hang, the right objects, no leak
-for m in man-zero man-fifo man-outside man-dotdot; do
+for m in man-zero man-fifo man-outside man-dotdot man-link man-dirlink; do
 	mkdir -m 700 -p "$t/b-$m" && mkfifo "$t/b-$m/evil.fifo"
+	ln -s /etc/passwd "$t/b-$m/evil.link" && ln -s /etc "$t/b-$m/evil.dir"
 	build_attack $m
 done
 grep -q '^LEAK ' "$t/srv/log" && no "a client asked for a key made from a file outside its roots: $(grep -c '^LEAK ' "$t/srv/log") leaks"

@@ -414,13 +414,63 @@ under_roots(const struct fb_strlist *roots, const char *path)
 	return false;
 }
 
+/* The real paths of the directories a manifest's files lie in, asked once each: a torch
+ * compile reads about 1,400 headers from a few dozen directories, and realpath() asks the
+ * kernel for every component of each (12,500 readlink calls an edge). */
+enum { NREALDIRS = 256 };
+struct realdirs {
+	char *dir[NREALDIRS], *real[NREALDIRS];
+	unsigned n;
+};
+
+static void
+realdirs_free(struct realdirs *d)
+{
+	for (unsigned i = 0; d && i < d->n; i++)
+		free(d->dir[i]), free(d->real[i]);
+	free(d);
+}
+
+/* realpath(path) through d: the directory's real path (remembered while there is room) and the
+ * last component, which must be no symbolic link (lstat; else realpath() as it is). NULL when
+ * path is missing. */
+static char *
+real_path(struct realdirs *d, const char *path, char *real)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : "";
+	size_t dn = slash ? (size_t)(slash - path) : 0;
+	if (!d || dn == 0 || dn >= PATH_MAX || !*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+		return realpath(path, real);
+	const char *rdir = NULL;
+	char dir[PATH_MAX], rbuf[PATH_MAX];
+	for (unsigned i = 0; i < d->n && !rdir; i++)
+		if (strncmp(d->dir[i], path, dn) == 0 && d->dir[i][dn] == 0)
+			rdir = d->real[i];
+	if (!rdir) {
+		memcpy(dir, path, dn);
+		dir[dn] = 0;
+		if (!realpath(dir, rbuf))
+			return NULL;
+		rdir = rbuf;
+		if (d->n < NREALDIRS && (d->dir[d->n] = strdup(dir)) && (d->real[d->n] = strdup(rbuf)))
+			d->n++;
+		else if (d->n < NREALDIRS)
+			free(d->dir[d->n]), d->dir[d->n] = NULL;
+	}
+	struct stat st;
+	if (snprintf(real, PATH_MAX, "%s/%s", strcmp(rdir, "/") ? rdir : "", base) >= PATH_MAX || lstat(real, &st) != 0)
+		return NULL;
+	return S_ISLNK(st.st_mode) ? realpath(path, real) : real;
+}
+
 /* Opens the file a manifest line names: its local path inside the roots by its spelling and
  * by its real path, opened without blocking (a FIFO) and only as a regular file. *fd, or -1
  * when it is missing (a plain miss: a header went away) or -2 with why (a manifest that
  * names what no compile of this build reads). */
 static int
-open_listed(const struct fb_edge_opts *o, const struct fb_strlist *roots, const char *line, size_t n, int *fd,
-            char *why, size_t wsize)
+open_listed(const struct fb_edge_opts *o, const struct fb_strlist *roots, struct realdirs *rd, const char *line,
+            size_t n, int *fd, char *why, size_t wsize)
 {
 	char path[PATH_MAX], lex[PATH_MAX], real[PATH_MAX];
 	struct stat st;
@@ -433,7 +483,7 @@ open_listed(const struct fb_edge_opts *o, const struct fb_strlist *roots, const 
 		snprintf(why, wsize, "names %.300s, outside the build's roots", lex);
 		return -2;
 	}
-	if (!realpath(path, real))
+	if (!real_path(rd, path, real))
 		return -1;
 	if (!under_roots(roots, real)) {
 		snprintf(why, wsize, "names %.300s, which is %.300s, outside the build's roots", lex, real);
@@ -458,6 +508,7 @@ key1(const struct fb_edge_opts *o, const struct fb_strlist *roots, const char *k
 	fb_buf_puts(&b, k0);
 	fb_buf_puts(&b, "\n");
 	int rc = 0;
+	struct realdirs *rd = calloc(1, sizeof(*rd)); /* NULL: realpath() for each */
 	for (const char *p = list; !rc && *p;) {
 		size_t n = strcspn(p, "\n");
 		const char *line = p;
@@ -467,7 +518,7 @@ key1(const struct fb_edge_opts *o, const struct fb_strlist *roots, const char *k
 		unsigned char d[32];
 		char dh[65];
 		int fd;
-		rc = open_listed(o, roots, line, n, &fd, why, wsize);
+		rc = open_listed(o, roots, rd, line, n, &fd, why, wsize);
 		if (!rc && fb_sha256_fd(fd, o->cancel, d) != 0)
 			rc = -1;
 		if (fd >= 0)
@@ -485,6 +536,7 @@ key1(const struct fb_edge_opts *o, const struct fb_strlist *roots, const char *k
 	if (!rc)
 		fb_sha256_buf_hex(b.s, b.len, hex);
 	free(b.s);
+	realdirs_free(rd);
 	return rc;
 }
 

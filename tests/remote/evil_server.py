@@ -21,6 +21,8 @@ only the checks of what an entry is can catch the wrong-kind ones. The modes:
   man-fifo    manifests name @B0/evil.fifo (the test makes that FIFO in the build dir)
   man-outside manifests name only /etc/passwd; the K1 a reader of that file would ask for is a LEAK
   man-dotdot  the same through @B0/../../../../../../../../etc/passwd
+  man-link    the same through @B0/evil.link, a symbolic link to /etc/passwd (the test makes it)
+  man-dirlink the same through @B0/evil.dir/passwd, evil.dir a symbolic link to /etc
   oversized   cas/ blobs come with 1 MiB more than their record says
   endless     every stored key: a record of a 256 MiB cubin whose body is an ELF header and
               zeros without end
@@ -192,7 +194,8 @@ def forge(mode, key, rec):
     elif mode == "man-fifo":
         man += b"@B0/evil.fifo\n"
     else:
-        line = "/etc/passwd" if mode == "man-outside" else "@B0" + "/.." * 8 + "/etc/passwd"
+        line = {"man-outside": "/etc/passwd", "man-dotdot": "@B0" + "/.." * 8 + "/etc/passwd",
+                "man-link": "@B0/evil.link", "man-dirlink": "@B0/evil.dir/passwd"}[mode]
         man = (line + "\n").encode()
         with lock:
             leaks.add(leak_key(key, [line]))
