@@ -12,3 +12,8 @@ set_tests_properties(torch_extension PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LAB
 add_test(NAME torch_api COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/torch/api.sh)
 set_tests_properties(torch_api PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS torch TIMEOUT 1200
                      RESOURCE_LOCK venv-torch)
+# python_unit: the Python package without torch (tests/python/unit.py, python3's unittest, seconds):
+# the arch helpers against the CLI, torch's rules, clear errors.
+add_test(NAME python_unit COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/python/unit.py -v)
+set_tests_properties(python_unit PROPERTIES ENVIRONMENT "${FB_TEST_ENV};PYTHONPATH=${PROJECT_SOURCE_DIR}/fatbuild/python"
+                     LABELS "torch;cli" TIMEOUT 120)

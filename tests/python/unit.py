@@ -1,0 +1,150 @@
+"""unit.py: the fatbuild Python package without torch, in seconds (python3 -m unittest).
+
+What the package does on its own, with the real fatbuild and archprobe programs
+($FATBUILD_BIN, $ARCHPROBE_BIN) and a Python that has no torch: the import leaves torch alone,
+the arch helpers answer what the CLI answers, torch's rules (the project's own arches, the JIT
+versions, SYCL refused) hold, the program lookup fails with a message a user can act on, and
+torch-only calls say that torch is missing. The end-to-end builds with torch are torch_api and
+torch_extension."""
+import importlib
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+FB = os.environ["FATBUILD_BIN"]
+AP = os.environ["ARCHPROBE_BIN"]
+
+
+class _NoTorch:
+    """A Python without torch, even where one is installed: its import fails here."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" or name.startswith("torch."):
+            raise ModuleNotFoundError("No module named 'torch' (hidden by tests/python/unit.py)", name="torch")
+        return None
+
+
+sys.meta_path.insert(0, _NoTorch())
+
+
+def cli(*args):
+    return subprocess.run([FB] + list(args), check=True, capture_output=True, text=True).stdout
+
+
+class Package(unittest.TestCase):
+    def setUp(self):
+        self.env = dict(os.environ)
+        os.environ["FATBUILD_EXECUTABLE"] = FB
+        os.environ.pop("ARCHPROBE_EXECUTABLE", None)
+        os.environ.pop("TORCH_CUDA_ARCH_LIST", None)
+        for m in [m for m in sys.modules if m == "fatbuild" or m.startswith("fatbuild.")]:
+            del sys.modules[m]
+        self.fb = importlib.import_module("fatbuild")
+        self.torch = importlib.import_module("fatbuild._torch")
+
+    def tearDown(self):
+        os.environ.clear()
+        os.environ.update(self.env)
+
+    def test_no_torch_here(self):
+        # the premise of this file (_NoTorch), or the checks below prove nothing
+        with self.assertRaises(ImportError):
+            importlib.import_module("torch")
+        self.assertNotIn("torch", sys.modules)
+
+    def test_arch_flags_are_the_cli_s(self):
+        for lst in ("8.0 9.0+PTX", "7.5;8.6", "9.0a", "Ampere"):
+            self.assertEqual(self.fb.arch_flags(lst), cli("flags", "--format", "nvcc", "--arch-list", lst).split())
+            self.assertEqual(self.fb.arch_flags(lst, format="cmake"),
+                             cli("flags", "--format", "cmake", "--arch-list", lst).strip())
+        # torch's own spelling of the list (its _get_cuda_arch_flags)
+        self.assertEqual(self.fb.arch_flags("8.0 9.0+PTX"),
+                         ["-gencode=arch=compute_80,code=sm_80", "-gencode=arch=compute_90,code=sm_90",
+                          "-gencode=arch=compute_90,code=compute_90"])
+        self.assertNotIn("torch", sys.modules)
+
+    def test_bad_arch_is_a_fatbuild_error(self):
+        with self.assertRaises(self.fb.FatbuildError) as e:
+            self.fb.arch_flags("3.5")
+        self.assertIn("3.5", str(e.exception))
+
+    def test_arch_list_env_first(self):
+        os.environ["TORCH_CUDA_ARCH_LIST"] = "8.6+PTX"
+        self.assertEqual(self.fb.arch_list(), "8.6+PTX")
+
+    def test_arch_list_fallback_names_why(self):
+        # no GPU to ask (the driver library named does not exist): the fallback, and a notice
+        os.environ["ARCHPROBE_LIBCUDA"] = "/nonexistent/libcuda.so.1"
+        got = subprocess.run([sys.executable, "-c", "import fatbuild; print(fatbuild.arch_list(fallback='8.0'))"],
+                             capture_output=True, text=True, env=os.environ)
+        self.assertEqual(got.returncode, 0, got.stderr)
+        self.assertEqual(got.stdout.strip(), "8.0")
+        self.assertNotEqual(got.stderr.strip(), "", "the fallback was taken without a word")
+
+    def test_project_arches_win(self):
+        # torch's rule: a word holding "arch" (not the name define) means the project names them
+        names = self.torch.names_archs
+        self.assertTrue(names(["-O3", "-gencode", "arch=compute_80,code=sm_80"]))
+        self.assertTrue(names(["-arch=sm_90"]))
+        self.assertTrue(names(["--gpu-architecture=sm_86"]))
+        self.assertFalse(names(["-O3", "--use_fast_math", "-DTORCH_EXTENSION_NAME=my_arch_ext"]))
+        self.assertFalse(names(None))
+
+    def test_versions_as_torch(self):
+        v = self.torch.Versioner()
+        with tempfile.TemporaryDirectory() as d:
+            src = os.path.join(d, "k.cu")
+            with open(src, "w") as f:
+                f.write("__global__ void k() {}\n")
+            self.assertEqual(v.bump("ext", [src], ["-O2"]), 0)
+            self.assertEqual(v.bump("ext", [src], ["-O2"]), 0)
+            self.assertEqual(v.bump("ext", [src], ["-O3"]), 1)
+            with open(src, "a") as f:
+                f.write("// changed\n")
+            self.assertEqual(v.bump("ext", [src], ["-O3"]), 2)
+            self.assertEqual(v.bump("other", [src], ["-O3"]), 0)
+
+    def test_sycl_refused_before_torch(self):
+        with self.assertRaises(OSError) as e:
+            self.fb.load("s", ["k.sycl"])
+        self.assertIn("SYCL", str(e.exception))
+        with self.assertRaises(OSError):
+            self.fb.load("s", ["k.cpp"], with_sycl=True)
+
+    def test_load_without_torch_says_so(self):
+        with tempfile.TemporaryDirectory() as d:
+            with self.assertRaises(ImportError) as e:
+                self.fb.load("m", [os.path.join(d, "m.cpp")], build_directory=d)
+            self.assertIn("torch", str(e.exception))
+
+    def test_program_lookup(self):
+        os.environ["FATBUILD_EXECUTABLE"] = "/nonexistent/fatbuild"
+        with self.assertRaises(self.fb.FatbuildError) as e:
+            self.fb.arch_flags("8.0")
+        self.assertIn("FATBUILD_EXECUTABLE=/nonexistent/fatbuild", str(e.exception))
+        # archprobe is found beside the fatbuild that was named
+        os.environ["FATBUILD_EXECUTABLE"] = FB
+        tools = importlib.import_module("fatbuild._tools")
+        if os.path.dirname(AP) == os.path.dirname(FB):
+            self.assertEqual(tools.find_executable("archprobe"), AP)
+
+    def test_build_root(self):
+        os.environ.pop("FATBUILD_BUILD_DIR", None)
+        os.environ["TORCH_EXTENSIONS_DIR"] = "/x/ext"
+        self.assertEqual(self.torch.default_build_root(), "/x/ext/fatbuild")
+        os.environ["FATBUILD_BUILD_DIR"] = "/y"
+        self.assertEqual(self.torch.default_build_root(), "/y")
+
+    def test_words_one_flag_each(self):
+        with self.assertRaises(ValueError):
+            self.fb.build("x", ["k.cu"], "x.so", extra_cflags=["-O2 -g"])
+
+    def test_is_standalone_and_module_exclusive(self):
+        with self.assertRaises(ValueError):
+            self.fb.load("m", ["m.cpp"], is_python_module=True, is_standalone=True)
+
+
+if __name__ == "__main__":
+    unittest.main()
