@@ -126,6 +126,29 @@ PY
 	fi
 	# A module names no directory of this machine (torch's own builds neither: torch is loaded first).
 	runpath "$work/load/muladd_load.so" load
+	# 2a. a load() that asks for what the last one built, with nothing for ninja to do, runs no
+	#     fatbuild (as torch's runs only ninja); a changed source, flag or environment does. The
+	#     calls are counted by a wrapper that runs the real fatbuild.
+	printf '#!/bin/sh\necho call >>"%s"\nexec "%s" "$@"\n' "$work/fbcalls" "$FATBUILD_BIN" >"$work/fbspy"
+	chmod +x "$work/fbspy"
+	rm -f "$work/fbcalls"
+	cp "$ex/muladd.cpp" "$ex/muladd.cu" "$work/"
+	cat >"$work/noop.py" <<PY
+import sys, fatbuild
+fatbuild.load("muladd_noop", ["$work/muladd.cpp", "$work/muladd.cu"], build_directory="$work/noop",
+              is_python_module=False, verbose=True, extra_cflags=sys.argv[1:])
+PY
+	calls() { [ -f "$work/fbcalls" ] && wc -l <"$work/fbcalls" || echo 0; }
+	noop() { FATBUILD_EXECUTABLE=$work/fbspy TORCH_CUDA_ARCH_LIST="$archs" run_logged "noop-$1" "$py" "$work/noop.py" "${@:3}" &&
+		[ "$(calls)" = "$2" ] || fail "load no-op $1: fatbuild ran $(calls) times in all, want $2"; }
+	noop first 1 && noop again 1 && grep -q "no work to do" "$work/noop-again.log" &&
+		ok "load: an unchanged load() runs ninja alone, and shows its 'no work to do'" ||
+		fail "load: the unchanged load() said nothing: $(head -c 300 "$work/noop-again.log")"
+	touch "$work/muladd.cu"
+	noop touched 2 && grep -q '^\[1/' "$work/noop-touched.log" && ok "load: a changed source runs fatbuild" ||
+		fail "load: a changed source was not rebuilt"
+	noop flags 3 -DFB_NOOP=1 && FB_NOOP_ENV=1 noop env 4 -DFB_NOOP=1 && FB_NOOP_ENV=1 noop same 4 -DFB_NOOP=1 &&
+		ok "load: changed flags and environment run fatbuild; the same again does not"
 fi
 # 2b. load_inline with a CUDA kernel (its bindings generated from functions=), then a C++ error:
 # the message starts with the compiler's own, and names neither fatbuild's wrapping nor the PCH's.

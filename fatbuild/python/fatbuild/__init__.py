@@ -14,7 +14,7 @@ import os
 import sys
 import sysconfig
 
-from ._tools import FatbuildError, find_executable, ninja_path, run, run_streamed
+from ._tools import FatbuildError, _tool_env, find_executable, ninja_path, run, run_streamed
 from . import _torch
 
 # torch.utils.cpp_extension's names (its __all__), then fatbuild's own.
@@ -177,6 +177,61 @@ def _failure(output):
     return output.strip()
 
 
+class _Unchanged:
+    """A load() that asks for exactly what the last successful one in bdir built (the same
+    fatbuild program, arguments and environment: bdir/.fatbuild-load) while ninja has nothing to
+    do (`ninja -n`) is done without running fatbuild: as torch's load(), which only runs ninja.
+    Anything else, or any doubt, runs `fatbuild build` as always (docs/pytorch.md)."""
+
+    def __init__(self, bdir, output, args, env):
+        import hashlib
+        import json
+
+        self.path = os.path.join(bdir, ".fatbuild-load")
+        self.bdir, self.output = bdir, output
+        exe = find_executable("fatbuild")
+        st = os.stat(exe)
+        environ = _tool_env(env) or os.environ
+        what = [exe, st.st_size, st.st_mtime_ns, list(args), sorted(environ.items())]
+        self.key = hashlib.sha256(json.dumps(what).encode()).hexdigest()
+
+    def idle(self, stream):
+        try:
+            with open(self.path) as f:
+                if f.read().strip() != self.key or not os.path.exists(self.output):
+                    return False
+        except OSError:
+            return False
+        ninja = ninja_path()
+        if not ninja:
+            return False
+        import subprocess
+
+        p = subprocess.run([ninja, "-C", self.bdir, "-n"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, errors="replace")
+        if p.returncode != 0 or "ninja: no work to do." not in p.stdout:
+            return False
+        if stream:
+            sys.stdout.write(p.stdout)
+            sys.stdout.flush()
+        return True
+
+    def forget(self):
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
+
+    def remember(self):
+        tmp = "%s.tmp.%d" % (self.path, os.getpid())
+        try:
+            with open(tmp, "w") as f:
+                f.write(self.key + "\n")
+            os.replace(tmp, self.path)
+        except OSError:
+            self.forget()
+
+
 def _torch_build(name, sources, output, bdir, cxx, nvcc, ldflags, with_cuda, verbose, stream, error_prefix,
                  program=False, eager_pch=False, arch_from=None):
     """`fatbuild build --torch --no-torch-flags` with the words torch's builder would use (cxx,
@@ -203,11 +258,17 @@ def _torch_build(name, sources, output, bdir, cxx, nvcc, ldflags, with_cuda, ver
         args.append("-v")
     args += [os.path.abspath(s) for s in sources]
     env = {"FATBUILD_HOST_PCH": "1"} if eager_pch and not os.environ.get("FATBUILD_HOST_PCH") else None
+    stamp = _Unchanged(bdir, output, args, env)
+    if stamp.idle(stream):
+        return os.path.abspath(output)
+    stamp.forget()
     if verbose:
         print("fatbuild.py: " + " ".join([find_executable("fatbuild")] + args), flush=True)
     rc, out = run_streamed("fatbuild", args, stream=stream, env=env)
     if rc != 0:
+        stamp.forget()
         raise FatbuildError("%s: %s" % (error_prefix, _failure(out)))
+    stamp.remember()
     if not stream:
         # fatbuild's own notices (the arch list's fallback, a CUDA version warning), not ninja's
         notes = [l for l in out.splitlines() if l.startswith("fatbuild: ")]
