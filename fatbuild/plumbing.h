@@ -12,10 +12,10 @@
 /* The build's compile server (docs/compile-server.md): one process per `fatbuild build`, which
  * keeps NVRTC workers with warm precompiled headers (at most jobs, and at most jobs compiles at
  * once) for the build's `fatbuild compile` edges. fb_compile_server_start forks and execs
- * program with the words "build --compile-server BUILD_DIR JOBS READY_FD", on which the CLI
- * calls fb_compile_server_main; the server dies with the caller (PR_SET_PDEATHSIG) and listens
- * on BUILD_DIR/tmp/compile.sock (filled into sock), which the caller exports to the edges as
- * FATBUILD_COMPILE_SOCKET. 0 once the server listens, or FB_E* (then there is none: the edges
+ * program with the words "__compile-server BUILD_DIR JOBS READY_FD" (the CLI's hidden command,
+ * which calls fb_compile_server_main); the server dies with the caller (PR_SET_PDEATHSIG) and
+ * listens on BUILD_DIR/tmp/compile.sock (filled into sock), which the caller exports to the
+ * edges as FATBUILD_COMPILE_SOCKET. 0 once the server listens, or FB_E* (then there is none: the edges
  * compile as without). fb_compile_server_stop ends it, waits for it and removes what it
  * left in build_dir (pid <= 0: nothing). */
 int fb_compile_server_start(const char *program, const char *build_dir, int jobs, pid_t *pid, char *sock,

@@ -47,7 +47,7 @@ procs_of() {
 }
 
 # A ninja that notes what it finds before it runs: the socket variable, the socket, the
-# server (a process whose command line has --compile-server and the build dir); with
+# server (a process whose command line has __compile-server and the build dir); with
 # KILL_SERVER it SIGKILLs the server once the first edge has been running a second.
 cat >"$t/ninja" <<'S'
 #!/usr/bin/env bash
@@ -57,7 +57,7 @@ bd=$2
 	[ -S "$bd/tmp/compile.sock" ] && echo "socket there"
 	for f in /proc/[0-9]*/cmdline; do
 		{ c=$(tr '\0' ' ' <"$f"); } 2>/dev/null
-		case "$c" in *--compile-server*"$bd"*) echo "server ${f//[!0-9]/}" ;; esac
+		case "$c" in *" __compile-server $bd "*) echo "server ${f//[!0-9]/}" ;; esac
 	done
 } >>"$NINJA_NOTES"
 if [ -n "${KILL_SERVER:-}" ]; then
@@ -167,10 +167,10 @@ grep -q "^server " "$t/badon/notes" || no "compile error: the build had no serve
 grep -q "bad.cu:1:[0-9]*: error: .*undefined_name" "$t/badon/errors" || no "compile error: no diagnostic with the server"
 cmp -s "$t/badon/errors" "$t/badoff/errors" || { no "compile error: other diagnostics with the server"; diff "$t/badon/errors" "$t/badoff/errors" >&2; }
 
-# 5: planted sockets. A real server (the words fatbuild build execs) in $t/p/bd.
+# 5: planted sockets. A real server (the hidden command fatbuild build execs) in $t/p/bd.
 printf '%s\n' '__global__ void k(float *x) { x[threadIdx.x] *= 2.0f; }' >"$t/small.cu"
 mkdir -p -m 700 "$t/p" "$t/p/bd" "$t/p/bd/tmp" "$t/p/links"
-"$fb" build --compile-server "$t/p/bd" 1 -1 >"$t/p/server.log" 2>&1 &
+"$fb" __compile-server "$t/p/bd" 1 -1 >"$t/p/server.log" 2>&1 &
 spid=$!
 sock=$t/p/bd/tmp/compile.sock
 for k in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done

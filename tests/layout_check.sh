@@ -231,6 +231,20 @@ check_env() {
 	return 1
 }
 
+# A library's .c file does one job, and one that grows past 900 lines has taken on a second
+# (HACKING.md "Layout"): every .c of archprobe/ and fatbuild/ but the two CLIs' is reported
+# above that.
+check_size() {
+	local root=$1 bad=0 n f
+	while read -r n f; do
+		[ "$f" = total ] && continue
+		[ "$n" -gt 900 ] || continue
+		echo "layout: ${f#"$root"/}: $n lines, over the 900 a library file may have: split it by job (HACKING.md \"Layout\")"
+		bad=1
+	done < <(find "$root/archprobe" "$root/fatbuild" \( -path "$root/archprobe/cli" -o -path "$root/fatbuild/cli" \) -prune -o -name '*.c' -print0 | sort -z | xargs -0 wc -l)
+	return $bad
+}
+
 check_tree() {
 	local root=$1 bad=0 f dir sub inc name hdr
 	while IFS= read -r f; do
@@ -348,6 +362,7 @@ check_tree() {
 	done < <(find "$root/archprobe" "$root/fatbuild" "$root/include" -type d \( -name build -o -name out -o -name dist -o -name bin -o -name target \) | sort)
 	check_ranks "$root" || bad=1
 	check_env "$root" || bad=1
+	check_size "$root" || bad=1
 	return $bad
 }
 
@@ -453,6 +468,16 @@ EOF
 	fresh
 	mkdir -p "$tmp/t/fatbuild/build"
 	expect "a source folder fatbuild/build/" fatbuild/build/
+	# A library file past 900 lines; a CLI file may be longer.
+	fresh
+	for i in $(seq 901); do echo "/* planted $i */"; done >>"$tmp/t/fatbuild/extension/graph_pch.c"
+	expect "fatbuild/extension/graph_pch.c over 900 lines" fatbuild/extension/graph_pch.c "900"
+	fresh
+	for i in $(seq 901); do echo "/* planted $i */"; done >>"$tmp/t/fatbuild/cli/cmd_pack.c"
+	if ! out=$(check_tree "$tmp/t"); then
+		echo "layout self-test: a CLI file over 900 lines was reported: $out"
+		fails=1
+	fi
 	# Names in comments and strings are no uses.
 	fresh
 	printf '/* fb_compile_default_jobs() */\nstatic const char planted[] = "fb_compile_result_free(";\n' >>"$tmp/t/fatbuild/cache/store.c"

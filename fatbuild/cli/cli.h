@@ -29,6 +29,8 @@ int cli_cache_limit(uint64_t *max);
  * line when something was evicted); trouble only costs the trim. */
 void cli_cache_trim_after(uint64_t max, bool verbose);
 int cmd_build(int argc, char **argv);
+/* The build's compile server, a hidden command (cmd_compile_server.c). */
+int cmd_compile_server(int argc, char **argv);
 int cmd_embed(int argc, char **argv);
 int cmd_dlink(int argc, char **argv);
 int cmd_edge(int argc, char **argv);

@@ -294,10 +294,6 @@ self_path(char *buf, size_t size)
 int
 cmd_build(int argc, char **argv)
 {
-	if (argc == 5 && strcmp(argv[1], "--compile-server") == 0) { /* the server fb_compile_server_start execs */
-		struct fb_error err = {0};
-		return fb_compile_server_main(argv[2], atoi(argv[3]), atoi(argv[4]), &err) ? fail_fb(&err) : AP_EXIT_OK;
-	}
 	struct server srv = {0};
 	unsetenv("FATBUILD_COMPILE_SOCKET"); /* only this build's own server */
 	unsetenv("FATBUILD_COMPILE_VERBOSE");

@@ -13,7 +13,7 @@ const char cli_prog[] = "fatbuild";
 struct command {
 	const char *name;
 	int (*fn)(int, char **);
-	const char *summary;
+	const char *summary; /* NULL: hidden, run by fatbuild itself and not listed in --help */
 };
 
 static const struct command commands[] = {
@@ -32,6 +32,7 @@ static const struct command commands[] = {
 	{"edge",    cmd_edge,    "run one host or nvcc compile through the compile and remote cache"},
 	{"cache",   cmd_cache,   "show or clear the compile cache (stats|clear|dir)"},
 	{"env",     cmd_env,     "print the toolkit, compilers and ninja the build will use"},
+	{"__compile-server", cmd_compile_server, NULL}, /* the build's, execed by fb_compile_server_start */
 };
 
 static void
@@ -48,7 +49,8 @@ usage(FILE *f)
 	        "\n"
 	        "Commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+		if (commands[i].summary)
+			fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f,
 	        "\n"
 	        "Run 'fatbuild COMMAND --help' or 'man fatbuild-COMMAND' for a command's options.\n"

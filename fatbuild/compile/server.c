@@ -706,7 +706,7 @@ fb_compile_server_start(const char *program, const char *build_dir, int jobs, pi
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
 		putenv(tmpdir);
-		char *argv[] = {(char *)program, "build", "--compile-server", (char *)build_dir, jobs_s, fd_s, NULL};
+		char *argv[] = {(char *)program, "__compile-server", (char *)build_dir, jobs_s, fd_s, NULL};
 		execv(program, argv);
 		_exit(127);
 	}

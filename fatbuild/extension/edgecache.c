@@ -179,8 +179,8 @@ put_tool(struct fb_buf *b, const char *tool)
 }
 
 /* Removes each " --threads N" and "nice -n N " from b after at: nvcc's thread count and
- * priority follow the machine's job slots and the build's other edges (graph.c) and do not
- * change the object, so machines with other CPU counts, and builds with and without C++,
+ * priority follow the machine's job slots and the build's other edges (graph_nvcc.c) and do
+ * not change the object, so machines with other CPU counts, and builds with and without C++,
  * share entries. */
 static void
 drop_threads(struct fb_buf *b, size_t at)

@@ -1,5 +1,5 @@
 /* ninja.h: the build.ninja writer (ninja.c): statements assembled in memory, every string escaped
- * for where it goes, the file rewritten only when it changes. Private to the build (graph.c,
+ * for where it goes, the file rewritten only when it changes. Private to the build (graph*.c,
  * build.c) and its tests; symbols are hidden. */
 #ifndef FB_BUILD_NINJA_H
 #define FB_BUILD_NINJA_H

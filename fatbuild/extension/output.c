@@ -1,7 +1,7 @@
 /* output.c: ninja's output as a build shows it. An edge's command is what ninja runs: for a
  * compile, the compiler's command wrapped in fatbuild's own (`fatbuild edge`, the torch PCH's
  * `{ [ -f ... ] || /bin/sh .../pch.sh; } &&`, nvcc's keep dir). What is shown is the compiler's
- * command alone (graph.c keeps both, g->shown): in `-v`'s "[n/N] COMMAND" lines, and for a
+ * command alone (graph_host.c keeps both, g->shown): in `-v`'s "[n/N] COMMAND" lines, and for a
  * failed edge, whose block ninja prints as
  *     FAILED: OUTPUTS / COMMAND / what the command printed
  * which becomes

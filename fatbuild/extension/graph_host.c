@@ -1,0 +1,378 @@
+/* graph_host.c: the compile edges of C, C++ and nvcc sources (graph.h): the compiler's words
+ * and flags, the prefix maps that keep objects free of where things lie, and the wrapping that
+ * runs a compile through `fatbuild edge` (the edge cache, edgecache.c). nvcc's own words are
+ * graph_nvcc.c's, the torch PCH of a C++ compile graph_pch.c's. */
+#define _GNU_SOURCE /* strtok_r, realpath */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fatbuild.h"
+#include "base/env.h"
+#include "base/strbuf.h"
+#include "base/words.h"
+#include "build.h"
+#include "flags.h"
+#include "graph.h"
+#include "repro.h"
+#include "torch.h"
+
+/* The launcher words (ccache, sccache, distcc) that go before a host compiler or nvcc. */
+void
+fb_graph_launcher(struct gen *g, struct cmd *c)
+{
+	const char *l = g->o->launcher ? g->o->launcher : fb_env_get("FATBUILD_LAUNCHER");
+	if (l && *l)
+		swords(c, l);
+}
+
+/* FATBUILD_CACHE_BASEDIR, realpath'ed as the NVRTC cache reads it (docs/remote-cache.md §3),
+ * into out; "" when unset. */
+static void
+cache_basedir(char *out, size_t size)
+{
+	const char *b = fb_env_get("FATBUILD_CACHE_BASEDIR");
+	char abs[PATHMAX];
+	out[0] = 0;
+	if (b && *b)
+		bfmt(out, size, "%s", realpath(b, abs) ? abs : b);
+}
+
+/* The directory torch is installed in (its lib dir's parent) into out; "" without --torch. */
+void
+fb_graph_torch_dir(const struct gen *g, char *out, size_t size)
+{
+	out[0] = 0;
+	if (!g->torch)
+		return;
+	bfmt(out, size, "%s", g->torch->lib_dir);
+	char *slash = strrchr(out, '/');
+	if (slash && slash != out)
+		*slash = 0;
+}
+
+/* -ffile-prefix-map=FROM=TO into c (through nvcc as -Xcompiler words); false when FROM is
+ * the root or a path nvcc would split (it splits -Xcompiler values at commas and blanks). */
+static bool
+add_map(struct cmd *c, const char *from, const char *to, bool via_nvcc)
+{
+	char a[PATHMAX + 64];
+	if (!from[0] || strcmp(from, "/") == 0 || (via_nvcc && strpbrk(from, " ,\t")))
+		return false;
+	if (bfmt(a, sizeof(a), "-ffile-prefix-map=%s=%s", from, to) < 0)
+		return false;
+	if (via_nvcc)
+		arg(c, "-Xcompiler");
+	arg(c, a);
+	return true;
+}
+
+/* The -ffile-prefix-map of the directory which names (0: FATBUILD_CACHE_BASEDIR, mapped to
+ * "."; 1: torch's install dir, mapped to "torch") into c, and the directory into bases (may be
+ * NULL) when it was mapped: the edge cache spells a base @Bn (edgecache.c), which is sound only
+ * where the object does not name it. */
+void
+fb_graph_base_map(struct gen *g, struct cmd *c, bool via_nvcc, struct fb_strlist *bases, int which)
+{
+	char based[PATHMAX], tdir[PATHMAX];
+	cache_basedir(based, sizeof(based));
+	fb_graph_torch_dir(g, tdir, sizeof(tdir));
+	if (which == 1 && strcmp(tdir, based) == 0)
+		return;
+	const char *from = which == 0 ? based : tdir;
+	if (add_map(c, from, which == 0 ? "." : "torch", via_nvcc) && bases)
+		fb_strlist_add(bases, from);
+}
+
+/* -ffile-prefix-map for FATBUILD_CACHE_BASEDIR, the directory above every source, the build
+ * directory (the compiler's working directory) and torch's install dir: debug info and
+ * __FILE__ name paths relative to them, so an object does not depend on where the checkout,
+ * the build dir or the venv lies. gcc takes the last map that matches and clang the longest,
+ * so the base goes first (the sources' dir and the build dir lie below it) and torch last (a
+ * venv may lie below the sources' dir), which also spells torch's headers as a torch PCH does
+ * (graph_pch.c: their inline functions spell __FILE__ when the PCH is made). Through nvcc as
+ * -Xcompiler words. The base and torch's dir go into bases (fb_graph_base_map). */
+static void
+prefix_maps(struct gen *g, struct cmd *c, bool via_nvcc, struct fb_strlist *bases)
+{
+	char root[PATHMAX];
+	fb_repro_root(g->o->sources, g->o->nsources, root, sizeof(root));
+	fb_graph_base_map(g, c, via_nvcc, bases, 0);
+	add_map(c, root, ".", via_nvcc);
+	if (strcmp(g->dir, root) != 0)
+		add_map(c, g->dir, ".", via_nvcc);
+	fb_graph_base_map(g, c, via_nvcc, bases, 1);
+}
+
+/* The optimisation words of a compile of lang (fb_build_opts.host_opt, default -O2): none when
+ * the flags that compile gets state an -O of their own. The project's choice stands, as with
+ * torch's builder, and a second -O on nvcc's line draws "incompatible redefinition for option
+ * 'optimize'". nvcc gets --cxxflags (through -Xcompiler) only without --torch. */
+const char *
+fb_graph_host_opt(const struct gen *g, enum lang lang)
+{
+	const struct fb_build_opts *o = g->o;
+	bool stated = lang == L_NVCC ? fb_flags_have_opt(o->nvcc_flags) || fb_flags_have_opt(o->cuda_flags) ||
+	                                   (!g->torch && fb_flags_have_opt(o->cxxflags))
+	                             : fb_flags_have_opt(lang == L_C ? o->cflags : o->cxxflags);
+	return stated ? "" : o->host_opt ? o->host_opt : "-O2";
+}
+
+/* Whether the first word of a $CC-style command is a compiler launcher. */
+static bool
+launcher_word(const char *cmd)
+{
+	static const char *const names[] = {"ccache", "sccache", "distcc", "icecc"};
+	const char *p = cmd ? cmd + strspn(cmd, " \t\n") : "";
+	size_t n = strcspn(p, " \t\n");
+	const char *base = p;
+	for (const char *q = p; q < p + n; q++)
+		if (*q == '/')
+			base = q + 1;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if ((size_t)(p + n - base) == strlen(names[i]) && strncmp(base, names[i], strlen(names[i])) == 0)
+			return true;
+	return false;
+}
+
+/* Whether host and nvcc edges go through `fatbuild edge`: not with --no-edge-cache or
+ * FATBUILD_EDGE_CACHE=0, nor with a launcher (--launcher, or ccache, sccache, distcc as
+ * $CC's or $CXX's first word: those do their own caching or compile elsewhere). */
+bool
+fb_graph_edge_cache_on(const struct gen *g)
+{
+	const char *l = g->o->launcher ? g->o->launcher : fb_env_get("FATBUILD_LAUNCHER");
+	return !g->o->no_edge_cache && !(l && *l) && fb_env_switch("FATBUILD_EDGE_CACHE") != 0 &&
+	       !launcher_word(g->t.cc) && !launcher_word(g->t.cxx);
+}
+
+/* Appends the words of v but those that name the extension (-DTORCH_EXTENSION_NAME=...: no
+ * torch header reads it, so one PCH serves every extension) and a -c (BuildExtension's flags
+ * hold one, as torch's setup.py builds have it twice). */
+static void
+words_but_name(struct cmd *c, char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		if (strncmp(v[i], "-DTORCH_EXTENSION_NAME=", 23) != 0 && strcmp(v[i], "-c") != 0)
+			arg(c, v[i]);
+}
+
+/* The C++ compile's flags before its own: opt, -fPIC, torch's words (none with
+ * --no-torch-flags: the caller's flags hold them), --cxxflags; with for_pch, without the
+ * extension's name. */
+void
+fb_graph_cxx_flags(struct gen *g, struct cmd *c, bool for_pch)
+{
+	swords(c, fb_graph_host_opt(g, L_CXX));
+	if (!fb_flags_have_pic(g->o->cxxflags))
+		arg(c, "-fPIC");
+	if (g->torch && !g->o->torch_no_flags) {
+		char **v = fb_torch_cxx_words(g->torch, g->o->executable ? NULL : g->name,
+		                              fb_graph_torch_cuda(g) ? g->t.cuda_home : NULL);
+		if (!v)
+			cmd_oom(c);
+		if (for_pch)
+			words_but_name(c, v);
+		else
+			for (size_t i = 0; v && v[i]; i++)
+				arg(c, v[i]);
+		fb_torch_words_free(v);
+	}
+	char **u = NULL;
+	if (!c->rc)
+		c->rc = fb_words_split(g->o->cxxflags, &u, NULL, c->err);
+	if (for_pch)
+		words_but_name(c, u);
+	else
+		for (size_t i = 0; u && u[i]; i++)
+			arg(c, u[i]);
+	fb_words_free(u);
+}
+
+/* --tool words for the programs a compile runs: $CC's or $CXX's words that are not options;
+ * for nvcc also its own stages and $CXX (its -ccbin). */
+static void
+edge_tools(struct gen *g, enum lang lang, struct cmd *c)
+{
+	char **w = NULL;
+	size_t nw = 0;
+	/* nvcc's host compiler: --torch without $CC leaves it to nvcc, which runs gcc */
+	const char *host = lang == L_C || (lang == L_NVCC && g->torch) ? g->t.cc : g->t.cxx;
+	if (lang == L_NVCC && g->torch && !g->t.cc_set)
+		host = "gcc";
+	if (!c->rc)
+		c->rc = fb_words_split(host, &w, &nw, c->err);
+	for (size_t i = 0; i < nw; i++)
+		if (w[i][0] != '-') {
+			arg(c, "--tool");
+			arg(c, w[i]);
+		}
+	fb_words_free(w);
+	static const char *const nv[] = {"bin/nvcc", "bin/ptxas", "bin/cudafe++", "bin/fatbinary", "nvvm/bin/cicc"};
+	for (size_t i = 0; lang == L_NVCC && i < sizeof(nv) / sizeof(nv[0]); i++) {
+		char p[PATHMAX + 32];
+		bfmt(p, sizeof(p), "%s/%s", g->t.cuda_home, nv[i]);
+		arg(c, "--tool");
+		arg(c, p);
+	}
+}
+
+/* *cmd run by `fatbuild edge` (edgecache.c), which serves the object from the compile or
+ * remote cache when it can; bases: the directories besides the build dir it spells @Bn
+ * (prefix_maps); deps_of: the header list of the PCH the compile reads (BUILD_DIR/pch/ID/h.h.d),
+ * which joins the key, as gcc's depfile names none of the headers inside a PCH (clang's does). */
+static int
+cache_edge(struct gen *g, enum lang lang, const char *out, const char *dep, const struct fb_strlist *bases,
+           const char *deps_of, char **cmd, struct fb_error *err)
+{
+	struct cmd c = {.err = err};
+	raw(&c, "exec");
+	arg(&c, g->t.fatbuild);
+	arg(&c, "edge");
+	arg(&c, "-o");
+	arg(&c, out);
+	arg(&c, "--depfile");
+	arg(&c, dep);
+	arg(&c, "--base");
+	arg(&c, g->dir);
+	for (size_t i = 0; i < bases->n; i++) {
+		arg(&c, "--base");
+		arg(&c, bases->v[i]);
+	}
+	edge_tools(g, lang, &c);
+	if (deps_of) {
+		arg(&c, "--deps-of");
+		arg(&c, deps_of);
+	}
+	swords(&c, "-- /bin/sh -c");
+	arg(&c, *cmd);
+	int rc = cmd_end(&c);
+	if (rc) {
+		free(c.b.s);
+		return rc;
+	}
+	free(*cmd);
+	*cmd = c.b.s;
+	return 0;
+}
+
+/* A C or C++ compile's words up to the shared tail: launcher, $CC/$CXX, the flags
+ * (fb_graph_cxx_flags), and for C++ the torch PCH (*pch: the implicit input an edge that makes
+ * it needs; *prefix: the words that make it first, malloc'd; *deps_of: its header list,
+ * malloc'd). */
+static int
+host_words(struct gen *g, const char *src, enum lang lang, struct cmd *c, const char **pch, char **prefix,
+           char **deps_of, struct fb_error *err)
+{
+	fb_graph_launcher(g, c);
+	swords(c, lang == L_C ? g->t.cc : g->t.cxx); /* each word of $CC on its own */
+	arg(c, "-c");
+	if (lang == L_C) {
+		swords(c, fb_graph_host_opt(g, L_C));
+		if (!fb_flags_have_pic(g->o->cflags))
+			arg(c, "-fPIC");
+		swords(c, g->o->cflags);
+		return 0;
+	}
+	fb_graph_cxx_flags(g, c, false);
+	g->any_cxx = true;
+	return fb_graph_host_pch(g, src, c, pch, prefix, deps_of, err);
+}
+
+/* Whether the build also compiles C or C++ (a --torch source with torch's headers is the
+ * longest edge of a cold build). nvcc's extra threads then run at a lower priority (nice 5),
+ * so they fill cores the host compiles leave idle instead of taking a share of theirs: with
+ * three CUB files and one torch .cpp on 2 cores, the .cpp took 37.7 s beside nvcc --threads 2
+ * at equal priority, 27.4 s beside serial nvcc (docs/fatbuild-build.md "Arches in parallel"). */
+static bool
+has_host_edges(const struct gen *g)
+{
+	for (size_t i = 0; i < g->o->nsources; i++)
+		if (g->langs[i] == L_C || g->langs[i] == L_CXX)
+			return true;
+	return false;
+}
+
+/* The command ninja runs for a compile whose compiler words are core: nvcc's in a keep dir of
+ * its own (removed after), at a lower priority when its --threads run beside host compiles;
+ * C++ after its PCH prefix; through `fatbuild edge` with the edge cache. Into *cmd (malloc'd). */
+static int
+wrap_compile(struct gen *g, enum lang lang, const char *core, const char *keep, const char *prefix, const char *out,
+             const char *dep, const struct fb_strlist *bases, const char *deps_of, char **cmd, struct fb_error *err)
+{
+	struct cmd c = {.err = err};
+	if (lang == L_NVCC) {
+		/* nvcc's intermediates get fixed names in a directory of their own (-keep): unnamed, they
+		 * are tmpxft_<pid>_..., and the host compiler's debug line strings are ordered by a
+		 * hash of those names, so a -g object would differ from one process to the next. */
+		raw(&c, "mkdir -p");
+		arg(&c, keep);
+		raw(&c, " && ");
+		if (fb_graph_nvcc_threads(g) > 1 && has_host_edges(g))
+			raw(&c, "nice -n 5 ");
+		raw(&c, core);
+		raw(&c, "; s=$?; rm -rf");
+		arg(&c, keep);
+		raw(&c, "; exit $s");
+	} else {
+		raw(&c, prefix ? prefix : "");
+		raw(&c, core);
+	}
+	int rc = cmd_end(&c);
+	if (!rc && fb_graph_edge_cache_on(g))
+		rc = cache_edge(g, lang, out, dep, bases, deps_of, &c.b.s, err);
+	if (rc)
+		free(c.b.s);
+	else
+		*cmd = c.b.s;
+	return rc;
+}
+
+int
+fb_graph_host_edge(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_error *err)
+{
+	char st[256], out[PATHMAX + 300], dep[PATHMAX + 310], keep[PATHMAX + 310], desc[512];
+	fb_graph_stem(idx, src, st, sizeof(st));
+	bfmt(out, sizeof(out), "%s/obj/%s.o", g->dir, st);
+	bfmt(dep, sizeof(dep), "%s.d", out);
+	bfmt(keep, sizeof(keep), "%s.keep", out);
+	struct cmd c = {.err = err};
+	const char *pch = NULL;
+	char *prefix = NULL, *deps_of = NULL, *cmd = NULL;
+	int rc = lang == L_NVCC ? fb_graph_nvcc_line(g, src, keep, &c)
+	                        : host_words(g, src, lang, &c, &pch, &prefix, &deps_of, err);
+	struct fb_strlist bases = {0};
+	prefix_maps(g, &c, lang == L_NVCC, &bases);
+	if (bases.oom)
+		cmd_oom(&c);
+	char inc[PATHMAX + 3];
+	bfmt(inc, sizeof(inc), "-I%s", g->t.include);
+	arg(&c, inc);
+	fb_graph_includes(g, &c);
+	swords(&c, "-MD -MF");
+	arg(&c, dep);
+	arg(&c, "-o");
+	arg(&c, out);
+	arg(&c, src);
+	if (!rc)
+		rc = cmd_end(&c);
+	if (!rc)
+		rc = wrap_compile(g, lang, c.b.s, keep, prefix, out, dep, &bases, deps_of, &cmd, err);
+	fb_strlist_free(&bases);
+	describe(desc, sizeof(desc), "%s %s", lang == L_NVCC ? "NVCC" : lang == L_C ? "CC" : "CXX",
+	         strrchr(src, '/') ? strrchr(src, '/') + 1 : src);
+	if (!rc)
+		rc = fb_graph_edge(g, "cc", out, &src, 1, pch ? &pch : NULL, pch ? 1 : 0, cmd, desc, dep, err);
+	if (!rc) {
+		fb_strlist_add(&g->shown, cmd);
+		fb_strlist_add(&g->shown, c.b.s);
+	}
+	free(c.b.s);
+	free(cmd);
+	free(prefix);
+	free(deps_of);
+	fb_strlist_add(&g->objects, out);
+	if (lang == L_NVCC && g->reloc)
+		fb_strlist_add(&g->nvcc_objs, out);
+	return rc;
+}
