@@ -11,8 +11,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "arch_int.h"
-#include "arch_parse_int.h"
+#include "arch.h"
+#include "arch_parse.h"
 #include "base/env.h"
 #include "base/error.h"
 

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "arch_int.h"
-#include "arch_parse_int.h"
+#include "arch.h"
+#include "arch_parse.h"
 
 const char ap_suffix_char[3] = {'\0', 'a', 'f'};
 

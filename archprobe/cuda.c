@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "probe_int.h"
+#include "probe.h"
 #include "base/proc.h"
 
 typedef int CUresult;

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch_int.h"
+#include "arch.h"
 #include "base/error.h"
 #include "base/strbuf.h"
 

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch_int.h"
-#include "probe_int.h"
+#include "arch.h"
+#include "probe.h"
 #include "base/env.h"
 #include "base/error.h"
 #include "base/safefs.h"

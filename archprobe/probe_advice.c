@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "probe_int.h"
+#include "probe.h"
 
 bool
 ap_pci_has_nvidia(const char *devices_dir)

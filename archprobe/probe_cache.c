@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "probe_int.h"
+#include "probe.h"
 #include "base/env.h"
 #include "base/safefs.h"
 

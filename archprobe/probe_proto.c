@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "probe_int.h"
+#include "probe.h"
 #include "base/proc.h"
 
 void

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "probe_int.h"
+#include "probe.h"
 #include "base/env.h"
 #include "base/error.h"
 #include "base/proc.h"

@@ -29,7 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "arch_int.h"
+#include "arch.h"
 #include "base/env.h"
 #include "base/error.h"
 #include "base/safefs.h"

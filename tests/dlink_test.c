@@ -1,7 +1,7 @@
 /* dlink_test.c: relocatable device code without nvcc: fb_compile with rdc/lto (relocatable
  * cubins, LTO-IR, PTX targets as LTO-IR), fb_dlink with nvJitLink (one executable cubin per SASS
  * target, one PTX per PTX target, every refusal), the nvJitLink loader's lookup, and the
- * device-link commands build.c writes (extension/dlink.c). NVRTC and nvJitLink come from the toolkit
+ * device-link commands build.c writes (extension/dlink_edges.c). NVRTC and nvJitLink come from the toolkit
  * in use; the parts that need them are skipped (77 when nothing else ran) without them. */
 #include <limits.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "extension/dlink.h"
+#include "extension/dlink_edges.h"
 #include "check.h"
 #include "compile/compile.h"
 #include "devlink/jitlink.h"

@@ -7,13 +7,14 @@
 # API), or "SUBSYSTEM/name.h" naming a private header of a subsystem the file's own may use
 # (base/ lies in archprobe/, every other subsystem in fatbuild/):
 #   archprobe/base    -> (nothing: not even a public header; the foundation stands below both libraries)
-#   archprobe/        -> base (and its own *_int.h); archprobe/cli -> base
+#   archprobe/        -> base (and its own private headers); archprobe/cli -> base
 #   fatbuild/         -> base (the library's own files beside its parts)
 #   fatbuild/fatbin   -> base
 #   fatbuild/cache    -> base fatbin
 #   fatbuild/compile  -> base fatbin cache/cache.h
 #   fatbuild/devlink  -> base fatbin
-#   fatbuild/extension -> base fatbin cache/cache.h compile devlink
+#   fatbuild/scan     -> base
+#   fatbuild/extension -> base fatbin cache/cache.h compile devlink scan/backend.h
 #   fatbuild/check    -> base fatbin
 #   fatbuild/runtime  -> fatbin/format.h only (header-only: the runtime links nothing but its own code)
 #   fatbuild/cli      -> base
@@ -39,7 +40,8 @@ allowed() {
 	fatbuild/cache) echo "base fatbin" ;;
 	fatbuild/compile) echo "base fatbin cache/cache.h" ;;
 	fatbuild/devlink) echo "base fatbin" ;;
-	fatbuild/extension) echo "base fatbin cache/cache.h compile devlink" ;;
+	fatbuild/scan) echo "base" ;;
+	fatbuild/extension) echo "base fatbin cache/cache.h compile devlink scan/backend.h" ;;
 	fatbuild/check) echo "base fatbin" ;;
 	fatbuild/runtime) echo "fatbin/format.h" ;;
 	*) echo "" ;;
@@ -54,12 +56,14 @@ RANKS='
 fatbuild/cache 0 entry.h hash.c hash.h key.c key.h pb.c pb.h
 fatbuild/cache 1 store.h cacheroot.c store.c trim.c stats.c remote.h remote.c record.c reapi.c reapi_msg.c rexec.h rexec.c
 fatbuild/cache 2 cache.h tiers.c
-fatbuild/compile 0 depfile.c depfile.h hosthdr.c hosthdr.h
+fatbuild/compile 0 depfile.c depfile.h
 fatbuild/compile 1 nvrtc.c nvrtc.h
 fatbuild/compile 2 run.h schedule.c child.c worker.c server.c client.c
 fatbuild/compile 3 compile.h prepare.c compile.c
 fatbuild/devlink 0 jitlink.c jitlink.h
 fatbuild/devlink 1 dlink.c
+fatbuild/scan 0 hosthdr.c hosthdr.h ppcond.c ppcond.h
+fatbuild/scan 1 backend.c backend.h
 '
 
 # RANK[fatbuild/PART/FILE]: the rank of each file of the table.
@@ -245,6 +249,20 @@ check_size() {
 	return $bad
 }
 
+# One name, one file: no two .c (or two .h) files of archprobe/ and fatbuild/ share a name, and
+# a private header is spelled plain, name.h in its folder (HACKING.md "Layout"): no *_int.h or
+# *_priv.h.
+check_names() {
+	local root=$1 out
+	out=$(cd "$root" && find archprobe fatbuild -name '*.[ch]' | sort | awk -F/ '
+		{ n = $NF; if (n ~ /_(int|priv)\.h$/) printf "layout: %s: a private header is spelled name.h, not *_int.h or *_priv.h\n", $0
+		  if (n in seen) printf "layout: %s: the same name as %s: name a file for its job, once in the tree\n", $0, seen[n]
+		  else seen[n] = $0 }')
+	[ -z "$out" ] && return 0
+	printf '%s\n' "$out"
+	return 1
+}
+
 check_tree() {
 	local root=$1 bad=0 f dir sub inc name hdr
 	while IFS= read -r f; do
@@ -363,6 +381,7 @@ check_tree() {
 	check_ranks "$root" || bad=1
 	check_env "$root" || bad=1
 	check_size "$root" || bad=1
+	check_names "$root" || bad=1
 	return $bad
 }
 
@@ -406,10 +425,10 @@ if [ "${1:-}" = --self-test ]; then
 		fi
 	}
 	# Each planted include breach must be reported: between parts, and up the ranks of a part.
-	for plant in 'fatbuild/fatbin/fatbin.c:compile/compile.h' 'archprobe/base/error.c:fatbin/fatbin_priv.h' \
+	for plant in 'fatbuild/fatbin/fatbin.c:compile/compile.h' 'archprobe/base/error.c:fatbin/shared.h' \
 		'archprobe/base/safefs.c:archprobe.h' 'archprobe/base/strbuf.c:fatbuild.h' \
 		'archprobe/probe.c:base/cliutil.h' 'fatbuild/compile/nvrtc.c:base/cliutil.h' \
-		'fatbuild/cli/cmd_pack.c:fatbin/fatbin_priv.h' 'fatbuild/runtime/fbrt.c:base/bytes.h' \
+		'fatbuild/cli/cmd_pack.c:fatbin/shared.h' 'fatbuild/runtime/fbrt.c:base/bytes.h' \
 		'archprobe/arch.c:fatbuild.h' 'archprobe/arch.c:compile/compile.h' \
 		'fatbuild/compile/nvrtc.c:../base/bytes.h' 'include/fatbuild.h:compile/compile.h' \
 		'fatbuild/devlink/dlink.c:compile/compile.h' 'fatbuild/devlink/jitlink.c:compile/nvrtc.h' \
@@ -478,6 +497,14 @@ EOF
 		echo "layout self-test: a CLI file over 900 lines was reported: $out"
 		fails=1
 	fi
+	# Two files of one name; a private header spelled *_int.h.
+	fresh
+	cp "$tmp/t/fatbuild/check/check.c" "$tmp/t/fatbuild/extension/check.c"
+	expect "a second check.c in fatbuild/extension" fatbuild/extension/check.c "the same name"
+	fresh
+	mv "$tmp/t/archprobe/probe.h" "$tmp/t/archprobe/probe_int.h"
+	sed -i 's/"probe\.h"/"probe_int.h"/' "$tmp/t"/archprobe/*.c
+	expect "archprobe/probe_int.h" archprobe/probe_int.h "_int.h"
 	# Names in comments and strings are no uses.
 	fresh
 	printf '/* fb_compile_default_jobs() */\nstatic const char planted[] = "fb_compile_result_free(";\n' >>"$tmp/t/fatbuild/cache/store.c"

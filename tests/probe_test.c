@@ -14,7 +14,7 @@
 
 #include "archprobe.h"
 #include "check.h"
-#include "probe_int.h"
+#include "probe.h"
 
 extern char **environ;
 

@@ -1,6 +1,6 @@
 /* torch_test.c: the parts of `fatbuild build` that decide what each compiler sees: host flags
- * on nvcc's command line (extension/flags.c), --backend auto (extension/backend.c), host headers under
- * NVRTC (compile/hosthdr.c), and --torch's query, its cache and the words it adds
+ * on nvcc's command line (extension/flags.c), --backend auto (scan/backend.c), host headers under
+ * NVRTC (scan/hosthdr.c), and --torch's query, its cache and the words it adds
  * (extension/torch.c, against a stand-in interpreter that answers as the real query does). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,11 +11,11 @@
 #include "check.h"
 #include "fatbuild.h"
 #include "plumbing.h"
-#include "extension/backend.h"
+#include "scan/backend.h"
 #include "extension/flags.h"
-#include "extension/ppcond.h"
+#include "scan/ppcond.h"
 #include "extension/torch.h"
-#include "compile/hosthdr.h"
+#include "scan/hosthdr.h"
 
 static char dir[256];
 

@@ -32,7 +32,7 @@
 #include "base/safefs.h"
 #include "build.h"
 #include "builddir.h"
-#include "backend.h"
+#include "scan/backend.h"
 #include "flags.h"
 #include "torch.h"
 

@@ -12,7 +12,7 @@
 #include "base/error.h"
 #include "base/strbuf.h"
 #include "build.h"
-#include "dlink.h"
+#include "dlink_edges.h"
 #include "graph.h"
 #include "torch.h"
 

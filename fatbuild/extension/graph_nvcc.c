@@ -10,7 +10,7 @@
 #include "base/strbuf.h"
 #include "base/words.h"
 #include "build.h"
-#include "dlink.h"
+#include "dlink_edges.h"
 #include "flags.h"
 #include "graph.h"
 #include "repro.h"

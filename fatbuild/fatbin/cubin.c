@@ -22,7 +22,7 @@
 
 #include "base/bytes.h"
 #include "elfid.h"
-#include "fatbin_priv.h"
+#include "shared.h"
 
 #define SHT_NV_INFO 0x70000000u
 #define STO_CUDA_ENTRY 0x10

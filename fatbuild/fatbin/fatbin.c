@@ -15,7 +15,7 @@
 #include <lz4.h>
 #include <zstd.h>
 
-#include "fatbin_priv.h"
+#include "shared.h"
 
 struct wentry {
 	unsigned disk_kind;

@@ -19,7 +19,7 @@
 #include <lz4frame.h>
 #include <zstd.h>
 
-#include "fatbin_priv.h"
+#include "shared.h"
 
 const char *
 fb_disk_kind_name(unsigned k, char *buf, size_t size)

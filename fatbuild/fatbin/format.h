@@ -1,7 +1,7 @@
 /* format.h: the fatbinary container on disk (docs/fatbin.md §1-§3): the container and entry
  * header layouts and the two walk steps, over the containers of a buffer and over the entries
  * of one container. Header-only, so that the runtime (which links nothing but its own code)
- * and the test driver tests/fakecuda walk containers exactly as fatbin/ and extension/embed.c do.
+ * and the test driver tests/fakecuda walk containers exactly as fatbin/ and fatbin/embed.c do.
  * Entry kinds and flags are the public FB_DISK_KIND_* and FB_FLAG_* of fatbuild.h.
  *
  * Layout (docs/fatbin.md §1-§3, checked against CUDA 13.0 fatbinary; all integers little-endian,

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "elfsect.h"
-#include "fatbin_priv.h"
+#include "shared.h"
 #include "base/safefs.h"
 
 #define EM_CUDA_ 190

@@ -31,7 +31,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "prune_priv.h"
+#include "pruning.h"
 #include "base/safefs.h"
 
 /* ---- files ---- */

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <zstd.h>
 
-#include "prune_priv.h"
+#include "pruning.h"
 
 void
 fb_prune_note(struct pctx *c, const char *fmt, ...)

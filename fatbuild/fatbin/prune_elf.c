@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "prune_priv.h"
+#include "pruning.h"
 
 /* ---- relocatable ELF (libelf) ---- */
 

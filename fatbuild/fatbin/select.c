@@ -6,7 +6,7 @@
  * source): SASS of the same major with a minor <= the device's (87 and 88 isolated; for
  * sm >= 100 a lower minor needs the compat blob), 'a' SASS only on its own SM, 'f' within
  * its family, PTX compute_X on every sm >= X; the highest arch wins, SASS on a tie. */
-#include "fatbin_priv.h"
+#include "shared.h"
 
 static bool
 isolated(int sm)

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <zstd.h>
 
-#include "fatbin_priv.h"
+#include "shared.h"
 #include "plumbing.h"
 
 int

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "extension/backend.h"
-#include "extension/ppcond.h"
+#include "scan/backend.h"
+#include "scan/ppcond.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

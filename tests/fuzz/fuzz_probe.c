@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "archprobe.h"
-#include "probe_int.h"
+#include "probe.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

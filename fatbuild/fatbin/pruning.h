@@ -1,15 +1,15 @@
-/* prune_priv.h: what the pruning modules share: prune_blob.c (deciding what each container
+/* pruning.h: what the pruning modules share: prune_blob.c (deciding what each container
  * keeps and rewriting a blob of containers), prune_elf.c (relocatable objects via libelf and
  * ar archives) and prune.c (the file kinds, in-place rewriting of linked files, the API).
  * Private to the fatbin subsystem; symbols are hidden. */
-#ifndef FB_PRUNE_PRIV_H
-#define FB_PRUNE_PRIV_H
+#ifndef FB_FATBIN_PRUNING_H
+#define FB_FATBIN_PRUNING_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fatbin_priv.h"
+#include "shared.h"
 
 #define NOTE_LINES 20
 

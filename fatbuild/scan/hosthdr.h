@@ -1,6 +1,6 @@
 /* hosthdr.h: headers NVRTC does not have. */
-#ifndef FB_COMPILE_HOSTHDR_H
-#define FB_COMPILE_HOSTHDR_H
+#ifndef FB_SCAN_HOSTHDR_H
+#define FB_SCAN_HOSTHDR_H
 
 #include <stdbool.h>
 

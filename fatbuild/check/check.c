@@ -1,4 +1,4 @@
-/* run.c: fb_check: the inputs (paths, an interpreter's site-packages), the walk, and the files
+/* check.c: fb_check: the inputs (paths, an interpreter's site-packages), the walk, and the files
  * read in parallel (docs/check-environment.md §1, §6). Threads, not processes: each file is
  * read by one worker on its own mapping and buffers, and the results are put together in order
  * afterwards (report.c), so the report does not depend on which worker finished first. The

@@ -1,6 +1,6 @@
 /* backend.h: which compiler a .cu file needs (--backend auto). */
-#ifndef FB_BUILD_BACKEND_H
-#define FB_BUILD_BACKEND_H
+#ifndef FB_SCAN_BACKEND_H
+#define FB_SCAN_BACKEND_H
 
 #include <stdbool.h>
 #include <stddef.h>

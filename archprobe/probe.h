@@ -1,9 +1,9 @@
-/* probe_int.h: private to libarchprobe: the probe's modules, each using only those after it:
+/* probe.h: private to libarchprobe: the probe's modules, each using only those after it:
  * probe.c, the entry point; probe_cache.c, the opt-in cache; probe_spawn.c, the child and its
  * deadline (ap_probe_now); probe_advice.c, outcome to advice; cuda.c, the in-process driver
  * query; probe_proto.c, the record (its trace and raw detail) and the reply protocol. */
-#ifndef AP_PROBE_INT_H
-#define AP_PROBE_INT_H
+#ifndef AP_PROBE_H
+#define AP_PROBE_H
 
 #include <stdarg.h>
 #include <stdbool.h>

@@ -13,7 +13,7 @@
 #include "base/bytes.h"
 #include "base/error.h"
 #include "base/safefs.h"
-#include "fatbin/format.h"
+#include "format.h"
 
 /* The walk of fb_container_merge and fb_embed over one input (docs/fatbin.md §9 rule 7): zero
  * padding is stepped over 8 bytes at a time, and only each container header is checked. */

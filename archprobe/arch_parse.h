@@ -1,7 +1,7 @@
-/* arch_parse_int.h: private to libarchprobe: the arch-list item parser (arch_parse.c) used by the
+/* arch_parse.h: private to libarchprobe: the arch-list item parser (arch_parse.c) used by the
  * resolver (arch.c). */
-#ifndef AP_ARCH_PARSE_INT_H
-#define AP_ARCH_PARSE_INT_H
+#ifndef AP_ARCH_PARSE_H
+#define AP_ARCH_PARSE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* dlink.c: the device-link commands of relocatable-device-code builds (build.c writes them as
+/* dlink_edges.c: the device-link commands of relocatable-device-code builds (build.c writes them as
  * ninja edges).
  *   nvrtc backend: per target, obj/K.sm_86.fatbin of every kernel file (relocatable cubins or
  *     LTO-IR) --fatbuild dlink --target sm_86 [--lto] --devrt--> obj/dlink.sm_86.fatbin
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dlink.h"
+#include "dlink_edges.h"
 #include "base/error.h"
 #include "ninja.h"
 

@@ -1,6 +1,6 @@
 /* ppcond.h: the preprocessor conditionals NVRTC reads, seen by a lexical scan. */
-#ifndef FB_BUILD_PPCOND_H
-#define FB_BUILD_PPCOND_H
+#ifndef FB_SCAN_PPCOND_H
+#define FB_SCAN_PPCOND_H
 
 #include <stdbool.h>
 

@@ -1,7 +1,7 @@
-/* fatbin_priv.h: what the fatbin modules (fatbin.c, fatbin_read.c, cubin.c, hostelf.c,
+/* shared.h: what the fatbin modules (fatbin.c, fatbin_read.c, cubin.c, hostelf.c,
  * select.c) share. Private to the fatbin subsystem; symbols are hidden. */
-#ifndef FB_FATBIN_PRIV_H
-#define FB_FATBIN_PRIV_H
+#ifndef FB_FATBIN_SHARED_H
+#define FB_FATBIN_SHARED_H
 
 #include <stddef.h>
 #include <stdint.h>

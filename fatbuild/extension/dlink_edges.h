@@ -1,6 +1,6 @@
-/* dlink.h: private to build.c: the device-link commands of relocatable-device-code builds. */
-#ifndef FB_BUILD_DLINK_H
-#define FB_BUILD_DLINK_H
+/* dlink_edges.h: private to build.c: the device-link commands of relocatable-device-code builds. */
+#ifndef FB_BUILD_DLINK_EDGES_H
+#define FB_BUILD_DLINK_EDGES_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -16,7 +16,7 @@
 
 #include "backend.h"
 #include "base/safefs.h"
-#include "compile/hosthdr.h"
+#include "hosthdr.h"
 #include "ppcond.h"
 
 #define MAXDEPTH 32

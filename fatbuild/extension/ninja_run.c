@@ -1,4 +1,4 @@
-/* run.c: runs ninja on a generated build dir: one build per dir at a time (the build lock, and
+/* ninja_run.c: runs ninja on a generated build dir: one build per dir at a time (the build lock, and
  * the run lock ninja holds), stop requests forwarded, its output shown through output.c, the
  * first failure's output in the error, and beside it the background maker of a torch PCH the
  * build wants (hostpch.c). */

@@ -1,8 +1,8 @@
-/* arch_int.h: private to libarchprobe's arch-list modules (arch.c, toolkit.c, format.c; probe.c
+/* arch.h: private to libarchprobe's arch-list modules (arch.c, toolkit.c, format.c; probe.c
  * for ap_cc_possible).
  * Functions here are library-internal (hidden in the shared library). */
-#ifndef AP_ARCH_INT_H
-#define AP_ARCH_INT_H
+#ifndef AP_ARCH_H
+#define AP_ARCH_H
 
 #include <stdbool.h>
 #include <stddef.h>
