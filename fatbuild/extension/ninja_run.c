@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "fatbuild.h"
+#include "base/cpus.h"
 #include "base/error.h"
 #include "base/safefs.h"
 #include "build.h"
@@ -250,11 +251,22 @@ ninja_failed(struct gen *g, int status, struct fb_error *err)
  * (a build dir on a noexec mount), the next compile that misses makes the PCH.
  * Not a session of its own: the scheduler's autogroups would then share the CPU between it and
  * the whole build, whatever its priority (a muladd build took 11.5 s instead of 6.3).
+ * Only where a CPU stays idle the whole build (more CPUs than the build's jobs or sources): a
+ * maker beside a compile on the other CPU of a busy machine, even at the lowest priority, made
+ * that compile 3 to 8 % slower (shared caches and memory; on 2 CPUs, torch_cub's ops.cpp 19.1 s
+ * against 18.1 s, muladd.cpp 5.8 against 5.5; docs/pytorch.md), and the next build that wants
+ * the PCH makes it. jobs: ninja's -j.
  * Returns their process ids (0 for one that did not start), NULL for none. */
 static pid_t *
-start_bg(struct gen *g)
+start_bg(struct gen *g, int jobs)
 {
 	if (!g->pch_bg.n)
+		return NULL;
+	struct fb_jobs_info cpu;
+	fb_jobs_default(NULL, NULL, 0, NULL, 1 << 16, &cpu);
+	int cpus = cpu.quota > 0 && cpu.quota < cpu.cpus ? cpu.quota : cpu.cpus;
+	int busy = jobs < (int)g->o->nsources ? jobs : (int)g->o->nsources;
+	if (cpus <= busy)
 		return NULL;
 	pid_t *pids = calloc(g->pch_bg.n, sizeof(*pids));
 	for (size_t i = 0; pids && i < g->pch_bg.n; i++) {
@@ -303,7 +315,8 @@ fb_build_run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	argv[a++] = "-C";
 	argv[a++] = g->dir;
 	/* Always -j: ninja's own default reads neither MAX_JOBS nor the cgroup's CPU quota. */
-	bfmt(jobs, sizeof(jobs), "-j%d", fb_compile_jobs(g->o->jobs));
+	int njobs = fb_compile_jobs(g->o->jobs);
+	bfmt(jobs, sizeof(jobs), "-j%d", njobs);
 	argv[a++] = jobs;
 	if (g->o->verbose)
 		argv[a++] = "-v";
@@ -335,7 +348,7 @@ fb_build_run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	unlink(failed);
 	if (!rc && pipe2(out, O_CLOEXEC) != 0)
 		rc = errno;
-	pid_t *bg = rc ? NULL : start_bg(g);
+	pid_t *bg = rc ? NULL : start_bg(g, njobs);
 	if (!rc)
 		rc = spawn_ninja(g, argv, lock, runpath, out[1], &pid);
 	if (out[1] >= 0)

@@ -57,7 +57,7 @@ class Package(unittest.TestCase):
     def test_arch_flags_are_the_cli_s(self):
         for lst in ("8.0 9.0+PTX", "7.5;8.6", "9.0a", "Ampere"):
             self.assertEqual(self.fb.arch_flags(lst), cli("flags", "--format", "nvcc", "--arch-list", lst).split())
-            self.assertEqual(self.fb.arch_flags(lst, format="cmake"),
+            self.assertEqual(self.fb.arch_flags(lst, fmt="cmake"),
                              cli("flags", "--format", "cmake", "--arch-list", lst).strip())
         # torch's own spelling of the list (its _get_cuda_arch_flags)
         self.assertEqual(self.fb.arch_flags("8.0 9.0+PTX"),

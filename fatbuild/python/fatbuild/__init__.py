@@ -13,6 +13,7 @@ import importlib.util
 import os
 import sys
 import sysconfig
+from typing import Dict, List, Optional, Sequence, Union
 
 from ._tools import FatbuildError, _tool_env, find_executable, ninja_path, run, run_streamed
 from . import _torch
@@ -25,10 +26,10 @@ __all__ = ["get_default_build_root", "check_compiler_ok_for_platform", "get_comp
            "build", "arch_list", "arch_flags", "probe", "find_executable", "FatbuildError"]
 __version__ = "0.1.0"
 
-_arch_cache = {}
+_arch_cache: Dict[str, str] = {}
 
 
-def arch_list(fallback=None, verbose=False):
+def arch_list(fallback: Optional[str] = None, verbose: bool = False) -> str:
     """The arch list to build for, in PyTorch's syntax: TORCH_CUDA_ARCH_LIST when set, else the
     visible GPUs, else `fallback` (default $ARCHPROBE_FALLBACK, else all-major) with a notice on
     stderr saying why."""
@@ -47,17 +48,18 @@ def arch_list(fallback=None, verbose=False):
     return _arch_cache[key]
 
 
-def arch_flags(arch_list_=None, format="nvcc", fallback=None):
-    """The flags for an arch list (default: arch_list()), from `fatbuild flags`: a list of words
-    for nvcc and clang, else the text ("8.0 9.0+PTX" for torch, "80-real;90" for cmake)."""
-    lst = arch_list_ if arch_list_ is not None else arch_list(fallback)
-    _, out, err = run("fatbuild", ["flags", "--format", format, "--arch-list", lst])
+def arch_flags(arches: Optional[str] = None, fmt: str = "nvcc", fallback: Optional[str] = None) -> Union[List[str], str]:
+    """The flags for an arch list (default: arch_list()), from `fatbuild flags --format FMT`: a
+    list of words for nvcc and clang, else the text ("8.0 9.0+PTX" for torch, "80-real;90" for
+    cmake)."""
+    lst = arches if arches is not None else arch_list(fallback)
+    _, out, err = run("fatbuild", ["flags", "--format", fmt, "--arch-list", lst])
     if err.strip():
         sys.stderr.write(err if err.endswith("\n") else err + "\n")
-    return out.split() if format in ("nvcc", "clang") else out.strip()
+    return out.split() if fmt in ("nvcc", "clang") else out.strip()
 
 
-def probe():
+def probe() -> dict:
     """What archprobe sees: its JSON report (schema archprobe/1) as a dict: status, reason,
     driver, devices, archs. No GPU is not an error here: status says so."""
     import json
@@ -117,13 +119,19 @@ def _seed_torch_query(bdir, python):
     os.replace(tmp, path)
 
 
-def build(name, sources, output, extra_cflags=None, extra_cuda_cflags=None, extra_ldflags=None,
-          extra_include_paths=None, build_directory=None, verbose=False, is_python_module=True,
-          with_cuda=None, defines=None, arch_list_=None, host_opt=None):
+def build(name: str, sources: Union[str, Sequence[str]], output: str, extra_cflags: Optional[Sequence[str]] = None,
+          extra_cuda_cflags: Optional[Sequence[str]] = None, extra_ldflags: Optional[Sequence[str]] = None,
+          extra_include_paths: Optional[Sequence[str]] = None, build_directory: Optional[str] = None,
+          verbose: bool = False, is_python_module: bool = True, with_cuda: Optional[bool] = None,
+          defines: Optional[Sequence[str]] = None, arches: Optional[str] = None,
+          host_opt: Optional[str] = None) -> str:
     """Runs `fatbuild build --torch` for this interpreter's torch, with fatbuild's own torch
-    words (as the CLI); returns the output path. extra_cflags are the C++ compiles', as with
-    torch, extra_cuda_cflags nvcc's. host_opt: the optimisation of host compiles (None:
-    fatbuild's -O2 unless the flags give one; "" none). MAX_JOBS caps the parallel jobs."""
+    words (as the CLI); returns the path of what it built. output: the file to write, or a
+    directory, which gets DIR/NAME<EXT_SUFFIX> (importable as NAME) with is_python_module, else
+    DIR/NAME.so. extra_cflags are the C++ compiles', as with torch, extra_cuda_cflags nvcc's.
+    arches: the arch list (default: the project's own arches in extra_cuda_cflags, else
+    arch_list()). host_opt: the optimisation of host compiles (None: fatbuild's -O2 unless the
+    flags give one; "" none). MAX_JOBS caps the parallel jobs."""
     if isinstance(sources, str):
         sources = [sources]
     if not sources:
@@ -134,7 +142,10 @@ def build(name, sources, output, extra_cflags=None, extra_cuda_cflags=None, extr
     args = ["build", "--torch", "--python", sys.executable, "--name", name, "--build-dir", bdir,
             "-o", os.path.abspath(output)]
     if not _torch.names_archs(extra_cuda_cflags):
-        args += ["--arch-list", arch_list_ or arch_list(verbose=verbose)]
+        args += ["--arch-list", arches or arch_list(verbose=verbose)]
+    out_dir = os.path.isdir(output)
+    if out_dir and is_python_module:
+        args.append("--python-module")
     for d in extra_include_paths or []:
         args += ["-I", os.path.abspath(d)]
     for d in defines or []:
@@ -159,7 +170,10 @@ def build(name, sources, output, extra_cflags=None, extra_cuda_cflags=None, extr
     if verbose or err.strip():
         sys.stdout.write(out)
         sys.stderr.write(err)
-    return os.path.abspath(output)
+    if not out_dir:
+        return os.path.abspath(output)
+    suffix = (sysconfig.get_config_var("EXT_SUFFIX") or ".so") if is_python_module else ".so"
+    return os.path.join(os.path.abspath(output), name + suffix)
 
 
 def _jobs():
@@ -347,7 +361,9 @@ def load(name,
     a failed build raises RuntimeError with the compiler's message first. The build dir
     (default $FATBUILD_BUILD_DIR/NAME, else $TORCH_EXTENSIONS_DIR/fatbuild/NAME, else
     ~/.cache/fatbuild/extensions/pyXY/NAME) holds fatbuild's graph, never torch's. SYCL sources
-    are refused (OSError)."""
+    are refused (OSError). keep_intermediates is torch's switch for the sources it hipifies for
+    ROCm; fatbuild makes none, so it changes nothing here, as it changes nothing in a CUDA build
+    of torch's."""
     sources = [sources] if isinstance(sources, str) else list(sources)
     bdir = os.path.abspath(build_directory or _default_build_dir(name))
     return _jit(name, sources, extra_cflags, extra_cuda_cflags, extra_sycl_cflags, extra_ldflags,
