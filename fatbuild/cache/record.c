@@ -66,7 +66,7 @@ decode_metadata(struct fb_pb b, char key[65], struct fb_error *err)
 		if (i < 0)
 			return FB_EFORMAT;
 		size_t n = (size_t)(s.end - s.p), t = sizeof(worker_tag) - 1;
-		key[0] = 0;
+		memset(key, 0, 65); /* the last worker field decides, whole: none of an earlier one's bytes */
 		if (n == t + 64 && memcmp(s.p, worker_tag, t) == 0 && fb_pb_hex64((const char *)s.p + t, 64)) {
 			memcpy(key, s.p + t, 64);
 			key[64] = 0;
