@@ -368,8 +368,8 @@ check_tree() {
 	done < <(find "$root/include" -name '*.h' | sort)
 	# No source folder may carry a name that tools take for output (.gitignore templates, editors'
 	# search, tree viewers leave build/, out/, dist/, bin/, target/ out of the picture).
-	# In a git checkout, a folder git tracks nothing in is not source (pip's build/ left by an
-	# in-tree `pip install ./fatbuild/python`); a copy outside git (the self-test) counts them all.
+	# In a git checkout, a folder git tracks nothing in is not source (a build/ left by an
+	# in-tree pip build); a copy outside git (the self-test) counts them all.
 	while IFS= read -r f; do
 		if git -C "$root" rev-parse --is-inside-work-tree >/dev/null 2>&1 &&
 			[ -z "$(git -C "$root" ls-files -- "$f" 2>/dev/null | head -n 1)" ]; then

@@ -25,26 +25,10 @@ extern char **environ;
 
 #define CACHE_MAGIC "fatbuild torch query 1"
 
-/* Every line of ours starts with "fbtq "; anything else is Python's own output (warnings). */
-static const char query_py[] =
-	"import sys, os, re, sysconfig\n"
-	"def p(k, v): print('fbtq ' + k + '=' + str(v))\n"
-	"try:\n"
-	"    import torch\n"
-	"    import torch.utils.cpp_extension as ce\n"
-	"except Exception as e:\n"
-	"    p('error', (type(e).__name__ + ': ' + str(e)).splitlines()[0]); sys.exit(3)\n"
-	"p('version', torch.__version__)\n"
-	"p('cuda', torch.version.cuda or '')\n"
-	"p('abi', int(bool(torch._C._GLIBCXX_USE_CXX11_ABI)))\n"
-	"for d in ce.include_paths(): p('include', d)\n"
-	"p('libdir', getattr(ce, 'TORCH_LIB_PATH', os.path.join(os.path.dirname(torch.__file__), 'lib')))\n"
-	"p('pyinclude', sysconfig.get_path('include', scheme='posix_prefix'))\n"
-	"p('extsuffix', sysconfig.get_config_var('EXT_SUFFIX') or '.so')\n"
-	"s = [int(x) for x in re.findall(r'-std=c\\+\\+(\\d+)', open(ce.__file__).read()) if int(x) < 50]\n"
-	"p('std', 'c++%d' % (max(s) if s else 17))\n"
-	"for f in (torch.__file__, os.path.join(os.path.dirname(torch.__file__), 'version.py')):\n"
-	"    st = os.stat(f); p('stamp', '%d %d %s' % (st.st_mtime_ns, st.st_size, f))\n";
+/* Every line of ours starts with "fbtq "; anything else is Python's own output (warnings).
+ * query_py: the text of fatbuild/python/fatbuild/_torch_query.py, which the Python package
+ * also runs in-process (CMake writes it into this header as a C string). */
+#include "torch_query_py.h"
 
 /* The interpreter's absolute path, symbolic links kept: a venv's bin/python links to the base
  * interpreter, and resolving it would lose the venv (its site-packages, its torch). */

@@ -145,6 +145,66 @@ class Package(unittest.TestCase):
         with self.assertRaises(ValueError):
             self.fb.load("m", ["m.cpp"], is_python_module=True, is_standalone=True)
 
+    def test_write_text_atomic(self):
+        tools = importlib.import_module("fatbuild._tools")
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "f")
+            tools.write_text_atomic(path, "one\n")
+            tools.write_text_atomic(path, "two\n")
+            with open(path) as f:
+                self.assertEqual(f.read(), "two\n")
+            self.assertEqual(os.listdir(d), ["f"])
+            with self.assertRaises(OSError):  # a directory in the way: nothing left behind
+                tools.write_text_atomic(os.path.join(d, "no", "f"), "x")
+            self.assertEqual(os.listdir(d), ["f"])
+
+
+class TorchQuery(unittest.TestCase):
+    """The torch query has one copy: the text fatbuild runs with `python -c` is
+    _torch_query.py's, and its answer() gives the keys torch.c reads."""
+
+    def test_cli_runs_this_file(self):
+        src = os.path.join(os.environ.get("FB_SOURCE_DIR", ""), "fatbuild", "python", "fatbuild", "_torch_query.py")
+        with tempfile.TemporaryDirectory() as d:
+            fake = os.path.join(d, "python")
+            with open(fake, "w") as f:  # keeps what it was asked to run, then has no torch
+                f.write('#!/bin/sh\nprintf "%%s" "$2" >"%s/asked"\n'
+                        'echo "fbtq error=ModuleNotFoundError: no torch here"\nexit 3\n' % d)
+            os.chmod(fake, 0o755)
+            k = os.path.join(d, "k.cpp")
+            open(k, "w").close()
+            p = subprocess.run([FB, "build", "--torch", "--python", fake, "--name", "k", "--build-dir",
+                                os.path.join(d, "b"), "-o", os.path.join(d, "k.so"), k],
+                               capture_output=True, text=True)
+            self.assertNotEqual(p.returncode, 0)
+            self.assertIn("no torch here", p.stderr)
+            with open(os.path.join(d, "asked")) as a, open(src) as b:
+                self.assertEqual(a.read(), b.read())
+
+    def test_answer(self):
+        import types
+        q = importlib.import_module("fatbuild._torch_query")
+        with tempfile.TemporaryDirectory() as d:
+            for f, text in (("__init__.py", "x = 1\n"), ("version.py", "v = 2\n"),
+                            ("cpp_extension.py", "a = '-std=c++17'\nb = '-std=c++20'\n")):
+                with open(os.path.join(d, f), "w") as out:
+                    out.write(text)
+            torch = types.SimpleNamespace(__version__="9.9", __file__=os.path.join(d, "__init__.py"),
+                                          version=types.SimpleNamespace(cuda=None),
+                                          _C=types.SimpleNamespace(_GLIBCXX_USE_CXX11_ABI=True))
+            ce = types.SimpleNamespace(__file__=os.path.join(d, "cpp_extension.py"),
+                                       include_paths=lambda: ["/t/include", "/t/include/api"])
+            lines = q.answer(torch, ce)
+        keys = [l.split("=", 1)[0] for l in lines]
+        self.assertEqual(keys, ["fbtq version", "fbtq cuda", "fbtq abi", "fbtq include", "fbtq include",
+                                "fbtq libdir", "fbtq pyinclude", "fbtq extsuffix", "fbtq std", "fbtq stamp",
+                                "fbtq stamp"])
+        self.assertIn("fbtq version=9.9", lines)
+        self.assertIn("fbtq cuda=", lines)
+        self.assertIn("fbtq abi=1", lines)
+        self.assertIn("fbtq std=c++20", lines)
+        self.assertIn("fbtq libdir=%s/lib" % d, lines)
+
 
 if __name__ == "__main__":
     unittest.main()

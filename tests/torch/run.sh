@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run.sh: PyTorch extensions, end to end, as a newcomer would build them. A venv under the
 # build dir gets torch from PyPI (pip's cache makes reruns fast; created once, reused) and the
-# fatbuild Python package (pip install of fatbuild/python); then examples/torch (muladd) is
+# fatbuild Python package (this tree's fatbuild/python, on the venv's path); then examples/torch (muladd) is
 # built three ways, each loaded into torch in its own process with its CPU op compared with
 # PyTorch's a * b + c (examples/torch/check.py), and each output's images checked with
 # `fatbuild inspect` against the arch list:
@@ -12,11 +12,11 @@
 #      source: the error starts with the compiler's message;
 #   3. a setup.py with fatbuild.setuptools.BuildExtension (pip install --no-build-isolation);
 #      3b. a setup.py that names its own -gencode: exactly those images, [n/N] progress;
-#   4. a wheel of the package carrying the two tools, used with neither on PATH;
-#   5. examples/torch_cub (three CUB .cu files for nvcc, one .cpp with <torch/extension.h>)
+#   4. examples/torch_cub (three CUB .cu files for nvcc, one .cpp with <torch/extension.h>)
 #      with the torch PCH made at once (FATBUILD_HOST_PCH=1) and the edge cache: its CPU ops
 #      against PyTorch's (examples/torch_cub/check.py), `fatbuild check` for each asked arch;
-#      a second build dir gets every compile from the cache and the same library.
+#      a second build dir gets every compile from the cache and the same library. The wheel
+#      that carries the tools is tests/wheel/run.sh's.
 # Environment: FB_SOURCE_DIR, FB_BINARY_DIR, FATBUILD_BIN; TORCH_VENV (default
 # $FB_BINARY_DIR/venv-torch), TORCH_SPEC (default: torch, the newest on PyPI).
 set -u
@@ -49,10 +49,14 @@ bash "$FB_SOURCE_DIR/scripts/deps.sh" || { echo "deps.sh failed" >&2; exit 1; }
 py=$venv/bin/python
 torch_venv "$venv" || exit 1
 "$py" -c "import torch; print('torch', torch.__version__, 'CUDA', torch.version.cuda)" 2>/dev/null
-# The Python package, from a copy (pip builds in the source dir).
-cp -r "$FB_SOURCE_DIR/fatbuild/python" "$work/pkg"
-run_logged pip-fatbuild "$venv/bin/pip" install --disable-pip-version-check -q --no-build-isolation --no-deps \
-	--force-reinstall "$work/pkg" || exit 1
+# The Python package, pure Python: this tree's fatbuild/python on the venv's path (a .pth file;
+# an installed copy would come first, so none is left). Its one packaging route, the wheel of
+# the repository's pyproject.toml, is tests/wheel/run.sh's.
+"$venv/bin/pip" uninstall --disable-pip-version-check -q -y fatbuild >/dev/null 2>&1
+site=$("$py" -c 'import sysconfig; print(sysconfig.get_path("purelib"))') &&
+	echo "$FB_SOURCE_DIR/fatbuild/python" >"$site/fatbuild-source.pth" || exit 1
+[ "$("$py" -c 'import fatbuild; print(fatbuild.__file__)')" = "$FB_SOURCE_DIR/fatbuild/python/fatbuild/__init__.py" ] ||
+	{ echo "torch: the venv does not import this tree's fatbuild package" >&2; exit 1; }
 export FATBUILD_EXECUTABLE=$FATBUILD_BIN
 # The compile cache (NVRTC images, cached host and nvcc edges, torch PCHs of ~800 MB) under
 # $work, not the user's: removed with it at the next run.
@@ -240,35 +244,7 @@ if TORCH_CUDA_ARCH_LIST="$archs" MAX_JOBS=2 run_logged gencode gencode_build; th
 	runpath "$so" setup.py
 fi
 
-# 4. A wheel that carries the tools (FATBUILD_BUNDLE: a cmake --install prefix of this build),
-# used with no fatbuild on PATH and no FATBUILD_EXECUTABLE: the bundled copy is found, finds its
-# runtime library and header, and answers.
-if run_logged install cmake --install "$FB_BINARY_DIR" --prefix "$work/prefix" &&
-	FATBUILD_BUNDLE=$work/prefix run_logged wheel "$venv/bin/pip" wheel --disable-pip-version-check -q \
-		--no-build-isolation --no-deps -w "$work/dist" "$work/pkg"; then
-	whl=$(ls "$work"/dist/fatbuild-*.whl 2>/dev/null)
-	case $whl in *-py3-none-linux_*.whl) ok "wheel: $(basename "$whl")" ;; *) fail "wheel: '$whl' is not py3-none-linux_*" ;; esac
-	if run_logged wheel-install "$venv/bin/pip" install --disable-pip-version-check -q --no-deps --target "$work/whl" "$whl"; then
-		cat >"$work/bundled.py" <<'PY'
-import fatbuild
-print(fatbuild.find_executable("fatbuild"))
-print(fatbuild.find_executable("archprobe"))
-print(" ".join(fatbuild.arch_flags("8.0 9.0+PTX")))
-PY
-		if run_logged bundled env -u FATBUILD_EXECUTABLE PATH=/usr/bin:/bin PYTHONPATH="$work/whl" "$py" "$work/bundled.py"; then
-			[ "$(sed -n 1p "$work/bundled.log")" = "$work/whl/fatbuild/_bundle/bin/fatbuild" ] &&
-				[ "$(sed -n 2p "$work/bundled.log")" = "$work/whl/fatbuild/_bundle/bin/archprobe" ] &&
-				ok "wheel: the bundled fatbuild and archprobe are found" || fail "wheel: found $(head -n 2 "$work/bundled.log" | tr '\n' ' ')"
-			grep -q -- "-gencode=arch=compute_90,code=compute_90" "$work/bundled.log" && ok "wheel: arch_flags from the bundled fatbuild" ||
-				fail "wheel: arch_flags"
-		fi
-		"$work/whl/fatbuild/_bundle/bin/fatbuild" env >"$work/env.log" 2>&1
-		grep -q "$work/whl/fatbuild/_bundle/lib/libfatbuild_runtime.a" "$work/env.log" && ok "wheel: the bundled runtime library is used" ||
-			fail "wheel: runtime library: $(grep -i runtime "$work/env.log")"
-	fi
-fi
-
-# 5. The CUB extension, the PCH and the edge cache with a real torch.
+# 4. The CUB extension, the PCH and the edge cache with a real torch.
 cub=$FB_SOURCE_DIR/examples/torch_cub
 cub_build() { # cub_build BUILD_DIR OUT_DIR
 	FATBUILD_CACHE_DIR=$work/cub-cache FATBUILD_HOST_PCH=1 FATBUILD_EDGE_LOG=$work/cub-edges \

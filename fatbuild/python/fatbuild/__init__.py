@@ -15,8 +15,8 @@ import sys
 import sysconfig
 from typing import Dict, List, Optional, Sequence, Union
 
-from ._tools import FatbuildError, _tool_env, find_executable, ninja_path, run, run_streamed
-from . import _torch
+from ._tools import FatbuildError, _tool_env, find_executable, ninja_path, run, run_streamed, write_text_atomic
+from . import _torch, _torch_query
 
 # torch.utils.cpp_extension's names (its __all__), then fatbuild's own.
 __all__ = ["get_default_build_root", "check_compiler_ok_for_platform", "get_compiler_abi_compatibility_and_version",
@@ -92,31 +92,10 @@ def _seed_torch_query(bdir, python):
     path = os.path.join(bdir, "torch.query")
     if "torch" not in sys.modules or os.path.exists(path):
         return
-    torch = sys.modules["torch"]
-    ce = _torch.ce()
-    lines = []
-
-    def p(k, v):
-        lines.append("fbtq %s=%s" % (k, v))
-
-    p("version", torch.__version__)
-    p("cuda", torch.version.cuda or "")
-    p("abi", int(bool(torch._C._GLIBCXX_USE_CXX11_ABI)))
-    for d in ce.include_paths():
-        p("include", d)
-    p("libdir", getattr(ce, "TORCH_LIB_PATH", os.path.join(os.path.dirname(torch.__file__), "lib")))
-    p("pyinclude", sysconfig.get_path("include", scheme="posix_prefix"))
-    p("extsuffix", sysconfig.get_config_var("EXT_SUFFIX") or ".so")
-    p("std", _torch.cxx_std())
-    for f in (torch.__file__, os.path.join(os.path.dirname(torch.__file__), "version.py")):
-        st = os.stat(f)
-        p("stamp", "%d %d %s" % (st.st_mtime_ns, st.st_size, f))
+    lines = _torch_query.answer(sys.modules["torch"], _torch.ce())
     key = "key %s|%s|%s|%s" % (python, os.environ.get("PYTHONPATH", ""), os.environ.get("PYTHONHOME", ""),
                                os.environ.get("PYTHONUSERBASE", ""))
-    tmp = "%s.tmp.%d" % (path, os.getpid())
-    with open(tmp, "w") as f:
-        f.write("fatbuild torch query 1\n%s\n%s\n" % (key, "\n".join(lines)))
-    os.replace(tmp, path)
+    write_text_atomic(path, "fatbuild torch query 1\n%s\n%s\n" % (key, "\n".join(lines)))
 
 
 def build(name: str, sources: Union[str, Sequence[str]], output: str, extra_cflags: Optional[Sequence[str]] = None,
@@ -237,11 +216,8 @@ class _Unchanged:
             pass
 
     def remember(self):
-        tmp = "%s.tmp.%d" % (self.path, os.getpid())
         try:
-            with open(tmp, "w") as f:
-                f.write(self.key + "\n")
-            os.replace(tmp, self.path)
+            write_text_atomic(self.path, self.key + "\n")
         except OSError:
             self.forget()
 

@@ -98,6 +98,22 @@ def run_streamed(name, args, stream=False, env=None):
     return proc.wait(), "".join(out)
 
 
+def write_text_atomic(path, text):
+    """Writes text to path through a temporary beside it and a rename: a reader sees the old
+    content or the new, never a part (two processes may build in one dir)."""
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    try:
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
 def _exec_bundled(name):
     path = _bundled(name)
     if not path:

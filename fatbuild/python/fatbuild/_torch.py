@@ -8,9 +8,11 @@ adds -fPIC, the arches (unless the project's nvcc flags name them: torch's rule)
 its own reproducibility flags and the torch PCH. torch is imported only when one is needed."""
 import hashlib
 import os
-import re
 import sys
 import sysconfig
+
+from . import _torch_query
+from ._tools import write_text_atomic
 
 _std = None
 
@@ -23,13 +25,11 @@ def ce():
 
 
 def cxx_std():
-    """The C++ standard torch's builder names ("c++20" for torch 2.15): the highest -std=c++NN
-    in its source, as `fatbuild build --torch` reads it."""
+    """The C++ standard torch's builder names ("c++20" for torch 2.15), as `fatbuild build
+    --torch` reads it (_torch_query.cxx_std)."""
     global _std
     if _std is None:
-        with open(ce().__file__) as f:
-            stds = [int(x) for x in re.findall(r"-std=c\+\+(\d+)", f.read()) if int(x) < 50]
-        _std = "c++%d" % (max(stds) if stds else 17)
+        _std = _torch_query.cxx_std(ce())
     return _std
 
 
@@ -158,14 +158,14 @@ def inline_sources(build_directory, cpp_sources, cuda_sources, functions, with_p
 
 
 def _maybe_write(path, text):
+    """Writes text to path unless it holds it already (its mtime then stays: no rebuild)."""
     try:
         with open(path) as f:
             if f.read() == text:
                 return path
     except OSError:
         pass
-    with open(path, "w") as f:
-        f.write(text)
+    write_text_atomic(path, text)
     return path
 
 
