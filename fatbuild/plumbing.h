@@ -55,6 +55,10 @@ struct fb_edge_opts {
 	/* More depfiles whose files enter the key (a precompiled header's: gcc's own depfile then
 	 * names none of the headers inside it). */
 	const char *const *more_deps; size_t nmore_deps;
+	/* Directories whose files the depfile ninja reads leaves out (they still enter the key):
+	 * torch's headers, for which the build gives the edge torch's own files as inputs instead
+	 * (docs/pytorch.md "Builds with nothing to do"). */
+	const char *const *quiet; size_t nquiet;
 	const char *cache_dir;     /* NULL or "": fb_cache_dir() */
 	const char *remote_cache;  /* NULL: none */
 	const char *remote_header;

@@ -112,5 +112,26 @@ done
 ninja -C "$t/other/deeper/ckB/build" -t deps >"$t/log" 2>&1
 grep -q "^ *$t/other/deeper/ckB/inc/answer.h" "$t/log" && ! grep -q "$t/ckA" "$t/log" ||
 	fail "F: the hits' depfiles do not name B's files"
+# Q  --quiet-dir: the depfile ninja reads leaves out the headers below it, on a compile and on
+#    a hit, while the key still takes them: a quiet header's new content is a miss, not a stale hit
+mkdir -p "$t/q/sys/inc" "$t/q/src"
+printf '#pragma once\n#define SYS 1\n' >"$t/q/sys/inc/sys.h"
+printf '#pragma once\n#define OWN 2\n' >"$t/q/src/own.h"
+printf '#include "sys.h"\n#include "own.h"\nint q(void) { return SYS + OWN; }\n' >"$t/q/src/q.c"
+qedge() { # qedge OBJ: one edge, its log line in $t/Q.edges
+	rm -f "$t/Q.edges"
+	FATBUILD_CACHE_DIR=$t/cacheQ FATBUILD_EDGE_LOG=$t/Q.edges "$FATBUILD_BIN" edge -o "$1" --depfile "$1.d" \
+		--quiet-dir "$t/q/sys/inc/" -- cc -c -isystem "$t/q/sys/inc" -MD -MF "$1.d" -o "$1" "$t/q/src/q.c" >"$t/log" 2>&1
+}
+qedge "$t/q/a.o" || fail "Q: edge"
+grep -q "^ran " "$t/Q.edges" && grep -q "own.h" "$t/q/a.o.d" && ! grep -q "sys.h" "$t/q/a.o.d" ||
+	{ cat "$t/Q.edges" "$t/q/a.o.d" >"$t/log"; fail "Q: a compile's depfile names the quiet header or lacks its own"; }
+rm -f "$t/q/a.o" "$t/q/a.o.d"
+qedge "$t/q/a.o" || fail "Q: edge, hit"
+grep -q "^hit local " "$t/Q.edges" && grep -q "own.h" "$t/q/a.o.d" && ! grep -q "sys.h" "$t/q/a.o.d" ||
+	{ cat "$t/Q.edges" "$t/q/a.o.d" >"$t/log"; fail "Q: a hit's depfile names the quiet header or lacks its own"; }
+printf '#pragma once\n#define SYS 3\n' >"$t/q/sys/inc/sys.h"
+qedge "$t/q/a.o" || fail "Q: edge after the quiet header changed"
+grep -q "^ran " "$t/Q.edges" || { cat "$t/Q.edges" >"$t/log"; fail "Q: a changed quiet header was served from the cache"; }
 [ $fails = 0 ] && echo "ok build_edgecache"
 exit $((fails > 0))

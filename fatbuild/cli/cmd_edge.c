@@ -14,7 +14,7 @@ usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: fatbuild edge -o OBJ --depfile DEP [--base DIR]... [--tool PROG]... [--deps-of D]...\n"
-	        "                     -- COMMAND...\n"
+	        "                     [--quiet-dir Q]... -- COMMAND...\n"
 	        "\n"
 	        "Runs COMMAND, a compile that writes OBJ and the gcc-style depfile DEP, unless the compile\n"
 	        "cache or the remote cache has its object already. The key is the command (each DIR\n"
@@ -23,7 +23,8 @@ usage(FILE *f)
 	        "the content of every file the last such compile read (ccache's direct mode), those each\n"
 	        "depfile D names (a precompiled header's) included. A hit writes OBJ and DEP and runs\n"
 	        "nothing; a miss runs COMMAND and stores what it made. 'fatbuild build' uses it for host\n"
-	        "and nvcc edges (--no-edge-cache turns that off).\n"
+	        "and nvcc edges (--no-edge-cache turns that off). The files below each Q are left out of\n"
+	        "DEP (still in the key): torch's headers, whose own files the build makes the edge's inputs.\n"
 	        "\n"
 	        "Environment: FATBUILD_CACHE_DIR; FATBUILD_REMOTE_CACHE, _MODE, _HEADER, _TIMEOUT as for\n"
 	        "'fatbuild compile'; FATBUILD_EDGE_LOG: a file that gets one line per edge (hit local,\n"
@@ -53,29 +54,26 @@ int
 cmd_edge(int argc, char **argv)
 {
 	struct fb_edge_opts o = {0};
-	const char **tools = xcalloc((size_t)argc, sizeof(*tools));
-	const char **more = xcalloc((size_t)argc, sizeof(*more));
-	const char **bases = xcalloc((size_t)argc, sizeof(*bases));
+	/* one array for the four lists, each room for every argument */
+	const char **lists = xcalloc(4 * (size_t)argc, sizeof(*lists));
+	const char **tools = lists, **more = lists + argc, **bases = lists + 2 * argc, **quiet = lists + 3 * argc;
 	int i = 1;
 	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			usage(stdout);
-			free(tools);
-			free(more);
-		free(bases);
+			free(lists);
 			return AP_EXIT_OK;
 		}
 		const char **slot = strcmp(a, "-o") == 0 ? &o.output : strcmp(a, "--depfile") == 0 ? &o.depfile
 		                    : strcmp(a, "--base") == 0                                     ? &bases[o.nbases]
 		                    : strcmp(a, "--tool") == 0                                     ? &tools[o.ntools]
-		                    : strcmp(a, "--deps-of") == 0 ? &more[o.nmore_deps] : NULL;
+		                    : strcmp(a, "--deps-of") == 0                                  ? &more[o.nmore_deps]
+		                    : strcmp(a, "--quiet-dir") == 0 ? &quiet[o.nquiet] : NULL;
 		if (!slot || i + 1 >= argc) {
 			warn(slot ? "edge: %s needs a value" : "edge: unknown option '%s'", a);
 			usage(stderr);
-			free(tools);
-			free(more);
-		free(bases);
+			free(lists);
 			return AP_EXIT_USAGE;
 		}
 		*slot = argv[++i];
@@ -85,35 +83,32 @@ cmd_edge(int argc, char **argv)
 			o.nmore_deps++;
 		else if (slot == &bases[o.nbases])
 			o.nbases++;
+		else if (slot == &quiet[o.nquiet])
+			o.nquiet++;
 	}
 	if (i + 1 >= argc || !o.output || !o.depfile) {
 		warn("edge: -o OBJ, --depfile DEP and -- COMMAND are required");
 		usage(stderr);
-		free(tools);
-		free(more);
-		free(bases);
+		free(lists);
 		return AP_EXIT_USAGE;
 	}
 	int rc = check_output("edge", "-o", o.output, NULL, 0);
 	if (!rc)
 		rc = check_output("edge", "--depfile", o.depfile, NULL, 0);
 	if (rc) {
-		free(tools);
-		free(more);
-		free(bases);
+		free(lists);
 		return rc;
 	}
 	o.argv = (const char *const *)argv + i + 1;
 	o.tools = tools;
 	o.more_deps = more;
 	o.bases = bases;
+	o.quiet = quiet;
 	o.remote_cache = fb_env_get("FATBUILD_REMOTE_CACHE");
 	o.remote_header = fb_env_get("FATBUILD_REMOTE_CACHE_HEADER");
 	const char *mode = fb_env_get("FATBUILD_REMOTE_CACHE_MODE"), *tmo = fb_env_get("FATBUILD_REMOTE_CACHE_TIMEOUT");
 	if (cli_remote_mode_env(mode, "edge")) {
-		free(tools);
-		free(more);
-		free(bases);
+		free(lists);
 		return AP_EXIT_USAGE;
 	}
 	o.remote_read_only = mode && strcmp(mode, "read") == 0;
@@ -124,9 +119,7 @@ cmd_edge(int argc, char **argv)
 	struct fb_edge_result r;
 	struct fb_error err = {0};
 	rc = fb_edge_run(&o, &r, &err);
-	free(tools);
-	free(more);
-		free(bases);
+	free(lists);
 	if (rc)
 		return fail_fb(&err);
 	if (r.note[0])

@@ -646,6 +646,36 @@ object_fits(void *ctx, const struct fb_cache_entry *e, struct fb_error *err)
 
 /* ---- hit and miss ---- */
 
+/* Whether path lies below one of o->quiet. */
+static bool
+quiet(const struct fb_edge_opts *o, const char *path)
+{
+	for (size_t i = 0; i < o->nquiet; i++) {
+		size_t n = strlen(o->quiet[i]);
+		while (n > 1 && o->quiet[i][n - 1] == '/')
+			n--;
+		if (n && strncmp(path, o->quiet[i], n) == 0 && path[n] == '/')
+			return true;
+	}
+	return false;
+}
+
+/* The depfile ninja reads: deps less those below a quiet directory. */
+static int
+write_depfile(const struct fb_edge_opts *o, char *const *deps, size_t n, struct fb_error *err)
+{
+	const char **keep = malloc((n ? n : 1) * sizeof(*keep));
+	if (!keep)
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!quiet(o, deps[i]))
+			keep[k++] = deps[i];
+	int rc = fb_depfile_write(o->depfile, o->output, keep, k, err);
+	free(keep);
+	return rc;
+}
+
 /* Writes the object and a depfile naming the manifest's files. */
 static int
 serve(const struct fb_edge_opts *o, const struct fb_cache_entry *obj, const char *list, struct fb_error *err)
@@ -666,7 +696,7 @@ serve(const struct fb_edge_opts *o, const struct fb_cache_entry *obj, const char
 	if (!rc)
 		rc = fb_write_file_atomic(o->output, obj->cubin, obj->cubin_size, 0644, err);
 	if (!rc)
-		rc = fb_depfile_write(o->depfile, o->output, (const char *const *)deps.v, deps.n, err);
+		rc = write_depfile(o, deps.v, deps.n, err);
 	fb_strlist_free(&deps);
 	return rc;
 }
@@ -748,7 +778,7 @@ rebase_list(const struct fb_edge_opts *o, struct fb_buf *list)
 
 /* After a successful compile: every file it read, one a line, into *list: its depfile's and
  * those of more_deps, which are then written into its depfile too (ninja rebuilds the object
- * when a header inside its PCH changes). -1 when a depfile cannot be read. */
+ * when a header inside its PCH changes), less the quiet ones. -1 when a depfile cannot be read. */
 static int
 all_deps(const struct fb_edge_opts *o, struct fb_buf *list)
 {
@@ -759,7 +789,7 @@ all_deps(const struct fb_edge_opts *o, struct fb_buf *list)
 			return -1; /* a missing one: no PCH was made, and the compile's own depfile has all */
 	if (list->oom || !list->s)
 		return -1;
-	if (!o->nmore_deps)
+	if (!o->nmore_deps && !o->nquiet)
 		return rebase_list(o, list);
 	struct fb_strlist v = {0};
 	for (char *save = NULL, *w = strtok_r(list->s, "\n", &save); w; w = strtok_r(NULL, "\n", &save))
@@ -772,7 +802,7 @@ all_deps(const struct fb_edge_opts *o, struct fb_buf *list)
 	}
 	free(list->s);
 	*list = b;
-	int rc = v.oom || b.oom ? -1 : fb_depfile_write(o->depfile, o->output, (const char *const *)v.v, v.n, NULL);
+	int rc = v.oom || b.oom ? -1 : write_depfile(o, v.v, v.n, NULL);
 	fb_strlist_free(&v);
 	return rc ? -1 : rebase_list(o, list);
 }

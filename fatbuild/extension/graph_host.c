@@ -217,6 +217,17 @@ edge_tools(struct gen *g, enum lang lang, struct cmd *c)
 	}
 }
 
+/* Whether the edges of a --torch build leave torch's headers out of their depfiles, taking
+ * torch's own files (torch.h: stamp) as inputs instead: as torch's builder, whose -MMD leaves
+ * out every -isystem header, ninja then checks a few hundred files on a build with nothing to
+ * do, not thousands, and an install of another torch still rebuilds (docs/pytorch.md "Builds
+ * with nothing to do"). The edge cache's key takes every header either way. */
+static bool
+torch_stamped(const struct gen *g)
+{
+	return g->torch && g->torch->nstamp > 0 && fb_graph_edge_cache_on(g);
+}
+
 /* *cmd run by `fatbuild edge` (edgecache.c), which serves the object from the compile or
  * remote cache when it can; bases: the directories besides the build dir it spells @Bn
  * (prefix_maps); deps_of: the header list of the PCH the compile reads (BUILD_DIR/pch/ID/h.h.d),
@@ -243,6 +254,10 @@ cache_edge(struct gen *g, enum lang lang, const char *out, const char *dep, cons
 	if (deps_of) {
 		arg(&c, "--deps-of");
 		arg(&c, deps_of);
+	}
+	for (size_t i = 0; torch_stamped(g) && i < g->torch->ninclude; i++) {
+		arg(&c, "--quiet-dir");
+		arg(&c, g->torch->include[i]);
 	}
 	swords(&c, "-- /bin/sh -c");
 	arg(&c, *cmd);
@@ -361,8 +376,14 @@ fb_graph_host_edge(struct gen *g, size_t idx, const char *src, enum lang lang, s
 	fb_strlist_free(&bases);
 	describe(desc, sizeof(desc), "%s %s", lang == L_NVCC ? "NVCC" : lang == L_C ? "CC" : "CXX",
 	         strrchr(src, '/') ? strrchr(src, '/') + 1 : src);
+	const char *implicit[3];
+	size_t nimplicit = 0;
+	if (pch)
+		implicit[nimplicit++] = pch;
+	for (size_t i = 0; torch_stamped(g) && i < g->torch->nstamp; i++)
+		implicit[nimplicit++] = g->torch->stamp[i];
 	if (!rc)
-		rc = fb_graph_edge(g, "cc", out, &src, 1, pch ? &pch : NULL, pch ? 1 : 0, cmd, desc, dep, err);
+		rc = fb_graph_edge(g, "cc", out, &src, 1, implicit, nimplicit, cmd, desc, dep, err);
 	if (!rc) {
 		fb_strlist_add(&g->shown, cmd);
 		fb_strlist_add(&g->shown, c.b.s);

@@ -25,10 +25,7 @@ extern char **environ;
 
 #define CACHE_MAGIC "fatbuild torch query 1"
 
-/* Every line of ours starts with "fbtq "; anything else is Python's own output (warnings).
- * query_py: the text of fatbuild/python/fatbuild/_torch_query.py, which the Python package
- * also runs in-process (CMake writes it into this header as a C string). */
-#include "torch_query_py.h"
+/* Every line of ours starts with "fbtq "; anything else is Python's own output (warnings). */
 
 /* The interpreter's absolute path, symbolic links kept: a venv's bin/python links to the base
  * interpreter, and resolving it would lose the venv (its site-packages, its torch). */
@@ -109,14 +106,17 @@ take(struct fb_torch *t, char *line, bool *stamps_ok, char *errline, size_t errs
 		snprintf(t->ext_suffix, sizeof(t->ext_suffix), "%s", v);
 	else if (strcmp(k, "std") == 0)
 		snprintf(t->std, sizeof(t->std), "%s", v);
-	else if (strcmp(k, "stamp") == 0 && stamps_ok) {
-		/* "MTIME_NS SIZE PATH": still the same file? */
+	else if (strcmp(k, "stamp") == 0) {
+		/* "MTIME_NS SIZE PATH": from the cache, still the same file? */
 		long long mt = 0, sz = 0;
 		int off = 0;
 		struct stat st;
-		if (sscanf(v, "%lld %lld %n", &mt, &sz, &off) < 2 || off <= 0 || stat(v + off, &st) != 0 ||
-		    (long long)st.st_size != sz ||
-		    (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec != mt)
+		if (sscanf(v, "%lld %lld %n", &mt, &sz, &off) < 2 || off <= 0)
+			return 0;
+		if (t->nstamp < 2)
+			snprintf(t->stamp[t->nstamp++], FB_TORCH_PATH, "%s", v + off);
+		if (stamps_ok && (stat(v + off, &st) != 0 || (long long)st.st_size != sz ||
+		                  (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec != mt))
 			*stamps_ok = false;
 	}
 	return 0;
@@ -179,7 +179,7 @@ spawn_query(const char *python, pid_t *pid, int *fd, struct fb_error *err)
 	posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
 	posix_spawn_file_actions_addclose(&fa, fds[1]);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	char *argv[] = {(char *)python, "-c", (char *)query_py, NULL};
+	char *argv[] = {(char *)python, "-c", (char *)fb_torch_query_py, NULL};
 	int src = posix_spawn(pid, python, &fa, NULL, argv, envp);
 	posix_spawn_file_actions_destroy(&fa);
 	free(envp);

@@ -21,8 +21,16 @@ struct fb_torch {
 	char py_include[FB_TORCH_PATH]; /* Python.h */
 	char include[FB_TORCH_MAXINC][FB_TORCH_PATH]; /* torch.utils.cpp_extension.include_paths() */
 	size_t ninclude;
+	/* torch/__init__.py and torch/version.py: an install or upgrade of torch rewrites them, so a
+	 * build's edges take them as inputs in place of torch's thousands of headers. */
+	char stamp[2][FB_TORCH_PATH];
+	size_t nstamp;
 	bool cached;                    /* read from the build dir's cache, Python not run */
 };
+
+/* The query's Python: the text of fatbuild/python/fatbuild/_torch_query.py, which the Python
+ * package also runs in-process (CMake writes it into a generated source as a C string). */
+extern const char fb_torch_query_py[];
 
 /* Fills t from `python`'s torch (NULL: python3, else python, on PATH): one `python -c`, its
  * answer cached in cache_dir/torch.query, reused while the interpreter path, PYTHONPATH,

@@ -153,6 +153,20 @@ PY
 		fail "load: a changed source was not rebuilt"
 	noop flags 3 -DFB_NOOP=1 && FB_NOOP_ENV=1 noop env 4 -DFB_NOOP=1 && FB_NOOP_ENV=1 noop same 4 -DFB_NOOP=1 &&
 		ok "load: changed flags and environment run fatbuild; the same again does not"
+	# 2a'. What ninja checks on a build with nothing to do: as torch's -MMD, none of torch's
+	#      headers (thousands), torch's own version.py in their place (a new torch rebuilds).
+	tinc=$(sed -n 's/^fbtq include=//p' "$work/noop/torch.query" | head -n 1)
+	cobj=$(ls "$work/noop/obj/"*muladd.cpp.o 2>/dev/null | head -n 1)
+	deps=$(ninja -C "$work/noop" -t deps "$cobj" 2>&1)
+	if [ -z "$tinc" ] || [ -z "$cobj" ] || ! grep -q "muladd.cpp" <<<"$deps"; then
+		fail "load: no torch include dir or no deps of the .cpp's object: $(head -c 300 <<<"$deps")"
+	elif grep -q "$tinc/" <<<"$deps"; then
+		fail "load: ninja checks torch's headers: $(grep -c "$tinc/" <<<"$deps") of them"
+	elif ! ninja -C "$work/noop" -t query "$cobj" 2>&1 | grep -q "torch/version.py"; then
+		fail "load: the .cpp's edge does not take torch/version.py as an input"
+	else
+		ok "load: ninja checks none of torch's headers, torch's version.py instead"
+	fi
 fi
 # 2b. load_inline with a CUDA kernel (its bindings generated from functions=), then a C++ error:
 # the message starts with the compiler's own, and names neither fatbuild's wrapping nor the PCH's.
