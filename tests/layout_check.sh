@@ -205,7 +205,7 @@ check_ranks() {
 	return $bad
 }
 
-# The environment is read in one file, archprobe/base/env.c (fb_env_get, fb_env_switch), by both
+# The environment is read in one file, archprobe/base/config.c (fb_env_get, fb_env_switch), by both
 # libraries and both CLIs (HACKING.md "Configuration"); the runtime (fatbuild/runtime/) is a
 # library of its own and reads its FBRT_* variables itself. Every getenv elsewhere is reported
 # (comments and strings left out), and so is a variable named to fb_env_get or fb_env_switch
@@ -214,14 +214,14 @@ check_env() {
 	local root=$1 out
 	out=$(cd "$root" && find archprobe fatbuild -path fatbuild/runtime -prune -o -name '*.[ch]' -print | sort |
 		xargs perl -0777 -e '
-		my $envc = "archprobe/base/env.c";
-		open(my $fh, "<", $envc) or die "layout: $envc: $!\n";
+		my ($envc, $listf) = ("archprobe/base/config.c", "archprobe/base/config.h");
+		open(my $fh, "<", $listf) or die "layout: $listf: $!\n";
 		my $list = do { local $/; <$fh> };
 		for my $f (@ARGV) {
 			open(my $in, "<", $f) or die "layout: $f: $!\n";
 			my $t = do { local $/; <$in> };
 			for my $m ($t =~ /\bfb_env_(?:get|switch)\s*\(\s*"(\w+)"/g) {
-				print "layout: $f: $m is read but not listed in $envc\n" unless $list =~ /\b\Q$m\E\b/;
+				print "layout: $f: $m is read but not listed in $listf\n" unless $list =~ /\b\Q$m\E\b/;
 			}
 			next if $f eq $envc;
 			$t =~ s{(/\*.*?\*/)|(//[^\n]*)|("(?:\\.|[^"\\\n])*")|(\x27(?:\\.|[^\x27\\\n])*\x27)}{my $q = defined $3 || defined $4; (my $k = $&) =~ tr/\n//cd; ($q ? "\"\"" : " ") . $k}gse;

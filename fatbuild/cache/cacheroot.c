@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 
 #include "store.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "base/error.h"
 #include "base/safefs.h"
 

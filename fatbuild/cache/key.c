@@ -16,7 +16,7 @@
 
 #include "hash.h"
 #include "key.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "base/safefs.h"
 
 #define FIX "remove it or chmod go-w it (fatbuild then hashes NVRTC in every compile)"

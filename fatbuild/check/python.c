@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "base/config.h"
 #include "base/error.h"
 #include "base/words.h"
 #include "plumbing.h"
@@ -34,7 +35,7 @@ spawn(const char *python, pid_t *pid, int *fd, struct fb_error *err)
 	/* Found and executable before the spawn: where exec's failure only shows as the child's
 	 * exit 127 (valgrind's spawn, a vfork-less libc) the message is the same. */
 	char found[4096];
-	const char *pos = NULL;
+	const char *pos = fb_env_get("PATH");
 	if (strchr(python, '/') ? access(python, X_OK) != 0 : !fb_path_next(&pos, python, found, sizeof(found))) {
 		int e = strchr(python, '/') ? errno : ENOENT;
 		close(fds[0]);

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "plumbing.h"
 
 static void

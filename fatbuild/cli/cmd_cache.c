@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "base/env.h"
+#include "base/config.h"
 
 static const char synopsis[] = "usage: fatbuild cache stats|clear|dir\n"
                                "       fatbuild cache trim [--max-size SIZE]\n";

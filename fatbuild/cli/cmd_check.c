@@ -11,7 +11,7 @@
 
 #include "check_report.h"
 #include "cli.h"
-#include "base/env.h"
+#include "base/config.h"
 
 static void
 usage(FILE *f)

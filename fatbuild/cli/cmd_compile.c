@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "base/safefs.h"
 #include "plumbing.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "plumbing.h"
 
 static void

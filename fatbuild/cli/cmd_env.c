@@ -10,7 +10,7 @@
 
 #include "cli.h"
 #include "base/cpus.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "base/words.h"
 #include "plumbing.h"
 
@@ -79,7 +79,7 @@ which(const char *prog, char *out, size_t size)
 		return access(prog, X_OK);
 	}
 	char cand[PATH_MAX];
-	const char *pos = NULL;
+	const char *pos = fb_env_get("PATH");
 	if (!fb_path_next(&pos, prog, cand, sizeof(cand)))
 		return -1;
 	snprintf(out, size, "%s", cand);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "base/env.h"
+#include "base/config.h"
 
 static const char synopsis[] =
 	"usage: fatbuild flags [--arch-list LIST] [--format FORMAT] [--cuda-version X.Y]\n"

@@ -8,7 +8,7 @@
 
 #include "cli.h"
 #include "base/cpus.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "base/safefs.h"
 
 void

@@ -29,7 +29,7 @@
 #include "base/dlload.h"
 #include "fatbin/elfid.h"
 #include "base/cpus.h"
-#include "base/env.h"
+#include "base/config.h"
 
 int
 fb_compile_default_jobs(void)

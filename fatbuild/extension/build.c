@@ -27,7 +27,7 @@
 #include "fatbuild.h"
 #include "plumbing.h"
 #include "base/dlload.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "base/error.h"
 #include "base/safefs.h"
 #include "build.h"

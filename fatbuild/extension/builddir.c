@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "builddir.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "base/error.h"
 #include "base/safefs.h"
 

@@ -43,7 +43,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "base/env.h"
+#include "base/config.h"
 #include "base/error.h"
 #include "base/safefs.h"
 #include "base/strbuf.h"
@@ -150,7 +150,7 @@ int
 fb_edge_tool_id(const char *tool, char *found, char *out, size_t size)
 {
 	char real[PATH_MAX];
-	const char *pos = NULL;
+	const char *pos = fb_env_get("PATH");
 	struct stat st;
 	if (strchr(tool, '/'))
 		snprintf(found, PATH_MAX, "%s", tool);

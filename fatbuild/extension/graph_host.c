@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "fatbuild.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "base/strbuf.h"
 #include "base/words.h"
 #include "build.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "fatbuild.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "base/error.h"
 #include "base/strbuf.h"
 #include "base/words.h"

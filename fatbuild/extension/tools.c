@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "fatbuild.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "base/error.h"
 #include "build.h"
 #include "base/words.h"
@@ -24,7 +24,7 @@ which(const char *prog, char *out)
 		return realpath(prog, out) ? 0 : -1;
 	}
 	char cand[PATHMAX];
-	for (const char *pos = NULL; fb_path_next(&pos, prog, cand, sizeof(cand));)
+	for (const char *pos = fb_env_get("PATH"); fb_path_next(&pos, prog, cand, sizeof(cand));)
 		if (realpath(cand, out))
 			return 0;
 	return -1;

@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "base/env.h"
+#include "base/config.h"
 #include "base/error.h"
 #include "base/safefs.h"
 #include "base/strbuf.h"
@@ -76,7 +76,7 @@ find_python(const char *python, char *out, size_t size)
 			return 0;
 		}
 		char cand[FB_TORCH_PATH];
-		for (const char *pos = NULL; fb_path_next(&pos, p, cand, sizeof(cand));) {
+		for (const char *pos = fb_env_get("PATH"); fb_path_next(&pos, p, cand, sizeof(cand));) {
 			if (cand[0] == '/') {
 				snprintf(out, size, "%s", cand);
 				return 0;
