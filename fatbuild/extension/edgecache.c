@@ -602,12 +602,14 @@ store_open(struct store *s)
 {
 	struct fb_error e = {0};
 	char dir[PATH_MAX];
-	bool local = fb_cache_local_dir(s->o->cache_dir, dir, sizeof(dir), &e) == 0;
+	struct fb_config tc; /* transitional */
+	fb_config_read(&tc);
+	bool local = fb_cache_local_dir(&tc, s->o->cache_dir, dir, sizeof(dir), &e) == 0;
 	if (!local)
 		note(s, "edge cache off", e.msg);
 	struct fb_cache_opts co = {local ? dir : NULL,      s->o->remote_cache, s->o->remote_header,
 	                           s->o->remote_read_only, s->o->remote_timeout_ms, s->o->remote_state,
-	                           s->o->remote_tmpdir};
+	                           s->o->remote_tmpdir,          &tc};
 	struct fb_cache_hooks h = {NULL, on_cache_event, s};
 	fb_cache_open(&co, &h, &s->cache, NULL); /* out of memory: no cache, the command runs */
 }

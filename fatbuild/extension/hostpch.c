@@ -293,7 +293,9 @@ static int
 make_dir(const char *key, struct fb_hostpch *p, struct fb_error *err)
 {
 	char cache[FB_HOSTPCH_PATH - 256], sub[FB_HOSTPCH_PATH - 128];
-	int rc = fb_cache_local_dir(NULL, cache, sizeof(cache), err);
+	struct fb_config tc; /* transitional */
+	fb_config_read(&tc);
+	int rc = fb_cache_local_dir(&tc, NULL, cache, sizeof(cache), err);
 	if (rc)
 		return rc;
 	snprintf(sub, sizeof(sub), "%s/hostpch", cache);
