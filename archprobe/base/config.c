@@ -108,15 +108,3 @@ fb_config_or_read(const struct fb_config *c, struct fb_config *local)
 	fb_config_read(local);
 	return local;
 }
-
-const char *
-fb_env_get(const char *name)
-{
-	return getenv(name);
-}
-
-int
-fb_env_switch(const char *name)
-{
-	return fb_config_switch(getenv(name));
-}

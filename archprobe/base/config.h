@@ -81,8 +81,4 @@ const struct fb_config *fb_config_or_read(const struct fb_config *c, struct fb_c
  * default holds. FATBUILD_EDGE_CACHE=no and FATBUILD_HOST_PCH=off mean the same as =0. */
 int fb_config_switch(const char *v);
 
-/* Transitional, while the parts move to struct fb_config: one variable read as before. */
-const char *fb_env_get(const char *name);
-int fb_env_switch(const char *name);
-
 #endif
