@@ -31,8 +31,10 @@
 #include "base/cpus.h"
 #include "base/config.h"
 
-int
-fb_compile_jobs_config(const struct fb_config *cfg, int asked)
+/* fb_compile_jobs with the configuration read (MAX_JOBS): asked when > 0 (at most
+ * FB_JOBS_MAX), else MAX_JOBS, else the CPUs this process may use. */
+static int
+jobs_of(const struct fb_config *cfg, int asked)
 {
 	if (asked > 0)
 		return asked > FB_JOBS_MAX ? FB_JOBS_MAX : asked;
@@ -50,9 +52,10 @@ fb_compile_default_jobs(void)
 int
 fb_compile_jobs(int asked)
 {
-	struct fb_config cfg;
-	fb_config_read(&cfg);
-	return fb_compile_jobs_config(&cfg, asked);
+	struct fb_config cfg = {0};
+	if (asked <= 0) /* the only case that reads it */
+		fb_config_read(&cfg);
+	return jobs_of(&cfg, asked);
 }
 
 int
@@ -467,7 +470,7 @@ run_jobs(struct run *r, const char *home, struct fb_compile_result *res, struct 
 	cache_lookup(r, res);
 	fb_cache_idle(r->cache); /* the jobs are forked next (cache.h) */
 	server_jobs(r, home, res);
-	int maxjobs = fb_compile_jobs_config(r->cfg, opts->jobs);
+	int maxjobs = jobs_of(r->cfg, opts->jobs);
 	setup_pch(r, res);
 	struct job *failed = NULL;
 	rc = fb_run_jobs(r, maxjobs, &failed, err);

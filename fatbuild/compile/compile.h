@@ -13,11 +13,6 @@
 #include "cache/cache.h"
 
 struct run; /* run.h */
-struct fb_config;
-
-/* fb_compile_jobs with the configuration read (MAX_JOBS): asked when > 0 (at most
- * FB_JOBS_MAX), else MAX_JOBS, else the CPUs this process may use. */
-int fb_compile_jobs_config(const struct fb_config *cfg, int asked);
 
 /* prepare.c: the NVRTC options every job shares; each source read, its headers found and
  * keyed; one job per (source, target slot), keyed and seeded. */
