@@ -364,8 +364,8 @@ fork_child(const char *libcuda, const int fds[2], pid_t *pid, struct ap_probe_re
 }
 
 int
-ap_probe_run_child(const struct ap_probe_opts *opts, const struct fb_config *cfg, const char *libcuda, double timeout, struct ap_probe_result *r,
-                   struct ap_probe_detail *d, struct ap_error *err)
+ap_probe_run_child(const struct ap_probe_opts *opts, const struct fb_config *cfg, const char *libcuda, double timeout,
+                   struct ap_probe_result *r, struct ap_probe_detail *d, struct ap_error *err)
 {
 	char helper[PATH_MAX], what[PATH_MAX + 32];
 	int fds[2], rc;

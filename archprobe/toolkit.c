@@ -444,7 +444,8 @@ ap_nvrtc_candidates(const char *home, char (*paths)[AP_PATH_MAX], int max)
 /* Loads NVRTC (ap_nvrtc_candidates of home, env: FATBUILD_NVRTC) and reads its version and arches. Returns true on
  * success; else why holds the reason. */
 static bool
-nvrtc_query(const char *env, const char *home, int *version, int *sm, int *nsm, char *path, size_t pathsize, char *why, size_t whysize)
+nvrtc_query(const char *env, const char *home, int *version, int *sm, int *nsm, char *path, size_t pathsize, char *why,
+            size_t whysize)
 {
 	char (*c)[AP_PATH_MAX] = malloc(AP_MAX_NVRTC_CANDIDATES * sizeof(*c));
 	if (!c) {

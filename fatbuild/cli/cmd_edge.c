@@ -133,6 +133,7 @@ cmd_edge(int argc, char **argv)
 		return fail_fb(&err);
 	if (r.note[0])
 		warn("warning: %s", r.note);
-	log_edge(cfg.edge_log, r.hit == FB_EDGE_LOCAL ? "hit local" : r.hit == FB_EDGE_REMOTE ? "hit remote" : "ran", o.output);
+	log_edge(cfg.edge_log, r.hit == FB_EDGE_LOCAL ? "hit local" : r.hit == FB_EDGE_REMOTE ? "hit remote" : "ran",
+	         o.output);
 	return r.status;
 }
