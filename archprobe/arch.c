@@ -13,7 +13,7 @@
 
 #include "arch.h"
 #include "arch_parse.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "base/error.h"
 
 #define ACCEPTED \
@@ -30,6 +30,7 @@ struct builder {
 	bool drop;
 	const char *what;  /* "item" or "--fallback item" … for messages */
 	int status;        /* first allocation failure */
+	const struct fb_config *cfg; /* the configuration, read once at the entry */
 };
 
 static void
@@ -429,7 +430,7 @@ use_fallback(struct builder *b, const struct ap_resolve_opts *opts, const char *
 	const char *fb = opts ? opts->fallback : NULL;
 	const char *which = "--fallback";
 	if (!fb || !*fb) {
-		fb = fb_env_get("ARCHPROBE_FALLBACK");
+		fb = b->cfg->archprobe_fallback;
 		which = "ARCHPROBE_FALLBACK";
 	}
 	b->l->source = "fallback";
@@ -458,7 +459,7 @@ use_fallback(struct builder *b, const struct ap_resolve_opts *opts, const char *
 /* Runs the device probe into *pr (malloc'd; *r points at it when the probe ran). A failed probe
  * is an error for "native"; for "auto" it only says why in why. */
 static int
-probe_devices(const struct ap_resolve_opts *opts, bool native, struct ap_probe_result **pr,
+probe_devices(const struct builder *b, const struct ap_resolve_opts *opts, bool native, struct ap_probe_result **pr,
               const struct ap_probe_result **r, char *why, size_t size, struct ap_error *err)
 {
 	*pr = malloc(sizeof(**pr));
@@ -467,7 +468,12 @@ probe_devices(const struct ap_resolve_opts *opts, bool native, struct ap_probe_r
 		return AP_ENOMEM;
 	}
 	struct ap_error perr = {0};
-	int prc = ap_probe(opts ? opts->probe : NULL, *pr, &perr);
+	struct ap_probe_opts po = {0};
+	if (opts && opts->probe)
+		po = *opts->probe;
+	if (!po.config)
+		po.config = b->cfg;
+	int prc = ap_probe(&po, *pr, &perr);
 	if (!prc) {
 		*r = *pr;
 		return AP_OK;
@@ -500,12 +506,11 @@ device_ccs(const struct ap_probe_result *r, struct devcc *ccs)
 /* The error of "native" when no device can be built for (r: the probe's result, if any; why:
  * what it found); returns its code. */
 static int
-native_error(const struct ap_probe_result *r, const char *why, struct ap_error *err)
+native_error(const struct ap_probe_result *r, const char *cvd, const char *why, struct ap_error *err)
 {
 	int code = r ? status_code(r->status) : AP_ENODEVICE;
 	if (r && r->status == AP_PROBE_OK)
 		code = AP_ENODEVICE;
-	const char *cvd = fb_env_get("CUDA_VISIBLE_DEVICES");
 	char note[120] = "";
 	if (cvd && !strstr(why, "CUDA_VISIBLE_DEVICES"))
 		snprintf(note, sizeof(note), " (CUDA_VISIBLE_DEVICES='%.60s' is set and may hide devices)", cvd);
@@ -523,7 +528,7 @@ add_devices(struct builder *b, const struct ap_resolve_opts *opts, bool native, 
 	struct devcc ccs[AP_MAX_DEVICES];
 	int n = 0;
 	const char *source = "devices";
-	const char *override = fb_env_get("ARCHPROBE_ARCHS");
+	const char *override = b->cfg->archprobe_archs;
 	struct ap_probe_result *pr = NULL;
 	const struct ap_probe_result *r = opts ? opts->devices : NULL;
 	char why[600];
@@ -537,7 +542,7 @@ add_devices(struct builder *b, const struct ap_resolve_opts *opts, bool native, 
 			return rc;
 	} else {
 		if (!r && !(opts && opts->no_probe)) {
-			rc = probe_devices(opts, native, &pr, &r, why, sizeof(why), err);
+			rc = probe_devices(b, opts, native, &pr, &r, why, sizeof(why), err);
 			if (rc)
 				return rc;
 		}
@@ -556,7 +561,7 @@ add_devices(struct builder *b, const struct ap_resolve_opts *opts, bool native, 
 			snprintf(why, sizeof(why), "device probing is disabled");
 		}
 		if (n == 0 && native) {
-			rc = native_error(r, why, err);
+			rc = native_error(r, b->cfg->cuda_visible_devices, why, err);
 			free(pr);
 			return rc;
 		}
@@ -641,16 +646,18 @@ ap_archlist_resolve(const char *text, const struct ap_resolve_opts *opts, struct
 		return AP_ENOMEM;
 	}
 	l->source = "input";
+	struct fb_config local;
+	const struct fb_config *cfg = fb_config_or_read(opts ? opts->config : NULL, &local);
 	if (opts && opts->toolkit)
 		l->toolkit = *opts->toolkit;
 	else {
-		int rc = ap_toolkit_detect(NULL, &l->toolkit, err);
+		int rc = ap_toolkit_detect_config(cfg, NULL, &l->toolkit, err);
 		if (rc) {
 			ap_archlist_free(l);
 			return rc;
 		}
 	}
-	struct builder b = {l, 0, &l->toolkit, opts && opts->drop_unsupported, "item", 0};
+	struct builder b = {l, 0, &l->toolkit, opts && opts->drop_unsupported, "item", 0, cfg};
 	if (l->toolkit.version > ap_tk_newest_release()) {
 		char v1[16], v2[16];
 		add_warning(&b, "CUDA %s is newer than the newest built-in release table (CUDA %s): using the arches it "

@@ -21,6 +21,9 @@ struct ap_archlist {
 	struct ap_toolkit toolkit;    /* what the list was validated against */
 };
 
+/* ap_toolkit_detect with the configuration already read (toolkit.c; arch.c passes its own). */
+int ap_toolkit_detect_config(const struct fb_config *cfg, const char *cuda_home, struct ap_toolkit *out,
+                             struct ap_error *err);
 /* Whether any CUDA release with a built-in table accepts the variant for sm. */
 bool ap_tk_variant_exists(int sm, enum ap_variant v);
 /* Writes a hint for an sm (or sm+variant) missing from the release `version` ("sm_70 was

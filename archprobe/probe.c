@@ -15,7 +15,7 @@
 
 #include "arch.h"
 #include "probe.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "base/error.h"
 #include "base/safefs.h"
 
@@ -42,9 +42,9 @@ ap_probe_status_name(enum ap_probe_status s)
 /* ---- the entry point ------------------------------------------------------------------------ */
 
 static int
-probe_timeout(const struct ap_probe_opts *opts, double *out, struct ap_error *err)
+probe_timeout(const struct ap_probe_opts *opts, const struct fb_config *cfg, double *out, struct ap_error *err)
 {
-	const char *v = fb_env_get("ARCHPROBE_TIMEOUT");
+	const char *v = cfg->archprobe_timeout;
 	char *end;
 
 	if (opts && opts->timeout > 0) {
@@ -91,6 +91,8 @@ int
 ap_probe(const struct ap_probe_opts *opts, struct ap_probe_result *out, struct ap_error *err)
 {
 	const char *libcuda = opts ? opts->libcuda : NULL, *v;
+	struct fb_config local;
+	const struct fb_config *cfg = fb_config_or_read(opts ? opts->config : NULL, &local);
 	double timeout, t0 = ap_probe_now();
 	char cache[PATH_MAX], key[PATH_MAX + 1024];
 	struct ap_probe_detail detail = {AP_DETAIL_NONE, ""};
@@ -102,17 +104,17 @@ ap_probe(const struct ap_probe_opts *opts, struct ap_probe_result *out, struct a
 		return AP_EINVAL;
 	}
 	memset(out, 0, sizeof(*out));
-	if ((rc = probe_timeout(opts, &timeout, err)) != 0)
+	if ((rc = probe_timeout(opts, cfg, &timeout, err)) != 0)
 		return rc;
-	if (!libcuda && (v = fb_env_get("ARCHPROBE_LIBCUDA")) && *v)
+	if (!libcuda && (v = cfg->archprobe_libcuda) && *v)
 		libcuda = v;
-	if ((v = fb_env_get("CUDA_VISIBLE_DEVICES"))) {
+	if ((v = cfg->cuda_visible_devices)) {
 		out->cuda_visible_devices_set = true;
 		snprintf(out->cuda_visible_devices, sizeof(out->cuda_visible_devices), "%s", v);
 	}
-	if ((v = fb_env_get("CUDA_DEVICE_ORDER")))
+	if ((v = cfg->cuda_device_order))
 		snprintf(out->cuda_device_order, sizeof(out->cuda_device_order), "%s", v);
-	if ((cached = ap_probe_cache_path(opts, cache, sizeof(cache)))) {
+	if ((cached = ap_probe_cache_path(opts, cfg, cache, sizeof(cache)))) {
 		char why[PATH_MAX + 160];
 		if (!fb_file_trusted(cache, why, sizeof(why))) {
 			ap_probe_trace(out, "cache not used (neither read nor written): %s", why);
@@ -120,7 +122,7 @@ ap_probe(const struct ap_probe_opts *opts, struct ap_probe_result *out, struct a
 		}
 	}
 	if (cached) {
-		ap_probe_cache_key(libcuda, key, sizeof(key));
+		ap_probe_cache_key(cfg, libcuda, key, sizeof(key));
 		if (ap_probe_cache_lookup(cache, key, out)) {
 			ap_probe_trace(out, "cache hit: %s", cache);
 			ap_probe_check_devices(out, &detail);
@@ -133,7 +135,7 @@ ap_probe(const struct ap_probe_opts *opts, struct ap_probe_result *out, struct a
 	if (opts && opts->no_subprocess) {
 		ap_probe_trace(out, "probing in this process");
 		ap_cuda_query(libcuda, out, &detail, -1);
-	} else if ((rc = ap_probe_run_child(opts, libcuda, timeout, out, &detail, err)) != 0) {
+	} else if ((rc = ap_probe_run_child(opts, cfg, libcuda, timeout, out, &detail, err)) != 0) {
 		return rc;
 	}
 	ap_probe_check_devices(out, &detail);

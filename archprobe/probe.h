@@ -89,15 +89,15 @@ void ap_probe_put(int fd, const char *key, const char *value);
 /* Runs the probe in a child (opts->helper, else a found archprobe, else fork() of a
  * single-threaded caller) and fills r from its reply, or with a timeout/crash status and a raw
  * detail in d. Returns 0, or AP_EIO (err filled) when no child could be started. */
-int ap_probe_run_child(const struct ap_probe_opts *opts, const char *libcuda, double timeout,
-                       struct ap_probe_result *r, struct ap_probe_detail *d, struct ap_error *err);
+int ap_probe_run_child(const struct ap_probe_opts *opts, const struct fb_config *cfg, const char *libcuda,
+                       double timeout, struct ap_probe_result *r, struct ap_probe_detail *d, struct ap_error *err);
 
 /* The opt-in cache. cache_path: the cache file from opts->cache or ARCHPROBE_CACHE ("1": under
  * XDG_CACHE_HOME or ~/.cache), false when off or too long. cache_key: what the answer depends
  * on, known before probing. lookup fills r (keeping its CUDA_* fields) from a matching record of
  * an unchanged library; store writes an AP_PROBE_OK r atomically, and nothing otherwise. */
-bool ap_probe_cache_path(const struct ap_probe_opts *opts, char *buf, size_t size);
-void ap_probe_cache_key(const char *libcuda, char *buf, size_t size);
+bool ap_probe_cache_path(const struct ap_probe_opts *opts, const struct fb_config *cfg, char *buf, size_t size);
+void ap_probe_cache_key(const struct fb_config *cfg, const char *libcuda, char *buf, size_t size);
 bool ap_probe_cache_lookup(const char *path, const char *key, struct ap_probe_result *r);
 void ap_probe_cache_store(const char *path, const char *key, const struct ap_probe_result *r);
 

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "probe.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "base/safefs.h"
 
 /* Formats a path into buf; false when it does not fit. */
@@ -30,19 +30,19 @@ path_printf(char *buf, size_t size, const char *fmt, ...)
 }
 
 bool
-ap_probe_cache_path(const struct ap_probe_opts *opts, char *buf, size_t size)
+ap_probe_cache_path(const struct ap_probe_opts *opts, const struct fb_config *cfg, char *buf, size_t size)
 {
-	const char *c = opts && opts->cache ? opts->cache : fb_env_get("ARCHPROBE_CACHE"), *base;
+	const char *c = opts && opts->cache ? opts->cache : cfg->archprobe_cache, *base;
 	char dir[PATH_MAX];
 
 	if (!c || !*c)
 		return false;
 	if (strcmp(c, "1") != 0)
 		return path_printf(buf, size, "%s", c);
-	if ((base = fb_env_get("XDG_CACHE_HOME")) && *base) {
+	if ((base = cfg->xdg_cache_home) && *base) {
 		if (!path_printf(dir, sizeof(dir), "%s", base))
 			return false;
-	} else if (!(base = fb_env_get("HOME")) || !*base || !path_printf(dir, sizeof(dir), "%s/.cache", base)) {
+	} else if (!(base = cfg->home) || !*base || !path_printf(dir, sizeof(dir), "%s/.cache", base)) {
 		return false;
 	}
 	mkdir(dir, 0700);
@@ -54,10 +54,10 @@ ap_probe_cache_path(const struct ap_probe_opts *opts, char *buf, size_t size)
 
 /* What the answer depends on, known before probing. */
 void
-ap_probe_cache_key(const char *libcuda, char *buf, size_t size)
+ap_probe_cache_key(const struct fb_config *cfg, const char *libcuda, char *buf, size_t size)
 {
-	const char *ld = fb_env_get("LD_LIBRARY_PATH"), *cvd = fb_env_get("CUDA_VISIBLE_DEVICES");
-	const char *cdo = fb_env_get("CUDA_DEVICE_ORDER");
+	const char *ld = cfg->ld_library_path, *cvd = cfg->cuda_visible_devices;
+	const char *cdo = cfg->cuda_device_order;
 	char boot[64] = "-";
 	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
 

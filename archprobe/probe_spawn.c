@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "probe.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "base/error.h"
 #include "base/proc.h"
 
@@ -94,12 +94,11 @@ beside(const char *file, const char *rel, char *buf, size_t size)
 /* The archprobe binary to run as the child: next to this executable (archprobe itself, or
  * fatbuild in the same bin/), next to libarchprobe (../bin), else on PATH. */
 static bool
-find_helper(char *buf, size_t size)
+find_helper(const char *path, char *buf, size_t size)
 {
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	Dl_info info;
-	const char *path;
 	void *self;
 	int (*fn)(int, char **) = ap_probe_child_main; /* any function of libarchprobe */
 
@@ -112,7 +111,6 @@ find_helper(char *buf, size_t size)
 	if (dladdr(self, &info) && info.dli_fname && strchr(info.dli_fname, '/') &&
 	    (beside(info.dli_fname, "../bin/archprobe", buf, size) || beside(info.dli_fname, "archprobe", buf, size)))
 		return true;
-	path = fb_env_get("PATH");
 	while (path && *path) {
 		size_t len = strcspn(path, ":");
 		int m = snprintf(buf, size, "%.*s/archprobe", (int)len, path);
@@ -280,7 +278,7 @@ collect(pid_t pid, int rfd, double timeout, const char *what, struct ap_probe_re
 
 /* The helper to run into helper: opts->helper, else a found archprobe; "" for fork(). */
 static int
-choose_helper(const struct ap_probe_opts *opts, char *helper, size_t size, struct ap_probe_result *r,
+choose_helper(const struct ap_probe_opts *opts, const char *path, char *helper, size_t size, struct ap_probe_result *r,
               struct ap_error *err)
 {
 	if (opts && opts->helper && *opts->helper) {
@@ -291,7 +289,7 @@ choose_helper(const struct ap_probe_opts *opts, char *helper, size_t size, struc
 		}
 	} else if (opts && opts->helper) {
 		helper[0] = 0; /* "": fork */
-	} else if (!find_helper(helper, size)) {
+	} else if (!find_helper(path, helper, size)) {
 		helper[0] = 0;
 		ap_probe_trace(r, "no archprobe helper next to this program, next to libarchprobe or on PATH");
 	}
@@ -366,14 +364,14 @@ fork_child(const char *libcuda, const int fds[2], pid_t *pid, struct ap_probe_re
 }
 
 int
-ap_probe_run_child(const struct ap_probe_opts *opts, const char *libcuda, double timeout, struct ap_probe_result *r,
-                   struct ap_probe_detail *d, struct ap_error *err)
+ap_probe_run_child(const struct ap_probe_opts *opts, const struct fb_config *cfg, const char *libcuda, double timeout,
+                   struct ap_probe_result *r, struct ap_probe_detail *d, struct ap_error *err)
 {
 	char helper[PATH_MAX], what[PATH_MAX + 32];
 	int fds[2], rc;
 	pid_t pid;
 
-	if ((rc = choose_helper(opts, helper, sizeof(helper), r, err)) || (rc = open_pipe(fds, err)))
+	if ((rc = choose_helper(opts, cfg->path, helper, sizeof(helper), r, err)) || (rc = open_pipe(fds, err)))
 		return rc;
 	if (*helper) {
 		ap_probe_trace(r, "probe child: %s %s%s%s", helper, CHILD_FLAG, libcuda ? " --libcuda " : "",

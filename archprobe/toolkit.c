@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "arch.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "base/error.h"
 #include "base/safefs.h"
 
@@ -262,9 +262,8 @@ is_exec(const char *p)
  * path does not fit is not skipped: *toolong is set and false returned, so the caller reports
  * it instead of looking further (or silently truncating). */
 static bool
-nvcc_on_path(char *buf, size_t size, bool *toolong)
+nvcc_on_path(const char *path, char *buf, size_t size, bool *toolong)
 {
-	const char *path = fb_env_get("PATH");
 	if (!path)
 		return false;
 	const char *p = path;
@@ -300,10 +299,11 @@ nvcc_on_path(char *buf, size_t size, bool *toolong)
 	return false;
 }
 
-int
-ap_cuda_home(char *buf, size_t size, struct ap_error *err)
+/* ap_cuda_home with the configuration read (CUDA_HOME, PATH). */
+static int
+find_cuda_home(const struct fb_config *cfg, char *buf, size_t size, struct ap_error *err)
 {
-	const char *env = fb_env_get("CUDA_HOME");
+	const char *env = cfg->cuda_home;
 	if (!buf || size == 0) {
 		ap_seterr(err, AP_EINVAL, "ap_cuda_home: no buffer");
 		return AP_EINVAL;
@@ -321,7 +321,7 @@ ap_cuda_home(char *buf, size_t size, struct ap_error *err)
 		return AP_OK;
 	}
 	bool toolong = false;
-	if (nvcc_on_path(buf, size, &toolong))
+	if (nvcc_on_path(cfg->path, buf, size, &toolong))
 		return AP_OK;
 	if (toolong) {
 		ap_seterr(err, AP_EINVAL, "the toolkit of the nvcc on PATH has a path too long for a %zu-byte buffer", size);
@@ -338,6 +338,14 @@ ap_cuda_home(char *buf, size_t size, struct ap_error *err)
 	ap_seterr(err, AP_ENOTOOLKIT,
 	       "no CUDA toolkit found (CUDA_HOME unset, no nvcc on PATH, no /usr/local/cuda); set CUDA_HOME");
 	return AP_ENOTOOLKIT;
+}
+
+int
+ap_cuda_home(char *buf, size_t size, struct ap_error *err)
+{
+	struct fb_config cfg;
+	fb_config_read(&cfg);
+	return find_cuda_home(&cfg, buf, size, err);
 }
 
 /* ---- detection ---------------------------------------------------------------------------- */
@@ -372,11 +380,11 @@ add_cand(char (*paths)[AP_PATH_MAX], int n, int max, const char *dir, const char
 	return n + 1;
 }
 
-int
-ap_nvrtc_candidates(const char *home, char (*paths)[AP_PATH_MAX], int max)
+/* ap_nvrtc_candidates with FATBUILD_NVRTC's value (env, NULL when unset). */
+static int
+nvrtc_candidates(const char *env, const char *home, char (*paths)[AP_PATH_MAX], int max)
 {
 	int n = 0;
-	const char *env = fb_env_get("FATBUILD_NVRTC");
 	if (!paths || max <= 0)
 		return 0;
 	if (env && *env) {
@@ -425,18 +433,26 @@ ap_nvrtc_candidates(const char *home, char (*paths)[AP_PATH_MAX], int max)
 	return n;
 }
 
-/* Loads NVRTC (ap_nvrtc_candidates of home) and reads its version and arches. Returns true on
+int
+ap_nvrtc_candidates(const char *home, char (*paths)[AP_PATH_MAX], int max)
+{
+	struct fb_config cfg;
+	fb_config_read(&cfg);
+	return nvrtc_candidates(cfg.nvrtc, home, paths, max);
+}
+
+/* Loads NVRTC (ap_nvrtc_candidates of home, env: FATBUILD_NVRTC) and reads its version and arches. Returns true on
  * success; else why holds the reason. */
 static bool
-nvrtc_query(const char *home, int *version, int *sm, int *nsm, char *path, size_t pathsize, char *why, size_t whysize)
+nvrtc_query(const char *env, const char *home, int *version, int *sm, int *nsm, char *path, size_t pathsize, char *why,
+            size_t whysize)
 {
 	char (*c)[AP_PATH_MAX] = malloc(AP_MAX_NVRTC_CANDIDATES * sizeof(*c));
 	if (!c) {
 		snprintf(why, whysize, "out of memory");
 		return false;
 	}
-	int nc = ap_nvrtc_candidates(home, c, AP_MAX_NVRTC_CANDIDATES);
-	const char *env = fb_env_get("FATBUILD_NVRTC");
+	int nc = nvrtc_candidates(env, home, c, AP_MAX_NVRTC_CANDIDATES);
 	if (env && *env)
 		snprintf(why, whysize, "FATBUILD_NVRTC=%.200s is not a libnvrtc.so.* (nor a folder with one)", env);
 	else
@@ -655,6 +671,15 @@ suffix_from_ptxas(const char *home, struct ap_toolkit *out)
 int
 ap_toolkit_detect(const char *cuda_home, struct ap_toolkit *out, struct ap_error *err)
 {
+	struct fb_config cfg;
+	fb_config_read(&cfg);
+	return ap_toolkit_detect_config(&cfg, cuda_home, out, err);
+}
+
+int
+ap_toolkit_detect_config(const struct fb_config *cfg, const char *cuda_home, struct ap_toolkit *out,
+                         struct ap_error *err)
+{
 	char home[PATH_MAX], why[512], path[PATH_MAX], v[16];
 	if (!out) {
 		ap_seterr(err, AP_EINVAL, "ap_toolkit_detect: out is NULL");
@@ -668,16 +693,15 @@ ap_toolkit_detect(const char *cuda_home, struct ap_toolkit *out, struct ap_error
 		}
 		snprintf(home, sizeof(home), "%s", cuda_home);
 	} else {
-		int rc = ap_cuda_home(home, sizeof(home), err);
-		const char *env = fb_env_get("FATBUILD_NVRTC");
-		if (rc && !(env && *env))
+		int rc = find_cuda_home(cfg, home, sizeof(home), err);
+		if (rc && !(cfg->nvrtc && *cfg->nvrtc))
 			return rc;
 		if (rc)
 			home[0] = '\0'; /* an NVRTC-only install */
 	}
 
 	int version = 0;
-	if (nvrtc_query(home, &version, out->sm, &out->nsm, path, sizeof(path), why, sizeof(why))) {
+	if (nvrtc_query(cfg->nvrtc, home, &version, out->sm, &out->nsm, path, sizeof(path), why, sizeof(why))) {
 		snprintf(out->source, sizeof(out->source), "NVRTC %.200s", path);
 	} else if (!home[0]) {
 		ap_seterr(err, AP_ENOTOOLKIT, "cannot use NVRTC: %.400s", why);

@@ -67,6 +67,9 @@ struct fb_edge_opts {
 	const char *remote_state;  /* as fb_compile_opts.remote_state */
 	const char *remote_tmpdir; /* as fb_compile_opts.remote_tmpdir */
 	const volatile sig_atomic_t *cancel; /* as fb_build_opts.cancel: the command is signalled */
+	/* The configuration (PATH, the variables that enter the key, the cache's): `fatbuild edge`
+	 * reads it once at its start; NULL: fb_edge_run reads it once. */
+	const struct fb_config *config;
 };
 enum fb_edge_hit { FB_EDGE_RAN = 0, FB_EDGE_LOCAL = 1, FB_EDGE_REMOTE = 2 };
 struct fb_edge_result {
@@ -81,8 +84,8 @@ int fb_edge_run(const struct fb_edge_opts *o, struct fb_edge_result *r, struct f
 /* Size of data compressed with zstd at level (streamed, nothing kept). */
 int fb_zstd_size(const void *data, size_t size, int level, uint64_t *out, struct fb_error *err);
 
-/* The purelib and platlib directories of a Python interpreter (one when they are the same):
- * malloc'd strings in dirs[0..*n). */
-int fb_python_site_dirs(const char *python, char *dirs[2], size_t *n, struct fb_error *err);
+/* The purelib and platlib directories of a Python interpreter (a path, or a name searched on
+ * path, PATH's value; one when they are the same): malloc'd strings in dirs[0..*n). */
+int fb_python_site_dirs(const char *path, const char *python, char *dirs[2], size_t *n, struct fb_error *err);
 
 #endif

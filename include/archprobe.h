@@ -169,6 +169,9 @@ struct ap_probe_result {
 	char trace[2048];        /* loader steps, one per line (archprobe -v) */
 };
 
+/* The configuration read from the environment: private to the tools, opaque here. */
+struct fb_config;
+
 struct ap_probe_opts {
 	const char *libcuda;     /* exact driver path; NULL: ARCHPROBE_LIBCUDA, libcuda.so.1, WSL path */
 	double timeout;          /* seconds; <= 0: ARCHPROBE_TIMEOUT or 10 */
@@ -181,6 +184,10 @@ struct ap_probe_opts {
 	                          * stored; the key is the requested library, LD_LIBRARY_PATH,
 	                          * CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, the boot id, and the
 	                          * loaded libcuda's real path, mtime and size. */
+	/* The configuration the environment gave (ARCHPROBE_*, CUDA_*, PATH, HOME, ...), read once
+	 * by the tools and passed down; NULL: ap_probe reads it once at its start. Opaque:
+	 * callers outside the tools leave it NULL. */
+	const struct fb_config *config;
 };
 
 /* Probes the visible devices. Returns 0 when a result (any status) was produced. */
@@ -205,6 +212,7 @@ struct ap_resolve_opts {
 	const struct ap_probe_opts *probe;/* how to probe for native/auto; NULL: defaults */
 	const struct ap_probe_result *devices; /* already-probed devices; NULL: ARCHPROBE_ARCHS, else probe */
 	bool no_probe;                    /* never probe: native is an error, auto uses the fallback */
+	const struct fb_config *config;   /* as ap_probe_opts.config; NULL: read once at the start */
 };
 
 /* Parses and resolves an arch list (any mix of PyTorch, CMake and nvcc syntax, names,

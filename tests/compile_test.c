@@ -319,9 +319,9 @@ test_cache(void)
 	                           .ptx = (unsigned char *)".version 9.0", .ptx_size = 12, .log = "warn"};
 	struct fb_cache_entry g = {0};
 	struct fb_error err = {0};
-	CHECK(fb_store_get(dir, key, &g, &err) == FB_ENOIMAGE);
-	CHECK(fb_store_put(dir, key, &e, &err) == 0);
-	CHECK(fb_store_get(dir, key, &g, &err) == 0);
+	CHECK(fb_store_get(dir, 0, key, &g, &err) == FB_ENOIMAGE);
+	CHECK(fb_store_put(dir, 0, key, &e, &err) == 0);
+	CHECK(fb_store_get(dir, 0, key, &g, &err) == 0);
 	CHECK(g.cubin_size == 5 && memcmp(g.cubin, "CUBIN", 5) == 0);
 	CHECK(g.ptx_size == 12 && memcmp(g.ptx, ".version 9.0", 12) == 0);
 	CHECK_STR(g.log, "warn");
@@ -337,18 +337,18 @@ test_cache(void)
 	fputc('X', f);
 	fclose(f);
 	char want[PATH_MAX * 3 + 64];
-	CHECK(fb_store_get(dir, key, &g, &err) == FB_EFORMAT);
+	CHECK(fb_store_get(dir, 0, key, &g, &err) == FB_EFORMAT);
 	snprintf(want, sizeof(want), "cache entry %s: size or checksum mismatch (85 bytes)", path);
 	CHECK_STR(err.msg, want);
 	CHECK(access(path, F_OK) != 0);
-	CHECK(fb_store_get(dir, key, &g, &err) == FB_ENOIMAGE); /* now a plain miss */
+	CHECK(fb_store_get(dir, 0, key, &g, &err) == FB_ENOIMAGE); /* now a plain miss */
 	/* truncated entry: corrupt too */
-	CHECK(fb_store_put(dir, key, &e, &err) == 0);
+	CHECK(fb_store_put(dir, 0, key, &e, &err) == 0);
 	CHECK(truncate(path, 0x45) == 0);
-	CHECK(fb_store_get(dir, key, &g, &err) == FB_EFORMAT);
+	CHECK(fb_store_get(dir, 0, key, &g, &err) == FB_EFORMAT);
 	snprintf(want, sizeof(want), "cache entry %s: size or checksum mismatch (69 bytes)", path);
 	CHECK_STR(err.msg, want);
-	CHECK(fb_store_put(dir, key, &e, &err) == 0);
+	CHECK(fb_store_put(dir, 0, key, &e, &err) == 0);
 	uint64_t removed = 0;
 	CHECK(fb_cache_clear(dir, &removed, &err) == 0 && removed == 1);
 	CHECK(fb_cache_stats(dir, &st, &err) == 0 && st.entries == 0);

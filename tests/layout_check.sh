@@ -205,29 +205,33 @@ check_ranks() {
 	return $bad
 }
 
-# The environment is read in one file, archprobe/base/env.c (fb_env_get, fb_env_switch), by both
-# libraries and both CLIs (HACKING.md "Configuration"); the runtime (fatbuild/runtime/) is a
-# library of its own and reads its FBRT_* variables itself. Every getenv elsewhere is reported
-# (comments and strings left out), and so is a variable named to fb_env_get or fb_env_switch
-# that env.c's list does not name.
+# The environment is read in one place, archprobe/base/config.c (fb_config_read fills struct
+# fb_config, which is passed down), by both libraries and both CLIs (HACKING.md
+# "Configuration"); the runtime (fatbuild/runtime/) is a library of its own and reads its FBRT_*
+# variables itself. Every reader of the environment elsewhere is reported: getenv,
+# secure_getenv, and a wrapper of them by the names one would take (fb_env_get, fb_env_switch),
+# called or defined (comments and strings left out); and so is a variable config.c reads that
+# config.h's list does not name.
 check_env() {
 	local root=$1 out
 	out=$(cd "$root" && find archprobe fatbuild -path fatbuild/runtime -prune -o -name '*.[ch]' -print | sort |
 		xargs perl -0777 -e '
-		my $envc = "archprobe/base/env.c";
-		open(my $fh, "<", $envc) or die "layout: $envc: $!\n";
+		my ($envc, $listf) = ("archprobe/base/config.c", "archprobe/base/config.h");
+		open(my $fh, "<", $listf) or die "layout: $listf: $!\n";
 		my $list = do { local $/; <$fh> };
 		for my $f (@ARGV) {
 			open(my $in, "<", $f) or die "layout: $f: $!\n";
 			my $t = do { local $/; <$in> };
-			for my $m ($t =~ /\bfb_env_(?:get|switch)\s*\(\s*"(\w+)"/g) {
-				print "layout: $f: $m is read but not listed in $envc\n" unless $list =~ /\b\Q$m\E\b/;
+			if ($f eq $envc) {
+				for my $m ($t =~ /\bgetenv\s*\(\s*"(\w+)"/g) {
+					print "layout: $f: $m is read but not listed in $listf\n" unless $list =~ /\b\Q$m\E\b/;
+				}
+				next;
 			}
-			next if $f eq $envc;
 			$t =~ s{(/\*.*?\*/)|(//[^\n]*)|("(?:\\.|[^"\\\n])*")|(\x27(?:\\.|[^\x27\\\n])*\x27)}{my $q = defined $3 || defined $4; (my $k = $&) =~ tr/\n//cd; ($q ? "\"\"" : " ") . $k}gse;
-			while ($t =~ /\b((?:secure_)?getenv)\s*\(/g) {
+			while ($t =~ /\b((?:secure_)?getenv|fb_env_get|fb_env_switch)\s*\(/g) {
 				my $line = 1 + (substr($t, 0, $-[0]) =~ tr/\n//);
-				print "layout: $f:$line: $1(): the environment is read only in $envc (fb_env_get)\n";
+				print "layout: $f:$line: $1(): the environment is read only in $envc (struct fb_config, passed down)\n";
 			}
 		}' )
 	[ -z "$out" ] && return 0
@@ -466,15 +470,22 @@ fatbuild/devlink/jitlink.c|fb_dlink_result_clear|static void planted(struct fb_d
 EOF
 	# A file of a ranked part without a rank (new, or moved into the wrong part), and a rank
 	# for a file that is gone.
-	# The environment read outside env.c, and a variable env.c does not list.
+	# The environment read outside config.c, by getenv or by a helper of one's own; a variable
+	# config.c reads that config.h does not list.
 	for file in fatbuild/extension/graph.c archprobe/cli/archprobe.c archprobe/base/words.c; do
 		fresh
 		printf 'static const char *planted(void) { return getenv("HOME"); }\n' >>"$tmp/t/$file"
 		expect "getenv in $file" "$file" "getenv"
 	done
 	fresh
-	printf 'static const char *planted(void) { return fb_env_get("FATBUILD_PLANTED"); }\n' >>"$tmp/t/fatbuild/cache/key.c"
-	expect "an unlisted variable read in fatbuild/cache/key.c" fatbuild/cache/key.c FATBUILD_PLANTED
+	printf 'static const char *planted(void) { return fb_env_get("FATBUILD_LAUNCHER"); }\n' >>"$tmp/t/fatbuild/extension/graph_host.c"
+	expect "fb_env_get in fatbuild/extension/graph_host.c" fatbuild/extension/graph_host.c "fb_env_get"
+	fresh
+	printf 'int fb_env_switch(const char *name) { return name != 0; }\n' >>"$tmp/t/archprobe/base/words.c"
+	expect "an fb_env_switch in archprobe/base/words.c" archprobe/base/words.c "fb_env_switch"
+	fresh
+	printf 'void planted(struct fb_config *c) { c->home = getenv("FATBUILD_PLANTED"); }\n' >>"$tmp/t/archprobe/base/config.c"
+	expect "an unlisted variable read in archprobe/base/config.c" archprobe/base/config.c FATBUILD_PLANTED
 	fresh
 	printf 'int fb_planted(void);\n' >"$tmp/t/fatbuild/compile/planted.c"
 	expect "a new fatbuild/compile/planted.c without a rank" fatbuild/compile/planted.c

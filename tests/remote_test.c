@@ -124,10 +124,10 @@ test_key_nvrtc(const char *dir)
 	snprintf(ident, sizeof(ident), "nvrtc 13000 %s %lld %lld", lib, (long long)st.st_size, (long long)st.st_mtime);
 	/* a stopped build does not wait for the hash, and remembers nothing of it */
 	volatile sig_atomic_t stop = SIGTERM;
-	CHECK(fb_key_nvrtc(ident, &stop, a, sizeof(a)) == -1);
+	CHECK(fb_key_nvrtc(NULL, ident, &stop, a, sizeof(a)) == -1);
 	CHECK(memos(digests, NULL) == 0);
 	stop = 0;
-	CHECK(fb_key_nvrtc(ident, &stop, a, sizeof(a)) == 0);
+	CHECK(fb_key_nvrtc(NULL, ident, &stop, a, sizeof(a)) == 0);
 	/* SHA-256("abc"), FIPS 180-4's example, and sha256sum agrees */
 	CHECK_STR(a, abc);
 	sha256sum(lib, sum);
@@ -139,13 +139,13 @@ test_key_nvrtc(const char *dir)
 	/* the memo answers the next compile (any cache dir: it is not one of them), so a planted
 	 * digest shows through */
 	memos(digests, zeros);
-	CHECK(fb_key_nvrtc(ident, NULL, b, sizeof(b)) == 0);
+	CHECK(fb_key_nvrtc(NULL, ident, NULL, b, sizeof(b)) == 0);
 	snprintf(want, sizeof(want), "nvrtc 13000 sha256 %s", zeros);
 	CHECK_STR(b, want);
 	/* ... but not from a group-writable directory, nor as a group-writable file; the digest is
 	 * then computed, and nothing fails */
 	CHECK(chmod(digests, 0770) == 0);
-	CHECK(fb_key_nvrtc(ident, NULL, b, sizeof(b)) == 0);
+	CHECK(fb_key_nvrtc(NULL, ident, NULL, b, sizeof(b)) == 0);
 	CHECK_STR(b, abc);
 	CHECK(chmod(digests, 0700) == 0);
 	DIR *dd = opendir(digests);
@@ -157,10 +157,10 @@ test_key_nvrtc(const char *dir)
 	}
 	if (dd)
 		closedir(dd);
-	CHECK(fb_key_nvrtc(ident, NULL, b, sizeof(b)) == 0);
+	CHECK(fb_key_nvrtc(NULL, ident, NULL, b, sizeof(b)) == 0);
 	CHECK_STR(b, abc);
 	memos(digests, zeros);
-	CHECK(fb_key_nvrtc(ident, NULL, b, sizeof(b)) == 0);
+	CHECK(fb_key_nvrtc(NULL, ident, NULL, b, sizeof(b)) == 0);
 	CHECK_STR(b, want);
 	/* the library rewritten in place, same size, mtime put back: the ctime tells, and the new
 	 * digest is remembered beside the old one */
@@ -173,7 +173,7 @@ test_key_nvrtc(const char *dir)
 		close(fd);
 	struct timespec times[2] = {st.st_atim, st.st_mtim};
 	CHECK(utimensat(AT_FDCWD, lib, times, 0) == 0);
-	CHECK(fb_key_nvrtc(ident, NULL, b, sizeof(b)) == 0);
+	CHECK(fb_key_nvrtc(NULL, ident, NULL, b, sizeof(b)) == 0);
 	sha256sum(lib, sum);
 	snprintf(want, sizeof(want), "nvrtc 13000 sha256 %s", sum);
 	CHECK_STR(b, want);
@@ -184,24 +184,24 @@ test_key_nvrtc(const char *dir)
 	snprintf(lib2, sizeof(lib2), "%s/libnvrtc.so.13", dir);
 	CHECK(fb_write_file_atomic(lib2, "abc", 3, 0644, NULL) == 0);
 	snprintf(ident, sizeof(ident), "nvrtc 13000 %s 3 12345", lib2);
-	CHECK(fb_key_nvrtc(ident, NULL, b, sizeof(b)) == 0);
+	CHECK(fb_key_nvrtc(NULL, ident, NULL, b, sizeof(b)) == 0);
 	CHECK_STR(b, abc);
 	/* no usable HOME or XDG_CACHE_HOME: no memo, the digest all the same */
 	char *home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
 	setenv("XDG_CACHE_HOME", "relative", 1);
 	unsetenv("HOME");
-	CHECK(fb_key_nvrtc(ident, NULL, b, sizeof(b)) == 0);
+	CHECK(fb_key_nvrtc(NULL, ident, NULL, b, sizeof(b)) == 0);
 	CHECK_STR(b, abc);
 	setenv("HOME", xdg, 1); /* a relative XDG_CACHE_HOME is ignored: HOME/.cache */
-	CHECK(fb_key_nvrtc(ident, NULL, b, sizeof(b)) == 0);
+	CHECK(fb_key_nvrtc(NULL, ident, NULL, b, sizeof(b)) == 0);
 	snprintf(digests, sizeof(digests), "%s/.cache/fatbuild-digests", xdg);
 	CHECK(memos(digests, NULL) == 1);
 	if (home)
 		setenv("HOME", home, 1);
 	free(home);
 	unsetenv("XDG_CACHE_HOME");
-	CHECK(fb_key_nvrtc("nvrtc 13000 /no/such/lib 3 4", NULL, b, sizeof(b)) == -1);
-	CHECK(fb_key_nvrtc("garbage", NULL, b, sizeof(b)) == -1);
+	CHECK(fb_key_nvrtc(NULL, "nvrtc 13000 /no/such/lib 3 4", NULL, b, sizeof(b)) == -1);
+	CHECK(fb_key_nvrtc(NULL, "garbage", NULL, b, sizeof(b)) == -1);
 }
 
 static void
@@ -220,7 +220,7 @@ test_counters(const char *dir)
 			struct fb_cache_counters d = {.local_hits = 1, .remote_hits = 2, .bytes_down = 1000};
 			int bad = 0;
 			for (int i = 0; i < ROUNDS; i++)
-				bad |= fb_cache_count(cache, &d, NULL) != 0;
+				bad |= fb_cache_count(cache, 0, &d, NULL) != 0;
 			_exit(bad);
 		}
 	}

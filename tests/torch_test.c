@@ -351,7 +351,7 @@ test_torch_query(void)
 	struct fb_torch *t = calloc(1, sizeof(*t));
 	struct fb_error err = {0};
 	unsetenv("PYTHONPATH");
-	CHECK(fb_torch_query(py, dir, t, &err) == 0);
+	CHECK(fb_torch_query(NULL, py, dir, t, &err) == 0);
 	CHECK(!t->cached && calls() == 1);
 	CHECK_STR(t->version, "2.15.0+cu132");
 	CHECK_STR(t->cuda, "13.2");
@@ -360,18 +360,18 @@ test_torch_query(void)
 	CHECK_STR(t->ext_suffix, ".cpython-311-x86_64-linux-gnu.so");
 	CHECK_STR(t->python, py);
 	/* Cached: Python is not run again. */
-	CHECK(fb_torch_query(py, dir, t, &err) == 0);
+	CHECK(fb_torch_query(NULL, py, dir, t, &err) == 0);
 	CHECK(t->cached && calls() == 1);
 	CHECK_STR(t->lib_dir, "/t/lib");
 	/* Another PYTHONPATH, another torch: asked again. */
 	setenv("PYTHONPATH", "/elsewhere", 1);
-	CHECK(fb_torch_query(py, dir, t, &err) == 0);
+	CHECK(fb_torch_query(NULL, py, dir, t, &err) == 0);
 	CHECK(!t->cached && calls() == 2);
-	CHECK(fb_torch_query(py, dir, t, &err) == 0);
+	CHECK(fb_torch_query(NULL, py, dir, t, &err) == 0);
 	CHECK(t->cached && calls() == 2);
 	/* torch reinstalled (its files changed): asked again. */
 	put("version.py", "__version__ = '2.16.0'  # longer\n");
-	CHECK(fb_torch_query(py, dir, t, &err) == 0);
+	CHECK(fb_torch_query(NULL, py, dir, t, &err) == 0);
 	CHECK(!t->cached && calls() == 3);
 	unsetenv("PYTHONPATH");
 
@@ -427,15 +427,15 @@ test_torch_query(void)
 	/* No torch: Python's reason, and what to do. */
 	fake_python("notorch", "echo \"fbtq error=ModuleNotFoundError: No module named 'torch'\"\nexit 3");
 	snprintf(py, sizeof(py), "%s/notorch", dir);
-	CHECK(fb_torch_query(py, dir, t, &err) == FB_ENOTOOL);
+	CHECK(fb_torch_query(NULL, py, dir, t, &err) == FB_ENOTOOL);
 	CHECK(strstr(err.msg, "cannot import torch (ModuleNotFoundError: No module named 'torch')") != NULL);
 	CHECK(strstr(err.msg, "-m pip install torch") != NULL);
 	/* A crash without an answer: the last thing it said. */
 	fake_python("crash", "echo 'Segmentation fault'\nexit 139");
 	snprintf(py, sizeof(py), "%s/crash", dir);
-	CHECK(fb_torch_query(py, dir, t, &err) == FB_ENOTOOL);
+	CHECK(fb_torch_query(NULL, py, dir, t, &err) == FB_ENOTOOL);
 	CHECK(strstr(err.msg, "Segmentation fault") != NULL);
-	CHECK(fb_torch_query("/nonexistent/python", dir, t, &err) == FB_ENOTOOL);
+	CHECK(fb_torch_query(NULL, "/nonexistent/python", dir, t, &err) == FB_ENOTOOL);
 	CHECK(strstr(err.msg, "/nonexistent/python not found") != NULL);
 	free(t);
 }

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "env.h"
 #include "words.h"
 
 static const char blanks[] = " \t\n";
@@ -54,7 +53,7 @@ fb_words_free(char **words)
 bool
 fb_path_next(const char **pos, const char *prog, char *cand, size_t size)
 {
-	if (!*pos && !(*pos = fb_env_get("PATH")))
+	if (!*pos)
 		*pos = "/usr/bin:/bin";
 	while (**pos) {
 		const char *dir = *pos;

@@ -14,9 +14,10 @@
  * n may be NULL. A blank or NULL string gives no words. 0 or FB_ENOMEM. */
 int fb_words_split(const char *s, char ***words, size_t *n, struct fb_error *err);
 void fb_words_free(char **words);
-/* One step of a PATH search for prog (a name without '/'): from *pos (NULL: the start of $PATH,
- * "/usr/bin:/bin" when unset) to the next entry whose DIR/prog fits in size and is executable,
- * written into cand; empty entries are skipped. Returns false when PATH has no more. */
+/* One step of a PATH search for prog (a name without '/'): from *pos (set to PATH's value,
+ * fb_config.path, before the first step; NULL there: "/usr/bin:/bin") to the next entry whose
+ * DIR/prog fits in size and is executable, written into cand; empty entries are skipped.
+ * Returns false when PATH has no more. */
 bool fb_path_next(const char **pos, const char *prog, char *cand, size_t size);
 
 #endif

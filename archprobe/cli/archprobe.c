@@ -8,7 +8,7 @@
 
 #include "archprobe.h"
 #include "base/cliutil.h"
-#include "base/env.h"
+#include "base/config.h"
 
 const char cli_prog[] = "archprobe";
 
@@ -87,6 +87,7 @@ struct cli {
 	bool strict, silent, verbose;
 	int clang; /* --clang-version; -1 when not given */
 	struct ap_probe_opts probe;
+	struct fb_config config; /* the environment, read once at the start */
 };
 
 static bool silent;
@@ -279,7 +280,8 @@ targets_text(const struct ap_archlist *l)
 }
 
 static void
-print_table(const struct ap_probe_result *r, bool probed, const struct ap_archlist *l, const char *archs_note)
+print_table(const struct ap_probe_result *r, bool probed, const struct ap_archlist *l, const char *archs_note,
+            const char *override)
 {
 	if (probed && r->status == AP_PROBE_OK) {
 		int wname = 4;
@@ -318,7 +320,7 @@ print_table(const struct ap_probe_result *r, bool probed, const struct ap_archli
 		printf("archs: %s\n", archs_note);
 	}
 	if (!probed && l && !strcmp(ap_archlist_source(l), "override"))
-		printf("devices: not probed: ARCHPROBE_ARCHS=%s\n", fb_env_get("ARCHPROBE_ARCHS"));
+		printf("devices: not probed: ARCHPROBE_ARCHS=%s\n", override);
 }
 
 /* A CUDA error as {"code": N, "name": "CUDA_ERROR_..."}; 0 is null. */
@@ -537,7 +539,7 @@ emit(const struct cli *c, const struct ap_probe_result *r, bool probed, const st
 	struct ap_error err = {0};
 
 	if (c->fmt == FMT_TABLE) {
-		print_table(r, probed, l, note);
+		print_table(r, probed, l, note, c->config.archprobe_archs);
 	} else if (c->fmt == FMT_JSON) {
 		print_json(r, probed, l, note);
 	} else if (l) {
@@ -625,7 +627,7 @@ static int
 answer_list(struct run *x)
 {
 	const struct cli *c = x->c;
-	const char *override = fb_env_get("ARCHPROBE_ARCHS");
+	const char *override = c->config.archprobe_archs;
 	struct ap_error err = {0};
 	bool probed = false;
 	int rc;
@@ -751,7 +753,7 @@ main(int argc, char **argv)
 {
 	struct cli c = {0};
 	struct run x = {.c = &c};
-	const char *override = fb_env_get("ARCHPROBE_ARCHS");
+	const char *override;
 	int rc;
 
 	if ((rc = ap_probe_child_main(argc, argv)) >= 0) {
@@ -760,10 +762,13 @@ main(int argc, char **argv)
 			     argv[1]);
 		return rc;
 	}
+	fb_config_read(&c.config);
+	override = c.config.archprobe_archs;
 	if ((rc = parse_args(argc, argv, &c)) != 0)
 		return rc < 0 ? AP_EXIT_OK : rc;
+	c.probe.config = &c.config;
 	silent = c.silent;
-	if (!c.fallback && (c.fallback = fb_env_get("ARCHPROBE_FALLBACK")) && !*c.fallback)
+	if (!c.fallback && (c.fallback = c.config.archprobe_fallback) && !*c.fallback)
 		c.fallback = NULL;
 	if (c.strict)
 		c.fallback = NULL;
@@ -773,6 +778,7 @@ main(int argc, char **argv)
 		return AP_EXIT_FAIL;
 	}
 	x.ro.probe = &c.probe;
+	x.ro.config = &c.config;
 	x.ro.toolkit = &x.tk;
 	if (c.arch_list)
 		rc = answer_list(&x);

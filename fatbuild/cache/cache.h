@@ -16,11 +16,14 @@
 #include "hash.h"
 #include "key.h"
 
-/* The local store's directory for a run: dir (NULL or "": fb_cache_dir()) into buf, checked
- * before use (a missing one is fine: the first put makes it 0700; docs/security.md). 0, or
+struct fb_config;
+
+/* The local store's directory for a run: dir (NULL or "": the one cfg names, fb_cache_dir())
+ * into buf, checked before use (a missing one is fine: the first put makes it 0700;
+ * docs/security.md). 0, or
  * FB_EINVAL (no directory: HOME unset, a path too long), FB_EUNSAFE (others could write into
  * it) or FB_EIO, with err->msg saying what to do. */
-int fb_cache_local_dir(const char *dir, char *buf, size_t size, struct fb_error *err);
+int fb_cache_local_dir(const struct fb_config *cfg, const char *dir, char *buf, size_t size, struct fb_error *err);
 
 /* What the cache tells its caller, each once where it happens, msg saying what and where:
  *   FB_CACHE_REMOTE_OFF     the remote could not be opened (a bad URL, no libcurl or gRPC)
@@ -58,6 +61,7 @@ struct fb_cache_opts {
 	long remote_timeout_ms;        /* per request; <= 0: 10 s */
 	const char *remote_state;      /* the build's state file of a failed remote (§5); NULL: none */
 	const char *remote_tmpdir;     /* where downloads are staged; NULL: /tmp */
+	const struct fb_config *config;/* FATBUILD_CACHE_SHARED (the store's checks); NULL: read here */
 };
 
 /* One run's cache: its tiers and what they served. */

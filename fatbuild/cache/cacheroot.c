@@ -11,16 +11,14 @@
 #include <sys/stat.h>
 
 #include "store.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "base/error.h"
 #include "base/safefs.h"
 
 int
-fb_cache_dir(char *buf, size_t size, struct fb_error *err)
+fb_cache_dir_config(const struct fb_config *cfg, char *buf, size_t size, struct fb_error *err)
 {
-	const char *env = fb_env_get("FATBUILD_CACHE_DIR");
-	const char *xdg = fb_env_get("XDG_CACHE_HOME");
-	const char *home = fb_env_get("HOME");
+	const char *env = cfg->cache_dir, *xdg = cfg->xdg_cache_home, *home = cfg->home;
 	int k;
 	if (env && *env)
 		k = snprintf(buf, size, "%s", env);
@@ -36,11 +34,20 @@ fb_cache_dir(char *buf, size_t size, struct fb_error *err)
 }
 
 int
-fb_cache_dir_default(const char **dir, char *buf, size_t size, struct fb_error *err)
+fb_cache_dir(char *buf, size_t size, struct fb_error *err)
+{
+	struct fb_config cfg;
+	fb_config_read(&cfg);
+	return fb_cache_dir_config(&cfg, buf, size, err);
+}
+
+int
+fb_cache_dir_default(const struct fb_config *cfg, const char **dir, char *buf, size_t size,
+                     struct fb_error *err)
 {
 	if (*dir)
 		return 0;
-	int rc = fb_cache_dir(buf, size, err);
+	int rc = fb_cache_dir_config(cfg, buf, size, err);
 	if (!rc)
 		*dir = buf;
 	return rc;
@@ -52,32 +59,32 @@ fb_cache_dir_default(const char **dir, char *buf, size_t size, struct fb_error *
 
 /* FATBUILD_CACHE_SHARED=1 opts into a team cache (safefs.h, FB_DIR_SHARED). */
 unsigned
-fb_cache_flags(void)
+fb_cache_flags(const struct fb_config *cfg)
 {
-	return fb_env_switch("FATBUILD_CACHE_SHARED") == 1 ? FB_DIR_SHARED : 0;
+	return cfg->cache_shared == 1 ? FB_DIR_SHARED : 0;
 }
 
 /* explicit is not a licence here: a group-writable cache dir lets the group put kernels into
  * your builds, so it takes the opt-in (FATBUILD_CACHE_SHARED=1) whoever named it
  * (docs/security.md). */
 int
-fb_cache_check(const char *dir, bool explicit, struct fb_error *err)
+fb_cache_check(const char *dir, bool explicit, unsigned dflags, struct fb_error *err)
 {
 	(void)explicit;
 	struct stat st;
 	if (lstat(dir, &st) != 0 && errno == ENOENT)
 		return 0; /* created 0700 by the first fb_store_put */
-	return fb_dir_check(dir, "cache dir", FIX, fb_cache_flags(), err);
+	return fb_dir_check(dir, "cache dir", FIX, dflags, err);
 }
 
 int
-fb_cache_root_open_existing(const char *dir, int *fd, struct fb_error *err)
+fb_cache_root_open_existing(const char *dir, unsigned dflags, int *fd, struct fb_error *err)
 {
 	struct stat st;
 	*fd = -1;
 	if (lstat(dir, &st) != 0 && errno == ENOENT)
 		return 0;
-	return fb_cache_root_open(dir, false, fd, err);
+	return fb_cache_root_open(dir, dflags, false, fd, err);
 }
 
 bool
@@ -94,18 +101,18 @@ fb_cache_is_tmp(const char *s)
 }
 
 int
-fb_cache_root_open(const char *dir, bool create, int *fd, struct fb_error *err)
+fb_cache_root_open(const char *dir, unsigned dflags, bool create, int *fd, struct fb_error *err)
 {
-	unsigned flags = fb_cache_flags();
 	*fd = -1;
-	int rc = create ? fb_dir_make(dir, "cache dir", FIX, flags, err) : 0;
-	return rc ? rc : fb_dir_open(dir, "cache dir", FIX, flags, fd, err);
+	int rc = create ? fb_dir_make(dir, "cache dir", FIX, dflags, err) : 0;
+	return rc ? rc : fb_dir_open(dir, "cache dir", FIX, dflags, fd, err);
 }
 
 int
-fb_cache_shard_open(int root, const char *dir, const char *name, bool create, int *fd, struct fb_error *err)
+fb_cache_shard_open(int root, const char *dir, unsigned dflags, const char *name, bool create, int *fd,
+                    struct fb_error *err)
 {
 	char sh[3] = {name[0], name[1], 0}, path[PATH_MAX];
 	snprintf(path, sizeof(path), "%.4000s/%s", dir, sh);
-	return fb_dir_openat(root, sh, path, "cache dir", FIX, fb_cache_flags(), create, fd, err);
+	return fb_dir_openat(root, sh, path, "cache dir", FIX, dflags, create, fd, err);
 }

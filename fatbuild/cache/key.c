@@ -16,7 +16,7 @@
 
 #include "hash.h"
 #include "key.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "base/safefs.h"
 
 #define FIX "remove it or chmod go-w it (fatbuild then hashes NVRTC in every compile)"
@@ -86,9 +86,9 @@ hash_file(const char *path, const volatile sig_atomic_t *cancel, char hex[65])
  * cache dir (a CI job's empty one) does not hash a toolkit this user has hashed before, and
  * `fatbuild cache` never counts or clears it. -1 when HOME and XDG_CACHE_HOME give no place. */
 static int
-digest_dir(char *buf, size_t size)
+digest_dir(const struct fb_config *cfg, char *buf, size_t size)
 {
-	const char *xdg = fb_env_get("XDG_CACHE_HOME"), *home = fb_env_get("HOME");
+	const char *xdg = cfg->xdg_cache_home, *home = cfg->home;
 	int k;
 	if (xdg && xdg[0] == '/')
 		k = snprintf(buf, size, "%s/fatbuild-digests", xdg);
@@ -155,13 +155,13 @@ same_file(const struct stat *a, const struct stat *b)
 /* The library's digest, from this user's memo or by hashing it (then remembered, best effort:
  * a directory fb_dir_make refuses, or none at all, only means hashing every time). */
 static int
-library_digest(const char *file, const volatile sig_atomic_t *cancel, char digest[65])
+library_digest(const struct fb_config *cfg, const char *file, const volatile sig_atomic_t *cancel, char digest[65])
 {
 	struct stat st, after;
 	char dir[PATH_MAX], memo[PATH_MAX + 80];
 	if (stat(file, &st) != 0)
 		return -1;
-	int memo_ok = digest_dir(dir, sizeof(dir)) == 0 && memo_path(dir, file, &st, memo, sizeof(memo)) == 0;
+	int memo_ok = digest_dir(cfg, dir, sizeof(dir)) == 0 && memo_path(dir, file, &st, memo, sizeof(memo)) == 0;
 	if (memo_ok && fb_dir_check(dir, "digest dir", FIX, 0, NULL) == 0 && read_memo(memo, digest) == 0)
 		return 0;
 	if (hash_file(file, cancel, digest) != 0)
@@ -174,8 +174,11 @@ library_digest(const char *file, const volatile sig_atomic_t *cancel, char diges
 }
 
 int
-fb_key_nvrtc(const char *ident, const volatile sig_atomic_t *cancel, char *out, size_t size)
+fb_key_nvrtc(const struct fb_config *config, const char *ident, const volatile sig_atomic_t *cancel, char *out,
+             size_t size)
 {
+	struct fb_config local;
+	const struct fb_config *cfg = fb_config_or_read(config, &local);
 	/* ident: "nvrtc VERSION FILE SIZE MTIME"; FILE may hold blanks, so split from the right. */
 	int version = 0, used = 0;
 	const char *last = strrchr(ident, ' ');
@@ -190,7 +193,7 @@ fb_key_nvrtc(const char *ident, const volatile sig_atomic_t *cancel, char *out, 
 		return -1;
 	memcpy(file, ident + used, (size_t)flen);
 	file[flen] = 0;
-	if (library_digest(file, cancel, digest) != 0)
+	if (library_digest(cfg, file, cancel, digest) != 0)
 		return -1;
 	if (snprintf(out, size, "nvrtc %d sha256 %s", version, digest) >= (int)size)
 		return -1;

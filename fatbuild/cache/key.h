@@ -6,6 +6,8 @@
 #include <signal.h>
 #include <stddef.h>
 
+struct fb_config;
+
 /* The spelling of path in the key: "@/rest" when path lies under base (a directory, textual
  * prefix at a '/' boundary), else path itself. Into out; 0, or -1 when it does not fit. */
 int fb_key_path(const char *base, const char *path, char *out, size_t size);
@@ -18,7 +20,8 @@ int fb_key_names_file(const char *text, size_t size);
  * ~/.cache/fatbuild-digests/) per (file, device, inode, size, mtime, ctime); without a usable
  * directory it is computed every time. ident is fb_nvrtc_ident's. 0, or -1 (then the caller
  * keys by ident); -1 also, with nothing remembered, when cancel (may be NULL) is set while the
- * library is hashed. */
-int fb_key_nvrtc(const char *ident, const volatile sig_atomic_t *cancel, char *out, size_t size);
+ * library is hashed. cfg: the configuration (XDG_CACHE_HOME, HOME); NULL: read here. */
+int fb_key_nvrtc(const struct fb_config *cfg, const char *ident, const volatile sig_atomic_t *cancel, char *out,
+                 size_t size);
 
 #endif

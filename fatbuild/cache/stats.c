@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "store.h"
+#include "base/config.h"
 #include "base/error.h"
 #include "base/safefs.h"
 
@@ -97,11 +98,13 @@ fb_cache_counters_read(const char *dir, struct fb_cache_counters *out, struct fb
 {
 	char buf[PATH_MAX];
 	int root;
+	struct fb_config cfg;
+	fb_config_read(&cfg);
 	memset(out, 0, sizeof(*out));
-	int rc = fb_cache_dir_default(&dir, buf, sizeof(buf), err);
+	int rc = fb_cache_dir_default(&cfg, &dir, buf, sizeof(buf), err);
 	if (rc)
 		return rc;
-	if ((rc = fb_cache_root_open_existing(dir, &root, err)) || root < 0)
+	if ((rc = fb_cache_root_open_existing(dir, fb_cache_flags(&cfg), &root, err)) || root < 0)
 		return rc;
 	struct stats s;
 	rc = read_stats(root, dir, &s, err);
@@ -112,7 +115,7 @@ fb_cache_counters_read(const char *dir, struct fb_cache_counters *out, struct fb
 
 /* Runs change on the file's stats under the lock and writes them back. */
 static int
-update(int root, const char *dir, void (*change)(struct stats *, const void *), const void *arg,
+update(int root, const char *dir, unsigned dflags, void (*change)(struct stats *, const void *), const void *arg,
        struct fb_error *err)
 {
 	int fd = openat(root, "stats.lock", O_RDONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
@@ -136,7 +139,7 @@ update(int root, const char *dir, void (*change)(struct stats *, const void *), 
 		if (s.has_size)
 			k += (size_t)snprintf(text + k, sizeof(text) - k, "size %llu\n", (unsigned long long)s.size);
 		snprintf(path, sizeof(path), "%.4000s/stats", dir);
-		bool shared = fb_cache_flags() != 0;
+		bool shared = dflags != 0;
 		rc = fb_write_at(root, "stats", path, text, k, shared ? 0664 : 0644, shared, err);
 	}
 	close(fd); /* releases the lock */
@@ -152,13 +155,13 @@ add_counters(struct stats *s, const void *arg)
 }
 
 int
-fb_cache_count(const char *dir, const struct fb_cache_counters *d, struct fb_error *err)
+fb_cache_count(const char *dir, unsigned dflags, const struct fb_cache_counters *d, struct fb_error *err)
 {
 	int root;
-	int rc = fb_cache_root_open(dir, true, &root, err);
+	int rc = fb_cache_root_open(dir, dflags, true, &root, err);
 	if (rc)
 		return rc;
-	rc = update(root, dir, add_counters, d, err);
+	rc = update(root, dir, dflags, add_counters, d, err);
 	close(root);
 	return rc;
 }
@@ -171,9 +174,9 @@ add_size(struct stats *s, const void *arg)
 }
 
 void
-fb_cache_size_add(int root, uint64_t bytes)
+fb_cache_size_add(int root, unsigned dflags, uint64_t bytes)
 {
-	update(root, "cache dir", add_size, &bytes, NULL);
+	update(root, "cache dir", dflags, add_size, &bytes, NULL);
 }
 
 struct measured {
@@ -191,11 +194,11 @@ set_size(struct stats *s, const void *arg)
 }
 
 int
-fb_cache_size_set(int root, const char *dir, uint64_t size, uint64_t evictions, uint64_t evicted,
-                  struct fb_error *err)
+fb_cache_size_set(int root, const char *dir, unsigned dflags, uint64_t size, uint64_t evictions,
+                  uint64_t evicted, struct fb_error *err)
 {
 	struct measured m = {size, evictions, evicted};
-	return update(root, dir, set_size, &m, err);
+	return update(root, dir, dflags, set_size, &m, err);
 }
 
 int

@@ -78,7 +78,7 @@ fb_store_decode(const unsigned char *data, size_t n, struct fb_cache_entry *out)
 }
 
 int
-fb_store_get(const char *dir, const char *key, struct fb_cache_entry *out, struct fb_error *err)
+fb_store_get(const char *dir, unsigned dflags, const char *key, struct fb_cache_entry *out, struct fb_error *err)
 {
 	memset(out, 0, sizeof(*out));
 	if (!fb_cache_is_key(key))
@@ -87,15 +87,15 @@ fb_store_get(const char *dir, const char *key, struct fb_cache_entry *out, struc
 	 * and only as a regular file (not a symlink, FIFO or device: O_NONBLOCK never waits on one)
 	 * that nobody else can write; anything else is a miss, replaced by the next put. */
 	int root = -1, sh = -1, fd = -1;
-	if (fb_cache_root_open(dir, false, &root, NULL) != 0)
+	if (fb_cache_root_open(dir, dflags, false, &root, NULL) != 0)
 		return FB_ENOIMAGE;
-	int rc = fb_cache_shard_open(root, dir, key, false, &sh, NULL) == 0 ? 0 : FB_ENOIMAGE;
+	int rc = fb_cache_shard_open(root, dir, dflags, key, false, &sh, NULL) == 0 ? 0 : FB_ENOIMAGE;
 	close(root);
 	if (!rc && (fd = openat(sh, key, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
 		rc = FB_ENOIMAGE;
 	struct stat st;
 	if (!rc && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & S_IWOTH) ||
-	            (!fb_cache_flags() && (st.st_uid != geteuid() || (st.st_mode & S_IWGRP))))) {
+	            (!dflags && (st.st_uid != geteuid() || (st.st_mode & S_IWGRP))))) {
 		close(fd);
 		rc = FB_ENOIMAGE;
 	}
@@ -122,12 +122,12 @@ fb_store_get(const char *dir, const char *key, struct fb_cache_entry *out, struc
 }
 
 void
-fb_store_remove(const char *dir, const char *key)
+fb_store_remove(const char *dir, unsigned dflags, const char *key)
 {
 	int root, sh;
-	if (!fb_cache_is_key(key) || fb_cache_root_open(dir, false, &root, NULL) != 0)
+	if (!fb_cache_is_key(key) || fb_cache_root_open(dir, dflags, false, &root, NULL) != 0)
 		return;
-	if (fb_cache_shard_open(root, dir, key, false, &sh, NULL) == 0) {
+	if (fb_cache_shard_open(root, dir, dflags, key, false, &sh, NULL) == 0) {
 		unlinkat(sh, key, 0);
 		close(sh);
 	}
@@ -164,7 +164,8 @@ fb_store_encode(const struct fb_cache_entry *e, unsigned char **out, size_t *siz
 }
 
 int
-fb_store_put(const char *dir, const char *key, const struct fb_cache_entry *e, struct fb_error *err)
+fb_store_put(const char *dir, unsigned dflags, const char *key, const struct fb_cache_entry *e,
+             struct fb_error *err)
 {
 	if (!fb_cache_is_key(key))
 		return fb_seterr(err, FB_EINVAL, "cache key '%.80s' is not a SHA-256", key);
@@ -175,19 +176,19 @@ fb_store_put(const char *dir, const char *key, const struct fb_cache_entry *e, s
 	/* The root's owner and mode were judged by fb_cache_check before the compile began; here it
 	 * is made where missing and checked again, and the shard is reached from it by descriptor. */
 	int root = -1, sh = -1;
-	int rc = fb_cache_root_open(dir, true, &root, err);
+	int rc = fb_cache_root_open(dir, dflags, true, &root, err);
 	if (!rc)
-		rc = fb_cache_shard_open(root, dir, key, true, &sh, err);
+		rc = fb_cache_shard_open(root, dir, dflags, key, true, &sh, err);
 	if (!rc) {
 		char path[PATH_MAX];
 		snprintf(path, sizeof(path), "%.4000s/%.2s/%s", dir, key, key);
 		/* A team cache's entries are group-writable, so that any member's use can refresh
 		 * the time trim goes by (the group can replace them anyway: docs/security.md). */
-		bool shared = fb_cache_flags() != 0;
+		bool shared = dflags != 0;
 		rc = fb_write_at(sh, key, path, buf, total, shared ? 0664 : 0644, shared, err);
 		struct stat st;
 		if (!rc && fstatat(sh, key, &st, AT_SYMLINK_NOFOLLOW) == 0)
-			fb_cache_size_add(root, (uint64_t)st.st_blocks * 512); /* what trim's trigger reads */
+			fb_cache_size_add(root, dflags, (uint64_t)st.st_blocks * 512); /* what trim's trigger reads */
 	}
 	if (sh >= 0)
 		close(sh);

@@ -19,10 +19,12 @@
 #include "cache.h"
 #include "remote.h"
 #include "store.h"
+#include "base/config.h"
 #include "base/error.h"
 
 struct fb_cache {
 	char *dir;                 /* the local store; NULL: none */
+	unsigned dflags;           /* its directory checks (fb_cache_flags) */
 	struct fb_remote *remote;  /* NULL: none */
 	uint64_t local_hits, remote_hits, local_corrupt;
 };
@@ -35,13 +37,13 @@ note(const struct fb_cache_hooks *h, enum fb_cache_event ev, const char *msg)
 }
 
 int
-fb_cache_local_dir(const char *dir, char *buf, size_t size, struct fb_error *err)
+fb_cache_local_dir(const struct fb_config *cfg, const char *dir, char *buf, size_t size, struct fb_error *err)
 {
 	bool named = dir && *dir;
-	int rc = named ? 0 : fb_cache_dir(buf, size, err);
+	int rc = named ? 0 : fb_cache_dir_config(cfg, buf, size, err);
 	if (named && snprintf(buf, size, "%s", dir) >= (int)size)
 		rc = fb_seterr(err, FB_EINVAL, "cache directory path too long");
-	return rc ? rc : fb_cache_check(buf, named, err);
+	return rc ? rc : fb_cache_check(buf, named, fb_cache_flags(cfg), err);
 }
 
 int
@@ -54,6 +56,8 @@ fb_cache_open(const struct fb_cache_opts *o, const struct fb_cache_hooks *h, str
 		free(c);
 		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	}
+	struct fb_config local;
+	c->dflags = fb_cache_flags(fb_config_or_read(o->config, &local));
 	if (o->remote && *o->remote) {
 		struct fb_remote_opts ro = {o->remote,           o->remote_header, !o->remote_read_only,
 		                            o->remote_timeout_ms, o->remote_state,  o->remote_tmpdir};
@@ -100,7 +104,7 @@ static bool
 local_get(struct fb_cache *c, const char *key, const struct fb_cache_hooks *h, struct fb_cache_entry *out)
 {
 	struct fb_error e = {0};
-	int rc = fb_store_get(c->dir, key, out, &e);
+	int rc = fb_store_get(c->dir, c->dflags, key, out, &e);
 	if (rc == FB_EFORMAT) { /* size or checksum: store.c removed it */
 		c->local_corrupt++;
 		note(h, FB_CACHE_LOCAL_DAMAGED, e.msg);
@@ -112,7 +116,7 @@ local_get(struct fb_cache *c, const char *key, const struct fb_cache_hooks *h, s
 	if (rc != FB_ENOIMAGE) {
 		char why[sizeof(e.msg) + 100];
 		snprintf(why, sizeof(why), "cache entry %s: %s", key, e.msg);
-		fb_store_remove(c->dir, key);
+		fb_store_remove(c->dir, c->dflags, key);
 		c->local_corrupt++;
 		note(h, FB_CACHE_LOCAL_DAMAGED, why);
 	}
@@ -137,7 +141,7 @@ remote_get(struct fb_cache *c, const char *key, const struct fb_cache_hooks *h, 
 		return false;
 	if ((rc = check(h, out, &e)) == 0) {
 		if (c->dir)
-			fb_store_put(c->dir, key, out, NULL);
+			fb_store_put(c->dir, c->dflags, key, out, NULL);
 		return true;
 	}
 	if (rc != FB_ENOIMAGE) {
@@ -173,7 +177,7 @@ fb_cache_put(struct fb_cache *c, const char *key, const struct fb_cache_entry *e
 	struct fb_error er = {0};
 	if (!c)
 		return;
-	if (c->dir && fb_store_put(c->dir, key, e, &er) != 0)
+	if (c->dir && fb_store_put(c->dir, c->dflags, key, e, &er) != 0)
 		note(h, FB_CACHE_LOCAL_UNKEPT, er.msg);
 	if (c->remote && !fb_remote_broken(c->remote, NULL) && fb_remote_put(c->remote, key, e, &er) == FB_EIO &&
 	    !fb_remote_quiet(c->remote))
@@ -199,5 +203,5 @@ fb_cache_record(struct fb_cache *c, uint64_t misses, struct fb_error *err)
 		n.bytes_down = r->bytes_down;
 		n.bytes_up = r->bytes_up;
 	}
-	return fb_cache_count(c->dir, &n, err);
+	return fb_cache_count(c->dir, c->dflags, &n, err);
 }

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "store.h"
+#include "base/config.h"
 #include "base/error.h"
 #include "base/safefs.h"
 
@@ -168,7 +169,7 @@ walk_pchs(int root, const char *dir, walk_fn fn, void *ctx)
 /* Calls fn on every entry, temporary and host PCH below root; shards that fail their checks
  * are skipped (*refused counts them). */
 static int
-walk(int root, const char *dir, walk_fn fn, void *ctx, uint64_t *refused)
+walk(int root, const char *dir, unsigned dflags, walk_fn fn, void *ctx, uint64_t *refused)
 {
 	DIR *top = list(root);
 	if (!top)
@@ -178,7 +179,7 @@ walk(int root, const char *dir, walk_fn fn, void *ctx, uint64_t *refused)
 		int shard;
 		if (!hex2(e->d_name))
 			continue;
-		if (fb_cache_shard_open(root, dir, e->d_name, false, &shard, NULL) != 0) {
+		if (fb_cache_shard_open(root, dir, dflags, e->d_name, false, &shard, NULL) != 0) {
 			(*refused)++;
 			continue;
 		}
@@ -217,16 +218,19 @@ stat_one(void *ctx, const struct found *f)
 int
 fb_cache_stats(const char *dir, struct fb_cache_stats *out, struct fb_error *err)
 {
+	struct fb_config cfg;
+	fb_config_read(&cfg);
+	unsigned dflags = fb_cache_flags(&cfg);
 	memset(out, 0, sizeof(*out));
-	int rc = dir ? 0 : fb_cache_dir(out->dir, sizeof(out->dir), err);
+	int rc = dir ? 0 : fb_cache_dir_config(&cfg, out->dir, sizeof(out->dir), err);
 	if (rc)
 		return rc;
 	if (dir)
 		snprintf(out->dir, sizeof(out->dir), "%s", dir);
 	int root;
-	if ((rc = fb_cache_root_open_existing(out->dir, &root, err)) || root < 0)
+	if ((rc = fb_cache_root_open_existing(out->dir, dflags, &root, err)) || root < 0)
 		return rc;
-	rc = walk(root, out->dir, stat_one, out, &out->refused);
+	rc = walk(root, out->dir, dflags, stat_one, out, &out->refused);
 	close(root);
 	return rc ? fb_seterr(err, FB_EIO, "cannot read %s", out->dir) : 0;
 }
@@ -274,17 +278,20 @@ int
 fb_cache_clear(const char *dir, uint64_t *removed, struct fb_error *err)
 {
 	char buf[PATH_MAX];
+	struct fb_config cfg;
+	fb_config_read(&cfg);
+	unsigned dflags = fb_cache_flags(&cfg);
 	if (removed)
 		*removed = 0;
-	int rc = fb_cache_dir_default(&dir, buf, sizeof(buf), err);
+	int rc = fb_cache_dir_default(&cfg, &dir, buf, sizeof(buf), err);
 	if (rc)
 		return rc;
 	int root;
-	if ((rc = fb_cache_root_open_existing(dir, &root, err)) || root < 0)
+	if ((rc = fb_cache_root_open_existing(dir, dflags, &root, err)) || root < 0)
 		return rc;
 	struct clear_ctx c = {0};
 	uint64_t refused = 0;
-	rc = walk(root, dir, clear_one, &c, &refused);
+	rc = walk(root, dir, dflags, clear_one, &c, &refused);
 	clear_nvrtc_pchs(root);
 	/* Empty shards and hostpch/ go too; anything else in them (not ours) stays, and so do they. */
 	for (int i = 0; i < 256; i++) {
@@ -294,7 +301,7 @@ fb_cache_clear(const char *dir, uint64_t *removed, struct fb_error *err)
 	}
 	unlinkat(root, "hostpch", AT_REMOVEDIR);
 	if (!rc && !c.kept && !refused)
-		fb_cache_size_set(root, dir, 0, 0, 0, NULL);
+		fb_cache_size_set(root, dir, dflags, 0, 0, 0, NULL);
 	close(root);
 	if (removed)
 		*removed = c.removed;
@@ -385,7 +392,7 @@ by_use(const void *a, const void *b)
 /* Removes one victim unless it was used after the walk saw it, or (a host PCH) a build holds
  * it; 0 when it went. */
 static int
-evict(int root, const char *dir, const struct victim *v)
+evict(int root, const char *dir, unsigned dflags, const struct victim *v)
 {
 	char name[65];
 	tohex(v->key, name);
@@ -407,7 +414,7 @@ evict(int root, const char *dir, const struct victim *v)
 		return rc;
 	}
 	int sh;
-	if (fb_cache_shard_open(root, dir, name, false, &sh, NULL) != 0)
+	if (fb_cache_shard_open(root, dir, dflags, name, false, &sh, NULL) != 0)
 		return -1;
 	struct stat st;
 	int rc = -1;
@@ -454,13 +461,14 @@ estimate(int root, const char *dir, uint64_t *size)
 
 /* Walks root and evicts the least recently used down to the low-water mark. */
 static int
-trim_walked(int root, const char *dir, uint64_t max_size, struct fb_cache_trim_result *res, struct fb_error *err)
+trim_walked(int root, const char *dir, unsigned dflags, uint64_t max_size, struct fb_cache_trim_result *res,
+            struct fb_error *err)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	struct trim_ctx t = {.now = ns(&now), .res = res};
 	uint64_t refused = 0;
-	int rc = walk(root, dir, collect, &t, &refused);
+	int rc = walk(root, dir, dflags, collect, &t, &refused);
 	if (rc) {
 		free(t.v);
 		return fb_seterr(err, rc, t.oom ? "out of memory" : "cannot read %.4000s", dir);
@@ -469,7 +477,7 @@ trim_walked(int root, const char *dir, uint64_t max_size, struct fb_cache_trim_r
 	uint64_t low = max_size - max_size / 10;
 	qsort(t.v, t.n, sizeof(*t.v), by_use);
 	for (size_t i = 0; i < t.n && t.total > low; i++) {
-		if (evict(root, dir, &t.v[i]) != 0) {
+		if (evict(root, dir, dflags, &t.v[i]) != 0) {
 			res->skipped++;
 			continue;
 		}
@@ -487,7 +495,7 @@ trim_walked(int root, const char *dir, uint64_t max_size, struct fb_cache_trim_r
 	walk_pchs(root, dir, collect, &p);
 	free(p.v);
 	uint64_t entries = t.total > p.total ? t.total - p.total : 0;
-	fb_cache_size_set(root, dir, entries, res->evicted, res->evicted_bytes, NULL);
+	fb_cache_size_set(root, dir, dflags, entries, res->evicted, res->evicted_bytes, NULL);
 	return 0;
 }
 
@@ -501,11 +509,14 @@ fb_cache_trim(const char *dir, uint64_t max_size, unsigned flags, struct fb_cach
 	memset(res, 0, sizeof(*res));
 	res->max_size = max_size;
 	char buf[PATH_MAX];
-	int rc = fb_cache_dir_default(&dir, buf, sizeof(buf), err);
+	struct fb_config cfg;
+	fb_config_read(&cfg);
+	unsigned dflags = fb_cache_flags(&cfg);
+	int rc = fb_cache_dir_default(&cfg, &dir, buf, sizeof(buf), err);
 	if (rc || max_size == 0)
 		return rc; /* 0: no limit */
 	int root, lock;
-	if ((rc = fb_cache_root_open_existing(dir, &root, err)) || root < 0)
+	if ((rc = fb_cache_root_open_existing(dir, dflags, &root, err)) || root < 0)
 		return rc;
 	uint64_t size;
 	if ((flags & FB_TRIM_IF_OVER) && estimate(root, dir, &size) == 0 && size <= max_size) {
@@ -523,7 +534,7 @@ fb_cache_trim(const char *dir, uint64_t max_size, unsigned flags, struct fb_cach
 		close(root);
 		return fb_seterr(err, FB_EIO, "cannot lock %.4000s/trim.lock: %s", dir, strerror(errno));
 	}
-	rc = trim_walked(root, dir, max_size, res, err);
+	rc = trim_walked(root, dir, dflags, max_size, res, err);
 	close(lock);
 	close(root);
 	return rc;

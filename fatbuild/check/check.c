@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "base/config.h"
 #include "base/error.h"
 #include "base/safefs.h"
 #include "base/cpus.h"
@@ -235,7 +236,9 @@ take_inputs(struct run *run, const struct fb_check_opts *o, struct fb_error *err
 	char *py[2] = {NULL, NULL};
 	size_t npy = 0;
 	if (o->python) {
-		int rc = fb_python_site_dirs(o->python, py, &npy, err);
+		struct fb_config local;
+		const struct fb_config *cfg = fb_config_or_read(o->config, &local);
+		int rc = fb_python_site_dirs(cfg->path, o->python, py, &npy, err);
 		if (rc)
 			return rc;
 	}

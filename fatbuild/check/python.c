@@ -26,7 +26,7 @@ static const char query_py[] = "import sysconfig\n"
  * Python 3.4 and later): no PYTHON* variables, no user site, no current directory on sys.path,
  * so that nothing in the caller's directory or environment runs instead of sysconfig. */
 static int
-spawn(const char *python, pid_t *pid, int *fd, struct fb_error *err)
+spawn(const char *path, const char *python, pid_t *pid, int *fd, struct fb_error *err)
 {
 	int fds[2];
 	if (pipe(fds) != 0)
@@ -34,7 +34,7 @@ spawn(const char *python, pid_t *pid, int *fd, struct fb_error *err)
 	/* Found and executable before the spawn: where exec's failure only shows as the child's
 	 * exit 127 (valgrind's spawn, a vfork-less libc) the message is the same. */
 	char found[4096];
-	const char *pos = NULL;
+	const char *pos = path;
 	if (strchr(python, '/') ? access(python, X_OK) != 0 : !fb_path_next(&pos, python, found, sizeof(found))) {
 		int e = strchr(python, '/') ? errno : ENOENT;
 		close(fds[0]);
@@ -60,13 +60,13 @@ spawn(const char *python, pid_t *pid, int *fd, struct fb_error *err)
 }
 
 int
-fb_python_site_dirs(const char *python, char *dirs[2], size_t *n, struct fb_error *err)
+fb_python_site_dirs(const char *path, const char *python, char *dirs[2], size_t *n, struct fb_error *err)
 {
 	*n = 0;
 	dirs[0] = dirs[1] = NULL;
 	pid_t pid = 0;
 	int fd = -1;
-	int rc = spawn(python, &pid, &fd, err);
+	int rc = spawn(path, python, &pid, &fd, err);
 	if (rc)
 		return rc;
 	char out[8192];

@@ -11,6 +11,7 @@
 
 #include "fatbuild.h"
 #include "base/cliutil.h"
+#include "base/config.h"
 
 /* The subcommands; each returns an enum ap_exit code. argv[0] is the subcommand name. */
 int cmd_flags(int argc, char **argv);
@@ -24,7 +25,7 @@ int cmd_cache(int argc, char **argv);
 int cli_size_parse(const char *s, uint64_t *out);
 /* FATBUILD_CACHE_MAX_SIZE, else FB_CACHE_DEFAULT_MAX_SIZE (0: no limit): 0, or AP_EXIT_USAGE
  * with the one-line message said. */
-int cli_cache_limit(uint64_t *max);
+int cli_cache_limit(const struct fb_config *cfg, uint64_t *max);
 /* What a build or compile runs as it ends: trims the cache when it is over max (verbose: one
  * line when something was evicted); trouble only costs the trim. */
 void cli_cache_trim_after(uint64_t max, bool verbose);
@@ -62,11 +63,11 @@ int check_output(const char *cmd, const char *what, const char *out, const char 
 int parse_jobs(const char *cmd, const char *v, int lo, int *jobs);
 /* A note when MAX_JOBS asks for more than FB_JOBS_MAX jobs, and MAX_JOBS set to that for the
  * commands this one starts (they then say nothing). */
-void note_max_jobs(const char *cmd);
+void note_max_jobs(const struct fb_config *cfg, const char *cmd);
 /* 0, or AP_EXIT_USAGE after one line naming it when mode is FATBUILD_REMOTE_CACHE_MODE's own
- * value (fb_env_get's pointer: no option replaced it) and neither read nor readwrite; cmd: the
+ * value (cfg's pointer: no option replaced it) and neither read nor readwrite; cmd: the
  * subcommand for the message. Checked before anything runs (a build: before ninja). */
-int cli_remote_mode_env(const char *mode, const char *cmd);
+int cli_remote_mode_env(const struct fb_config *cfg, const char *mode, const char *cmd);
 /* Prints "fatbuild: msg" for a library error and returns its exit code. */
 int fail_fb(const struct fb_error *e);
 int fail_ap(const struct ap_error *e);

@@ -7,7 +7,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "base/env.h"
+#include "base/config.h"
+#include "base/cpus.h"
 #include "plumbing.h"
 
 static void
@@ -256,15 +257,18 @@ struct server {
 	int jobs, off, verbose;
 	pid_t pid;
 	char dir[4096];
+	const struct fb_config *cfg;
 };
 
 static void
 start_server(void *ctx, const char *build_dir)
 {
 	struct server *s = ctx;
-	if (s->off || fb_env_switch("FATBUILD_COMPILE_SERVER") == 0 || !s->program)
+	if (s->off || s->cfg->compile_server == 0 || !s->program)
 		return;
-	int jobs = fb_compile_default_jobs(); /* as the ninja pool the NVRTC edges run in */
+	struct fb_jobs_info ji; /* fb_compile_default_jobs(): as the ninja pool the NVRTC edges run in */
+	fb_jobs_default(NULL, NULL, 0, s->cfg->max_jobs, FB_JOBS_MAX, &ji);
+	int jobs = ji.jobs;
 	if (s->jobs > 0 && s->jobs < jobs)
 		jobs = s->jobs;
 	char sock[4096];
@@ -297,7 +301,11 @@ cmd_build(int argc, char **argv)
 	struct server srv = {0};
 	unsetenv("FATBUILD_COMPILE_SOCKET"); /* only this build's own server */
 	unsetenv("FATBUILD_COMPILE_VERBOSE");
+	struct fb_config cfg; /* read once, after the two above: what the build itself uses */
+	fb_config_read(&cfg);
+	srv.cfg = &cfg;
 	struct fb_build_opts o = {0};
+	o.config = &cfg;
 	o.backend = FB_BACKEND_AUTO;
 	const char **src = xcalloc((size_t)argc, sizeof(*src));
 	const char **inc = xcalloc((size_t)argc, sizeof(*inc));
@@ -306,7 +314,7 @@ cmd_build(int argc, char **argv)
 	if (rc >= 0)
 		goto out;
 	rc = AP_EXIT_USAGE;
-	if (cli_remote_mode_env(fb_env_get("FATBUILD_REMOTE_CACHE_MODE"), "build")) /* the edges would fail in ninja */
+	if (cli_remote_mode_env(&cfg, cfg.remote_cache_mode, "build")) /* the edges would fail in ninja */
 		goto out;
 	if (!o.output && o.torch && o.name)
 		o.output = "."; /* --torch --name NAME: ./NAME.so, or the module */
@@ -321,10 +329,10 @@ cmd_build(int argc, char **argv)
 		goto out;
 	}
 	uint64_t max_size;
-	if ((rc = cli_cache_limit(&max_size)))
+	if ((rc = cli_cache_limit(&cfg, &max_size)))
 		goto out;
 	rc = AP_EXIT_USAGE;
-	note_max_jobs("build"); /* the edges, which read it too, then say nothing */
+	note_max_jobs(&cfg, "build"); /* the edges, which read it too, then say nothing */
 	o.sources = src;
 	o.include_dirs = inc;
 	o.defines = def;

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "base/env.h"
+#include "base/config.h"
 
 static const char synopsis[] = "usage: fatbuild cache stats|clear|dir\n"
                                "       fatbuild cache trim [--max-size SIZE]\n";
@@ -78,9 +78,9 @@ cli_size_parse(const char *s, uint64_t *out)
 }
 
 int
-cli_cache_limit(uint64_t *max)
+cli_cache_limit(const struct fb_config *cfg, uint64_t *max)
 {
-	const char *v = fb_env_get("FATBUILD_CACHE_MAX_SIZE");
+	const char *v = cfg->cache_max_size;
 	*max = FB_CACHE_DEFAULT_MAX_SIZE;
 	if (!v || !*v)
 		return 0;
@@ -130,12 +130,12 @@ cli_cache_trim_after(uint64_t max, bool verbose)
 }
 
 static int
-print_stats(void)
+print_stats(const struct fb_config *cfg)
 {
 	struct fb_error err = {0};
 	struct fb_cache_stats st;
 	uint64_t max;
-	int rc = cli_cache_limit(&max);
+	int rc = cli_cache_limit(cfg, &max);
 	if (rc)
 		return rc;
 	if (fb_cache_stats(NULL, &st, &err))
@@ -175,7 +175,7 @@ print_stats(void)
 }
 
 static int
-trim(int argc, char **argv)
+trim(const struct fb_config *cfg, int argc, char **argv)
 {
 	static const struct option longs[] = {{"max-size", required_argument, NULL, 'm'}, {NULL, 0, NULL, 0}};
 	uint64_t max;
@@ -201,7 +201,7 @@ trim(int argc, char **argv)
 		     given);
 		return AP_EXIT_USAGE;
 	}
-	int rc = given ? 0 : cli_cache_limit(&max);
+	int rc = given ? 0 : cli_cache_limit(cfg, &max);
 	if (rc)
 		return rc;
 	struct fb_cache_trim_result r;
@@ -232,8 +232,10 @@ cmd_cache(int argc, char **argv)
 		usage(stdout);
 		return AP_EXIT_OK;
 	}
+	struct fb_config cfg;
+	fb_config_read(&cfg);
 	if (argc >= 2 && strcmp(argv[1], "trim") == 0)
-		return trim(argc - 1, argv + 1);
+		return trim(&cfg, argc - 1, argv + 1);
 	if (argc != 2) {
 		warn("cache: %s", argc < 2 ? "which action? (stats, clear, trim or dir)" : "too many arguments");
 		fputs(synopsis, stderr);
@@ -241,7 +243,7 @@ cmd_cache(int argc, char **argv)
 	}
 	struct fb_error err = {0};
 	if (strcmp(argv[1], "stats") == 0)
-		return print_stats();
+		return print_stats(&cfg);
 	if (strcmp(argv[1], "clear") == 0) {
 		uint64_t n = 0;
 		char dir[4096];

@@ -11,7 +11,7 @@
 
 #include "check_report.h"
 #include "cli.h"
-#include "base/env.h"
+#include "base/config.h"
 
 static void
 usage(FILE *f)
@@ -247,11 +247,13 @@ cmd_check(int argc, char **argv)
 	if (rc)
 		return rc;
 	struct progress pr = {0};
-	const char *tmp = fb_env_get("TMPDIR");
+	struct fb_config cfg;
+	fb_config_read(&cfg);
+	const char *tmp = cfg.tmpdir;
 	struct fb_check_opts o = {
 		.devices = devs, .ndevices = ndev, .paths = (const char *const *)argv + optind,
 		.npaths = (size_t)(argc - optind), .python = python, .jobs = jobs, .tmpdir = tmp && *tmp ? tmp : NULL,
-		.progress = isatty(2) && !json ? progress : NULL, .progress_ctx = &pr,
+		.progress = isatty(2) && !json ? progress : NULL, .progress_ctx = &pr, .config = &cfg,
 	};
 	struct fb_check_report r;
 	struct fb_error err = {0};

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "base/safefs.h"
 #include "plumbing.h"
 
@@ -174,6 +174,7 @@ struct compile_cli {
 	bool compress_elf;
 	const char *const *sources;
 	size_t nsources;
+	struct fb_config cfg; /* the environment, read once at the command's start */
 };
 
 static void
@@ -391,11 +392,11 @@ check_args(struct compile_cli *c)
 
 /* The arch list resolved (warnings printed) into a malloc'd array; 0 or the exit code. */
 static int
-resolve_targets(const char *list, struct ap_target **out, size_t *n)
+resolve_targets(const struct fb_config *cfg, const char *list, struct ap_target **out, size_t *n)
 {
 	struct ap_error aerr = {0};
 	struct ap_archlist *l = NULL;
-	struct ap_resolve_opts ro = {0};
+	struct ap_resolve_opts ro = {.config = cfg};
 	if (ap_archlist_resolve(list, &ro, &l, &aerr))
 		return cli_stopped() ? cli_stop_exit("compile") : fail_ap(&aerr);
 	warn_archlist(l);
@@ -435,13 +436,14 @@ fill_opts(struct fb_compile_opts *o, const struct compile_cli *c, struct progres
 	o->progress_ctx = pr;
 	o->cancel = cli_cancel_flag();
 	o->remote_cache = c->remote && *c->remote ? c->remote : NULL;
-	o->remote_header = fb_env_get("FATBUILD_REMOTE_CACHE_HEADER");
+	o->remote_header = c->cfg.remote_cache_header;
 	o->remote_read_only = c->remote_mode && strcmp(c->remote_mode, "read") == 0;
-	const char *tmo = fb_env_get("FATBUILD_REMOTE_CACHE_TIMEOUT");
+	const char *tmo = c->cfg.remote_cache_timeout;
 	o->remote_timeout_ms = tmo && *tmo ? (long)(strtod(tmo, NULL) * 1000) : 0;
-	o->remote_state = fb_env_get("FATBUILD_REMOTE_CACHE_STATE"); /* set by fatbuild build for its edges */
-	o->remote_tmpdir = fb_env_get("TMPDIR");
-	o->cache_basedir = fb_env_get("FATBUILD_CACHE_BASEDIR");
+	o->remote_state = c->cfg.remote_cache_state; /* set by fatbuild build for its edges */
+	o->remote_tmpdir = c->cfg.tmpdir;
+	o->cache_basedir = c->cfg.cache_basedir;
+	o->config = &c->cfg;
 }
 
 /* A failed compile: the log (the first failing target's), what NVRTC said without one, and a
@@ -606,10 +608,11 @@ cmd_compile(int argc, char **argv)
 {
 	struct compile_cli c = {.compress = "default"};
 	struct fb_compile_opts o = {0};
-	c.remote = fb_env_get("FATBUILD_REMOTE_CACHE");
-	c.remote_mode = fb_env_get("FATBUILD_REMOTE_CACHE_MODE");
+	fb_config_read(&c.cfg);
+	c.remote = c.cfg.remote_cache;
+	c.remote_mode = c.cfg.remote_cache_mode;
 	int rc = take_xnvrtc(&c, argc, argv) ? AP_EXIT_USAGE : parse_args(&c, &o);
-	if (rc < 0 && cli_remote_mode_env(c.remote_mode, "compile")) {
+	if (rc < 0 && cli_remote_mode_env(&c.cfg, c.remote_mode, "compile")) {
 		cli_free(&c);
 		return AP_EXIT_USAGE;
 	}
@@ -623,17 +626,17 @@ cmd_compile(int argc, char **argv)
 		return rc;
 	}
 	uint64_t max_size;
-	if ((rc = cli_cache_limit(&max_size))) {
+	if ((rc = cli_cache_limit(&c.cfg, &max_size))) {
 		cli_free(&c);
 		return rc;
 	}
 	if (!c.jobs)
-		note_max_jobs("compile");
+		note_max_jobs(&c.cfg, "compile");
 	cli_supervise(); /* from here on a signal stops the NVRTC jobs and the probe child too */
 	struct ap_target *targets = NULL;
 	size_t nt = 0;
-	rc = resolve_targets(c.have_list ? c.list : fb_env_get("TORCH_CUDA_ARCH_LIST"), &targets, &nt);
-	const char *bv = fb_env_get("FATBUILD_COMPILE_VERBOSE"); /* `fatbuild build -v` with its compile server */
+	rc = resolve_targets(&c.cfg, c.have_list ? c.list : c.cfg.torch_cuda_arch_list, &targets, &nt);
+	const char *bv = c.cfg.compile_verbose; /* `fatbuild build -v` with its compile server */
 	if (bv && strcmp(bv, "1") == 0)
 		c.verbose = 1;
 	if (rc == 0) {

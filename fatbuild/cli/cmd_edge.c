@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "plumbing.h"
 
 static void
@@ -34,12 +34,11 @@ usage(FILE *f)
 	        AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE);
 }
 
-/* Appends "WHAT OBJ" to $FATBUILD_EDGE_LOG (best effort), one line per edge whatever OBJ's
- * name holds (control bytes as '?'). */
+/* Appends "WHAT OBJ" to path, $FATBUILD_EDGE_LOG (best effort), one line per edge whatever
+ * OBJ's name holds (control bytes as '?'). */
 static void
-log_edge(const char *what, const char *obj)
+log_edge(const char *path, const char *what, const char *obj)
 {
-	const char *path = fb_env_get("FATBUILD_EDGE_LOG");
 	FILE *f = path && *path ? fopen(path, "a") : NULL;
 	if (f) {
 		fprintf(f, "%s ", what);
@@ -54,6 +53,8 @@ int
 cmd_edge(int argc, char **argv)
 {
 	struct fb_edge_opts o = {0};
+	struct fb_config cfg; /* an edge is a process of its own: the environment, read once here */
+	fb_config_read(&cfg);
 	/* one array for the four lists, each room for every argument */
 	const char **lists = xcalloc(4 * (size_t)argc, sizeof(*lists));
 	const char **tools = lists, **more = lists + argc, **bases = lists + 2 * argc, **quiet = lists + 3 * argc;
@@ -104,18 +105,19 @@ cmd_edge(int argc, char **argv)
 	o.more_deps = more;
 	o.bases = bases;
 	o.quiet = quiet;
-	o.remote_cache = fb_env_get("FATBUILD_REMOTE_CACHE");
-	o.remote_header = fb_env_get("FATBUILD_REMOTE_CACHE_HEADER");
-	const char *mode = fb_env_get("FATBUILD_REMOTE_CACHE_MODE"), *tmo = fb_env_get("FATBUILD_REMOTE_CACHE_TIMEOUT");
-	if (cli_remote_mode_env(mode, "edge")) {
+	o.remote_cache = cfg.remote_cache;
+	o.remote_header = cfg.remote_cache_header;
+	const char *mode = cfg.remote_cache_mode, *tmo = cfg.remote_cache_timeout;
+	if (cli_remote_mode_env(&cfg, mode, "edge")) {
 		free(lists);
 		return AP_EXIT_USAGE;
 	}
 	o.remote_read_only = mode && strcmp(mode, "read") == 0;
 	o.remote_timeout_ms = tmo && *tmo ? (long)(strtod(tmo, NULL) * 1000) : 0;
-	o.remote_state = fb_env_get("FATBUILD_REMOTE_CACHE_STATE"); /* set by fatbuild build */
-	o.remote_tmpdir = fb_env_get("TMPDIR");
+	o.remote_state = cfg.remote_cache_state; /* set by fatbuild build */
+	o.remote_tmpdir = cfg.tmpdir;
 	o.cancel = cli_cancel_flag();
+	o.config = &cfg;
 	struct fb_edge_result r;
 	struct fb_error err = {0};
 	rc = fb_edge_run(&o, &r, &err);
@@ -124,6 +126,7 @@ cmd_edge(int argc, char **argv)
 		return fail_fb(&err);
 	if (r.note[0])
 		warn("warning: %s", r.note);
-	log_edge(r.hit == FB_EDGE_LOCAL ? "hit local" : r.hit == FB_EDGE_REMOTE ? "hit remote" : "ran", o.output);
+	log_edge(cfg.edge_log, r.hit == FB_EDGE_LOCAL ? "hit local" : r.hit == FB_EDGE_REMOTE ? "hit remote" : "ran",
+	         o.output);
 	return r.status;
 }

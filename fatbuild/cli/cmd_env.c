@@ -10,7 +10,7 @@
 
 #include "cli.h"
 #include "base/cpus.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "base/words.h"
 #include "plumbing.h"
 
@@ -72,14 +72,14 @@ capture(const char *const *argv, char *out, size_t size, int all)
 }
 
 static int
-which(const char *prog, char *out, size_t size)
+which(const struct fb_config *cfg, const char *prog, char *out, size_t size)
 {
 	if (strchr(prog, '/')) {
 		snprintf(out, size, "%s", prog);
 		return access(prog, X_OK);
 	}
 	char cand[PATH_MAX];
-	const char *pos = NULL;
+	const char *pos = cfg->path;
 	if (!fb_path_next(&pos, prog, cand, sizeof(cand)))
 		return -1;
 	snprintf(out, size, "%s", cand);
@@ -113,9 +113,9 @@ runtime_paths(char *lib, size_t lsize, char *inc, size_t isize)
 }
 
 static int
-compiler(const char *label, const char *var, const char *def)
+compiler(const struct fb_config *cfg, const char *label, const char *var, const char *value, const char *def)
 {
-	const char *cc = fb_env_get(var);
+	const char *cc = value;
 	const char *how = cc && cc[0] ? var : "default";
 	if (!cc || !cc[0])
 		cc = def;
@@ -129,7 +129,7 @@ compiler(const char *label, const char *var, const char *def)
 		fb_words_free(w);
 		return 1;
 	}
-	if (which(w[0], path, sizeof(path)) != 0) {
+	if (which(cfg, w[0], path, sizeof(path)) != 0) {
 		printf("%-10s %s: NOT FOUND (%s from %s is not on PATH; set %s)\n", label, cc, w[0], how, var);
 		fb_words_free(w);
 		return 1;
@@ -150,13 +150,13 @@ compiler(const char *label, const char *var, const char *def)
 
 /* NVRTC (1 when missing: the default build needs it) and nvJitLink. */
 static int
-print_libs(const char *home)
+print_libs(const struct fb_config *cfg, const char *home)
 {
 	int missing = 0;
 	struct fb_nvrtc_info ni;
 	struct fb_error fe = {0};
 	if (fb_nvrtc_info(home, &ni, &fe) == 0) {
-		const char *nv = fb_env_get("FATBUILD_NVRTC");
+		const char *nv = cfg->nvrtc;
 		const char *nvhow = nv && nv[0] ? "FATBUILD_NVRTC or --nvrtc"
 		                    : !home || !strchr(ni.path, '/') ? "the loader's search path"
 		                    : strncmp(ni.path, home, strlen(home)) == 0 ? "CUDA_HOME's tree"
@@ -208,14 +208,14 @@ print_nvcc(const char *home)
 
 /* ninja ($FATBUILD_NINJA, else on PATH); 1 when missing. */
 static int
-print_ninja(void)
+print_ninja(const struct fb_config *cfg)
 {
-	const char *nj = fb_env_get("FATBUILD_NINJA");
+	const char *nj = cfg->ninja;
 	const char *njhow = nj && nj[0] ? "FATBUILD_NINJA" : "PATH";
 	if (!nj || !nj[0])
 		nj = "ninja";
 	char njpath[PATH_MAX], out[16384];
-	if (which(nj, njpath, sizeof(njpath)) != 0) {
+	if (which(cfg, nj, njpath, sizeof(njpath)) != 0) {
 		printf("%-10s NOT FOUND ('%s' from %s): install it (apt-get install ninja-build, pip install ninja) "
 		       "or set FATBUILD_NINJA\n",
 		       "ninja", nj, njhow);
@@ -229,9 +229,9 @@ print_ninja(void)
 
 /* The remote cache (docs/caches.md), its URL's credentials shown as ***. */
 static void
-print_remote(void)
+print_remote(const struct fb_config *cfg)
 {
-	const char *url = fb_env_get("FATBUILD_REMOTE_CACHE"), *mode = fb_env_get("FATBUILD_REMOTE_CACHE_MODE");
+	const char *url = cfg->remote_cache, *mode = cfg->remote_cache_mode;
 	if (!url || !url[0]) {
 		printf("%-10s none (FATBUILD_REMOTE_CACHE or --remote-cache URL; docs/caches.md)\n", "remote");
 		return;
@@ -241,15 +241,15 @@ print_remote(void)
 	bool ok = !mode || !mode[0] || strcmp(mode, "read") == 0 || strcmp(mode, "readwrite") == 0;
 	printf("%-10s %s (%s, from FATBUILD_REMOTE_CACHE%s)\n", "remote", shown,
 	       !ok ? "INVALID FATBUILD_REMOTE_CACHE_MODE: read or readwrite" : mode && mode[0] ? mode : "readwrite",
-	       fb_env_get("FATBUILD_REMOTE_CACHE_HEADER") ? " with FATBUILD_REMOTE_CACHE_HEADER" : "");
+	       cfg->remote_cache_header ? " with FATBUILD_REMOTE_CACHE_HEADER" : "");
 }
 
 /* The build and cache directories, the arch list, the job count and the compile server. */
 static void
-print_settings(void)
+print_settings(const struct fb_config *cfg)
 {
 	struct fb_error fe = {0};
-	const char *bd = fb_env_get("FATBUILD_BUILD_DIR");
+	const char *bd = cfg->build_dir;
 	char bdir[PATH_MAX];
 	if (fb_build_dir_default(NULL, bdir, sizeof(bdir), &fe) != 0)
 		printf("%-10s NONE (%s)\n", "build dir", fe.msg);
@@ -259,8 +259,8 @@ print_settings(void)
 		printf("%-10s %s (default; set FATBUILD_BUILD_DIR)\n", "build dir", bdir);
 	char cache[PATH_MAX];
 	uint64_t max;
-	const char *ms = fb_env_get("FATBUILD_CACHE_MAX_SIZE");
-	if (fb_cache_dir(cache, sizeof(cache), &fe) != 0 || cli_cache_limit(&max) != 0)
+	const char *ms = cfg->cache_max_size;
+	if (fb_cache_dir(cache, sizeof(cache), &fe) != 0 || cli_cache_limit(cfg, &max) != 0)
 		; /* no HOME, or a bad FATBUILD_CACHE_MAX_SIZE (said) */
 	else if (!ms || !*ms)
 		printf("%-10s %s (size limit 5G, the default; FATBUILD_CACHE_MAX_SIZE sets it)\n", "cache", cache);
@@ -268,12 +268,12 @@ print_settings(void)
 		printf("%-10s %s (size limit %.40s, from FATBUILD_CACHE_MAX_SIZE)\n", "cache", cache, ms);
 	else
 		printf("%-10s %s (no size limit: FATBUILD_CACHE_MAX_SIZE=0)\n", "cache", cache);
-	const char *arch = fb_env_get("TORCH_CUDA_ARCH_LIST");
+	const char *arch = cfg->torch_cuda_arch_list;
 	printf("%-10s %s\n", "arch list", arch && arch[0] ? arch : "auto (TORCH_CUDA_ARCH_LIST is unset)");
 	struct fb_jobs_info jobs;
-	fb_jobs_default(NULL, NULL, 0, fb_env_get("MAX_JOBS"), FB_JOBS_MAX, &jobs);
+	fb_jobs_default(NULL, NULL, 0, cfg->max_jobs, FB_JOBS_MAX, &jobs);
 	printf("%-10s %d (from %s; -j or MAX_JOBS overrides)\n", "jobs", jobs.jobs, jobs.where);
-	if (fb_env_switch("FATBUILD_COMPILE_SERVER") == 0)
+	if (cfg->compile_server == 0)
 		printf("%-10s off (from FATBUILD_COMPILE_SERVER=0)\n", "server");
 	else
 		printf("%-10s on: fatbuild build keeps warm NVRTC workers for its edges (--no-compile-server or "
@@ -297,6 +297,8 @@ cmd_env(int argc, char **argv)
 		}
 	}
 	char lib[PATH_MAX], inc[PATH_MAX], home[PATH_MAX];
+	struct fb_config cfg;
+	fb_config_read(&cfg);
 	runtime_paths(lib, sizeof(lib), inc, sizeof(inc));
 	struct ap_error ae = {0};
 	int have_home = ap_cuda_home(home, sizeof(home), &ae) == 0;
@@ -306,9 +308,9 @@ cmd_env(int argc, char **argv)
 			printf("%s/include\n", home);
 		return AP_EXIT_OK;
 	}
-	const char *ch = fb_env_get("CUDA_HOME");
+	const char *ch = cfg.cuda_home;
 	char nvpath[PATH_MAX];
-	const char *how = ch && ch[0] ? "CUDA_HOME" : which("nvcc", nvpath, sizeof(nvpath)) == 0 ? "nvcc on PATH"
+	const char *how = ch && ch[0] ? "CUDA_HOME" : which(&cfg, "nvcc", nvpath, sizeof(nvpath)) == 0 ? "nvcc on PATH"
 	                                                                                         : "default location";
 	if (have_home)
 		printf("%-10s %s (from %s%s)\n", "CUDA_HOME", home, how,
@@ -316,15 +318,15 @@ cmd_env(int argc, char **argv)
 		           ? "; a pip wheel tree" : "");
 	else
 		printf("%-10s NOT FOUND: %s\n", "CUDA_HOME", ae.msg);
-	int missing = print_libs(have_home ? home : NULL);
+	int missing = print_libs(&cfg, have_home ? home : NULL);
 	print_nvcc(have_home ? home : NULL);
-	missing |= print_ninja();
-	missing |= compiler("CC", "CC", "cc");
-	missing |= compiler("CXX", "CXX", "c++");
+	missing |= print_ninja(&cfg);
+	missing |= compiler(&cfg, "CC", "CC", cfg.cc, "cc");
+	missing |= compiler(&cfg, "CXX", "CXX", cfg.cxx, "c++");
 	printf("%-10s %s\n", "runtime", lib);
 	printf("%-10s %s\n", "include", inc);
-	print_settings();
-	print_remote();
+	print_settings(&cfg);
+	print_remote(&cfg);
 	if (missing)
 		warn("env: something the build needs is missing (see NOT FOUND above)");
 	return missing ? AP_EXIT_FAIL : AP_EXIT_OK;

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "base/env.h"
+#include "base/config.h"
 
 static const char synopsis[] =
 	"usage: fatbuild flags [--arch-list LIST] [--format FORMAT] [--cuda-version X.Y]\n"
@@ -199,11 +199,13 @@ int
 cmd_flags(int argc, char **argv)
 {
 	struct flags_args f = {.fmt = AP_FMT_NVCC, .clang = -1};
+	struct fb_config cfg;
+	fb_config_read(&cfg);
 	int rc = parse_args(argc, argv, &f);
 	if (rc >= 0)
 		return rc;
 	if (!f.have_list)
-		f.list = fb_env_get("TORCH_CUDA_ARCH_LIST");
+		f.list = cfg.torch_cuda_arch_list;
 	if (f.clang >= 0 && f.have_fmt && f.fmt != AP_FMT_CLANG) {
 		warn("flags: --clang-version applies to --format clang only");
 		return AP_EXIT_USAGE;
@@ -214,7 +216,7 @@ cmd_flags(int argc, char **argv)
 	struct ap_toolkit tk;
 	if ((rc = load_toolkit(f.cuda, &tk)) != 0)
 		return rc;
-	struct ap_resolve_opts opts = {.toolkit = &tk, .drop_unsupported = f.drop, .fallback = f.fallback};
+	struct ap_resolve_opts opts = {.toolkit = &tk, .drop_unsupported = f.drop, .fallback = f.fallback, .config = &cfg};
 	struct ap_archlist *l = NULL;
 	struct ap_error err = {0};
 	if (ap_archlist_resolve(f.list, &opts, &l, &err))

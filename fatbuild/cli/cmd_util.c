@@ -8,7 +8,7 @@
 
 #include "cli.h"
 #include "base/cpus.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "base/safefs.h"
 
 void
@@ -57,10 +57,10 @@ parse_jobs(const char *cmd, const char *v, int lo, int *jobs)
 }
 
 void
-note_max_jobs(const char *cmd)
+note_max_jobs(const struct fb_config *cfg, const char *cmd)
 {
 	struct fb_jobs_info ji;
-	const char *mj = fb_env_get("MAX_JOBS");
+	const char *mj = cfg->max_jobs;
 	fb_jobs_default(NULL, NULL, 0, mj, FB_JOBS_MAX, &ji);
 	if (!ji.capped)
 		return;
@@ -95,9 +95,9 @@ fail_ap(const struct ap_error *e)
 }
 
 int
-cli_remote_mode_env(const char *mode, const char *cmd)
+cli_remote_mode_env(const struct fb_config *cfg, const char *mode, const char *cmd)
 {
-	const char *env = fb_env_get("FATBUILD_REMOTE_CACHE_MODE");
+	const char *env = cfg->remote_cache_mode;
 	if (!mode || mode != env || !*mode || strcmp(mode, "read") == 0 || strcmp(mode, "readwrite") == 0)
 		return 0;
 	char shown[48];

@@ -29,22 +29,33 @@
 #include "base/dlload.h"
 #include "fatbin/elfid.h"
 #include "base/cpus.h"
-#include "base/env.h"
+#include "base/config.h"
+
+/* fb_compile_jobs with the configuration read (MAX_JOBS): asked when > 0 (at most
+ * FB_JOBS_MAX), else MAX_JOBS, else the CPUs this process may use. */
+static int
+jobs_of(const struct fb_config *cfg, int asked)
+{
+	if (asked > 0)
+		return asked > FB_JOBS_MAX ? FB_JOBS_MAX : asked;
+	struct fb_jobs_info ji;
+	fb_jobs_default(NULL, NULL, 0, cfg->max_jobs, FB_JOBS_MAX, &ji);
+	return ji.jobs;
+}
 
 int
 fb_compile_default_jobs(void)
 {
-	struct fb_jobs_info ji;
-	fb_jobs_default(NULL, NULL, 0, fb_env_get("MAX_JOBS"), FB_JOBS_MAX, &ji);
-	return ji.jobs;
+	return fb_compile_jobs(0);
 }
 
 int
 fb_compile_jobs(int asked)
 {
-	if (asked <= 0)
-		return fb_compile_default_jobs();
-	return asked > FB_JOBS_MAX ? FB_JOBS_MAX : asked;
+	struct fb_config cfg = {0};
+	if (asked <= 0) /* the only case that reads it */
+		fb_config_read(&cfg);
+	return jobs_of(&cfg, asked);
 }
 
 int
@@ -298,7 +309,7 @@ cache_start(struct run *r)
 	if (!r->use_cache)
 		return;
 	struct fb_cache_opts co = {r->cache_dir,          o->remote_cache,      o->remote_header, o->remote_read_only,
-	                           o->remote_timeout_ms, o->remote_state,      o->remote_tmpdir};
+	                           o->remote_timeout_ms, o->remote_state,      o->remote_tmpdir,      r->cfg};
 	struct lookup l = {r, NULL};
 	struct fb_cache_hooks h = {NULL, on_cache_event, &l};
 	fb_cache_open(&co, &h, &r->cache, NULL); /* out of memory: no cache, every get a miss */
@@ -346,14 +357,14 @@ open_run(struct run *r, const char *home, struct fb_error *err)
 	r->use_cache = !o->no_cache;
 	if (r->use_cache) {
 		struct fb_error ce = {0};
-		int cc = fb_cache_local_dir(o->cache_dir, r->cache_dir, sizeof(r->cache_dir), &ce);
+		int cc = fb_cache_local_dir(r->cfg, o->cache_dir, r->cache_dir, sizeof(r->cache_dir), &ce);
 		if (cc == FB_EUNSAFE)
 			return fb_seterr(err, cc, "%s", ce.msg);
 		if (cc)
 			r->use_cache = 0; /* no HOME, or a directory that cannot be used: compile without a cache */
 	}
 	if (r->use_cache &&
-	    fb_key_nvrtc(fb_nvrtc_ident(r->nv), o->cancel, r->nvrtc_key, sizeof(r->nvrtc_key)) != 0)
+	    fb_key_nvrtc(r->cfg, fb_nvrtc_ident(r->nv), o->cancel, r->nvrtc_key, sizeof(r->nvrtc_key)) != 0)
 		r->nvrtc_key[0] = 0;
 	if (o->cache_basedir && *o->cache_basedir && !realpath(o->cache_basedir, r->basedir))
 		snprintf(r->basedir, sizeof(r->basedir), "%s", o->cache_basedir);
@@ -386,8 +397,8 @@ cache_lookup(struct run *r, struct fb_compile_result *res)
 static void
 server_jobs(struct run *r, const char *home, struct fb_compile_result *res)
 {
-	const char *sock = fb_env_get(FB_SERVER_ENV);
-	if (!sock || !*sock || fb_env_switch(FB_SERVER_OFF_ENV) == 0)
+	const char *sock = r->cfg->compile_socket;
+	if (!sock || !*sock || r->cfg->compile_server == 0)
 		return;
 	for (size_t i = 0; i < r->njobs; i++)
 		if (r->jobs[i].state == J_PENDING) {
@@ -459,7 +470,7 @@ run_jobs(struct run *r, const char *home, struct fb_compile_result *res, struct 
 	cache_lookup(r, res);
 	fb_cache_idle(r->cache); /* the jobs are forked next (cache.h) */
 	server_jobs(r, home, res);
-	int maxjobs = fb_compile_jobs(opts->jobs);
+	int maxjobs = jobs_of(r->cfg, opts->jobs);
 	setup_pch(r, res);
 	struct job *failed = NULL;
 	rc = fb_run_jobs(r, maxjobs, &failed, err);
@@ -483,11 +494,13 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 	struct run r = {0};
 	struct fb_compile_result *res = NULL;
 	char home[PATH_MAX] = "";
+	struct fb_config local;
 	*out = NULL;
 	int rc = check_args(sources, nsources, opts, err);
 	if (rc)
 		return rc;
 	r.o = opts;
+	r.cfg = fb_config_or_read(opts->config, &local);
 	r.srcpaths = sources;
 	r.nsrc = nsources;
 	fb_dl_home(opts->cuda_home, ap_cuda_home, home, sizeof(home));

@@ -75,6 +75,7 @@ struct unit {
 
 struct run {
 	const struct fb_compile_opts *o;
+	const struct fb_config *cfg; /* read once: o->config, else at fb_compile's start */
 	struct fb_nvrtc *nv;
 	const char *const *srcpaths;
 	struct source *src;
@@ -197,8 +198,6 @@ int fb_worker_compile(const struct fb_nvrtc *nv, const struct fb_worker_job *wj,
 #define FB_SERVER_MAX_JOB ((uint64_t)1 << 30) /* one job's bytes: more is garbage */
 #define FB_SERVER_SOCKET "compile.sock"   /* in BUILD_DIR/tmp */
 #define FB_SERVER_IDLE_SETS 8            /* idle workers kept beyond the compiles at once */
-#define FB_SERVER_ENV "FATBUILD_COMPILE_SOCKET"
-#define FB_SERVER_OFF_ENV "FATBUILD_COMPILE_SERVER"
 
 /* One job as parsed from the wire; the pointers point into the job's bytes. */
 struct fb_server_job {

@@ -27,7 +27,8 @@
 #include "fatbuild.h"
 #include "plumbing.h"
 #include "base/dlload.h"
-#include "base/env.h"
+#include "base/config.h"
+#include "base/cpus.h"
 #include "base/error.h"
 #include "base/safefs.h"
 #include "build.h"
@@ -250,11 +251,11 @@ take_sources(struct gen *g, struct fb_build_result *result, struct needs *nd, st
 static int
 find_tools(struct gen *g, const struct needs *nd, struct fb_error *err)
 {
-	int rc = fb_build_find_tools(g->o, nd->nvcc, &g->t, err);
+	int rc = fb_build_find_tools(g->cfg, g->o, nd->nvcc, &g->t, err);
 	if (!rc && (nd->c || !nd->cxx))
-		rc = fb_build_check_compiler("CC", g->t.cc, err);
+		rc = fb_build_check_compiler(g->cfg->path, "CC", g->t.cc, err);
 	if (!rc && nd->cxx)
-		rc = fb_build_check_compiler("CXX", g->t.cxx, err);
+		rc = fb_build_check_compiler(g->cfg->path, "CXX", g->t.cxx, err);
 	if (!rc && g->o->torch && !g->t.cuda_home[0])
 		fb_dl_home(NULL, ap_cuda_home, g->t.cuda_home, sizeof(g->t.cuda_home));
 	return rc;
@@ -271,7 +272,7 @@ prepare_dir(struct gen *g, bool out_dir, struct fb_build_result *result, struct 
 		return rc;
 	default_name(o->name && o->name[0] ? o->name : g->out, g->name, sizeof(g->name));
 	char dir[PATHMAX];
-	if ((rc = fb_builddir_prepare(o->build_dir, g->name, dir, sizeof(dir), err)))
+	if ((rc = fb_builddir_prepare(g->cfg, o->build_dir, g->name, dir, sizeof(dir), err)))
 		return rc;
 	if (!realpath(dir, g->dir))
 		return fb_seterr(err, FB_EIO, "build dir %s: %s", dir, strerror(errno));
@@ -286,7 +287,7 @@ query_torch(struct gen *g, bool out_dir, struct fb_build_result *result, struct 
 	const struct fb_build_opts *o = g->o;
 	if (!(g->torch = calloc(1, sizeof(*g->torch))))
 		return fb_seterr(err, FB_ENOMEM, "out of memory");
-	int rc = fb_torch_query(o->python, g->dir, g->torch, err);
+	int rc = fb_torch_query(g->cfg, o->python, g->dir, g->torch, err);
 	if (rc)
 		return rc;
 	const struct fb_torch *t = g->torch;
@@ -313,9 +314,10 @@ resolve_archs(struct gen *g, struct fb_build_result *result, struct fb_error *er
 {
 	const char *text = g->o->arch_list;
 	if (!text)
-		text = fb_env_get("TORCH_CUDA_ARCH_LIST");
+		text = g->cfg->torch_cuda_arch_list;
 	struct ap_resolve_opts ro = {0};
 	ro.toolkit = g->o->toolkit;
+	ro.config = g->cfg;
 	struct ap_error ae = {0};
 	if (ap_archlist_resolve(text, &ro, &g->archs, &ae) != 0)
 		return fb_error_from_ap(err, FB_EARCH, &ae);
@@ -406,6 +408,20 @@ gen_free(struct gen *g)
 	free(g->langs);
 }
 
+/* What the graph's steps take from the configuration, read once: the launcher, the job counts
+ * and the CPUs. */
+static void
+start_gen(struct gen *g, const struct fb_config *cfg)
+{
+	g->cfg = cfg;
+	g->launcher = g->o->launcher ? g->o->launcher : cfg->launcher;
+	struct fb_jobs_info ji;
+	fb_jobs_default(NULL, NULL, 0, cfg->max_jobs, FB_JOBS_MAX, &ji);
+	g->jobs_default = ji.jobs;
+	g->jobs = g->o->jobs > 0 ? (g->o->jobs > FB_JOBS_MAX ? FB_JOBS_MAX : g->o->jobs) : ji.jobs;
+	g->cpus = ji.quota > 0 && ji.quota < ji.cpus ? ji.quota : ji.cpus;
+}
+
 int
 fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct fb_error *err)
 {
@@ -420,7 +436,9 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 		return fb_seterr(err, FB_EINVAL, "build: -o %s is a directory: --name NAME says what to call the module in it",
 		                 o->output);
 	struct gen g = {0};
+	struct fb_config local;
 	g.o = o;
+	start_gen(&g, fb_config_or_read(o->config, &local));
 	struct needs nd = {0};
 	/* never one of the sources, never a device or a FIFO */
 	int rc = out_dir ? 0 : fb_output_check("build: -o", o->output, o->sources, o->nsources, err);

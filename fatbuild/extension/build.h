@@ -48,6 +48,11 @@ struct tools {
 
 struct gen {
 	const struct fb_build_opts *o;
+	const struct fb_config *cfg; /* the configuration, read once: o->config, else at fb_build's start */
+	const char *launcher;  /* --launcher, else FATBUILD_LAUNCHER; NULL or "": none */
+	int jobs;              /* fb_compile_jobs(o->jobs): ninja's -j */
+	int jobs_default;      /* fb_compile_default_jobs(): MAX_JOBS, else the CPUs (quota too) */
+	int cpus;              /* the CPUs this process may use (affinity mask, cgroup quota) */
 	struct tools t;
 	struct fb_ninja *nj;
 	char dir[PATHMAX];     /* build dir */
@@ -76,9 +81,10 @@ struct gen {
 
 /* Finds fatbuild, its runtime library and header, ninja, $CC and $CXX (and CUDA_HOME with nvcc)
  * into t. */
-int fb_build_find_tools(const struct fb_build_opts *o, bool need_nvcc, struct tools *t, struct fb_error *err);
-/* Checks that $CC or $CXX (var) names a program. */
-int fb_build_check_compiler(const char *var, const char *value, struct fb_error *err);
+int fb_build_find_tools(const struct fb_config *cfg, const struct fb_build_opts *o, bool need_nvcc, struct tools *t,
+                        struct fb_error *err);
+/* Checks that $CC or $CXX (var) names a program (on path, PATH's value). */
+int fb_build_check_compiler(const char *path, const char *var, const char *value, struct fb_error *err);
 /* Adds every rule, pool and edge of the build to g->nj. */
 int fb_build_generate(struct gen *g, struct fb_error *err);
 /* BUILD_DIR/out/BASENAME: what the link edge writes. */

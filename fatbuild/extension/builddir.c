@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "builddir.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "base/error.h"
 #include "base/safefs.h"
 
@@ -22,9 +22,9 @@ extern char **environ;
 /* The build root: FATBUILD_BUILD_DIR (*explicit set), else $XDG_CACHE_HOME/fatbuild/build, else
  * ~/.cache/fatbuild/build. */
 static int
-build_root(char *buf, size_t size, bool *explicit, struct fb_error *err)
+build_root(const struct fb_config *cfg, char *buf, size_t size, bool *explicit, struct fb_error *err)
 {
-	const char *env = fb_env_get("FATBUILD_BUILD_DIR"), *xdg = fb_env_get("XDG_CACHE_HOME"), *home = fb_env_get("HOME");
+	const char *env = cfg->build_dir, *xdg = cfg->xdg_cache_home, *home = cfg->home;
 	int k;
 	*explicit = false;
 	if (env && env[0]) {
@@ -48,7 +48,9 @@ fb_build_dir_default(const char *name, char *buf, size_t size, struct fb_error *
 {
 	char root[PATH_MAX];
 	bool explicit;
-	int rc = build_root(root, sizeof(root), &explicit, err);
+	struct fb_config cfg;
+	fb_config_read(&cfg);
+	int rc = build_root(&cfg, root, sizeof(root), &explicit, err);
 	if (rc)
 		return rc;
 	int k = snprintf(buf, size, "%s/%s", root, name ? name : "NAME");
@@ -58,7 +60,8 @@ fb_build_dir_default(const char *name, char *buf, size_t size, struct fb_error *
 }
 
 int
-fb_builddir_prepare(const char *build_dir, const char *name, char *dir, size_t size, struct fb_error *err)
+fb_builddir_prepare(const struct fb_config *cfg, const char *build_dir, const char *name, char *dir, size_t size,
+                    struct fb_error *err)
 {
 	int rc;
 	if (build_dir && build_dir[0]) {
@@ -68,7 +71,7 @@ fb_builddir_prepare(const char *build_dir, const char *name, char *dir, size_t s
 	} else {
 		char root[PATH_MAX];
 		bool explicit;
-		rc = build_root(root, sizeof(root), &explicit, err);
+		rc = build_root(cfg, root, sizeof(root), &explicit, err);
 		if (!rc)
 			rc = fb_dir_make(root, "build root", FIX, explicit ? FB_DIR_EXPLICIT : 0, err);
 		if (!rc && snprintf(dir, size, "%s/%s", root, name) >= (int)size)

@@ -11,7 +11,8 @@
 /* The build dir for opts->build_dir (or the default for name): the build root (the default one, or
  * FATBUILD_BUILD_DIR), the build dir, obj/, out/ and tmp/ are created 0700 where missing and checked
  * (base/safefs.h) before anything is read or written there. Fills dir. */
-int fb_builddir_prepare(const char *build_dir, const char *name, char *dir, size_t size, struct fb_error *err);
+int fb_builddir_prepare(const struct fb_config *cfg, const char *build_dir, const char *name, char *dir, size_t size,
+                        struct fb_error *err);
 
 /* The file in which the processes of one build share a failed remote cache
  * (docs/remote-cache.md §5), below the build dir, and the variable that names it to them. */

@@ -43,7 +43,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "base/env.h"
+#include "base/config.h"
 #include "base/error.h"
 #include "base/safefs.h"
 #include "base/strbuf.h"
@@ -147,10 +147,10 @@ local_path(const char *line, size_t n, const char *const *bases, size_t nbases, 
 }
 
 int
-fb_edge_tool_id(const char *tool, char *found, char *out, size_t size)
+fb_edge_tool_id(const char *path, const char *tool, char *found, char *out, size_t size)
 {
 	char real[PATH_MAX];
-	const char *pos = NULL;
+	const char *pos = path;
 	struct stat st;
 	if (strchr(tool, '/'))
 		snprintf(found, PATH_MAX, "%s", tool);
@@ -165,11 +165,11 @@ fb_edge_tool_id(const char *tool, char *found, char *out, size_t size)
 
 /* "tool PATH SIZE MTIME_NS" for a program found as a shell would (a name on PATH). */
 static void
-put_tool(struct fb_buf *b, const char *tool)
+put_tool(struct fb_buf *b, const char *path, const char *tool)
 {
 	char found[PATH_MAX], id[PATH_MAX + 64];
 	fb_buf_puts(b, "tool ");
-	if (fb_edge_tool_id(tool, found, id, sizeof(id)) == 0) {
+	if (fb_edge_tool_id(path, tool, found, id, sizeof(id)) == 0) {
 		fb_buf_puts(b, id);
 	} else {
 		fb_buf_puts(b, tool);
@@ -212,18 +212,26 @@ drop_threads(struct fb_buf *b, size_t at)
 
 /* K0: the command and its tools. */
 static int
-key0(const struct fb_edge_opts *o, char hex[65])
+key0(const struct fb_edge_opts *o, const struct fb_config *cfg, char hex[65])
 {
-	static const char *const env[] = {"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "SOURCE_DATE_EPOCH",
-	                                  "GCC_EXEC_PREFIX", "COMPILER_PATH", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"};
+	const struct {
+		const char *name, *value;
+	} env[] = {{"CPATH", cfg->cpath},
+	           {"C_INCLUDE_PATH", cfg->c_include_path},
+	           {"CPLUS_INCLUDE_PATH", cfg->cplus_include_path},
+	           {"SOURCE_DATE_EPOCH", cfg->source_date_epoch},
+	           {"GCC_EXEC_PREFIX", cfg->gcc_exec_prefix},
+	           {"COMPILER_PATH", cfg->compiler_path},
+	           {"NVCC_PREPEND_FLAGS", cfg->nvcc_prepend_flags},
+	           {"NVCC_APPEND_FLAGS", cfg->nvcc_append_flags}};
 	struct fb_buf b = {0};
 	fb_buf_puts(&b, TAG "\n");
 	for (size_t i = 0; i < o->ntools; i++)
-		put_tool(&b, o->tools[i]);
+		put_tool(&b, cfg->path, o->tools[i]);
 	for (size_t i = 0; i < sizeof(env) / sizeof(env[0]); i++) {
-		const char *v = fb_env_get(env[i]);
+		const char *v = env[i].value;
 		if (v) {
-			fb_buf_puts(&b, env[i]);
+			fb_buf_puts(&b, env[i].name);
 			fb_buf_puts(&b, "=");
 			fb_buf_puts(&b, v);
 			fb_buf_puts(&b, "\n");
@@ -367,14 +375,14 @@ add_command_roots(struct fb_strlist *roots, const char *s)
 
 /* The build's roots (see the top of this file), each by spelling and real path. */
 static void
-make_roots(const struct fb_edge_opts *o, struct fb_strlist *roots)
+make_roots(const struct fb_edge_opts *o, const struct fb_config *cfg, struct fb_strlist *roots)
 {
-	static const char *const env[] = {"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH"};
+	const char *const env[] = {cfg->cpath, cfg->c_include_path, cfg->cplus_include_path};
 	for (size_t i = 0; i < o->nbases; i++)
 		add_root(roots, o->bases[i]);
 	for (size_t i = 0; i < o->ntools; i++) {
 		char found[PATH_MAX], id[PATH_MAX + 64], real[PATH_MAX];
-		if (fb_edge_tool_id(o->tools[i], found, id, sizeof(id)) != 0)
+		if (fb_edge_tool_id(cfg->path, o->tools[i], found, id, sizeof(id)) != 0)
 			continue;
 		const char *v[2] = {found, realpath(found, real)};
 		for (int k = 0; k < 2 && v[k]; k++) { /* PREFIX of PREFIX/bin/TOOL */
@@ -392,8 +400,7 @@ make_roots(const struct fb_edge_opts *o, struct fb_strlist *roots)
 	for (size_t i = 0; o->argv[i]; i++)
 		add_command_roots(roots, o->argv[i]);
 	for (size_t i = 0; i < sizeof(env) / sizeof(*env); i++) {
-		const char *v = fb_env_get(env[i]);
-		for (const char *p = v ? v : ""; *p;) {
+		for (const char *p = env[i] ? env[i] : ""; *p;) {
 			size_t n = strcspn(p, ":");
 			if (n && p[0] == '/')
 				add_word_root(roots, p, n);
@@ -414,9 +421,10 @@ under_roots(const struct fb_strlist *roots, const char *path)
 	return false;
 }
 
-/* The real paths of the directories a manifest's files lie in, asked once each: a torch
- * compile reads about 1,400 headers from a few dozen directories, and realpath() asks the
- * kernel for every component of each (12,500 readlink calls an edge). */
+/* The real paths of the directories a manifest's files lie in, asked once each an edge (the
+ * lookup's K1 and the one kept after a compile share them: struct store): a torch compile
+ * reads about 1,400 headers from a few dozen directories, and realpath() asks the kernel for
+ * every component of each (12,500 readlink calls an edge). */
 enum { NREALDIRS = 256 };
 struct realdirs {
 	char *dir[NREALDIRS], *real[NREALDIRS];
@@ -499,16 +507,16 @@ open_listed(const struct fb_edge_opts *o, const struct fb_strlist *roots, struct
 
 /* K1 from K0 and the files the manifest lists (one path a line, bases spelled @Bn): each
  * spelling and the content of the local file; -1 when one cannot be read (a miss), -2 with
- * why when the manifest names a file that is not to be read (open_listed). */
+ * why when the manifest names a file that is not to be read (open_listed). rd: the edge's
+ * real paths (NULL: realpath() for each). */
 static int
-key1(const struct fb_edge_opts *o, const struct fb_strlist *roots, const char *k0, const char *list, char hex[65],
-     char *why, size_t wsize)
+key1(const struct fb_edge_opts *o, const struct fb_strlist *roots, struct realdirs *rd, const char *k0,
+     const char *list, char hex[65], char *why, size_t wsize)
 {
 	struct fb_buf b = {0};
 	fb_buf_puts(&b, k0);
 	fb_buf_puts(&b, "\n");
 	int rc = 0;
-	struct realdirs *rd = calloc(1, sizeof(*rd)); /* NULL: realpath() for each */
 	for (const char *p = list; !rc && *p;) {
 		size_t n = strcspn(p, "\n");
 		const char *line = p;
@@ -536,7 +544,6 @@ key1(const struct fb_edge_opts *o, const struct fb_strlist *roots, const char *k
 	if (!rc)
 		fb_sha256_buf_hex(b.s, b.len, hex);
 	free(b.s);
-	realdirs_free(rd);
 	return rc;
 }
 
@@ -544,9 +551,11 @@ key1(const struct fb_edge_opts *o, const struct fb_strlist *roots, const char *k
 
 struct store {
 	const struct fb_edge_opts *o;
+	const struct fb_config *cfg; /* the edge's configuration, read once */
 	struct fb_cache *cache;    /* the local store and the remote (cache.h); NULL: neither */
 	struct fb_edge_result *r;
 	struct fb_strlist roots;   /* make_roots */
+	struct realdirs *rd;       /* the real paths both K1s of the edge read; NULL: none kept */
 	const char *k0;            /* the key of the manifest being looked up */
 	char k1[65];               /* the object's key, from the manifest that passed */
 };
@@ -602,12 +611,12 @@ store_open(struct store *s)
 {
 	struct fb_error e = {0};
 	char dir[PATH_MAX];
-	bool local = fb_cache_local_dir(s->o->cache_dir, dir, sizeof(dir), &e) == 0;
+	bool local = fb_cache_local_dir(s->cfg, s->o->cache_dir, dir, sizeof(dir), &e) == 0;
 	if (!local)
 		note(s, "edge cache off", e.msg);
 	struct fb_cache_opts co = {local ? dir : NULL,      s->o->remote_cache, s->o->remote_header,
 	                           s->o->remote_read_only, s->o->remote_timeout_ms, s->o->remote_state,
-	                           s->o->remote_tmpdir};
+	                           s->o->remote_tmpdir,          s->cfg};
 	struct fb_cache_hooks h = {NULL, on_cache_event, s};
 	fb_cache_open(&co, &h, &s->cache, NULL); /* out of memory: no cache, the command runs */
 }
@@ -631,7 +640,7 @@ manifest_fits(void *ctx, const struct fb_cache_entry *e, struct fb_error *err)
 		p += n + 1;
 	}
 	char *list = strndup((const char *)e->ptx, e->ptx_size), why[sizeof(err->msg)];
-	int k = list ? key1(s->o, &s->roots, s->k0, list, s->k1, why, sizeof(why)) : -1;
+	int k = list ? key1(s->o, &s->roots, s->rd, s->k0, list, s->k1, why, sizeof(why)) : -1;
 	free(list);
 	return k == -2 ? fb_seterr(err, FB_EFORMAT, "%s", why) : k ? FB_ENOIMAGE : 0;
 }
@@ -819,7 +828,7 @@ remember(struct store *s, const char *k0, const struct fb_buf *list)
 	/* What names a file outside the roots, or is no object of this machine, is not kept: no
 	 * lookup could take it. */
 	if (fb_read_file(o->output, &objd, &on, NULL) != 0 || !on || !list->s ||
-	    key1(o, &s->roots, k0, list->s, k1, why, sizeof(why)) != 0 || fb_elf_host_object(objd, on, NULL) != 0) {
+	    key1(o, &s->roots, s->rd, k0, list->s, k1, why, sizeof(why)) != 0 || fb_elf_host_object(objd, on, NULL) != 0) {
 		free(objd);
 		return;
 	}
@@ -837,12 +846,14 @@ fb_edge_run(const struct fb_edge_opts *o, struct fb_edge_result *r, struct fb_er
 	memset(r, 0, sizeof(*r));
 	if (!o || !o->argv || !o->argv[0] || !o->output || !o->depfile)
 		return fb_seterr(err, FB_EINVAL, "edge: a command, its output and its depfile are needed");
-	struct store s = {.o = o, .r = r};
+	struct fb_config local;
+	struct store s = {.o = o, .cfg = fb_config_or_read(o->config, &local), .r = r};
 	char k0[65];
-	bool keyed = key0(o, k0) == 0;
+	bool keyed = key0(o, s.cfg, k0) == 0;
 	if (keyed) {
 		store_open(&s);
-		make_roots(o, &s.roots);
+		make_roots(o, s.cfg, &s.roots);
+		s.rd = calloc(1, sizeof(*s.rd)); /* NULL: realpath() for each file */
 	}
 	int rc = 0;
 	if (!keyed || !fb_cache_on(s.cache) || !lookup(&s, k0)) {
@@ -856,5 +867,6 @@ fb_edge_run(const struct fb_edge_opts *o, struct fb_edge_result *r, struct fb_er
 	}
 	fb_cache_close(s.cache);
 	fb_strlist_free(&s.roots);
+	realdirs_free(s.rd);
 	return rc;
 }

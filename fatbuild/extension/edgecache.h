@@ -13,8 +13,8 @@ const char *fb_depfile_deps(const char *text);
  * "$"), into out (cut at size); false at the end. */
 bool fb_depfile_next(const char **pos, char *out, size_t size);
 /* "REAL SIZE MTIME_NS" into out for the program a shell runs as tool (a path, else the first
- * match on PATH; found: the path tried, PATH_MAX bytes): 0; -1 when no PATH entry has it; -2
+ * match on path, PATH's value; found: the path tried, PATH_MAX bytes): 0; -1 when no PATH entry has it; -2
  * when realpath or stat fails (errno says why). */
-int fb_edge_tool_id(const char *tool, char *found, char *out, size_t size);
+int fb_edge_tool_id(const char *path, const char *tool, char *found, char *out, size_t size);
 
 #endif

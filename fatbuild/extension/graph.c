@@ -311,9 +311,9 @@ fb_build_generate(struct gen *g, struct fb_error *err)
 		rc = fb_ninja_rule(g->nj, rules[i].name, "$cmd", "$desc", rules[i].deps ? "$dep" : NULL,
 		                   rules[i].deps ? "gcc" : NULL, err);
 	/* NVRTC jobs run here whatever -j says: at most one per CPU (MAX_JOBS), and no more than -j. */
-	int depth = fb_compile_default_jobs();
-	if (g->o->jobs > 0 && fb_compile_jobs(g->o->jobs) < depth)
-		depth = fb_compile_jobs(g->o->jobs);
+	int depth = g->jobs_default;
+	if (g->o->jobs > 0 && g->jobs < depth)
+		depth = g->jobs;
 	if (!rc)
 		rc = fb_ninja_pool(g->nj, "nvrtc", depth, err);
 	for (size_t i = 0; !rc && i < g->o->nsources; i++) {

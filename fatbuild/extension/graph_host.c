@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "fatbuild.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "base/strbuf.h"
 #include "base/words.h"
 #include "build.h"
@@ -21,17 +21,16 @@
 void
 fb_graph_launcher(struct gen *g, struct cmd *c)
 {
-	const char *l = g->o->launcher ? g->o->launcher : fb_env_get("FATBUILD_LAUNCHER");
-	if (l && *l)
-		swords(c, l);
+	if (g->launcher && *g->launcher)
+		swords(c, g->launcher);
 }
 
 /* FATBUILD_CACHE_BASEDIR, realpath'ed as the NVRTC cache reads it (docs/remote-cache.md §3),
  * into out; "" when unset. */
 static void
-cache_basedir(char *out, size_t size)
+cache_basedir(const struct gen *g, char *out, size_t size)
 {
-	const char *b = fb_env_get("FATBUILD_CACHE_BASEDIR");
+	const char *b = g->cfg->cache_basedir;
 	char abs[PATHMAX];
 	out[0] = 0;
 	if (b && *b)
@@ -75,7 +74,7 @@ void
 fb_graph_base_map(struct gen *g, struct cmd *c, bool via_nvcc, struct fb_strlist *bases, int which)
 {
 	char based[PATHMAX], tdir[PATHMAX];
-	cache_basedir(based, sizeof(based));
+	cache_basedir(g, based, sizeof(based));
 	fb_graph_torch_dir(g, tdir, sizeof(tdir));
 	if (which == 1 && strcmp(tdir, based) == 0)
 		return;
@@ -141,8 +140,7 @@ launcher_word(const char *cmd)
 bool
 fb_graph_edge_cache_on(const struct gen *g)
 {
-	const char *l = g->o->launcher ? g->o->launcher : fb_env_get("FATBUILD_LAUNCHER");
-	return !g->o->no_edge_cache && !(l && *l) && fb_env_switch("FATBUILD_EDGE_CACHE") != 0 &&
+	return !g->o->no_edge_cache && !(g->launcher && *g->launcher) && g->cfg->edge_cache != 0 &&
 	       !launcher_word(g->t.cc) && !launcher_word(g->t.cxx);
 }
 

@@ -104,7 +104,7 @@ fb_graph_nvcc_threads(struct gen *g)
 		nedges += g->langs[i] == L_NVCC;
 		nhost += g->langs[i] == L_C || g->langs[i] == L_CXX;
 	}
-	long jobs = fb_compile_jobs(g->o->jobs);
+	long jobs = g->jobs;
 	/* Beside host compiles, only slots no edge takes from the start: when the edges fill every
 	 * slot (a torch extension's .cpp and .cu files on 2 cores), a thread more only takes from
 	 * them, nice or not (torch_cub cold on 2 cores: the nvcc files 41.3, 39.6, 28.7 s with

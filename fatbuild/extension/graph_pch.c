@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "fatbuild.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "base/error.h"
 #include "base/strbuf.h"
 #include "base/words.h"
@@ -161,9 +161,8 @@ fb_graph_host_pch(struct gen *g, const char *src, struct cmd *c, const char **im
 	*implicit = NULL;
 	*prefix = NULL;
 	*deps_of = NULL;
-	const char *l = g->o->launcher ? g->o->launcher : fb_env_get("FATBUILD_LAUNCHER");
 	bool eager = false;
-	if (!g->torch || g->o->no_host_pch || (l && *l) || !fb_hostpch_enabled(&eager))
+	if (!g->torch || g->o->no_host_pch || (g->launcher && *g->launcher) || !fb_hostpch_enabled(g->cfg, &eager))
 		return 0; /* a launcher may compile elsewhere (distcc) or not cache PCH users (ccache) */
 	char *block = NULL;
 	int rc = fb_hostpch_block(src, &block, err);
@@ -183,7 +182,7 @@ fb_graph_host_pch(struct gen *g, const char *src, struct cmd *c, const char **im
 	else if (!rc)
 		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 	if (!rc && nw)
-		rc = fb_hostpch_prepare(block, w[0], f.b.s, g->torch->version, tdir, eager, p, err);
+		rc = fb_hostpch_prepare(g->cfg, block, w[0], f.b.s, g->torch->version, tdir, eager, p, err);
 	bool lazy = fb_graph_edge_cache_on(g);
 	if (!rc && nw && p->flavor == FB_HOSTPCH_NONE)
 		nw = 0; /* a compiler of no known flavor: no PCH */

@@ -31,7 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/env.h"
+#include "base/config.h"
 #include "base/error.h"
 #include "base/safefs.h"
 #include "base/strbuf.h"
@@ -45,11 +45,11 @@
 static void old_mtime(const char *path);
 
 bool
-fb_hostpch_enabled(bool *eager)
+fb_hostpch_enabled(const struct fb_config *cfg, bool *eager)
 {
-	int v = fb_env_switch("FATBUILD_HOST_PCH");
+	int v = cfg->host_pch;
 	*eager = v == 1;
-	return v != 0 && fb_env_switch("FATBUILD_CACHE_SHARED") != 1;
+	return v != 0 && cfg->cache_shared != 1;
 }
 
 /* Whether the last component of path names a compiler of flavor f. */
@@ -290,10 +290,10 @@ stamp_ok(const struct fb_hostpch *p, const struct stat *gch)
 /* CACHE/hostpch/KEY made (0700) and checked, the cache dir itself checked as the compile
  * cache's. */
 static int
-make_dir(const char *key, struct fb_hostpch *p, struct fb_error *err)
+make_dir(const struct fb_config *cfg, const char *key, struct fb_hostpch *p, struct fb_error *err)
 {
 	char cache[FB_HOSTPCH_PATH - 256], sub[FB_HOSTPCH_PATH - 128];
-	int rc = fb_cache_local_dir(NULL, cache, sizeof(cache), err);
+	int rc = fb_cache_local_dir(cfg, NULL, cache, sizeof(cache), err);
 	if (rc)
 		return rc;
 	snprintf(sub, sizeof(sub), "%s/hostpch", cache);
@@ -309,10 +309,10 @@ make_dir(const char *key, struct fb_hostpch *p, struct fb_error *err)
  * before the PCH is checked or written; a dir a trim removed between its making and the lock
  * (no links left) is made again. */
 static int
-hold_dir(const char *key, struct fb_hostpch *p, struct fb_error *err)
+hold_dir(const struct fb_config *cfg, const char *key, struct fb_hostpch *p, struct fb_error *err)
 {
 	for (int tries = 0; tries < 3; tries++) {
-		int rc = make_dir(key, p, err);
+		int rc = make_dir(cfg, key, p, err);
 		if (rc)
 			return rc;
 		int fd = open(p->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -332,13 +332,14 @@ hold_dir(const char *key, struct fb_hostpch *p, struct fb_error *err)
 }
 
 int
-fb_hostpch_prepare(const char *block, const char *compiler, const char *flags, const char *torch_version,
-                   const char *torch_dir, bool eager, struct fb_hostpch *p, struct fb_error *err)
+fb_hostpch_prepare(const struct fb_config *cfg, const char *block, const char *compiler, const char *flags,
+                   const char *torch_version, const char *torch_dir, bool eager, struct fb_hostpch *p,
+                   struct fb_error *err)
 {
 	memset(p, 0, sizeof(*p));
 	p->hold = -1;
 	char found[PATH_MAX], tool[PATH_MAX + 64]; /* one PATH search for the flavor and the key */
-	int trc = fb_edge_tool_id(compiler, found, tool, sizeof(tool));
+	int trc = fb_edge_tool_id(cfg->path, compiler, found, tool, sizeof(tool));
 	p->flavor = flavor_of(compiler, trc == 0 ? found : NULL);
 	if (p->flavor == FB_HOSTPCH_NONE)
 		return 0;
@@ -349,7 +350,7 @@ fb_hostpch_prepare(const char *block, const char *compiler, const char *flags, c
 	char *id = NULL, key[65];
 	int rc = identity(block, tool, flags, torch_version, torch_dir, &id, key, err);
 	if (!rc)
-		rc = hold_dir(key, p, err);
+		rc = hold_dir(cfg, key, p, err);
 	char idpath[FB_HOSTPCH_PATH + 8];
 	snprintf(idpath, sizeof(idpath), "%s/id", p->dir);
 	snprintf(p->header, sizeof(p->header), "%s/h.h", p->dir);

@@ -34,7 +34,7 @@ struct fb_hostpch {
 /* Whether host PCHs are used: not with FATBUILD_HOST_PCH=0 (fatbuild.load's way to say
  * --no-host-pch), nor in a shared team cache (FATBUILD_CACHE_SHARED: the PCH dir is private).
  * *eager: FATBUILD_HOST_PCH=1, make a PCH at its first use rather than its second. */
-bool fb_hostpch_enabled(bool *eager);
+bool fb_hostpch_enabled(const struct fb_config *cfg, bool *eager);
 
 /* The source's leading block of #include <...> lines (comments and blank lines between them
  * allowed; it ends at anything else, a quoted include included) into *block (malloc'd), when
@@ -52,8 +52,9 @@ int fb_hostpch_block(const char *src, char **block, struct fb_error *err);
  * written by the first, is there) unless eager. DIR is held (p->hold: a shared flock that
  * 'fatbuild cache trim' respects; fb_hostpch_release ends it) and its id's mtime set to now,
  * the PCH's last use. FB_EUNSAFE when a directory fails fb_dir_check. */
-int fb_hostpch_prepare(const char *block, const char *compiler, const char *flags, const char *torch_version,
-                       const char *torch_dir, bool eager, struct fb_hostpch *p, struct fb_error *err);
+int fb_hostpch_prepare(const struct fb_config *cfg, const char *block, const char *compiler, const char *flags,
+                       const char *torch_version, const char *torch_dir, bool eager, struct fb_hostpch *p,
+                       struct fb_error *err);
 
 /* Ends p's hold on its dir (nothing when it has none). */
 void fb_hostpch_release(struct fb_hostpch *p);

@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include "fatbuild.h"
-#include "base/cpus.h"
 #include "base/error.h"
 #include "base/safefs.h"
 #include "build.h"
@@ -255,18 +254,15 @@ ninja_failed(struct gen *g, int status, struct fb_error *err)
  * maker beside a compile on the other CPU of a busy machine, even at the lowest priority, made
  * that compile 3 to 8 % slower (shared caches and memory; on 2 CPUs, torch_cub's ops.cpp 19.1 s
  * against 18.1 s, muladd.cpp 5.8 against 5.5; docs/pytorch.md), and the next build that wants
- * the PCH makes it. jobs: ninja's -j.
+ * the PCH makes it. ninja's -j and the CPUs are g's (read once at the build's start).
  * Returns their process ids (0 for one that did not start), NULL for none. */
 static pid_t *
-start_bg(struct gen *g, int jobs)
+start_bg(struct gen *g)
 {
 	if (!g->pch_bg.n)
 		return NULL;
-	struct fb_jobs_info cpu;
-	fb_jobs_default(NULL, NULL, 0, NULL, 1 << 16, &cpu);
-	int cpus = cpu.quota > 0 && cpu.quota < cpu.cpus ? cpu.quota : cpu.cpus;
-	int busy = jobs < (int)g->o->nsources ? jobs : (int)g->o->nsources;
-	if (cpus <= busy)
+	int busy = g->jobs < (int)g->o->nsources ? g->jobs : (int)g->o->nsources;
+	if (g->cpus <= busy)
 		return NULL;
 	pid_t *pids = calloc(g->pch_bg.n, sizeof(*pids));
 	for (size_t i = 0; pids && i < g->pch_bg.n; i++) {
@@ -315,8 +311,7 @@ fb_build_run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	argv[a++] = "-C";
 	argv[a++] = g->dir;
 	/* Always -j: ninja's own default reads neither MAX_JOBS nor the cgroup's CPU quota. */
-	int njobs = fb_compile_jobs(g->o->jobs);
-	bfmt(jobs, sizeof(jobs), "-j%d", njobs);
+	bfmt(jobs, sizeof(jobs), "-j%d", g->jobs);
 	argv[a++] = jobs;
 	if (g->o->verbose)
 		argv[a++] = "-v";
@@ -348,7 +343,7 @@ fb_build_run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	unlink(failed);
 	if (!rc && pipe2(out, O_CLOEXEC) != 0)
 		rc = errno;
-	pid_t *bg = rc ? NULL : start_bg(g, njobs);
+	pid_t *bg = rc ? NULL : start_bg(g);
 	if (!rc)
 		rc = spawn_ninja(g, argv, lock, runpath, out[1], &pid);
 	if (out[1] >= 0)

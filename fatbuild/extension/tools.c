@@ -9,14 +9,14 @@
 #include <unistd.h>
 
 #include "fatbuild.h"
-#include "base/env.h"
+#include "base/config.h"
 #include "base/error.h"
 #include "build.h"
 #include "base/words.h"
 
-/* Searches PATH for an executable; returns 0 and fills out. */
+/* Searches path (PATH's value) for an executable; returns 0 and fills out. */
 static int
-which(const char *prog, char *out)
+which(const char *path, const char *prog, char *out)
 {
 	if (strchr(prog, '/')) {
 		if (access(prog, X_OK) != 0)
@@ -24,7 +24,7 @@ which(const char *prog, char *out)
 		return realpath(prog, out) ? 0 : -1;
 	}
 	char cand[PATHMAX];
-	for (const char *pos = NULL; fb_path_next(&pos, prog, cand, sizeof(cand));)
+	for (const char *pos = path; fb_path_next(&pos, prog, cand, sizeof(cand));)
 		if (realpath(cand, out))
 			return 0;
 	return -1;
@@ -54,13 +54,13 @@ resolved(const char *cand, char *out, size_t size)
 #define FB_INCLUDE_BUILD_DIR NULL
 #endif
 
-/* given (NULL: $var), else DIR/rel, else (when DIR/rel + probe is missing) the build tree's
- * built (if any); made absolute into out. */
+/* given (NULL: env, the variable's value), else DIR/rel, else (when DIR/rel + probe is missing)
+ * the build tree's built (if any); made absolute into out. */
 static int
-runtime_file(const char *dir, const char *given, const char *var, const char *rel, const char *probe,
+runtime_file(const char *dir, const char *given, const char *env, const char *rel, const char *probe,
              const char *built, char *out, size_t size)
 {
-	const char *v = given ? given : fb_env_get(var);
+	const char *v = given ? given : env;
 	char cand[PATHMAX], p[PATHMAX + 32];
 	if (v && v[0]) {
 		bfmt(cand, sizeof(cand), "%s", v);
@@ -73,48 +73,65 @@ runtime_file(const char *dir, const char *given, const char *var, const char *re
 	return resolved(cand, out, size);
 }
 
+static int
+find_runtime_lib(const struct fb_config *cfg, const char *dir, const char *given, char *out, size_t size)
+{
+	return runtime_file(dir, given, cfg->runtime, "../lib/libfatbuild_runtime.a", "", FB_RUNTIME_BUILD_PATH, out,
+	                    size);
+}
+
+static int
+find_runtime_include(const struct fb_config *cfg, const char *dir, const char *given, char *out, size_t size)
+{
+	return runtime_file(dir, given, cfg->include, "../include", "/fatbuild_runtime.h", FB_INCLUDE_BUILD_DIR, out,
+	                    size);
+}
+
 int
 fb_build_runtime_lib(const char *dir, const char *runtime_lib, char *out, size_t size)
 {
-	return runtime_file(dir, runtime_lib, "FATBUILD_RUNTIME", "../lib/libfatbuild_runtime.a", "",
-	                    FB_RUNTIME_BUILD_PATH, out, size);
+	struct fb_config cfg;
+	fb_config_read(&cfg);
+	return find_runtime_lib(&cfg, dir, runtime_lib, out, size);
 }
 
 int
 fb_build_runtime_include(const char *dir, const char *include_dir, char *out, size_t size)
 {
-	return runtime_file(dir, include_dir, "FATBUILD_INCLUDE", "../include", "/fatbuild_runtime.h",
-	                    FB_INCLUDE_BUILD_DIR, out, size);
+	struct fb_config cfg;
+	fb_config_read(&cfg);
+	return find_runtime_include(&cfg, dir, include_dir, out, size);
 }
 
 int
-fb_build_find_tools(const struct fb_build_opts *o, bool need_nvcc, struct tools *t, struct fb_error *err)
+fb_build_find_tools(const struct fb_config *cfg, const struct fb_build_opts *o, bool need_nvcc, struct tools *t,
+                    struct fb_error *err)
 {
-	const char *fb = o->fatbuild ? o->fatbuild : fb_env_get("FATBUILD_PROGRAM");
+	const char *fb = o->fatbuild ? o->fatbuild : cfg->program;
 	if (!fb || !fb[0])
 		fb = "fatbuild";
-	if (which(fb, t->fatbuild) != 0)
+	if (which(cfg->path, fb, t->fatbuild) != 0)
 		return fb_seterr(err, FB_ENOTOOL, "cannot find the fatbuild program '%s' (set FATBUILD_PROGRAM or put it on PATH)", fb);
 	char dir[PATHMAX];
 	bfmt(dir, sizeof(dir), "%s", t->fatbuild);
 	char *slash = strrchr(dir, '/');
 	if (slash)
 		*slash = 0;
-	if (fb_build_runtime_lib(dir, o->runtime_lib, t->runtime, sizeof(t->runtime)))
+	if (find_runtime_lib(cfg, dir, o->runtime_lib, t->runtime, sizeof(t->runtime)))
 		return fb_seterr(err, FB_ENOTOOL, "cannot find libfatbuild_runtime.a (tried %s; set FATBUILD_RUNTIME)",
 		                 t->runtime);
-	if (fb_build_runtime_include(dir, o->include_dir, t->include, sizeof(t->include)))
+	if (find_runtime_include(cfg, dir, o->include_dir, t->include, sizeof(t->include)))
 		return fb_seterr(err, FB_ENOTOOL, "cannot find the directory of fatbuild_runtime.h (tried %s; set FATBUILD_INCLUDE)",
 		                 t->include);
-	const char *nj = o->ninja ? o->ninja : fb_env_get("FATBUILD_NINJA");
+	const char *nj = o->ninja ? o->ninja : cfg->ninja;
 	if (!nj || !nj[0])
 		nj = "ninja";
-	if (which(nj, t->ninja) != 0)
+	if (which(cfg->path, nj, t->ninja) != 0)
 		return fb_seterr(err, FB_ENOTOOL,
 		            "ninja not found ('%s'): install it (apt-get install ninja-build, pip install ninja) or set "
 		            "FATBUILD_NINJA",
 		            nj);
-	const char *cc = fb_env_get("CC"), *cxx = fb_env_get("CXX");
+	const char *cc = cfg->cc, *cxx = cfg->cxx;
 	bfmt(t->cc, sizeof(t->cc), "%s", cc && cc[0] ? cc : "cc");
 	t->cc_set = cc && cc[0];
 	bfmt(t->cxx, sizeof(t->cxx), "%s", cxx && cxx[0] ? cxx : "c++");
@@ -132,10 +149,10 @@ fb_build_find_tools(const struct fb_build_opts *o, bool need_nvcc, struct tools 
 }
 
 /* $CC / $CXX may be a command with words ("ccache gcc", "gcc -m64"): its first word must be a
- * program on PATH (or a path), else the build would stop at the first host edge with a
- * shell's "not found". */
+ * program on path (PATH's value; or a path), else the build would stop at the first host edge
+ * with a shell's "not found". */
 int
-fb_build_check_compiler(const char *var, const char *value, struct fb_error *err)
+fb_build_check_compiler(const char *path, const char *var, const char *value, struct fb_error *err)
 {
 	char **w = NULL, found[PATHMAX];
 	size_t n = 0;
@@ -145,7 +162,7 @@ fb_build_check_compiler(const char *var, const char *value, struct fb_error *err
 	if (n == 0)
 		rc = fb_seterr(err, FB_ENOTOOL, "%s is blank: set it to a compiler command, e.g. %s=%s", var, var,
 		          strcmp(var, "CC") == 0 ? "cc" : "c++");
-	else if (which(w[0], found) != 0)
+	else if (which(path, w[0], found) != 0)
 		rc = fb_seterr(err, FB_ENOTOOL, "%s='%.300s': '%.300s' %s", var, value, w[0],
 		          strchr(w[0], '/') ? "is not an executable file" : "is not on PATH");
 	fb_words_free(w);

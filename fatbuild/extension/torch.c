@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "base/env.h"
+#include "base/config.h"
 #include "base/error.h"
 #include "base/safefs.h"
 #include "base/strbuf.h"
@@ -27,10 +27,11 @@ extern char **environ;
 
 /* Every line of ours starts with "fbtq "; anything else is Python's own output (warnings). */
 
-/* The interpreter's absolute path, symbolic links kept: a venv's bin/python links to the base
- * interpreter, and resolving it would lose the venv (its site-packages, its torch). */
+/* The interpreter's absolute path (a name searched on path, PATH's value), symbolic links kept:
+ * a venv's bin/python links to the base interpreter, and resolving it would lose the venv (its
+ * site-packages, its torch). */
 static int
-find_python(const char *python, char *out, size_t size)
+find_python(const char *path, const char *python, char *out, size_t size)
 {
 	const char *cands[2] = {python, NULL};
 	if (!python || !python[0]) {
@@ -57,7 +58,7 @@ find_python(const char *python, char *out, size_t size)
 			return 0;
 		}
 		char cand[FB_TORCH_PATH];
-		for (const char *pos = NULL; fb_path_next(&pos, p, cand, sizeof(cand));) {
+		for (const char *pos = path; fb_path_next(&pos, p, cand, sizeof(cand));) {
 			if (cand[0] == '/') {
 				snprintf(out, size, "%s", cand);
 				return 0;
@@ -69,9 +70,9 @@ find_python(const char *python, char *out, size_t size)
 
 /* The cache key: what decides which torch `python` imports, short of running it. */
 static void
-make_key(const char *python, char *key, size_t size)
+make_key(const struct fb_config *cfg, const char *python, char *key, size_t size)
 {
-	const char *pp = fb_env_get("PYTHONPATH"), *ph = fb_env_get("PYTHONHOME"), *pu = fb_env_get("PYTHONUSERBASE");
+	const char *pp = cfg->pythonpath, *ph = cfg->pythonhome, *pu = cfg->pythonuserbase;
 	snprintf(key, size, "key %s|%s|%s|%s", python, pp ? pp : "", ph ? ph : "", pu ? pu : "");
 }
 
@@ -230,14 +231,17 @@ write_cache(const char *cache, const char *key, const struct fb_buf *ans)
 }
 
 int
-fb_torch_query(const char *python, const char *cache_dir, struct fb_torch *t, struct fb_error *err)
+fb_torch_query(const struct fb_config *config, const char *python, const char *cache_dir, struct fb_torch *t,
+               struct fb_error *err)
 {
+	struct fb_config local;
+	const struct fb_config *cfg = fb_config_or_read(config, &local);
 	memset(t, 0, sizeof(*t));
-	if (find_python(python, t->python, sizeof(t->python)) != 0)
+	if (find_python(cfg->path, python, t->python, sizeof(t->python)) != 0)
 		return fb_seterr(err, FB_ENOTOOL, "--torch: %s not found%s", python && python[0] ? python : "python3",
 		            python && python[0] ? "" : " on PATH (choose the interpreter with --python PY)");
 	char key[3 * FB_TORCH_PATH], cache[FB_TORCH_PATH + 32];
-	make_key(t->python, key, sizeof(key));
+	make_key(cfg, t->python, key, sizeof(key));
 	snprintf(cache, sizeof(cache), "%s/torch.query", cache_dir);
 	char python_path[FB_TORCH_PATH];
 	snprintf(python_path, sizeof(python_path), "%s", t->python);

@@ -35,8 +35,10 @@ extern const char fb_torch_query_py[];
 /* Fills t from `python`'s torch (NULL: python3, else python, on PATH): one `python -c`, its
  * answer cached in cache_dir/torch.query, reused while the interpreter path, PYTHONPATH,
  * PYTHONHOME, PYTHONUSERBASE and torch's own files (size, mtime) are unchanged. FB_ENOTOOL with
- * what Python said when torch cannot be imported. */
-int fb_torch_query(const char *python, const char *cache_dir, struct fb_torch *t, struct fb_error *err);
+ * what Python said when torch cannot be imported. cfg: PATH and the PYTHON* variables; NULL: read
+ * here. */
+int fb_torch_query(const struct fb_config *cfg, const char *python, const char *cache_dir, struct fb_torch *t,
+                   struct fb_error *err);
 
 /* NULL-terminated, malloc'd word vectors (free with fb_torch_words_free); NULL on OOM. The
  * words torch.utils.cpp_extension.load() adds on Linux (docs/pytorch.md). name: the extension's

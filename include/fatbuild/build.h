@@ -112,6 +112,10 @@ struct fb_build_opts {
 	/* --torch without torch's compile and link words: cxxflags, nvcc_flags and ldflags hold
 	 * them (fatbuild.load and BuildExtension give the ones torch's own builder would use). */
 	bool torch_no_flags;
+	/* The configuration the environment gave (TORCH_CUDA_ARCH_LIST, FATBUILD_*, CC, CXX, PATH,
+	 * ...: archprobe.h's struct fb_config), read once by the tools and passed down; NULL:
+	 * fb_build reads it once at its start. Callers outside the tools leave it NULL. */
+	const struct fb_config *config;
 };
 
 struct fb_build_result {

@@ -103,6 +103,9 @@ struct fb_check_opts {
 	/* Called after each file, from the worker threads, one at a time. */
 	void (*progress)(const struct fb_check_progress *p, void *ctx);
 	void *progress_ctx;
+	/* The configuration the environment gave (PATH, for python): archprobe.h's struct
+	 * fb_config, read once by the tools; NULL: fb_check reads it when it needs it. */
+	const struct fb_config *config;
 };
 
 /* Reads every path (a directory is walked with openat, never following a symbolic link nor

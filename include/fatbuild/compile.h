@@ -94,6 +94,10 @@ struct fb_compile_opts {
 	/* Paths below this directory enter the cache key relative to it (default: each source's
 	 * own directory), so that checkouts in different places share entries. */
 	const char *cache_basedir;
+	/* The configuration the environment gave (MAX_JOBS, FATBUILD_CACHE_*, the build's compile
+	 * server, ...: archprobe.h's struct fb_config), read once by the tools and passed down;
+	 * NULL: fb_compile reads it once at its start. Callers outside the tools leave it NULL. */
+	const struct fb_config *config;
 };
 
 struct fb_compile_image {
