@@ -168,6 +168,7 @@ pair() { # pair MODE TORCH_ARRAY FB_ARRAY: one build each, torch first in odd ro
 	ta+=("$x")
 	fa+=("$y")
 }
+last() { local -n l=$1; if [ ${#l[@]} -gt 0 ]; then echo "${l[-1]}"; else echo n/a; fi; } # an array's last, or n/a
 # where each cold build of round $r went: ninja's log, each edge's start and end (s)
 ninja_logs() {
 	for b in tc fc tp fp; do
@@ -194,7 +195,7 @@ for r in $(seq "$rounds"); do
 	done
 	export FATBUILD_CACHE_DIR=$d/cache
 	if [ "${BENCH_ROWS:-all}" = cold ]; then
-		echo "round $r (wall s / CPU s): cold torch ${tc[-1]:-n/a}, fatbuild ${fc[-1]:-n/a}; project torch ${tp[-1]}, fatbuild ${fp[-1]}"
+		echo "round $r (wall s / CPU s): cold torch $(last tc), fatbuild $(last fc); project torch $(last tp), fatbuild $(last fp)"
 		ninja_logs
 		continue
 	fi
@@ -224,8 +225,8 @@ for r in $(seq "$rounds"); do
 	one fatbuild "$d/$mf" $main >/dev/null
 	tn+=("$(one torch "$d/$mt" $main)")
 	fn+=("$(one fatbuild "$d/$mf" $main)")
-	echo "round $r (wall s / CPU s): cold torch ${tc[-1]:-n/a}, fatbuild ${fc[-1]:-n/a}; project torch ${tp[-1]}, fatbuild ${fp[-1]};" \
-		"warm torch+sccache ${ts[-1]:-n/a}, fatbuild ${fw[-1]}; cold+pch ${fpc[-1]}; remote-warm ${fr[-1]:-n/a}; no-op ${tn[-1]} / ${fn[-1]}"
+	echo "round $r (wall s / CPU s): cold torch $(last tc), fatbuild $(last fc); project torch $(last tp), fatbuild $(last fp);" \
+		"warm torch+sccache $(last ts), fatbuild $(last fw); cold+pch $(last fpc); remote-warm $(last fr); no-op $(last tn) / $(last fn)"
 	ninja_logs
 done
 walls() { local -n a=$1; local x out=(); for x in "${a[@]}"; do out+=("$(w "$x")"); done; echo "${out[@]}"; }

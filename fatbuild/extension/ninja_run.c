@@ -286,8 +286,10 @@ start_bg(struct gen *g)
 }
 
 /* Stops the background makers still at work once ninja is done (their process groups, their
- * compilers with them): the build does not wait for their PCH; pch.sh removes a PCH half made,
- * and the next build that wants it makes it. */
+ * compilers with them): the build does not wait for their PCH; pch.sh and the compiler driver
+ * remove a PCH half made, and the next build that wants it makes it. The build returns once
+ * each group is gone, not only its pch.sh: a compiler stopped at the lowest priority on a busy
+ * machine can outlive the script by a moment, its temporaries with it (up to 5 s). */
 static void
 stop_bg(struct gen *g, pid_t *pids)
 {
@@ -297,6 +299,8 @@ stop_bg(struct gen *g, pid_t *pids)
 		kill(-pids[i], SIGTERM);
 		while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR)
 			;
+		for (int t = 0; t < 500 && kill(-pids[i], 0) == 0; t++)
+			nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
 	}
 	free(pids);
 }
