@@ -220,6 +220,7 @@ run_free(struct run *r)
 	free(r->common);
 	fb_nvrtc_close(r->nv);
 	fb_cache_close(r->cache);
+	fb_offload_free(r);
 }
 
 /* What the cache's hooks reach: the run, and the job looked up or kept (NULL while the cache
@@ -236,16 +237,8 @@ struct lookup {
 static int
 entry_fits(void *ctx, const struct fb_cache_entry *e, struct fb_error *err)
 {
-	const struct job *j = ((const struct lookup *)ctx)->j;
-	const struct ap_target *tg = ((const struct lookup *)ctx)->r->o->targets;
-	if (j->lto ? !e->cubin_size : (j->sass != NONE && !e->cubin_size) || (j->ptx != NONE && !e->ptx_size))
-		return FB_ENOIMAGE;
-	if (j->lto)
-		return fb_image_check(FB_KIND_LTO, &tg[j->sass != NONE ? j->sass : j->ptx], e->cubin, e->cubin_size, err);
-	int rc = j->sass != NONE ? fb_image_check(FB_KIND_ELF, &tg[j->sass], e->cubin, e->cubin_size, err) : 0;
-	if (!rc && j->ptx != NONE)
-		rc = fb_image_check(FB_KIND_PTX, &tg[j->ptx], e->ptx, e->ptx_size, err);
-	return rc;
+	const struct lookup *l = ctx;
+	return fb_job_check(l->r, l->j, e, err);
 }
 
 /* A damaged entry (where: "" or "remote "): one line, counted; the job is compiled. */
@@ -459,10 +452,15 @@ run_jobs(struct run *r, const char *home, struct fb_compile_result *res, struct 
 	cache_lookup(r, res);
 	fb_cache_idle(r->cache); /* the jobs are forked next (cache.h) */
 	server_jobs(r, home, res);
-	int maxjobs = fb_compile_jobs(opts->jobs);
-	setup_pch(r, res);
 	struct job *failed = NULL;
-	rc = fb_run_jobs(r, maxjobs, &failed, err);
+	/* remote execution, when asked for: many more jobs at once than CPUs here */
+	int rjobs = opts->remote_jobs > 0 ? opts->remote_jobs : 4 * fb_compile_default_jobs();
+	rc = fb_offload_jobs(r, rjobs > FB_JOBS_MAX ? FB_JOBS_MAX : rjobs, &failed, err);
+	int maxjobs = fb_compile_jobs(opts->jobs);
+	if (!rc) {
+		setup_pch(r, res);
+		rc = fb_run_jobs(r, maxjobs, &failed, err);
+	}
 	if (opts->cancel && *opts->cancel) /* jobs killed by the stopping signal are no failure */
 		return fb_seterr(err, FB_ECANCELED, "compile stopped");
 	if (rc == FB_ECOMPILE && failed)
@@ -491,6 +489,7 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 	r.srcpaths = sources;
 	r.nsrc = nsources;
 	fb_dl_home(opts->cuda_home, ap_cuda_home, home, sizeof(home));
+	snprintf(r.home, sizeof(r.home), "%s", home);
 	if ((rc = open_run(&r, home, err)) || (rc = fb_run_options(&r, home, err)) || (rc = fb_run_load_sources(&r, err)) ||
 	    (rc = fb_run_make_jobs(&r, err)))
 		goto out;
