@@ -114,6 +114,9 @@ assemble(struct run *r, struct fb_compile_result *res, struct fb_error *err)
 					j = &r->jobs[k];
 			if (!j)
 				return fb_seterr(err, FB_EINVAL, "internal error: no job for target %zu", t);
+			if (j->state != J_DONE) /* never an empty image for a job no round ran */
+				return fb_seterr(err, FB_EINVAL, "internal error: %s for %s was not compiled", r->src[s].path,
+				                 j->arch);
 			struct fb_compile_image *im = &res->images[res->nimages];
 			im->source = s;
 			im->target = o->targets[t];

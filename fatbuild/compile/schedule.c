@@ -309,7 +309,7 @@ fb_run_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error *er
 	for (;;) {
 		if (!rc && r->o->cancel && *r->o->cancel)
 			rc = fb_seterr(err, FB_ECANCELED, "compile stopped");
-		while (!rc && !r->remote_off && running < (size_t)maxjobs && next < r->nunits) {
+		while (!rc && !(r->remote && r->remote_off) && running < (size_t)maxjobs && next < r->nunits) {
 			if ((rc = start(r, &r->units[uorder[next++]], err)))
 				break;
 			running++;
