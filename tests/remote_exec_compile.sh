@@ -8,7 +8,8 @@
 # local NVRTC job); a second run is all cache hits (no Action); a compile error from the executor
 # is printed exactly as a local one, with the same exit code; a dead executor (a closed port)
 # and a job no bot can take (a property no bot offers, a short timeout) fall back to local
-# compiles with exactly one warning and the same bytes. Skipped (77) only without NVRTC,
+# compiles with exactly one warning and the same bytes; `fatbuild env` shows each executor
+# reachable with execution (GetCapabilities) and the dead one unreachable. Skipped (77) only without NVRTC,
 # bubblewrap, PostgreSQL, Python 3.13 or gRPC in the build, or when pip cannot install
 # buildstream or buildgrid.
 set -u
@@ -71,8 +72,13 @@ fbc local || { cat "$t/local.err" >&2; no "the local compile failed"; exit 1; }
 FATBUILD_CACHE_DIR=$t/cache-lerr "$fb" compile --arch-list "$arch" -o "$t/lerr.fatbin" broken.cu >"$t/lerr.out" 2>&1
 echo "exit $?" >>"$t/lerr.out"
 
+# envline URL: `fatbuild env`'s executor line for URL
+envline() { FATBUILD_REMOTE_EXECUTOR=$1 "$fb" env 2>/dev/null | grep '^executor '; }
+
 # 1. buildbox-casd, one executor
 exec_start "$t/exec" 2 || { no "buildbox-casd did not start"; exit 1; }
+envline "$exec_url" | grep -q "^executor  *$exec_url (from FATBUILD_REMOTE_EXECUTOR): reachable, execution" ||
+	{ envline "$exec_url" >&2; no "env: the executor is not shown reachable with execution"; }
 fbc ex --remote-exec "$exec_url" || { cat "$t/ex.err" >&2; no "ex: the remote compile failed"; }
 same ex && all_remote ex
 grep -q '^fatbuild: remote-exec: ' "$t/ex.err" && no "ex: a fallback warning with a working executor"
@@ -88,6 +94,8 @@ grep -q 'broken.cu:1:.*error: expected an expression' "$t/xerr.out" && cmp -s "$
 FATBUILD_CACHE_DIR=$t/cache-xerr "$fb" compile --arch-list "$arch" -v --remote-exec "$exec_url" -o "$t/xerr.fatbin" \
 	broken.cu 2>&1 | grep -q '^fatbuild: remote-exec: ' && no "xerr: a compile error was taken for the executor's failure"
 exec_stop
+envline "$exec_url" | grep -q "^executor  *$exec_url (from FATBUILD_REMOTE_EXECUTOR): NOT REACHABLE: .*UNAVAILABLE" ||
+	{ envline "$exec_url" >&2; no "env: a dead executor is not shown unreachable"; }
 # a dead executor: the port it listened on, now closed
 fbc dead --remote-exec "$exec_url" || { cat "$t/dead.err" >&2; no "dead: the compile failed"; }
 same dead
@@ -95,6 +103,7 @@ one_warning dead "$exec_url" UNAVAILABLE
 
 # 2. the farm: two bots of different properties
 farm_start "$t/farm" a:fbtest=a b:fbtest=b || { no "the farm did not start"; exit 1; }
+envline "$farm_url" | grep -q "reachable, execution" || { envline "$farm_url" >&2; no "env: the farm is not shown reachable"; }
 fbc fa --remote-exec "$farm_url" --remote-exec-property fbtest=a || { cat "$t/fa.err" >&2; no "fa: the compile failed"; }
 same fa && all_remote fa
 fbc fb --remote-exec "$farm_url" --remote-exec-property fbtest=b --remote-jobs 2 ||

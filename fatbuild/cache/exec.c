@@ -13,6 +13,7 @@
 #include "remote.h"
 #include "rexec.h"
 #include "base/error.h"
+#include "plumbing.h"
 
 enum {
 	EXEC_TIMEOUT_MS = 600000,  /* an Execute's default: a cold CUB compile queued behind others */
@@ -291,7 +292,7 @@ fb_exec_capabilities(struct fb_exec *x, char *buf, size_t size, struct fb_error 
 	struct acc a = {0};
 	char why[300] = "";
 	int st = fb_reapi_call(x->g, "/build.bazel.remote.execution.v2.Capabilities/GetCapabilities", req.p, req.n,
-	                       10000, on_caps, &a, why, sizeof(why), err);
+	                       x->timeout_ms, on_caps, &a, why, sizeof(why), err);
 	free(req.p);
 	int rc = 0;
 	if (st < 0)
@@ -303,5 +304,17 @@ fb_exec_capabilities(struct fb_exec *x, char *buf, size_t size, struct fb_error 
 		rc = describe_exec(b, buf, size, err);
 	}
 	free(a.p);
+	return rc;
+}
+
+int
+fb_exec_probe(const char *url, const char *header, long timeout_ms, char *buf, size_t size, struct fb_error *err)
+{
+	struct fb_exec_opts o = {url, header, timeout_ms, NULL, 0};
+	struct fb_exec *x = NULL;
+	int rc = fb_exec_open(&o, &x, err);
+	if (!rc)
+		rc = fb_exec_capabilities(x, buf, size, err);
+	fb_exec_close(x);
 	return rc;
 }

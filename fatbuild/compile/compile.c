@@ -454,13 +454,14 @@ run_jobs(struct run *r, const char *home, struct fb_compile_result *res, struct 
 	cache_start(r);
 	cache_lookup(r, res);
 	fb_cache_idle(r->cache); /* the jobs are forked next (cache.h) */
-	server_jobs(r, home, res);
 	struct job *failed = NULL;
-	/* remote execution, when asked for: many more jobs at once than CPUs here */
+	/* remote execution, when asked for: many more jobs at once than CPUs here; what it leaves
+	 * goes to the build's compile server, then to local workers */
 	int rjobs = opts->remote_jobs > 0 ? opts->remote_jobs : 4 * fb_compile_default_jobs();
 	rc = fb_offload_jobs(r, rjobs > FB_JOBS_MAX ? FB_JOBS_MAX : rjobs, &failed, err);
 	int maxjobs = fb_compile_jobs(opts->jobs);
 	if (!rc) {
+		server_jobs(r, home, res);
 		setup_pch(r, res);
 		rc = fb_run_jobs(r, maxjobs, &failed, err);
 	}
