@@ -6,12 +6,12 @@
 # example with CUB (examples/kernels: radix_sort.cu includes <cub/cub.cuh>) compiled remotely
 # gives fatbins byte-identical to a local compile's, and -v shows every job ran remotely (no
 # local NVRTC job); a second run is all cache hits (no Action); a compile error from the executor
-# is printed exactly as a local one, with the same exit code; a dead executor (a closed port)
-# and a job no bot can take (a property no bot offers, a short timeout) fall back to local
-# compiles with exactly one warning and the same bytes; `fatbuild env` shows each executor
-# reachable with execution (GetCapabilities) and the dead one unreachable. Skipped (77) only without NVRTC,
-# bubblewrap, PostgreSQL, Python 3.13 or gRPC in the build, or when pip cannot install
-# buildstream or buildgrid.
+# is printed exactly as a local one, with the same exit code; a dead executor (a closed port;
+# said once by the processes of one build) and a job no bot can take (a property no bot offers,
+# a short timeout) fall back to local compiles with exactly one warning and the same bytes;
+# `fatbuild env` shows each executor reachable with execution (GetCapabilities) and the dead one
+# unreachable. Skipped (77) only without NVRTC, bubblewrap, PostgreSQL, Python 3.13 or gRPC in
+# the build, or when pip cannot install buildstream or buildgrid.
 set -u
 : "${FB_SOURCE_DIR:?}" "${FB_BINARY_DIR:?}" "${FATBUILD_BIN:?}"
 t=$(mktemp -d "${TMPDIR:-/tmp}/fbrxcompile.XXXXXX")
@@ -96,10 +96,17 @@ FATBUILD_CACHE_DIR=$t/cache-xerr "$fb" compile --arch-list "$arch" -v --remote-e
 exec_stop
 envline "$exec_url" | grep -q "^executor  *$exec_url (from FATBUILD_REMOTE_EXECUTOR): NOT REACHABLE: .*UNAVAILABLE" ||
 	{ envline "$exec_url" >&2; no "env: a dead executor is not shown unreachable"; }
-# a dead executor: the port it listened on, now closed
-fbc dead --remote-exec "$exec_url" || { cat "$t/dead.err" >&2; no "dead: the compile failed"; }
-same dead
-one_warning dead "$exec_url" UNAVAILABLE
+# a dead executor: the port it listened on, now closed; two processes of one build (fatbuild
+# build's compile edges share its state file) say it once in all
+for k in 1 2; do
+	FATBUILD_REMOTE_CACHE_STATE=$t/build.state fbc dead$k --remote-exec "$exec_url" ||
+		{ cat "$t/dead$k.err" >&2; no "dead$k: the compile failed"; }
+	same dead$k
+done
+one_warning dead1 "$exec_url" UNAVAILABLE
+grep -q '^fatbuild: remote-exec: ' "$t/dead2.err" && no "dead2: a second warning in one build"
+grep -q '(local: the executor failed (earlier in this build)' "$t/dead2.err" ||
+	{ cat "$t/dead2.err" >&2; no "dead2: -v does not say why it compiled here"; }
 
 # 2. the farm: two bots of different properties
 farm_start "$t/farm" a:fbtest=a b:fbtest=b || { no "the farm did not start"; exit 1; }

@@ -144,6 +144,13 @@ int fb_exec_upload(struct fb_exec *x, const struct fb_exec_input *in, int n, str
  * err says what happened), FB_EINVAL for a bad command, FB_ENOMEM. */
 int fb_exec_run(struct fb_exec *x, const struct fb_exec_cmd *c, struct fb_exec_out *out, struct fb_error *err);
 void fb_exec_out_clear(struct fb_exec_out *o);
+/* The executor's failure as the processes of one build share it (`fatbuild build` runs each
+ * compile edge as a process of its own): the file STATE-exec beside the remote cache's state file
+ * STATE (fb_cache_opts.remote_state; NULL: none). seen: 1 when another process of the build
+ * found the executor failing (why: what it said). claim: leaves why there; 1 when this process
+ * was first (or there is no build) and so says it, 0 when another one did. */
+int fb_exec_state_seen(const char *state, char *why, size_t size);
+int fb_exec_state_claim(const char *state, const char *why);
 /* What GetCapabilities says of execution, into buf ("execution on, SHA256, priorities 1..9"), or
  * FB_EIO / FB_EFORMAT with err. */
 int fb_exec_capabilities(struct fb_exec *x, char *buf, size_t size, struct fb_error *err);

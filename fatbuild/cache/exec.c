@@ -101,6 +101,27 @@ fb_exec_idle(struct fb_exec *x)
 		fb_reapi_idle(x->g);
 }
 
+/* STATE-exec into buf; 0, or -1 without a state file or when the name does not fit. */
+static int
+state_path(const char *state, char *buf, size_t size)
+{
+	return state && *state && snprintf(buf, size, "%s-exec", state) < (int)size ? 0 : -1;
+}
+
+int
+fb_exec_state_seen(const char *state, char *why, size_t size)
+{
+	char p[4200];
+	return state_path(state, p, sizeof(p)) == 0 && fb_remote_state_read(p, why, size);
+}
+
+int
+fb_exec_state_claim(const char *state, const char *why)
+{
+	char p[4200];
+	return fb_remote_state_claim(state_path(state, p, sizeof(p)) == 0 ? p : NULL, why);
+}
+
 /* Blobs per FindMissingBlobs: its answer names each missing one (about 80 bytes) and reapi.c
  * takes answers of at most 64 KiB. */
 #define UPLOAD_CHUNK 400

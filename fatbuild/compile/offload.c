@@ -501,7 +501,10 @@ fb_offload_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error
 		}
 		n += j->state == J_PENDING;
 	}
-	if (n && !getcwd(r->cwd, sizeof(r->cwd)))
+	int quiet = n && fb_exec_state_seen(o->remote_state, r->exec_why, sizeof(r->exec_why));
+	if (quiet) /* another process of the build found it failing, and said so */
+		n = 0;
+	else if (n && !getcwd(r->cwd, sizeof(r->cwd)))
 		snprintf(r->exec_why, sizeof(r->exec_why), "cannot tell the working directory");
 	else if (n && toolchain(r, r->exec_why, sizeof(r->exec_why)) == 0) {
 		r->remote = 1;
@@ -514,12 +517,12 @@ fb_offload_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error
 		if (j->state == J_HELD)
 			j->state = J_PENDING;
 		else if (j->state == J_PENDING)
-			snprintf(j->where, sizeof(j->where), "local: the executor failed (the warning says how)");
+			snprintf(j->where, sizeof(j->where), "local: the executor failed (%s)",
+			         quiet ? "earlier in this build" : "the warning says how");
 	}
-	if (r->exec_why[0]) {
-		fb_text_oneline(r->exec_why);
+	fb_text_oneline(r->exec_why);
+	if (r->exec_why[0] && !quiet && fb_exec_state_claim(o->remote_state, r->exec_why))
 		snprintf(r->res->exec_note, sizeof(r->res->exec_note), "%s", r->exec_why);
-	}
 	return rc;
 }
 
