@@ -37,6 +37,11 @@ bool fb_nvrtc_missing_host_header(const char *log, char *header, size_t size);
  * *** (either may hold a credential). Cut to fit size. */
 void fb_remote_url_redact(const char *url, char *out, size_t size);
 
+/* `fatbuild env`: what the remote executor at url (grpc://, docs/remote-cache.md §9) says of
+ * itself (GetCapabilities: "execution, properties OSFamily,ISA"), within timeout_ms, into buf.
+ * 0, or FB_EIO (unreachable, refused: err says how), FB_EINVAL, FB_ENOTOOL (no gRPC). */
+int fb_exec_probe(const char *url, const char *header, long timeout_ms, char *buf, size_t size, struct fb_error *err);
+
 /* One host or nvcc compile of a build, cached (extension/edgecache.c; docs/caches.md "Host and
  * nvcc edges"): the key is ccache's direct mode, the command (the bases spelled @Bn), the
  * identity (path, size, mtime) of each tool and the content of every file its depfile names;

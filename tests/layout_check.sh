@@ -55,10 +55,10 @@ allowed() {
 RANKS='
 fatbuild/cache 0 entry.h hash.c hash.h key.c key.h pb.c pb.h
 fatbuild/cache 1 store.h cacheroot.c store.c trim.c stats.c remote.h remote.c record.c reapi.c reapi_msg.c rexec.h rexec.c
-fatbuild/cache 2 cache.h tiers.c
+fatbuild/cache 2 cache.h tiers.c exec.c
 fatbuild/compile 0 depfile.c depfile.h
-fatbuild/compile 1 nvrtc.c nvrtc.h
-fatbuild/compile 2 run.h schedule.c child.c worker.c server.c client.c
+fatbuild/compile 1 nvrtc.c nvrtc.h nvrtc_worker.c
+fatbuild/compile 2 run.h schedule.c child.c worker.c server.c client.c offload.c
 fatbuild/compile 3 compile.h prepare.c compile.c
 fatbuild/devlink 0 jitlink.c jitlink.h
 fatbuild/devlink 1 dlink.c

@@ -35,3 +35,9 @@ set_tests_properties(remote_exec_infra PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" L
 add_test(NAME remote_exec_client COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_exec_client.sh $<TARGET_FILE:rexec_test>)
 set_tests_properties(remote_exec_client PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS remote TIMEOUT 300
                      SKIP_RETURN_CODE 77 RESOURCE_LOCK rexec_venvs)
+# remote_exec_compile: `fatbuild compile --remote-exec` against buildbox-casd and the BuildGrid farm
+# (the venvs above): bytes identical to a local compile, fallback on a dead executor and on a job no
+# bot takes, compile errors as local ones.
+add_test(NAME remote_exec_compile COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_exec_compile.sh)
+set_tests_properties(remote_exec_compile PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS remote TIMEOUT 600
+                     COST 30 SKIP_RETURN_CODE 77 RESOURCE_LOCK rexec_venvs)

@@ -27,9 +27,9 @@
  *   check         PATH (the interpreter's search)
  *   the CLIs      FATBUILD_REMOTE_CACHE FATBUILD_REMOTE_CACHE_HEADER FATBUILD_REMOTE_CACHE_MODE
  *                 FATBUILD_REMOTE_CACHE_STATE FATBUILD_REMOTE_CACHE_TIMEOUT
- *                 FATBUILD_CACHE_MAX_SIZE FATBUILD_COMPILE_VERBOSE FATBUILD_EDGE_LOG TMPDIR,
- *                 and some of the above (`fatbuild env` shows them, `archprobe` its own)
- *   (no reader yet) FATBUILD_REMOTE_EXECUTOR
+ *                 FATBUILD_CACHE_MAX_SIZE FATBUILD_COMPILE_VERBOSE FATBUILD_EDGE_LOG TMPDIR
+ *                 FATBUILD_REMOTE_EXECUTOR, and some of the above (`fatbuild env` shows them,
+ *                 `archprobe` its own)
  *
  * The runtime (fatbuild/runtime/) is a library of its own, linked into users' extensions, and
  * reads its FBRT_* variables itself. */

@@ -145,25 +145,35 @@ on_sink(char *data, size_t size, size_t nmemb, void *ctx)
 	return fb_remote_sink_write(ctx, data, k) == 0 ? k : 0; /* 0: libcurl aborts the transfer */
 }
 
+int
+fb_remote_state_read(const char *path, char *why, size_t size)
+{
+	int fd = path ? open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+	struct stat st;
+	int seen = 0;
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid()) {
+		ssize_t n = read(fd, why, size - 1);
+		why[n > 0 ? n : 0] = 0;
+		why[strcspn(why, "\n")] = 0;
+		seen = 1;
+	}
+	close(fd);
+	return seen;
+}
+
 /* The state file a failing process of the build leaves (docs/remote-cache.md §5): when it is
  * there, the remote is off for this process from the start and the failure was reported
  * already. Only a regular file of the user's counts. */
 static void
 read_state(struct fb_remote *r)
 {
-	int fd = r->state ? open(r->state, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
-	struct stat st;
-	if (fd < 0)
+	if (!fb_remote_state_read(r->state, r->why, sizeof(r->why)))
 		return;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid()) {
-		ssize_t n = read(fd, r->why, sizeof(r->why) - 1);
-		r->why[n > 0 ? n : 0] = 0;
-		r->why[strcspn(r->why, "\n")] = 0;
-		if (!r->why[0])
-			snprintf(r->why, sizeof(r->why), "remote cache %s: off for this build", r->shown);
-		r->broken = r->quiet = 1;
-	}
-	close(fd);
+	if (!r->why[0])
+		snprintf(r->why, sizeof(r->why), "remote cache %s: off for this build", r->shown);
+	r->broken = r->quiet = 1;
 }
 
 /* What both transports keep of o; NULL when out of memory. */
@@ -308,23 +318,27 @@ fb_remote_counts(const struct fb_remote *r)
 	return &r->n;
 }
 
-/* Leaves the failure in the build's state file: 1 when this process put it there (and so
- * reports it), 0 when another one of the build was first. The file is written under a private
- * name and linked into place, so a reader never sees half of it and two writers never both
- * win. */
-static int
-claim_state(struct fb_remote *r)
+int
+fb_remote_state_claim(const char *path, const char *why)
 {
 	char tmp[4200];
 	int fd;
-	if (!r->state || fb_tmp_open(r->state, 0600, tmp, sizeof(tmp), &fd, NULL) != 0)
+	if (!path || fb_tmp_open(path, 0600, tmp, sizeof(tmp), &fd, NULL) != 0)
 		return 1; /* no build to tell: report it here */
-	size_t n = strlen(r->why);
-	int ok = write(fd, r->why, n) == (ssize_t)n && write(fd, "\n", 1) == 1;
+	size_t n = strlen(why);
+	int ok = write(fd, why, n) == (ssize_t)n && write(fd, "\n", 1) == 1;
 	close(fd);
-	int won = !ok || link(tmp, r->state) == 0 || errno != EEXIST;
+	int won = !ok || link(tmp, path) == 0 || errno != EEXIST;
 	unlink(tmp);
 	return won;
+}
+
+/* Leaves the failure in the build's state file: 1 when this process put it there (and so
+ * reports it), 0 when another one of the build was first. */
+static int
+claim_state(struct fb_remote *r)
+{
+	return fb_remote_state_claim(r->state, r->why);
 }
 
 static int

@@ -47,6 +47,12 @@ int fb_remote_get(struct fb_remote *r, const char *key, struct fb_cache_entry *o
 int fb_remote_put(struct fb_remote *r, const char *key, const struct fb_cache_entry *e, struct fb_error *err);
 /* 1 after the first transport failure; *why: its message. */
 int fb_remote_broken(const struct fb_remote *r, const char **why);
+/* A build's state file (docs/remote-cache.md §5; §9 for the executor's): read, 1 when path is a
+ * regular file of the user's (why: its first line, "" for none); claim, leaves why there under a
+ * private name, then linked into place (a reader never sees half of it, of two writers exactly
+ * one wins): 1 when this process was first or path is NULL, 0 when another process was. */
+int fb_remote_state_read(const char *path, char *why, size_t size);
+int fb_remote_state_claim(const char *path, const char *why);
 /* 1 when the failure was reported by another process of the build (the state file): say
  * nothing about it. */
 int fb_remote_quiet(const struct fb_remote *r);

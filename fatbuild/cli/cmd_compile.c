@@ -19,7 +19,8 @@ static const char synopsis[] =
 	"usage: fatbuild compile [--arch-list LIST] [-I DIR] [-D NAME[=VAL]] [--std c++17|c++20]\n"
 	"                        [--use-fast-math] [-G] [--lineinfo] [--maxrregcount N] [-Xnvrtc OPT]\n"
 	"                        [-j N] [--no-cache] [--no-pch] [--compress default|none|zstd|lz4]\n"
-	"                        [--depfile FILE] [--emit-dir DIR] [-v] -o OUT.fatbin KERNELS.cu...\n";
+	"                        [--depfile FILE] [--emit-dir DIR] [--remote-exec URL] [-v]\n"
+	"                        -o OUT.fatbin KERNELS.cu...\n";
 
 static const char usage_text[] =
 	"usage: fatbuild compile [OPTIONS] -o OUT.fatbin KERNELS.cu...\n"
@@ -58,7 +59,21 @@ static const char usage_text[] =
 	"                     the local cache misses; hits are verified and kept locally; a failing\n"
 	"                     server means local compiles and one warning\n"
 	"  --remote-cache-mode read|readwrite\n"
-	"                     read never uploads (default FATBUILD_REMOTE_CACHE_MODE, else readwrite)\n"
+	"                     read never uploads (default FATBUILD_REMOTE_CACHE_MODE, else readwrite)\n";
+
+/* The options' second half (ISO C bounds one string literal to 4095 bytes). */
+static const char usage_text2[] =
+	"  --remote-exec URL  run the NVRTC jobs the caches miss at a REAPI executor, grpc://HOST:PORT\n"
+	"                     [/INSTANCE] or grpcs:// (BuildGrid, Buildbarn, BuildBuddy, EngFlow;\n"
+	"                     default FATBUILD_REMOTE_EXECUTOR): each job sends the worker program,\n"
+	"                     NVRTC and its headers, so workers need no CUDA; a failing executor\n"
+	"                     means local compiles and one warning\n"
+	"  --remote-exec-property K=V\n"
+	"                     a platform property the executor's workers must offer (repeatable;\n"
+	"                     OSFamily=linux and ISA=x86-64 are always sent)\n"
+	"  --remote-jobs N    jobs at the executor at once (default 4 x the local -j default)\n"
+	"  --remote-exec-timeout S\n"
+	"                     seconds a job may wait in the queue and run there (default 600)\n"
 	"  --compress MODE    default: zstd PTX, raw cubins (as nvcc); none; zstd or lz4 (everything)\n"
 	"  --depfile FILE     write a Makefile-style depfile for OUT (every source and header read),\n"
 	"                     for ninja 'deps = gcc' or make\n"
@@ -99,7 +114,8 @@ usage_more(FILE *f)
 }
 
 enum { OPT_ARCH = 256, OPT_STD, OPT_FAST, OPT_LINEINFO, OPT_MAXRREG, OPT_DEPFILE, OPT_EMIT, OPT_NOCACHE,
-       OPT_COMPRESS, OPT_RDC, OPT_LTO, OPT_NOPCH, OPT_REMOTE, OPT_REMOTE_MODE };
+       OPT_COMPRESS, OPT_RDC, OPT_LTO, OPT_NOPCH, OPT_REMOTE, OPT_REMOTE_MODE, OPT_REXEC, OPT_REXEC_PROP,
+       OPT_REXEC_JOBS, OPT_REXEC_TIMEOUT };
 
 struct strv {
 	const char **v;
@@ -125,6 +141,9 @@ on_progress(void *ctx, const struct fb_compile_progress *p)
 		return;
 	if (p->cached)
 		say("[%zu/%zu] %s %s cached%s", p->done, p->total, p->target, p->source, p->remote ? " (remote)" : "");
+	else if (p->where && pr->verbose)
+		say("[%zu/%zu] %s %s %.1fs (%s%s%s)", p->done, p->total, p->target, p->source, p->seconds, p->where,
+		    p->pch ? "; " : "", p->pch ? p->pch : "");
 	else if (p->pch && pr->verbose)
 		say("[%zu/%zu] %s %s %.1fs (%s)", p->done, p->total, p->target, p->source, p->seconds, p->pch);
 	else
@@ -165,11 +184,12 @@ now(void)
 
 /* What the command line asks for; args is argv without the -Xnvrtc pairs, the sources its tail. */
 struct compile_cli {
-	struct strv incs, defs, xopts;
+	struct strv incs, defs, xopts, rprops;
 	char **args;
 	int nargs;
 	const char *list, *out, *depfile, *emit, *std, *compress, *remote, *remote_mode;
-	int have_list, verbose, jobs, maxrreg, per_file;
+	const char *rexec;
+	int have_list, verbose, jobs, maxrreg, per_file, rjobs, rtimeout;
 	enum fb_compress cmode;
 	bool compress_elf;
 	const char *const *sources;
@@ -184,6 +204,7 @@ cli_free(struct compile_cli *c)
 	free(c->incs.v);
 	free(c->defs.v);
 	free(c->xopts.v);
+	free(c->rprops.v);
 }
 
 /* -Xnvrtc OPT is a two-token option getopt cannot spell; take it out first. 0 or -1 (reported). */
@@ -228,6 +249,10 @@ parse_args(struct compile_cli *c, struct fb_compile_opts *o)
 		{"lto", no_argument, NULL, OPT_LTO},
 		{"remote-cache", required_argument, NULL, OPT_REMOTE},
 		{"remote-cache-mode", required_argument, NULL, OPT_REMOTE_MODE},
+		{"remote-exec", required_argument, NULL, OPT_REXEC},
+		{"remote-exec-property", required_argument, NULL, OPT_REXEC_PROP},
+		{"remote-jobs", required_argument, NULL, OPT_REXEC_JOBS},
+		{"remote-exec-timeout", required_argument, NULL, OPT_REXEC_TIMEOUT},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -253,6 +278,22 @@ parse_args(struct compile_cli *c, struct fb_compile_opts *o)
 		case OPT_LTO: o->lto = true; break;
 		case OPT_REMOTE: c->remote = optarg; break;
 		case OPT_REMOTE_MODE: c->remote_mode = optarg; break;
+		case OPT_REXEC: c->rexec = optarg; break;
+		case OPT_REXEC_PROP:
+			if (!strchr(optarg, '=') || optarg[0] == '=') {
+				warn("compile: invalid --remote-exec-property '%s' (want KEY=VALUE)", optarg);
+				return AP_EXIT_USAGE;
+			}
+			push(&c->rprops, optarg);
+			break;
+		case OPT_REXEC_JOBS:
+			if (parse_int("--remote-jobs", optarg, 1, FB_JOBS_MAX, &c->rjobs))
+				return AP_EXIT_USAGE;
+			break;
+		case OPT_REXEC_TIMEOUT:
+			if (parse_int("--remote-exec-timeout", optarg, 1, 86400, &c->rtimeout))
+				return AP_EXIT_USAGE;
+			break;
 		case 'o': c->out = optarg; break;
 		case 'I': push(&c->incs, optarg); break;
 		case 'D': push(&c->defs, optarg); break;
@@ -264,6 +305,7 @@ parse_args(struct compile_cli *c, struct fb_compile_opts *o)
 		case 'v': c->verbose = 1; break;
 		case 'h':
 			fputs(usage_text, stdout);
+			fputs(usage_text2, stdout);
 			usage_more(stdout);
 			return AP_EXIT_OK;
 		case ':': warn("compile: option '%s' needs a value", c->args[optind - 1]); return AP_EXIT_USAGE;
@@ -444,6 +486,27 @@ fill_opts(struct fb_compile_opts *o, const struct compile_cli *c, struct progres
 	o->remote_tmpdir = c->cfg.tmpdir;
 	o->cache_basedir = c->cfg.cache_basedir;
 	o->config = &c->cfg;
+	o->remote_exec = c->rexec && *c->rexec ? c->rexec : NULL;
+	o->remote_exec_props = c->rprops.v;
+	o->nremote_exec_props = c->rprops.n;
+	o->remote_jobs = c->rjobs;
+	o->remote_exec_timeout_ms = c->rtimeout * 1000L;
+}
+
+/* The fatbuild-nvrtc-worker beside this program (installed and built there), for remote
+ * execution; "" when this program's path cannot be read. */
+static void
+worker_path(char *buf, size_t size)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	buf[0] = 0;
+	if (n <= 0)
+		return;
+	self[n] = 0;
+	char *sl = strrchr(self, '/');
+	if (sl)
+		snprintf(buf, size, "%.*s/fatbuild-nvrtc-worker", (int)(sl - self), self);
 }
 
 /* A failed compile: the log (the first failing target's), what NVRTC said without one, and a
@@ -561,6 +624,11 @@ summary(const struct fb_compile_result *res, const struct fb_compile_opts *o, co
 		fb_remote_url_redact(o->remote_cache, shown, sizeof(shown));
 		warn("compile: remote cache %s: %zu of %zu jobs served", shown, res->nremote, res->njobs);
 	}
+	if (o->remote_exec) {
+		char shown[512];
+		fb_remote_url_redact(o->remote_exec, shown, sizeof(shown));
+		warn("compile: remote-exec %s: %zu of %zu jobs ran there", shown, res->nexecuted, res->njobs);
+	}
 }
 
 /* Compiles, then writes; the exit code. */
@@ -579,6 +647,11 @@ compile_and_write(struct fb_compile_opts *o, const struct compile_cli *c)
 	}
 	if (res && res->server_note[0] && c->verbose)
 		warn("compile: note: %s", res->server_note);
+	if (res && res->exec_note[0]) { /* the executor failed: one line, always */
+		char shown[512];
+		fb_remote_url_redact(o->remote_exec, shown, sizeof(shown));
+		warn("remote-exec: %s: %s; compiling here", shown, res->exec_note);
+	}
 	if (res && res->pch_off[0] && (c->verbose || !res->pch_unsupported))
 		warn("compile: note: %s; compiled without", res->pch_off);
 	if (rc == FB_ECOMPILE && res && res->log) {
@@ -611,6 +684,7 @@ cmd_compile(int argc, char **argv)
 	fb_config_read(&c.cfg);
 	c.remote = c.cfg.remote_cache;
 	c.remote_mode = c.cfg.remote_cache_mode;
+	c.rexec = c.cfg.remote_executor;
 	int rc = take_xnvrtc(&c, argc, argv) ? AP_EXIT_USAGE : parse_args(&c, &o);
 	if (rc < 0 && cli_remote_mode_env(&c.cfg, c.remote_mode, "compile")) {
 		cli_free(&c);
@@ -641,8 +715,10 @@ cmd_compile(int argc, char **argv)
 		c.verbose = 1;
 	if (rc == 0) {
 		struct progress pr = {.show = c.verbose || isatty(2), .verbose = c.verbose};
-		char pchp[PATH_MAX];
+		char pchp[PATH_MAX], worker[PATH_MAX + 32];
 		pch_parent(c.out, pchp, sizeof(pchp));
+		worker_path(worker, sizeof(worker));
+		o.remote_exec_worker = worker;
 		o.pch_parent = pchp;
 		o.targets = targets;
 		o.ntargets = nt;

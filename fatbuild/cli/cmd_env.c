@@ -244,6 +244,26 @@ print_remote(const struct fb_config *cfg)
 	       cfg->remote_cache_header ? " with FATBUILD_REMOTE_CACHE_HEADER" : "");
 }
 
+/* The remote executor (docs/remote-cache.md §9): its URL and, asked within 3 s, what it says
+ * of itself or why it cannot be reached. */
+static void
+print_executor(const struct fb_config *cfg)
+{
+	const char *url = cfg->remote_executor;
+	if (!url || !url[0]) {
+		printf("%-10s none (FATBUILD_REMOTE_EXECUTOR or compile --remote-exec URL; docs/remote-cache.md §9)\n",
+		       "executor");
+		return;
+	}
+	char shown[512], caps[512] = "";
+	struct fb_error e = {0};
+	fb_remote_url_redact(url, shown, sizeof(shown));
+	if (fb_exec_probe(url, cfg->remote_cache_header, 3000, caps, sizeof(caps), &e) == 0)
+		printf("%-10s %s (from FATBUILD_REMOTE_EXECUTOR): reachable, %s\n", "executor", shown, caps);
+	else
+		printf("%-10s %s (from FATBUILD_REMOTE_EXECUTOR): NOT REACHABLE: %s\n", "executor", shown, e.msg);
+}
+
 /* The build and cache directories, the arch list, the job count and the compile server. */
 static void
 print_settings(const struct fb_config *cfg)
@@ -327,6 +347,7 @@ cmd_env(int argc, char **argv)
 	printf("%-10s %s\n", "include", inc);
 	print_settings(&cfg);
 	print_remote(&cfg);
+	print_executor(&cfg);
 	if (missing)
 		warn("env: something the build needs is missing (see NOT FOUND above)");
 	return missing ? AP_EXIT_FAIL : AP_EXIT_OK;

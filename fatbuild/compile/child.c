@@ -70,21 +70,30 @@ fb_worker_compile(const struct fb_nvrtc *nv, const struct fb_worker_job *wj, str
 		fb_pch_verdict(ps, out.pch_status, out.pch_heap_required, used, heap, note, sizeof(note));
 	}
 	const char *log = rc ? e.msg : out.log ? out.log : "";
-	unsigned char hdr[ANSWER];
-	fb_wr64(hdr, (uint64_t)rc);
-	fb_wr64(hdr + 8, (uint64_t)(int64_t)out.result);
-	fb_wr64(hdr + 16, strlen(log));
-	fb_wr64(hdr + 24, strlen(note));
-	fb_wr64(hdr + 32, rc ? 0 : out.ptx_size);
-	fb_wr64(hdr + 40, rc ? 0 : out.cubin_size);
-	int bad = fb_write_all(fd, hdr, sizeof(hdr)) || fb_write_all(fd, log, strlen(log)) ||
-	          fb_write_all(fd, note, strlen(note));
-	if (!bad && !rc && out.ptx_size)
-		bad = fb_write_all(fd, out.ptx, out.ptx_size);
-	if (!bad && !rc && out.cubin_size)
-		bad = fb_write_all(fd, out.cubin, out.cubin_size);
+	int bad = fb_answer_write(fd, rc, out.result, log, note, out.ptx, rc ? 0 : out.ptx_size, out.cubin,
+	                          rc ? 0 : out.cubin_size);
 	fb_nvrtc_out_clear(&out);
 	*rcout = rc;
+	return bad ? -1 : 0;
+}
+
+int
+fb_answer_write(int fd, int rc, int result, const char *log, const char *note, const unsigned char *ptx, size_t nptx,
+                const unsigned char *cubin, size_t ncubin)
+{
+	unsigned char hdr[ANSWER];
+	fb_wr64(hdr, (uint64_t)rc);
+	fb_wr64(hdr + 8, (uint64_t)(int64_t)result);
+	fb_wr64(hdr + 16, strlen(log));
+	fb_wr64(hdr + 24, strlen(note));
+	fb_wr64(hdr + 32, nptx);
+	fb_wr64(hdr + 40, ncubin);
+	int bad = fb_write_all(fd, hdr, sizeof(hdr)) || fb_write_all(fd, log, strlen(log)) ||
+	          fb_write_all(fd, note, strlen(note));
+	if (!bad && nptx)
+		bad = fb_write_all(fd, ptx, nptx);
+	if (!bad && ncubin)
+		bad = fb_write_all(fd, cubin, ncubin);
 	return bad ? -1 : 0;
 }
 
@@ -102,6 +111,8 @@ fb_run_child(struct run *r, struct unit *u, int fd)
 	char wdir[PATH_MAX], why[PATH_MAX + 64] = "";
 	struct fb_pch_state ps = {0};
 	int bad = 0;
+	if (r->remote)
+		return fb_offload_child(r, u, fd);
 	jo.v = calloc(r->ncommon + 6, sizeof(*jo.v));
 	if (u->pch) {
 		fb_child_init(r->parent);

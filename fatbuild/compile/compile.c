@@ -125,6 +125,9 @@ assemble(struct run *r, struct fb_compile_result *res, struct fb_error *err)
 					j = &r->jobs[k];
 			if (!j)
 				return fb_seterr(err, FB_EINVAL, "internal error: no job for target %zu", t);
+			if (j->state != J_DONE) /* never an empty image for a job no round ran */
+				return fb_seterr(err, FB_EINVAL, "internal error: %s for %s was not compiled", r->src[s].path,
+				                 j->arch);
 			struct fb_compile_image *im = &res->images[res->nimages];
 			im->source = s;
 			im->target = o->targets[t];
@@ -231,6 +234,7 @@ run_free(struct run *r)
 	free(r->common);
 	fb_nvrtc_close(r->nv);
 	fb_cache_close(r->cache);
+	fb_offload_free(r);
 }
 
 /* What the cache's hooks reach: the run, and the job looked up or kept (NULL while the cache
@@ -247,16 +251,8 @@ struct lookup {
 static int
 entry_fits(void *ctx, const struct fb_cache_entry *e, struct fb_error *err)
 {
-	const struct job *j = ((const struct lookup *)ctx)->j;
-	const struct ap_target *tg = ((const struct lookup *)ctx)->r->o->targets;
-	if (j->lto ? !e->cubin_size : (j->sass != NONE && !e->cubin_size) || (j->ptx != NONE && !e->ptx_size))
-		return FB_ENOIMAGE;
-	if (j->lto)
-		return fb_image_check(FB_KIND_LTO, &tg[j->sass != NONE ? j->sass : j->ptx], e->cubin, e->cubin_size, err);
-	int rc = j->sass != NONE ? fb_image_check(FB_KIND_ELF, &tg[j->sass], e->cubin, e->cubin_size, err) : 0;
-	if (!rc && j->ptx != NONE)
-		rc = fb_image_check(FB_KIND_PTX, &tg[j->ptx], e->ptx, e->ptx_size, err);
-	return rc;
+	const struct lookup *l = ctx;
+	return fb_job_check(l->r, l->j, e, err);
 }
 
 /* A damaged entry (where: "" or "remote "): one line, counted; the job is compiled. */
@@ -469,11 +465,17 @@ run_jobs(struct run *r, const char *home, struct fb_compile_result *res, struct 
 	cache_start(r);
 	cache_lookup(r, res);
 	fb_cache_idle(r->cache); /* the jobs are forked next (cache.h) */
-	server_jobs(r, home, res);
-	int maxjobs = jobs_of(r->cfg, opts->jobs);
-	setup_pch(r, res);
 	struct job *failed = NULL;
-	rc = fb_run_jobs(r, maxjobs, &failed, err);
+	/* remote execution, when asked for: many more jobs at once than CPUs here; what it leaves
+	 * goes to the build's compile server, then to local workers */
+	int rjobs = opts->remote_jobs > 0 ? opts->remote_jobs : 4 * jobs_of(r->cfg, 0);
+	rc = fb_offload_jobs(r, rjobs > FB_JOBS_MAX ? FB_JOBS_MAX : rjobs, &failed, err);
+	int maxjobs = jobs_of(r->cfg, opts->jobs);
+	if (!rc) {
+		server_jobs(r, home, res);
+		setup_pch(r, res);
+		rc = fb_run_jobs(r, maxjobs, &failed, err);
+	}
 	if (opts->cancel && *opts->cancel) /* jobs killed by the stopping signal are no failure */
 		return fb_seterr(err, FB_ECANCELED, "compile stopped");
 	if (rc == FB_ECOMPILE && failed)
@@ -504,6 +506,7 @@ fb_compile(const char *const *sources, size_t nsources, const struct fb_compile_
 	r.srcpaths = sources;
 	r.nsrc = nsources;
 	fb_dl_home(opts->cuda_home, ap_cuda_home, home, sizeof(home));
+	snprintf(r.home, sizeof(r.home), "%s", home);
 	if ((rc = open_run(&r, home, err)) || (rc = fb_run_options(&r, home, err)) || (rc = fb_run_load_sources(&r, err)) ||
 	    (rc = fb_run_make_jobs(&r, err)))
 		goto out;

@@ -39,7 +39,7 @@ struct source {
 	int exact;                  /* the output may depend on paths: the key spells them exactly */
 };
 
-enum { J_PENDING, J_RUNNING, J_DONE };
+enum { J_PENDING, J_RUNNING, J_DONE, J_HELD /* kept out of a remote round */ };
 
 struct job {
 	size_t src;
@@ -55,6 +55,7 @@ struct job {
 	int cached;                 /* 1: local cache, 2: remote cache */
 	int result;                 /* nvrtcResult */
 	struct fb_cache_entry e;
+	char where[200];            /* with remote execution: "remote", "local: why" (offload.c) */
 };
 
 /* One worker process: the jobs it runs, in order, and what it has answered so far. */
@@ -103,6 +104,19 @@ struct run {
 	const char *pch_note;       /* why the PCH is off, for the caller; NULL when on or unasked */
 	pid_t parent;
 	struct fb_compile_result *res;
+	/* Remote execution (offload.c): remote is set while the round of remote jobs runs (the
+	 * children then run a job at the executor instead of NVRTC); remote_off once the executor
+	 * failed (no more jobs go there; exec_why says what happened); the input root's shared
+	 * files (the worker and the NVRTC libraries, mapped) and the client's working directory. */
+	int remote, remote_off;
+	char exec_why[512];
+	struct fb_exec_input tc[3];
+	void *tc_map[3];
+	size_t tc_mapsize[3];
+	char cwd[PATH_MAX];
+	char home[PATH_MAX];        /* the toolkit's: its include/ tree goes to the executor whole */
+	struct fb_exec_input *tk;   /* that tree's files (names and bytes owned) */
+	size_t ntk;
 };
 
 /* schedule.c: CLOCK_MONOTONIC seconds, for the jobs' times. */
@@ -130,6 +144,31 @@ int fb_run_child(struct run *r, struct unit *u, int fd);
 size_t fb_answer_size(const unsigned char *p, size_t n);
 /* Decodes one answer p[0..n) into j->e / j->result / j->pch_note. */
 int fb_answer_decode(struct run *r, struct job *j, const unsigned char *p, size_t n, struct fb_error *err);
+
+/* child.c: one answer (the format above fb_run_child) to fd; 0 or -1 when fd could not be
+ * written. */
+int fb_answer_write(int fd, int rc, int result, const char *log, const char *note, const unsigned char *ptx,
+                    size_t nptx, const unsigned char *cubin, size_t ncubin);
+
+/* ---- offload.c: NVRTC jobs at a remote executor (docs/remote-cache.md §9) ---- */
+
+/* An answer's nvrtcResult when the executor failed a job (its log says what happened): the job
+ * is compiled here. */
+#define FB_RESULT_FARM (-77)
+/* Whether e holds what job j makes, for its targets (fatbin/elfid.c): 0; FB_ENOIMAGE when it
+ * lacks an image; another code, err saying what is wrong. */
+int fb_job_check(const struct run *r, const struct job *j, const struct fb_cache_entry *e, struct fb_error *err);
+/* Runs the pending jobs that can run remotely at r->o->remote_exec, at most maxjobs at a
+ * time; what the executor fails stays pending for the local workers, and the first failure
+ * stops the round (r->exec_why). 0, FB_ECOMPILE with *failed (a compile error from the
+ * executor, as a local one), or another error. */
+int fb_offload_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error *err);
+/* The forked child of a remote round: its unit's job at the executor; the exit code. */
+int fb_offload_child(struct run *r, struct unit *u, int fd);
+/* After an answer of a remote round was decoded: the job's where, or (FB_RESULT_FARM) the job
+ * back to pending and the round stopped. 1 when it fell back. */
+int fb_offload_answered(struct run *r, struct job *j);
+void fb_offload_free(struct run *r);
 
 /* ---- worker.c: the NVRTC worker's PCH directory, options, heap policy and verdicts; child.c:
  * one job's compile and answer ---- */

@@ -33,7 +33,7 @@ fb_run_job_done(struct run *r, struct job *j)
 	struct fb_compile_progress p = {
 		.done = r->done, .total = r->njobs, .source = r->src[j->src].path, .target = j->arch,
 		.seconds = j->cached ? 0 : j->secs, .cached = j->cached != 0, .remote = j->cached == 2,
-		.pch = j->pch_note[0] ? j->pch_note : NULL,
+		.pch = j->pch_note[0] ? j->pch_note : NULL, .where = j->where[0] ? j->where : NULL,
 	};
 	r->o->progress(r->o->progress_ctx, &p);
 }
@@ -207,6 +207,8 @@ take_answers(struct run *r, struct unit *u, struct job **failed, struct fb_error
 			sz = u->rxn;
 		memmove(u->rx, u->rx + sz, u->rxn - sz);
 		u->rxn -= sz;
+		if (!rc && r->remote && fb_offload_answered(r, j))
+			continue;
 		if (!rc && j->result != 0) {
 			*failed = j;
 			rc = FB_ECOMPILE;
@@ -307,7 +309,7 @@ fb_run_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error *er
 	for (;;) {
 		if (!rc && r->o->cancel && *r->o->cancel)
 			rc = fb_seterr(err, FB_ECANCELED, "compile stopped");
-		while (!rc && running < (size_t)maxjobs && next < r->nunits) {
+		while (!rc && !(r->remote && r->remote_off) && running < (size_t)maxjobs && next < r->nunits) {
 			if ((rc = start(r, &r->units[uorder[next++]], err)))
 				break;
 			running++;

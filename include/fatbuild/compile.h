@@ -35,6 +35,10 @@ struct fb_compile_progress {
 	 * when the job ran without (a cache hit, PCH off, a worker with one job). */
 	const char *pch;
 	bool remote;                   /* the hit came from the remote cache (then cached too) */
+	/* With remote execution (remote_exec below): where the job ran and why, "remote",
+	 * "remote (the executor's cache)", "local: why"; NULL without remote execution or for a
+	 * cache hit. */
+	const char *where;
 };
 
 struct fb_compile_opts {
@@ -94,6 +98,18 @@ struct fb_compile_opts {
 	/* Paths below this directory enter the cache key relative to it (default: each source's
 	 * own directory), so that checkouts in different places share entries. */
 	const char *cache_basedir;
+	/* Remote execution (docs/remote-cache.md §9): the NVRTC jobs the caches miss run at a REAPI
+	 * executor, grpc://HOST:PORT[/INSTANCE] (or grpcs://); NULL: none. Each job's Action carries
+	 * remote_exec_worker (the fatbuild-nvrtc-worker program), the NVRTC library and the job's
+	 * source and headers; a job whose output may depend on its paths (-G, -lineinfo, __FILE__)
+	 * stays here. Any failure of the executor means local compiles and one line in exec_note,
+	 * never an error; a compile error from it is one as a local compile's. */
+	const char *remote_exec;
+	const char *const *remote_exec_props; /* "KEY=VALUE" platform properties, besides OSFamily and ISA */
+	size_t nremote_exec_props;
+	int remote_jobs;               /* jobs at the executor at once; <= 0: 4 x fb_compile_default_jobs() */
+	long remote_exec_timeout_ms;   /* each job, queued and run; <= 0: 600 s */
+	const char *remote_exec_worker; /* path of fatbuild-nvrtc-worker; NULL: no remote execution */
 	/* The configuration the environment gave (MAX_JOBS, FATBUILD_CACHE_*, the build's compile
 	 * server, ...: archprobe.h's struct fb_config), read once by the tools and passed down;
 	 * NULL: fb_compile reads it once at its start. Callers outside the tools leave it NULL. */
@@ -137,6 +153,11 @@ struct fb_compile_result {
 	/* Why the build's compile server (FATBUILD_COMPILE_SOCKET) was not used, or failed and the
 	 * jobs were compiled here; "" when it was not asked for or served without trouble. */
 	char server_note[512];
+	/* Remote execution: jobs the executor ran (of ncompiled), and what made the run give it up
+	 * and compile the rest here (one line: "Execute: UNAVAILABLE: ..."), "" when it was not asked
+	 * for or served without trouble. */
+	size_t nexecuted;
+	char exec_note[768];
 };
 
 /* Compiles. Returns 0, or FB_ECOMPILE (err->msg: the first diagnostic; (*out)->log: the

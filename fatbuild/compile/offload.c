@@ -1,0 +1,540 @@
+/* offload.c: the NVRTC jobs the caches missed, run at a remote executor (docs/remote-cache.md §9
+ * "Remote NVRTC jobs"). Each job is one Action whose input root holds everything it needs, so
+ * any Linux x86-64 worker runs it without a CUDA install:
+ *
+ *   _fb/nvrtc-worker                 fatbuild-nvrtc-worker (nvrtc_worker.c), libc only
+ *   _fb/t/lib64/libnvrtc.so.N        the NVRTC this run loaded, and its builtins library
+ *   _fb/r/ABSOLUTE/PATH              the source and headers the client names by absolute path,
+ *                                    and the toolkit's include/ tree whole
+ *   _fb/c/CWD/RELATIVE/PATH          those it names relative to its working directory CWD
+ *
+ * (under _fb/, since a sandbox mounts its own /usr, /bin and /lib over the root's). The worker
+ * gets the job's options with every -I mapped the same way and the source's own name, so NVRTC
+ * finds the same headers in the same order and names the source as a local compile does; its log
+ * is mapped back. The toolkit's headers go whole because its own headers choose some of their
+ * includes by macro (thrust's #include __THRUST_DEVICE_SYSTEM_TAG_HEADER), which the scan of
+ * #include lines (depfile.c) cannot follow; the client's headers are those the scan found. The
+ * shared files go to the executor's CAS once, before the jobs (the parent's
+ * call); each job is a forked child of the round (schedule.c) with a channel of its own, and
+ * answers as a local worker does (child.c), or with FB_RESULT_FARM when the executor failed it:
+ * that job, and every one not yet sent, is compiled here, and the run says so once. */
+#define _GNU_SOURCE /* getcwd, realpath */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "run.h"
+#include "base/safefs.h"
+#include "fatbin/elfid.h"
+
+#define WORKER "_fb/nvrtc-worker"
+#define TOOLKIT "_fb/t"
+
+int
+fb_job_check(const struct run *r, const struct job *j, const struct fb_cache_entry *e, struct fb_error *err)
+{
+	const struct ap_target *tg = r->o->targets;
+	if (j->lto ? !e->cubin_size : (j->sass != NONE && !e->cubin_size) || (j->ptx != NONE && !e->ptx_size))
+		return FB_ENOIMAGE;
+	if (j->lto)
+		return fb_image_check(FB_KIND_LTO, &tg[j->sass != NONE ? j->sass : j->ptx], e->cubin, e->cubin_size, err);
+	int rc = j->sass != NONE ? fb_image_check(FB_KIND_ELF, &tg[j->sass], e->cubin, e->cubin_size, err) : 0;
+	if (!rc && j->ptx != NONE)
+		rc = fb_image_check(FB_KIND_PTX, &tg[j->ptx], e->ptx, e->ptx_size, err);
+	return rc;
+}
+
+/* p as a path of the input root (the table above), with "." and ".." parts resolved; -1 when it
+ * does not fit. */
+static int
+root_path(const char *cwd, const char *p, char *out, size_t size)
+{
+	char full[2 * PATH_MAX + 2];
+	int abs = p[0] == '/';
+	snprintf(full, sizeof(full), "%s/%s", abs ? "" : cwd, p);
+	size_t n = (size_t)snprintf(out, size, "_fb/%c", abs ? 'r' : 'c'), base = n;
+	for (char *part = strtok(full, "/"); part; part = strtok(NULL, "/")) {
+		if (strcmp(part, ".") == 0)
+			continue;
+		if (strcmp(part, "..") == 0) {
+			while (n > base && out[n - 1] != '/')
+				n--;
+			if (n > base)
+				n--;
+			out[n] = 0;
+			continue;
+		}
+		if (n + strlen(part) + 2 > size)
+			return -1;
+		n += (size_t)snprintf(out + n, size - n, "/%s", part);
+	}
+	return 0;
+}
+
+/* Replaces every "from" in *s by "to" (to no longer than from), in place. */
+static void
+replace_all(char *s, const char *from, const char *to)
+{
+	size_t nf = strlen(from), nt = strlen(to);
+	char *w = s;
+	for (const char *p = s; *p;) {
+		if (strncmp(p, from, nf) == 0) {
+			memmove(w, to, nt);
+			w += nt;
+			p += nf;
+		} else
+			*w++ = *p++;
+	}
+	*w = 0;
+}
+
+/* The worker's log with the root's paths spelled as the client spells them. */
+static void
+log_unmap(const struct run *r, char *log)
+{
+	char c[PATH_MAX + 16];
+	snprintf(c, sizeof(c), "_fb/c%s/", strcmp(r->cwd, "/") ? r->cwd : "");
+	replace_all(log, c, "");
+	replace_all(log, "_fb/r/", "/");
+}
+
+/* What keeps job j here, or NULL: an output that may depend on paths, or an option naming one. */
+static const char *
+stays_local(const struct run *r, const struct job *j)
+{
+	if (r->src[j->src].exact)
+		return "local: its output may depend on paths (-G, -lineinfo or __FILE__)";
+	for (size_t k = 0; k < r->ncommon; k++)
+		if (strncmp(r->common[k], "-I", 2) != 0 && strchr(r->common[k], '/'))
+			return "local: an NVRTC option names a path";
+	return NULL;
+}
+
+/* ---- the child: one job at the executor ---- */
+
+struct jobroot {
+	struct fb_exec_input *in;
+	int nin;
+	char **names;               /* the root's paths, owned */
+	char **texts;               /* the headers' bytes, owned */
+	const char **argv;
+	int argc;
+	char **mapped;              /* the -I options, mapped */
+};
+
+static void
+jobroot_free(struct jobroot *jr)
+{
+	for (int i = 0; i < jr->nin; i++) {
+		free(jr->names[i]);
+		free(jr->texts[i]);
+	}
+	for (int i = 0; i < jr->argc; i++)
+		free(jr->mapped[i]);
+	free(jr->in);
+	free(jr->names);
+	free(jr->texts);
+	free(jr->argv);
+	free(jr->mapped);
+}
+
+/* One input of the root at the mapped path of p (bytes given, or read from p). */
+static int
+add_input(const struct run *r, struct jobroot *jr, const char *p, const char *data, size_t size,
+          struct fb_error *err)
+{
+	char path[2 * PATH_MAX + 16];
+	if (root_path(r->cwd, p, path, sizeof(path)))
+		return fb_seterr(err, FB_EINVAL, "%s: path too long", p);
+	for (int i = 0; i < jr->nin; i++)
+		if (strcmp(jr->names[i], path) == 0)
+			return 0;
+	char *text = NULL;
+	if (!data) {
+		int rc = fb_read_file(p, &text, &size, err);
+		if (rc)
+			return rc;
+		data = text;
+	}
+	struct fb_exec_input *in = &jr->in[jr->nin];
+	if (!(jr->names[jr->nin] = strdup(path))) {
+		free(text);
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	}
+	jr->texts[jr->nin] = text;
+	*in = (struct fb_exec_input){jr->names[jr->nin], (const unsigned char *)data, size, 0, ""};
+	jr->nin++;
+	return 0;
+}
+
+/* The input root and argv of job j. */
+static int
+jobroot_make(const struct run *r, const struct job *j, struct fb_job_opts *jo, struct jobroot *jr,
+             struct fb_error *err)
+{
+	const struct source *s = &r->src[j->src];
+	size_t cap = s->deps.n + 5;
+	jr->in = calloc(cap, sizeof(*jr->in));
+	jr->names = calloc(cap, sizeof(*jr->names));
+	jr->texts = calloc(cap, sizeof(*jr->texts));
+	jr->argv = calloc(jo->n + 8, sizeof(*jr->argv));
+	jr->mapped = calloc(jo->n + 8, sizeof(*jr->mapped));
+	if (!jr->in || !jr->names || !jr->texts || !jr->argv || !jr->mapped)
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	int rc = add_input(r, jr, ".fatbuild-cwd", "\n", 1, err); /* the working directory exists for "-I../x" */
+	if (!rc)
+		rc = add_input(r, jr, s->path, s->text, s->size, err);
+	char inc[PATH_MAX + 16];
+	size_t ninc = (size_t)snprintf(inc, sizeof(inc), "%s/include/", r->home);
+	for (size_t k = 0; !rc && k < s->deps.n; k++)
+		if (!r->ntk || strncmp(s->deps.v[k], inc, ninc) != 0) /* the toolkit's are there already */
+			rc = add_input(r, jr, s->deps.v[k], NULL, 0, err);
+	if (rc)
+		return rc;
+	const char *mode = j->lto ? "ltoir" : j->ptx != NONE && j->sass != NONE ? "ptx+cubin" : j->ptx != NONE ? "ptx" : "cubin";
+	const char *head[] = {WORKER, TOOLKIT, jr->names[1], s->path, mode, "out"};
+	for (size_t k = 0; k < 6; k++)
+		jr->argv[jr->argc++] = head[k];
+	for (size_t k = 0; k < jo->n; k++) {
+		char path[2 * PATH_MAX + 16];
+		if (strncmp(jo->v[k], "-I", 2) != 0) {
+			jr->argv[jr->argc++] = jo->v[k];
+			continue;
+		}
+		if (root_path(r->cwd, jo->v[k] + 2, path, sizeof(path)))
+			return fb_seterr(err, FB_EINVAL, "%s: path too long", jo->v[k]);
+		if (!(jr->mapped[k] = malloc(strlen(path) + 3)))
+			return fb_seterr(err, FB_ENOMEM, "out of memory");
+		sprintf(jr->mapped[k], "-I%s", path);
+		jr->argv[jr->argc++] = jr->mapped[k];
+	}
+	return 0;
+}
+
+/* The executor's answer as a worker's: rc 0, the nvrtcResult, the log, PTX and cubin; a missing
+ * result or an image that fails its check is the executor's failure (why). */
+static int
+answer_out(const struct run *r, const struct job *j, struct fb_exec_out *x, int fd, char *why, size_t wsize)
+{
+	enum { RESULT, LOG, PTX, CUBIN };
+	char res[32] = "";
+	if (x->exit_code != 0) {
+		snprintf(why, wsize, "the worker exited with %d: %.300s", x->exit_code, x->err ? x->err : "");
+		return 1;
+	}
+	if (!x->data[RESULT] || !x->data[LOG] || x->size[RESULT] >= sizeof(res)) {
+		snprintf(why, wsize, "the worker gave no result");
+		return 1;
+	}
+	memcpy(res, x->data[RESULT], x->size[RESULT]);
+	int result = atoi(res);
+	char *log = malloc(x->size[LOG] + 1);
+	if (!log) {
+		snprintf(why, wsize, "out of memory");
+		return 1;
+	}
+	memcpy(log, x->data[LOG], x->size[LOG]);
+	log[x->size[LOG]] = 0;
+	log_unmap(r, log);
+	struct fb_cache_entry e = {.ptx = x->data[PTX], .ptx_size = x->size[PTX], .cubin = x->data[CUBIN],
+	                           .cubin_size = x->size[CUBIN]};
+	struct fb_error ce = {0};
+	int bad = result == 0 ? fb_job_check(r, j, &e, &ce) : 0;
+	if (bad) {
+		snprintf(why, wsize, "its output for %s %.400s", j->arch,
+		         bad == FB_ENOIMAGE ? "lacks an image" : ce.msg);
+		free(log);
+		return 1;
+	}
+	const char *note = x->cached ? "remote (the executor's cache)" : "remote";
+	fb_answer_write(fd, 0, result, log, note, x->data[PTX], x->size[PTX], x->data[CUBIN], x->size[CUBIN]);
+	free(log);
+	return 0;
+}
+
+/* Runs job j at the executor and answers; *why when the executor failed it. */
+static void
+run_remote(struct run *r, struct job *j, struct fb_job_opts *jo, int fd, char *why, size_t wsize)
+{
+	static const char *const outputs[] = {"out/result", "out/log", "out/ptx", "out/cubin"};
+	static const char *const env[] = {"LC_ALL=C", "LD_LIBRARY_PATH=" TOOLKIT "/lib64"};
+	const struct fb_compile_opts *o = r->o;
+	struct fb_exec_opts xo = {o->remote_exec, o->remote_header, o->remote_exec_timeout_ms, o->remote_exec_props,
+	                          o->nremote_exec_props};
+	struct jobroot jr = {0};
+	struct fb_exec *x = NULL;
+	struct fb_exec_out out = {0};
+	struct fb_error e = {0};
+	fb_run_job_options(r, j, jo);
+	int rc = jobroot_make(r, j, jo, &jr, &e);
+	struct fb_exec_input *all = rc ? NULL : calloc((size_t)jr.nin + 3 + r->ntk, sizeof(*all));
+	if (!rc && !all)
+		rc = fb_seterr(&e, FB_ENOMEM, "out of memory");
+	int nall = 0;
+	for (int i = 0; all && i < jr.nin; i++)
+		all[nall++] = jr.in[i];
+	for (int i = 0; all && i < 3; i++)
+		all[nall++] = r->tc[i];
+	for (size_t i = 0; all && i < r->ntk; i++)
+		all[nall++] = r->tk[i];
+	struct fb_exec_cmd c = {jr.argv, jr.argc, env, 2, outputs, 4, all, nall};
+	if (!rc)
+		rc = fb_exec_open(&xo, &x, &e);
+	if (!rc)
+		rc = fb_exec_run(x, &c, &out, &e);
+	if (rc)
+		snprintf(why, wsize, "%.500s", e.msg);
+	else
+		answer_out(r, j, &out, fd, why, wsize);
+	fb_exec_out_clear(&out);
+	fb_exec_close(x);
+	free(all);
+	jobroot_free(&jr);
+}
+
+int
+fb_offload_child(struct run *r, struct unit *u, int fd)
+{
+	struct fb_job_opts jo;
+	char why[600] = "";
+	int bad = 0;
+	jo.v = calloc(r->ncommon + 6, sizeof(*jo.v));
+	for (size_t k = 0; k < u->n && !bad; k++) {
+		struct job *j = &r->jobs[u->jobs[k]];
+		why[0] = 0;
+		if (jo.v)
+			run_remote(r, j, &jo, fd, why, sizeof(why));
+		else
+			snprintf(why, sizeof(why), "out of memory");
+		if (why[0])
+			bad = fb_answer_write(fd, 0, FB_RESULT_FARM, why, "", NULL, 0, NULL, 0) != 0;
+	}
+	free(jo.v);
+	close(fd);
+	return bad ? 3 : 0;
+}
+
+/* ---- the parent: the shared files, the round ---- */
+
+/* path mapped read-only as input i of the root named name; *why on failure. */
+static int
+tc_map(struct run *r, int i, const char *path, const char *name, int exec, const char *hex, char *why, size_t wsize)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+		if (fd >= 0)
+			close(fd);
+		snprintf(why, wsize, "cannot read %.400s", path);
+		return -1;
+	}
+	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED) {
+		snprintf(why, wsize, "cannot map %.400s", path);
+		return -1;
+	}
+	r->tc_map[i] = m;
+	r->tc_mapsize[i] = (size_t)st.st_size;
+	r->tc[i] = (struct fb_exec_input){name, m, (size_t)st.st_size, exec, ""};
+	if (hex && strlen(hex) == 64)
+		memcpy(r->tc[i].hex, hex, 65);
+	else
+		fb_sha256_buf_hex(m, (size_t)st.st_size, r->tc[i].hex);
+	return 0;
+}
+
+/* Every regular file below dir (symbolic links to files followed, to directories not) into
+ * r->tk, by root path, read and hashed; -1 with why. */
+static int
+tk_walk(struct run *r, const char *dir, size_t *cap, char *why, size_t wsize)
+{
+	DIR *d = opendir(dir);
+	if (!d) {
+		snprintf(why, wsize, "cannot read the toolkit's headers in %.400s", dir);
+		return -1;
+	}
+	int rc = 0;
+	for (struct dirent *de; !rc && (de = readdir(d));) {
+		char p[PATH_MAX], rp[2 * PATH_MAX + 16];
+		struct stat ls, st;
+		if (de->d_name[0] == '.' || snprintf(p, sizeof(p), "%s/%s", dir, de->d_name) >= (int)sizeof(p) ||
+		    lstat(p, &ls) != 0 || stat(p, &st) != 0)
+			continue;
+		if (S_ISDIR(ls.st_mode)) {
+			rc = tk_walk(r, p, cap, why, wsize);
+			continue;
+		}
+		if (!S_ISREG(st.st_mode) || root_path("/", p, rp, sizeof(rp)))
+			continue;
+		if (r->ntk == *cap) {
+			size_t nc = *cap ? 2 * *cap : 1024;
+			struct fb_exec_input *v = realloc(r->tk, nc * sizeof(*v));
+			if (!v)
+				break;
+			r->tk = v;
+			*cap = nc;
+		}
+		struct fb_exec_input *in = &r->tk[r->ntk];
+		char *text = NULL;
+		size_t size = 0;
+		*in = (struct fb_exec_input){0};
+		if (fb_read_file(p, &text, &size, NULL) != 0 || !(in->path = strdup(rp))) {
+			free(text);
+			continue;
+		}
+		in->data = (const unsigned char *)text;
+		in->size = size;
+		fb_sha256_buf_hex(text, size, in->hex);
+		r->ntk++;
+	}
+	closedir(d);
+	return rc;
+}
+
+/* The worker, NVRTC and its builtins, mapped, hashed (NVRTC's digest is the cache key's when
+ * known) and sent to the executor's CAS where it lacks them. 0, or -1 with why. */
+static int
+toolchain(struct run *r, char *why, size_t wsize)
+{
+	static char names[2][64];
+	const char *ident = fb_nvrtc_ident(r->nv); /* "nvrtc VERSION FILE SIZE MTIME" */
+	char file[PATH_MAX] = "", bdir[PATH_MAX], builtins[PATH_MAX + 64];
+	const char *f = strchr(ident + 6, ' '), *end = f ? strrchr(f + 1, ' ') : NULL;
+	while (end && end > f + 1 && end[-1] != ' ')
+		end--;
+	if (f && end && end > f + 1)
+		snprintf(file, sizeof(file), "%.*s", (int)(end - f - 2), f + 1);
+	int ver = fb_nvrtc_version(r->nv);
+	const char *hex = strncmp(r->nvrtc_key, "nvrtc ", 6) == 0 ? strrchr(r->nvrtc_key, ' ') + 1 : NULL;
+	snprintf(bdir, sizeof(bdir), "%s", file);
+	char *sl = strrchr(bdir, '/');
+	if (!file[0] || !sl) {
+		snprintf(why, wsize, "cannot tell which file NVRTC was loaded from");
+		return -1;
+	}
+	*sl = 0;
+	snprintf(builtins, sizeof(builtins), "%s/libnvrtc-builtins.so.%d.%d", bdir, ver / 1000, ver % 1000 / 10);
+	snprintf(names[0], sizeof(names[0]), TOOLKIT "/lib64/libnvrtc.so.%d", ver / 1000);
+	snprintf(names[1], sizeof(names[1]), TOOLKIT "/lib64/libnvrtc-builtins.so.%d.%d", ver / 1000, ver % 1000 / 10);
+	if (!r->o->remote_exec_worker || !*r->o->remote_exec_worker) {
+		snprintf(why, wsize, "no fatbuild-nvrtc-worker program to send");
+		return -1;
+	}
+	char inc[PATH_MAX + 16];
+	size_t cap = 0;
+	snprintf(inc, sizeof(inc), "%s/include", r->home);
+	if (tc_map(r, 0, r->o->remote_exec_worker, WORKER, 1, NULL, why, wsize) ||
+	    tc_map(r, 1, file, names[0], 0, hex, why, wsize) || tc_map(r, 2, builtins, names[1], 0, NULL, why, wsize) ||
+	    tk_walk(r, inc, &cap, why, wsize))
+		return -1;
+	const struct fb_compile_opts *o = r->o;
+	struct fb_exec_opts xo = {o->remote_exec, o->remote_header, o->remote_exec_timeout_ms, o->remote_exec_props,
+	                          o->nremote_exec_props};
+	struct fb_exec *x = NULL;
+	struct fb_error e = {0};
+	int rc = fb_exec_open(&xo, &x, &e);
+	if (!rc)
+		rc = fb_exec_upload(x, r->tc, 3, &e);
+	if (!rc)
+		rc = fb_exec_upload(x, r->tk, (int)r->ntk, &e);
+	fb_exec_close(x); /* gRPC's threads end before the jobs are forked */
+	if (rc)
+		snprintf(why, wsize, "%.500s", e.msg);
+	return rc ? -1 : 0;
+}
+
+int
+fb_offload_answered(struct run *r, struct job *j)
+{
+	if (j->result != FB_RESULT_FARM) {
+		snprintf(j->where, sizeof(j->where), "%.190s", j->pch_note);
+		j->pch_note[0] = 0;
+		r->res->nexecuted++;
+		return 0;
+	}
+	if (!r->exec_why[0])
+		snprintf(r->exec_why, sizeof(r->exec_why), "%s", j->e.log ? j->e.log : "failed");
+	r->remote_off = 1;
+	fb_cache_entry_clear(&j->e);
+	j->result = 0;
+	j->state = J_PENDING; /* not counted done: the local round compiles it */
+	return 1;
+}
+
+/* The round's units gone, so that the local round makes its own. */
+static void
+units_reset(struct run *r)
+{
+	free(r->units);
+	free(r->order);
+	free(r->wjob);
+	free(r->ujobs);
+	r->units = NULL;
+	r->order = r->wjob = r->ujobs = NULL;
+	r->nunits = 0;
+	for (size_t i = 0; i < r->njobs; i++)
+		if (r->jobs[i].state == J_PENDING || r->jobs[i].state == J_HELD)
+			r->jobs[i].unit = NONE;
+}
+
+int
+fb_offload_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error *err)
+{
+	const struct fb_compile_opts *o = r->o;
+	size_t n = 0;
+	int rc = 0;
+	*failed = NULL;
+	if (!o->remote_exec || !*o->remote_exec)
+		return 0;
+	for (size_t i = 0; i < r->njobs; i++) {
+		struct job *j = &r->jobs[i];
+		const char *why = j->state == J_PENDING ? stays_local(r, j) : NULL;
+		if (why) {
+			snprintf(j->where, sizeof(j->where), "%s", why);
+			j->state = J_HELD;
+		}
+		n += j->state == J_PENDING;
+	}
+	int quiet = n && fb_exec_state_seen(o->remote_state, r->exec_why, sizeof(r->exec_why));
+	if (quiet) /* another process of the build found it failing, and said so */
+		n = 0;
+	else if (n && !getcwd(r->cwd, sizeof(r->cwd)))
+		snprintf(r->exec_why, sizeof(r->exec_why), "cannot tell the working directory");
+	else if (n && toolchain(r, r->exec_why, sizeof(r->exec_why)) == 0) {
+		r->remote = 1;
+		rc = fb_run_jobs(r, maxjobs, failed, err);
+		r->remote = 0;
+	}
+	units_reset(r);
+	for (size_t i = 0; i < r->njobs; i++) {
+		struct job *j = &r->jobs[i];
+		if (j->state == J_HELD)
+			j->state = J_PENDING;
+		else if (j->state == J_PENDING)
+			snprintf(j->where, sizeof(j->where), "local: the executor failed (%s)",
+			         quiet ? "earlier in this build" : "the warning says how");
+	}
+	fb_text_oneline(r->exec_why);
+	if (r->exec_why[0] && !quiet && fb_exec_state_claim(o->remote_state, r->exec_why))
+		snprintf(r->res->exec_note, sizeof(r->res->exec_note), "%s", r->exec_why);
+	return rc;
+}
+
+void
+fb_offload_free(struct run *r)
+{
+	for (int i = 0; i < 3; i++)
+		if (r->tc_map[i])
+			munmap(r->tc_map[i], r->tc_mapsize[i]);
+	for (size_t i = 0; i < r->ntk; i++) {
+		free((char *)r->tk[i].path);
+		free((unsigned char *)r->tk[i].data);
+	}
+	free(r->tk);
+}

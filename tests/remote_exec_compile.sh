@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# remote_exec_compile.sh: `fatbuild compile --remote-exec` (docs/remote-cache.md §9 "Remote
+# NVRTC jobs") against real executors: (1) buildbox-casd as a single-node executor
+# (tests/remote/executor.sh) and (2) BuildGrid 0.9.1 + PostgreSQL with two test bots of different
+# platform properties, each running the real buildbox-run (tests/remote/farm.sh). The multi-file
+# example with CUB (examples/kernels: radix_sort.cu includes <cub/cub.cuh>) compiled remotely
+# gives fatbins byte-identical to a local compile's, and -v shows every job ran remotely (no
+# local NVRTC job); a second run is all cache hits (no Action); a compile error from the executor
+# is printed exactly as a local one, with the same exit code; a dead executor (a closed port;
+# said once by the processes of one build) and a job no bot can take (a property no bot offers,
+# a short timeout) fall back to local compiles with exactly one warning and the same bytes;
+# `fatbuild env` shows each executor reachable with execution (GetCapabilities) and the dead one
+# unreachable. Skipped (77) only without NVRTC, bubblewrap, PostgreSQL, Python 3.13 or gRPC in
+# the build, or when pip cannot install buildstream or buildgrid.
+set -u
+: "${FB_SOURCE_DIR:?}" "${FB_BINARY_DIR:?}" "${FATBUILD_BIN:?}"
+t=$(mktemp -d "${TMPDIR:-/tmp}/fbrxcompile.XXXXXX")
+source "$FB_SOURCE_DIR/tests/remote/executor.sh"
+source "$FB_SOURCE_DIR/tests/remote/farm.sh"
+cleanup() {
+	exec_stop
+	farm_stop "$t/farm"
+	[ -n "${KEEP:-}" ] || rm -rf "$t"
+}
+trap cleanup EXIT
+fail=0
+no() { echo "FAIL: $*" >&2; fail=1; }
+fb=$FATBUILD_BIN
+
+ls /usr/local/cuda/lib64/libnvrtc.so* >/dev/null 2>&1 || { echo "SKIP: no NVRTC"; exit 77; }
+command -v bwrap >/dev/null || { echo "SKIP: bubblewrap not installed (scripts/deps.sh)"; exit 77; }
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { echo "SKIP: PostgreSQL not installed (scripts/deps.sh)"; exit 77; }
+grep -q '^FB_HAVE_GRPC:INTERNAL=1' "$FB_BINARY_DIR/CMakeCache.txt" 2>/dev/null ||
+	grep -q 'FB_HAVE_GRPC=1' "$FB_BINARY_DIR/build.ninja" 2>/dev/null || { echo "SKIP: fatbuild was built without libgrpc"; exit 77; }
+rx_bb_venv "$FB_BINARY_DIR/rexec-bb-venv" || { echo "SKIP: cannot pip install $bb_pkg"; exit 77; }
+farm_venv "$FB_BINARY_DIR/rexec-bgd-venv" || { echo "SKIP: cannot install $farm_pkg into a Python 3.13 venv"; exit 77; }
+
+cp -r "$FB_SOURCE_DIR/examples/kernels" "$t/src"
+printf 'extern "C" __global__ void broken(int *p) { p[0] = ; }\n' >"$t/src/broken.cu"
+cd "$t/src" || exit 1
+srcs=(elementwise.cu gemm.cu layernorm.cu radix_sort.cu reduce.cu softmax.cu)
+arch=9.0
+# fbc NAME [options]: a compile of srcs into $t/NAME/ with a cache of its own; stderr in $t/NAME.err
+fbc() {
+	local name=$1
+	shift
+	FATBUILD_CACHE_DIR=$t/cache-$name "$fb" compile --arch-list "$arch" -v "$@" -o "$t/$name/" "${srcs[@]}" \
+		2>"$t/$name.err"
+}
+same() { # same NAME: every fatbin of NAME is the local one's
+	local f
+	for f in "${srcs[@]}"; do
+		cmp -s "$t/local/${f%.cu}.fatbin" "$t/$1/${f%.cu}.fatbin" || { no "$1: ${f%.cu}.fatbin differs from the local compile's"; return 1; }
+	done
+}
+all_remote() { # all_remote NAME: -v says each job ran remotely, none here
+	local n
+	n=$(grep -c '^\[[0-9]*/[0-9]*\] sm_90 .* (remote' "$t/$1.err")
+	[ "$n" = ${#srcs[@]} ] && ! grep -q '(local' "$t/$1.err" &&
+		grep -q "remote-exec .*: ${#srcs[@]} of ${#srcs[@]} jobs ran there" "$t/$1.err" ||
+		{ cat "$t/$1.err" >&2; no "$1: not every job ran remotely ($n of ${#srcs[@]})"; }
+}
+one_warning() { # one_warning NAME URL WHAT: exactly one fallback line, naming URL and WHAT
+	local n
+	n=$(grep -c '^fatbuild: remote-exec: ' "$t/$1.err")
+	[ "$n" = 1 ] && grep -q "^fatbuild: remote-exec: $2: .*$3.*; compiling here\$" "$t/$1.err" ||
+		{ cat "$t/$1.err" >&2; no "$1: not exactly one fallback warning saying $3 ($n lines)"; }
+}
+
+# the reference: a local compile
+fbc local || { cat "$t/local.err" >&2; no "the local compile failed"; exit 1; }
+FATBUILD_CACHE_DIR=$t/cache-lerr "$fb" compile --arch-list "$arch" -o "$t/lerr.fatbin" broken.cu >"$t/lerr.out" 2>&1
+echo "exit $?" >>"$t/lerr.out"
+
+# envline URL: `fatbuild env`'s executor line for URL
+envline() { FATBUILD_REMOTE_EXECUTOR=$1 "$fb" env 2>/dev/null | grep '^executor '; }
+
+# 1. buildbox-casd, one executor
+exec_start "$t/exec" 2 || { no "buildbox-casd did not start"; exit 1; }
+envline "$exec_url" | grep -q "^executor  *$exec_url (from FATBUILD_REMOTE_EXECUTOR): reachable, execution" ||
+	{ envline "$exec_url" >&2; no "env: the executor is not shown reachable with execution"; }
+fbc ex --remote-exec "$exec_url" || { cat "$t/ex.err" >&2; no "ex: the remote compile failed"; }
+same ex && all_remote ex
+grep -q '^fatbuild: remote-exec: ' "$t/ex.err" && no "ex: a fallback warning with a working executor"
+FATBUILD_CACHE_DIR=$t/cache-ex "$fb" compile --arch-list "$arch" -v --remote-exec "$exec_url" -o "$t/ex2/" \
+	"${srcs[@]}" 2>"$t/ex2.err" || no "ex2: the second compile failed"
+grep -q "${#srcs[@]} cached, 0 compiled" "$t/ex2.err" && grep -q ": 0 of ${#srcs[@]} jobs ran there" "$t/ex2.err" ||
+	{ cat "$t/ex2.err" >&2; no "ex2: a cached job was sent to the executor"; }
+FATBUILD_CACHE_DIR=$t/cache-xerr "$fb" compile --arch-list "$arch" --remote-exec "$exec_url" -o "$t/xerr.fatbin" \
+	broken.cu >"$t/xerr.out" 2>&1
+echo "exit $?" >>"$t/xerr.out"
+grep -q 'broken.cu:1:.*error: expected an expression' "$t/xerr.out" && cmp -s "$t/lerr.out" "$t/xerr.out" ||
+	{ diff "$t/lerr.out" "$t/xerr.out" >&2; no "xerr: the executor's compile error is not printed as the local one"; }
+FATBUILD_CACHE_DIR=$t/cache-xerr "$fb" compile --arch-list "$arch" -v --remote-exec "$exec_url" -o "$t/xerr.fatbin" \
+	broken.cu 2>&1 | grep -q '^fatbuild: remote-exec: ' && no "xerr: a compile error was taken for the executor's failure"
+exec_stop
+envline "$exec_url" | grep -q "^executor  *$exec_url (from FATBUILD_REMOTE_EXECUTOR): NOT REACHABLE: .*UNAVAILABLE" ||
+	{ envline "$exec_url" >&2; no "env: a dead executor is not shown unreachable"; }
+# a dead executor: the port it listened on, now closed; two processes of one build (fatbuild
+# build's compile edges share its state file) say it once in all
+for k in 1 2; do
+	FATBUILD_REMOTE_CACHE_STATE=$t/build.state fbc dead$k --remote-exec "$exec_url" ||
+		{ cat "$t/dead$k.err" >&2; no "dead$k: the compile failed"; }
+	same dead$k
+done
+one_warning dead1 "$exec_url" UNAVAILABLE
+grep -q '^fatbuild: remote-exec: ' "$t/dead2.err" && no "dead2: a second warning in one build"
+grep -q '(local: the executor failed (earlier in this build)' "$t/dead2.err" ||
+	{ cat "$t/dead2.err" >&2; no "dead2: -v does not say why it compiled here"; }
+
+# 2. the farm: two bots of different properties
+farm_start "$t/farm" a:fbtest=a b:fbtest=b || { no "the farm did not start"; exit 1; }
+envline "$farm_url" | grep -q "reachable, execution" || { envline "$farm_url" >&2; no "env: the farm is not shown reachable"; }
+fbc fa --remote-exec "$farm_url" --remote-exec-property fbtest=a || { cat "$t/fa.err" >&2; no "fa: the compile failed"; }
+same fa && all_remote fa
+fbc fb --remote-exec "$farm_url" --remote-exec-property fbtest=b --remote-jobs 2 ||
+	{ cat "$t/fb.err" >&2; no "fb: the compile failed"; }
+same fb && all_remote fb
+grep -q 'exit 0' "$t/farm/a/bot.log" && grep -q 'exit 0' "$t/farm/b/bot.log" || no "not both bots ran jobs"
+# a property no bot offers: QUEUED until the timeout, then local with one warning
+s0=$(date +%s)
+fbc fz --remote-exec "$farm_url" --remote-exec-property fbtest=zz --remote-exec-timeout 3 ||
+	{ cat "$t/fz.err" >&2; no "fz: the compile failed"; }
+same fz
+one_warning fz "$farm_url" QUEUED
+[ $(($(date +%s) - s0)) -ge 3 ] || no "fz: fell back before the timeout"
+
+[ $fail = 0 ] && echo "remote_exec_compile: all checks passed"
+exit $fail
