@@ -9,5 +9,6 @@ run2 $FATBUILD compile -o x.fatbin k.cu -Xnvrtc
 run2 $FATBUILD compile --arch-list 7.0 -o x.fatbin k.cu
 touch k.cu
 run2 $FATBUILD compile --arch-list 8.0 -Xnvrtc --no-such-nvrtc-option -o x.fatbin k.cu
+run2 $FATBUILD compile --remote-exec http://user:secret@farm:8980 -o x.fatbin k.cu
 run2 $FATBUILD cache
 run2 $FATBUILD cache frobnicate
