@@ -682,6 +682,18 @@ stage_name(int s)
 	return s >= 0 && s <= 4 ? names[s] : "in an unknown stage";
 }
 
+/* The longest one Execute or WaitExecution stream is followed before it is asked again: a
+ * silent stream costs at most this, not the job's whole deadline (docs/remote-cache.md §9). */
+#define EXEC_WINDOW_MS 60000
+
+/* ms left to end, at most one window. */
+static long
+window(double end)
+{
+	double left = end - now_ms();
+	return left > EXEC_WINDOW_MS ? EXEC_WINDOW_MS : left > 0 ? (long)left : 1;
+}
+
 /* One Execute or WaitExecution call of at most ms, r updated by each Operation it streams. */
 static int
 follow(struct fb_reapi *g, const char *method, const struct fb_pb_out *req, long ms, struct fb_rexec_result *r,
@@ -705,16 +717,23 @@ fb_rexec_execute(struct fb_reapi *g, const struct fb_rexec_action *a, int skip_c
 	if (skip_cache)
 		fb_pb_out_varint(&req, 3, 1);
 	fb_pb_out_digest(&req, 6, hex, size);
-	int st = follow(g, "/build.bazel.remote.execution.v2.Execution/Execute", &req, timeout_ms, r, why, sizeof(why), err);
-	free(req.p);
-	/* A stream may end before the Operation does (a server's keepalive, a proxy): ask again by name. */
-	while (st == 0 && !r->done && r->name[0] && now_ms() < end - 1) {
+	int st = follow(g, "/build.bazel.remote.execution.v2.Execution/Execute", &req, window(end), r, why, sizeof(why), err);
+	/* A stream may end before the Operation does (a server's keepalive, a proxy): ask again by
+	 * name. One may also fall silent with the action done (buildbox-casd's did, once, its
+	 * ActionCache already holding the result): past a window of silence, Execute again, which
+	 * such an executor answers from that cache (or by name when the cache may not be used). */
+	while ((st == 0 && r->name[0]) || st == 4) {
+		if (r->done || now_ms() >= end - 1)
+			break;
+		bool again = st == 4 && (!skip_cache || !r->name[0]);
 		struct fb_pb_out w = {0};
 		put_str(&w, 1, r->name);
-		st = follow(g, "/build.bazel.remote.execution.v2.Execution/WaitExecution", &w, (long)(end - now_ms()), r, why,
-		            sizeof(why), err);
+		st = follow(g, again ? "/build.bazel.remote.execution.v2.Execution/Execute"
+		                     : "/build.bazel.remote.execution.v2.Execution/WaitExecution",
+		            again ? &req : &w, window(end), r, why, sizeof(why), err);
 		free(w.p);
 	}
+	free(req.p);
 	if (st < 0)
 		return err ? err->code : FB_EFORMAT;
 	if (st == 0 && r->done)
