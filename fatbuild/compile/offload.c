@@ -471,6 +471,8 @@ fb_offload_answered(struct run *r, struct job *j)
 static void
 units_reset(struct run *r)
 {
+	for (size_t i = 0; i < r->nunits; i++)
+		free(r->units[i].rx); /* a unit stopped by a failure keeps its read buffer */
 	free(r->units);
 	free(r->order);
 	free(r->wjob);
