@@ -116,6 +116,14 @@ struct fb_build_opts {
 	 * ...: archprobe.h's struct fb_config), read once by the tools and passed down; NULL:
 	 * fb_build reads it once at its start. Callers outside the tools leave it NULL. */
 	const struct fb_config *config;
+	/* Remote execution (docs/remote-cache.md §9): the compiles both caches miss run at a REAPI
+	 * executor, "grpc://HOST:PORT"; NULL: the configuration's FATBUILD_REMOTE_EXECUTOR; "":
+	 * none. props: "KEY=VALUE" platform properties its workers must offer; remote_jobs: edges
+	 * in flight while remote (<= 0: 4 x jobs); timeout: each job, queued and run (<= 0: 600 s). */
+	const char *remote_exec;
+	const char *const *remote_exec_props; size_t nremote_exec_props;
+	int remote_jobs;
+	long remote_exec_timeout_ms;
 };
 
 struct fb_build_result {
