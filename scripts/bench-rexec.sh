@@ -24,6 +24,16 @@
 #   compile   the wired path: `fatbuild compile` of examples/kernels for sm_90 (six files, one
 #             with CUB) here, then with --remote-exec on buildbox-casd running BENCH_JOBS jobs,
 #             each run with a -D of its own so that no cache of either side has it (wall ms)
+#   model     the wall time of a build with N workers, predicted and checked: examples/kernels'
+#             NVRTC jobs (BENCH_MODEL_ARCHES, default "7.5 8.0 9.0") timed one at a time here
+#             (`fatbuild compile -v -j 1 --no-pch`: a worker has no PCH of earlier jobs), plus
+#             one action's overhead (mode farm's upload + queued + fetch, and its run less mode
+#             local's); each worker takes the longest job
+#             left (as a queue of --remote-jobs N does); the rest of the run (lookups, packing)
+#             stays here. Checked against `fatbuild compile --remote-exec` on the farm with one
+#             and with two bots (one CPU each), then predicted for 8, 32 and 128 workers. With
+#             BENCH_NINJA_LOG=FILE (a build's .ninja_log: a large extension's), its compile edges
+#             are the actions and its link stays here
 # BENCH_RUNS runs per mode (default 5); medians printed, every run's JSON kept in the work
 # directory (BENCH_DIR, default a temporary one, removed unless BENCH_KEEP=1).
 #   scripts/bench-rexec.sh [BUILD_DIR]     (default: build; the venvs go there)
@@ -33,7 +43,7 @@ FB_SOURCE_DIR=$here
 FB_BINARY_DIR=${1:-$here/build}
 nvcc=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
 runs=${BENCH_RUNS:-5}
-modes=${BENCH_MODES:-local exec farm netem farm-par sccache compile}
+modes=${BENCH_MODES:-local exec farm netem farm-par sccache compile model}
 delay=${BENCH_DELAY_MS:-20}
 pjobs=${BENCH_JOBS:-4}
 t=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/fbbenchrexec.XXXXXX")}
@@ -235,6 +245,90 @@ mode_compile() {
 	done
 	exec_stop
 	echo "  compile: median ms: local $(median fbc.local.ms), --remote-exec on buildbox-casd ($pjobs jobs) $(median fbc.remote.ms)"
+}
+
+# model_predict JOBS_FILE FIXED_S OVER_S RUN_OVER_S N...: the predicted wall (s) for each N
+# JOBS_FILE: one job's seconds per line; each worker takes the longest job left, a job costs its
+# time plus the sandbox's run overhead there and the client's upload/queue/fetch overhead
+model_predict() {
+	python3 - "$@" <<'PY'
+import heapq, sys
+jobs = sorted((float(l) for l in open(sys.argv[1]) if l.strip()), reverse=True)
+fixed, over, run_over = map(float, sys.argv[2:5])
+for n in map(int, sys.argv[5:]):
+    free = [0.0] * n
+    for j in jobs:
+        heapq.heapreplace(free, free[0] + j + run_over + over)
+    print(n, round(fixed + max(free), 2))
+PY
+}
+# over_of MODE: median upload+queued+fetch (s) of $t/MODE.jsonl, and median run (s); "0 0" without
+over_of() {
+	python3 - "$t/$1.jsonl" <<'PY'
+import json, statistics, sys
+try:
+    rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+except OSError:
+    rows = []
+ok = [r for r in rows if r.get("status") == "OK" and r.get("exit_code") == 0] or [{"times": {}}]
+print(round(statistics.median(sum(r["times"].get(k, 0) for k in ("upload", "queued", "fetch")) for r in ok), 3),
+      round(statistics.median(r["times"].get("run", 0) for r in ok), 3))
+PY
+}
+# fbc_wall LOG: fatbuild compile's own wall (s) from its summary line
+fbc_wall() { sed -n 's/.* in \([0-9.]*\)s$/\1/p' "$1" | tail -n 1; }
+mode_model() {
+	local fb=$FB_BINARY_DIR/bin/fatbuild arches=${BENCH_MODEL_ARCHES:-7.5 8.0 9.0} over run lrun bots w
+	[ -x "$fb" ] || { echo "  model: no $fb"; return 1; }
+	[ -s "$t/farm.jsonl" ] || mode_farm >/dev/null || return 1
+	[ -s "$t/local.jsonl" ] || mode_local >/dev/null || return 1
+	read -r over run <<<"$(over_of farm)"
+	read -r _ lrun <<<"$(over_of local)"
+	local run_over
+	run_over=$(echo "r = $run - $lrun; if (r < 0) r = 0; r" | bc -l)
+	fbc() { # fbc NAME [options...]: one fatbuild compile of examples/kernels, -v, no cache has it
+		local n=$1
+		shift
+		(cd "$FB_SOURCE_DIR/examples/kernels" && FATBUILD_CACHE_DIR=$t/model.$n.cache "$fb" compile -v \
+			--arch-list "$arches" -D "FB_BENCH_RUN=$n.$$.$RANDOM" "$@" -o "$t/model.$n.out/" ./*.cu) >"$t/model.$n.log" 2>&1 ||
+			{ echo "  model: $n failed: $(tail -n 3 "$t/model.$n.log")"; return 1; }
+	}
+	# a worker compiles each job alone, with no PCH of the run's earlier jobs: so does this one
+	fbc one -j 1 --no-pch || return 1
+	sed -n 's/^\[[0-9]*\/[0-9]*\] [^ ]* [^ ]* \([0-9.]*\)s.*/\1/p' "$t/model.one.log" >"$t/model.jobs"
+	local sum fixed njobs
+	njobs=$(wc -l <"$t/model.jobs")
+	sum=$(paste -sd+ "$t/model.jobs" | bc -l)
+	fixed=$(echo "f = $(fbc_wall "$t/model.one.log") - $sum; if (f < 0) f = 0; f" | bc -l)
+	fbc here || return 1
+	echo "  model: examples/kernels, $njobs NVRTC jobs ($arches), one at a time here without PCH: $sum s of jobs, $(printf %.2f "$fixed") s besides;" \
+		"default -j here: $(fbc_wall "$t/model.here.log") s; per action: upload+queued+fetch $over s, sandbox $(printf %.3f "$run_over") s"
+	farm_up || return 1
+	fbc warm --remote-exec "$farm_url" || return 1 # the toolkit's upload, once
+	for bots in 1 2; do
+		if [ $bots = 2 ]; then
+			local pin=b:fbtest=b
+			[ "$(nproc)" -ge 2 ] && pin=b@1:fbtest=b
+			farm_bot "$t/farm" "$pin" || return 1
+		fi
+		fbc "farm$bots" --remote-exec "$farm_url" --remote-jobs 8 || return 1
+		w=$(fbc_wall "$t/model.farm$bots.log")
+		grep -q '^fatbuild: remote-exec: ' "$t/model.farm$bots.log" && echo "  model: the farm failed: $(grep '^fatbuild: remote-exec: ' "$t/model.farm$bots.log")"
+		echo "  model: farm, $bots bot(s): wall $w s, predicted $(model_predict "$t/model.jobs" "$fixed" "$over" "$run_over" $bots | cut -d' ' -f2) s"
+	done
+	model_predict "$t/model.jobs" "$fixed" "$over" "$run_over" 8 32 128 | while read -r n p; do
+		echo "  model: $n workers (--remote-jobs $n): predicted $p s, $(echo "scale=2; $(fbc_wall "$t/model.here.log") / $p" | bc -l)x the local build"
+	done
+	[ -n "${BENCH_NINJA_LOG:-}" ] || return 0
+	# a build's edges: the compiles go out, the link (.so, or no object suffix) stays here
+	awk 'NR > 1 && $4 ~ /\.o$/ { printf "%.3f\n", ($2 - $1) / 1000 }' "$BENCH_NINJA_LOG" >"$t/model.edges"
+	local lwall lfix
+	lwall=$(awk 'NR > 1 { if ($2 > m) m = $2 } END { printf "%.3f", m / 1000 }' "$BENCH_NINJA_LOG")
+	lfix=$(awk 'NR > 1 && $4 !~ /\.o$/ { s += ($2 - $1) / 1000 } END { printf "%.3f", s }' "$BENCH_NINJA_LOG")
+	echo "  model: $BENCH_NINJA_LOG: $(wc -l <"$t/model.edges") compile edges, $lwall s here, link $lfix s"
+	model_predict "$t/model.edges" "$lfix" "$over" "$run_over" 1 2 8 32 128 | while read -r n p; do
+		echo "  model: $n workers: predicted $p s, $(echo "scale=2; $lwall / $p" | bc -l)x (the longest edge bounds it: $(sort -g "$t/model.edges" | tail -n 1) s)"
+	done
 }
 
 echo "bench-rexec: $runs runs per mode, work in $t"
