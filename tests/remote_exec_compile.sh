@@ -94,6 +94,21 @@ grep -q 'broken.cu:1:.*error: expected an expression' "$t/xerr.out" && cmp -s "$
 FATBUILD_CACHE_DIR=$t/cache-xerr "$fb" compile --arch-list "$arch" -v --remote-exec "$exec_url" -o "$t/xerr.fatbin" \
 	broken.cu 2>&1 | grep -q '^fatbuild: remote-exec: ' && no "xerr: a compile error was taken for the executor's failure"
 exec_stop
+# a job longer than the Execute stream's window (an eighth of --remote-exec-timeout: 2 s of
+# 16; the runner waits 5 s before buildbox-run): buildbox-casd says nothing until the job is
+# done, and an Execute sent again would make it run the job a second time, so the client asks
+# by name (WaitExecution) and the job runs once
+slow=$t/exec-slow
+mkdir -p "$slow"
+printf '#!/bin/sh\necho run >>%s/runs\nsleep 5\nexec %s "$@"\n' "$slow" "$bb/buildbox-run" >"$slow/runner"
+chmod +x "$slow/runner"
+exec_runner=$slow/runner exec_start "$slow" 2 || { no "buildbox-casd (slow runner) did not start"; exit 1; }
+FATBUILD_CACHE_DIR=$t/cache-slow "$fb" compile --arch-list "$arch" -v --remote-exec "$exec_url" --remote-exec-timeout 16 \
+	-o "$t/slow/" elementwise.cu 2>"$t/slow.err" || { cat "$t/slow.err" >&2; no "slow: the compile failed"; }
+cmp -s "$t/local/elementwise.fatbin" "$t/slow/elementwise.fatbin" && grep -q '(remote)' "$t/slow.err" &&
+	! grep -q '^fatbuild: remote-exec: ' "$t/slow.err" || { cat "$t/slow.err" >&2; no "slow: the job did not run remotely"; }
+[ "$(cat "$slow/runs" 2>/dev/null | wc -l)" = 1 ] || no "slow: the executor ran the job $(cat "$slow/runs" 2>/dev/null | wc -l) times"
+exec_stop
 envline "$exec_url" | grep -q "^executor  *$exec_url (from FATBUILD_REMOTE_EXECUTOR): NOT REACHABLE: .*UNAVAILABLE" ||
 	{ envline "$exec_url" >&2; no "env: a dead executor is not shown unreachable"; }
 # a dead executor: the port it listened on, now closed; two processes of one build (fatbuild

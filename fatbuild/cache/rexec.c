@@ -683,15 +683,16 @@ stage_name(int s)
 }
 
 /* The longest one Execute or WaitExecution stream is followed before it is asked again: a
- * silent stream costs at most this, not the job's whole deadline (docs/remote-cache.md §9). */
+ * silent stream costs at most this, not the job's whole deadline (docs/remote-cache.md §9):
+ * an eighth of the job's timeout, at least 1 s and at most 60 s. */
 #define EXEC_WINDOW_MS 60000
 
-/* ms left to end, at most one window. */
+/* ms left to end, at most one window of w ms. */
 static long
-window(double end)
+window(double end, long w)
 {
 	double left = end - now_ms();
-	return left > EXEC_WINDOW_MS ? EXEC_WINDOW_MS : left > 0 ? (long)left : 1;
+	return left > w ? w : left > 0 ? (long)left : 1;
 }
 
 /* One Execute or WaitExecution call of at most ms, r updated by each Operation it streams. */
@@ -717,21 +718,29 @@ fb_rexec_execute(struct fb_reapi *g, const struct fb_rexec_action *a, int skip_c
 	if (skip_cache)
 		fb_pb_out_varint(&req, 3, 1);
 	fb_pb_out_digest(&req, 6, hex, size);
-	int st = follow(g, "/build.bazel.remote.execution.v2.Execution/Execute", &req, window(end), r, why, sizeof(why), err);
-	/* A stream may end before the Operation does (a server's keepalive, a proxy): ask again by
-	 * name. One may also fall silent with the action done (buildbox-casd's did, once, its
-	 * ActionCache already holding the result): past a window of silence, Execute again, which
-	 * such an executor answers from that cache (or by name when the cache may not be used). */
-	while ((st == 0 && r->name[0]) || st == 4) {
+	long w = timeout_ms / 8 < 1000 ? 1000 : timeout_ms / 8 > EXEC_WINDOW_MS ? EXEC_WINDOW_MS : timeout_ms / 8;
+	int st = follow(g, "/build.bazel.remote.execution.v2.Execution/Execute", &req, window(end, w), r, why, sizeof(why), err);
+	/* A stream may end, or fall silent, before the Operation does (a server's keepalive, a
+	 * proxy; one fell silent with the action done, its ActionCache already holding the
+	 * result): ask by name (WaitExecution), which joins the job. Execute again only with no
+	 * name, or when the server knows the name no more: buildbox-casd runs an action sent
+	 * again while it runs a second time, so a long job asked again each window would run
+	 * once per window. */
+	bool waited = false;
+	int sent = 1; /* Executes: a server that forgets each job at once is not asked forever */
+	while ((st == 0 && r->name[0]) || st == 4 || (waited && (st == FB_RPC_NOT_FOUND || st == FB_RPC_UNIMPLEMENTED))) {
 		if (r->done || now_ms() >= end - 1)
 			break;
-		bool again = st == 4 && (!skip_cache || !r->name[0]);
-		struct fb_pb_out w = {0};
-		put_str(&w, 1, r->name);
+		bool again = !r->name[0] || st == FB_RPC_NOT_FOUND || st == FB_RPC_UNIMPLEMENTED;
+		if (again && ++sent > 4)
+			break;
+		struct fb_pb_out q = {0};
+		put_str(&q, 1, r->name);
 		st = follow(g, again ? "/build.bazel.remote.execution.v2.Execution/Execute"
 		                     : "/build.bazel.remote.execution.v2.Execution/WaitExecution",
-		            again ? &req : &w, window(end), r, why, sizeof(why), err);
-		free(w.p);
+		            again ? &req : &q, window(end, w), r, why, sizeof(why), err);
+		free(q.p);
+		waited = !again;
 	}
 	free(req.p);
 	if (st < 0)

