@@ -48,6 +48,7 @@
 #include "base/safefs.h"
 #include "base/strbuf.h"
 #include "cache/cache.h"
+#include "edge_remote.h"
 #include "edgecache.h"
 #include "fatbin/elfid.h"
 #include "base/words.h"
@@ -557,6 +558,7 @@ struct store {
 	struct fb_strlist roots;   /* make_roots */
 	struct realdirs *rd;       /* the real paths both K1s of the edge read; NULL: none kept */
 	const char *k0;            /* the key of the manifest being looked up */
+	struct fb_strlist known;   /* a manifest's files when its object missed: a remote run's inputs */
 	char k1[65];               /* the object's key, from the manifest that passed */
 };
 
@@ -710,6 +712,19 @@ serve(const struct fb_edge_opts *o, const struct fb_cache_entry *obj, const char
 	return rc;
 }
 
+/* A manifest's files, spelled locally, into s->known (what a remote run sends). */
+static void
+known_files(struct store *s, const char *list)
+{
+	char path[PATH_MAX];
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, "\n");
+		if (n && local_path(p, n, s->o->bases, s->o->nbases, path, sizeof(path)))
+			fb_strlist_add(&s->known, path);
+		p += n + (p[n] == '\n');
+	}
+}
+
 /* 1 when the manifest and the object under its K1 were found and served; what came from the
  * remote is kept locally once it passed its checks (cache.h). */
 static int
@@ -728,6 +743,8 @@ lookup(struct store *s, const char *k0)
 	}
 	if (ok)
 		s->r->hit = from == FB_CACHE_REMOTE || from1 == FB_CACHE_REMOTE ? FB_EDGE_REMOTE : FB_EDGE_LOCAL;
+	else if (list)
+		known_files(s, list);
 	free(list);
 	fb_cache_entry_clear(&man);
 	fb_cache_entry_clear(&obj);
@@ -840,6 +857,28 @@ remember(struct store *s, const char *k0, const struct fb_buf *list)
 	free(objd);
 }
 
+/* The compile at the executor (edge_remote.c): 1 when it ran there (r->status its exit, r->log
+ * its stderr; on success the object and the depfile written as a local compile writes them), 0
+ * when it is compiled here, < 0: minus an error code of ours. */
+static int
+remote(struct store *s, struct fb_error *err)
+{
+	struct fb_edge_remote res;
+	struct fb_edge_result *r = s->r;
+	int ran = fb_edge_remote_run(s->o, s->cfg, &s->known, r, &res, err);
+	if (ran == 1) {
+		r->status = res.status;
+		r->log = res.log;
+		res.log = NULL;
+		r->hit = res.cached ? FB_EDGE_EXEC_CACHED : FB_EDGE_EXEC;
+	}
+	int rc = ran == 1 && res.status == 0 ? fb_write_file_atomic(s->o->output, res.obj, res.obj_size, 0644, err) : 0;
+	if (!rc && ran == 1 && res.status == 0)
+		rc = write_depfile(s->o, res.deps.v, res.deps.n, err);
+	fb_edge_remote_clear(&res);
+	return rc ? -rc : ran;
+}
+
 int
 fb_edge_run(const struct fb_edge_opts *o, struct fb_edge_result *r, struct fb_error *err)
 {
@@ -858,7 +897,8 @@ fb_edge_run(const struct fb_edge_opts *o, struct fb_edge_result *r, struct fb_er
 	int rc = 0;
 	if (!keyed || !fb_cache_on(s.cache) || !lookup(&s, k0)) {
 		fb_cache_idle(s.cache); /* no thread of a gRPC remote runs beside the command */
-		rc = run(o, &r->status, err);
+		int ran = o->remote_exec && *o->remote_exec ? remote(&s, err) : 0;
+		rc = ran < 0 ? -ran : ran ? 0 : run(o, &r->status, err);
 		struct fb_buf list = {0};
 		bool deps = !rc && r->status == 0 && all_deps(o, &list) == 0;
 		if (deps && keyed && fb_cache_on(s.cache))
@@ -866,6 +906,7 @@ fb_edge_run(const struct fb_edge_opts *o, struct fb_edge_result *r, struct fb_er
 		free(list.s);
 	}
 	fb_cache_close(s.cache);
+	fb_strlist_free(&s.known);
 	fb_strlist_free(&s.roots);
 	realdirs_free(s.rd);
 	return rc;
