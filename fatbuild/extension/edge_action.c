@@ -327,8 +327,9 @@ set_inputs(struct act *t, struct fb_error *err)
 	return 0;
 }
 
-/* The environment: the worker's PATH (its CUDA home's bin first), SOURCE_DATE_EPOCH when set.
- * Nothing else: the command sees only the Command's environment (§9). */
+/* The environment: the worker's PATH (its CUDA home's bin first), then a->env (SOURCE_DATE_EPOCH,
+ * the locale, so that messages read as here). Nothing else: the command sees only the Command's
+ * environment (§9). */
 static void
 set_env(struct act *t)
 {
@@ -336,9 +337,10 @@ set_env(struct act *t)
 	const char *cuda = t->a->ntoolchain ? t->a->toolchain[0] : "/usr/local/cuda";
 	snprintf(x->envbuf[0], sizeof(x->envbuf[0]), "PATH=%s/bin:/usr/local/bin:/usr/bin:/bin", cuda);
 	x->env[x->nenv++] = x->envbuf[0];
-	if (t->a->source_date_epoch) {
-		snprintf(x->envbuf[1], sizeof(x->envbuf[1]), "SOURCE_DATE_EPOCH=%s", t->a->source_date_epoch);
-		x->env[x->nenv++] = x->envbuf[1];
+	for (size_t i = 0; i < t->a->nenv && x->nenv < 6; i++) {
+		snprintf(x->envbuf[x->nenv], sizeof(x->envbuf[0]), "%s", t->a->env[i]);
+		x->env[x->nenv] = x->envbuf[x->nenv];
+		x->nenv++;
 	}
 }
 
@@ -394,4 +396,24 @@ fb_edge_depfile_back(const char *text, struct fb_strlist *deps)
 	for (const char *pos = fb_depfile_deps(text); fb_depfile_next(&pos, path, sizeof(path));)
 		fb_strlist_add(deps, strncmp(path, FB_EDGE_ROOT "/", n + 1) == 0 ? path + n : path);
 	return deps->oom ? -1 : 0;
+}
+
+void
+fb_edge_log_back(char *log)
+{
+	static const char root[] = FB_EDGE_ROOT "/";
+	size_t n = sizeof(root) - 1;
+	char *w = log;
+	for (const char *r = log; *r;) {
+		char prev = r == log ? ' ' : r[-1];
+		bool name = (prev >= 'a' && prev <= 'z') || (prev >= 'A' && prev <= 'Z') || (prev >= '0' && prev <= '9') ||
+		            strchr("_.-/", prev);
+		if (!name && strncmp(r, root, n) == 0) {
+			*w++ = '/';
+			r += n;
+			continue;
+		}
+		*w++ = *r++;
+	}
+	*w = 0;
 }

@@ -22,9 +22,9 @@ struct fb_edge_action {
 	int noutputs;
 	struct fb_exec_input *in;     /* the files the compile reads (path and data malloc'd) */
 	size_t nin;
-	const char *env[2];           /* PATH, SOURCE_DATE_EPOCH when set */
+	const char *env[6];           /* PATH; SOURCE_DATE_EPOCH and the locale's when set */
 	int nenv;
-	char envbuf[2][4200];
+	char envbuf[6][4200];
 };
 
 /* What the Action is made of. words: the compile alone (argv[0] the compiler: a name looked up
@@ -39,7 +39,8 @@ struct fb_edge_action_in {
 	size_t nfiles;
 	const char *const *toolchain;
 	size_t ntoolchain;
-	const char *source_date_epoch;
+	const char *const *env;       /* "NAME=VALUE" to pass on (SOURCE_DATE_EPOCH, the locale) */
+	size_t nenv;
 };
 
 /* The Action of a: 0; 1 when the compile cannot go as one (why says why: a relative path, a -g
@@ -54,6 +55,9 @@ int fb_edge_unquote(const char *s, struct fb_strlist *out, struct fb_error *err)
 /* The depfile text of a remote compile with FB_EDGE_ROOT/ spelled / again: the files it names,
  * absolute, into deps. */
 int fb_edge_depfile_back(const char *text, struct fb_strlist *deps);
+/* The remote compile's messages with FB_EDGE_ROOT/ at the start of a path spelled / again, in
+ * place: they then name the files as a local compile does. */
+void fb_edge_log_back(char *log);
 /* Whether path lies in the worker's toolchain (dirs, and /usr's system directories). */
 int fb_edge_toolchain(const char *path, const char *const *dirs, size_t ndirs);
 

@@ -213,17 +213,17 @@ take_result(struct fb_exec_out *out, struct fb_edge_remote *res, struct fb_error
  * *fresh: learnt now. 0, or 1 with why. */
 static int
 input_files(const struct fb_edge_opts *o, const struct fb_config *cfg, const struct fb_strlist *known,
-            const char *const *words, bool rescan, struct fb_strlist *files, bool *fresh, char *why, size_t wsize)
+            const char *const *words, struct fb_strlist *files, bool *fresh, char *why, size_t wsize)
 {
 	char *text = NULL;
 	size_t n = 0;
 	*fresh = false;
-	if (!rescan && known && known->n) {
+	if (known && known->n) {
 		for (size_t i = 0; i < known->n; i++)
 			fb_strlist_add(files, known->v[i]);
 		return 0;
 	}
-	if (!rescan && fb_read_file(o->depfile, &text, &n, NULL) == 0) {
+	if (fb_read_file(o->depfile, &text, &n, NULL) == 0) {
 		depfile_files(text, files);
 		free(text);
 		if (files->n)
@@ -233,23 +233,56 @@ input_files(const struct fb_edge_opts *o, const struct fb_config *cfg, const str
 	return learn_files(words, cfg->tmpdir, files, why, wsize);
 }
 
-/* One try: the Action of words with the files from input_files, run. 1 when it ran there (res
+/* Whether every file of a is in b. */
+static bool
+subset(const struct fb_strlist *a, const struct fb_strlist *b)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		size_t k = 0;
+		while (k < b->n && strcmp(a->v[i], b->v[k]) != 0)
+			k++;
+		if (k == b->n)
+			return false;
+	}
+	return true;
+}
+
+/* The variables the worker's compile gets as here, "NAME=VALUE" into buf (5 rows): n. */
+static size_t
+pass_env(const struct fb_config *cfg, char buf[5][4200], const char *v[5])
+{
+	const struct {
+		const char *name, *value;
+	} e[] = {{"SOURCE_DATE_EPOCH", cfg->source_date_epoch}, {"LANG", cfg->lang}, {"LC_ALL", cfg->lc_all},
+	         {"LC_CTYPE", cfg->lc_ctype}, {"LC_MESSAGES", cfg->lc_messages}};
+	size_t n = 0;
+	for (size_t i = 0; i < 5; i++)
+		if (e[i].value) {
+			snprintf(buf[n], 4200, "%s=%.4000s", e[i].name, e[i].value);
+			v[n] = buf[n];
+			n++;
+		}
+	return n;
+}
+
+/* One try: the Action of words with files, run. 1 when it ran there (res
  * filled), 0 when the edge is compiled here (r->where says why), < 0: an error of ours. */
 static int
-try_remote(const struct fb_edge_opts *o, const struct fb_config *cfg, const struct fb_strlist *known,
-           const struct fb_strlist *words, const struct fb_strlist *tc, bool rescan, struct fb_edge_result *r,
-           struct fb_edge_remote *res, bool *fresh, struct fb_error *err)
+try_remote(const struct fb_edge_opts *o, const struct fb_config *cfg, const struct fb_strlist *files,
+           const struct fb_strlist *words, const struct fb_strlist *tc, struct fb_edge_result *r,
+           struct fb_edge_remote *res, struct fb_error *err)
 {
-	struct fb_strlist files = {0};
 	char why[400] = "";
-	int rc = input_files(o, cfg, known, (const char *const *)words->v, rescan, &files, fresh, why, sizeof(why));
+	int rc = 0;
 	struct fb_edge_action *x = NULL;
+	char ebuf[5][4200];
+	const char *env[5];
+	size_t nenv = pass_env(cfg, ebuf, env);
 	struct fb_edge_action_in ai = {(const char *const *)words->v, o->output, o->depfile,
-	                               (const char *const *)files.v, files.n, (const char *const *)tc->v, tc->n,
-	                               cfg->source_date_epoch};
+	                               (const char *const *)files->v, files->n, (const char *const *)tc->v, tc->n,
+	                               env, nenv};
 	if (!rc)
 		rc = fb_edge_action_new(&ai, &x, why, sizeof(why), err);
-	fb_strlist_free(&files);
 	if (rc == 1)
 		snprintf(r->where, sizeof(r->where), "local: %.240s", why);
 	if (rc)
@@ -269,6 +302,8 @@ try_remote(const struct fb_edge_opts *o, const struct fb_config *cfg, const stru
 		res->cached = out.cached;
 		res->log = out.err;
 		out.err = NULL;
+		if (res->log)
+			fb_edge_log_back(res->log);
 	}
 	fb_exec_out_clear(&out);
 	if (rc == FB_EIO)
@@ -302,13 +337,21 @@ fb_edge_remote_run(const struct fb_edge_opts *o, const struct fb_config *cfg, co
 		return rc == 1 ? 0 : -rc;
 	}
 	toolchain_dirs(o, cfg, &tc);
+	struct fb_strlist files = {0}, now = {0};
 	bool fresh = false;
-	rc = try_remote(o, cfg, known, &words, &tc, false, r, res, &fresh, err);
-	if (rc == 1 && res->status != 0 && !fresh) {
-		/* the header list was an old one: an #include added since is missing there */
+	rc = input_files(o, cfg, known, (const char *const *)words.v, &files, &fresh, why, sizeof(why));
+	if (rc == 1)
+		snprintf(r->where, sizeof(r->where), "local: %.240s", why);
+	rc = rc ? 0 : try_remote(o, cfg, &files, &words, &tc, r, res, err);
+	/* An error with an old header list may be an #include added since, missing there: again
+	 * with the list -M gives now, unless that names nothing more. */
+	if (rc == 1 && res->status != 0 && !fresh &&
+	    learn_files((const char *const *)words.v, cfg->tmpdir, &now, why, sizeof(why)) == 0 && !subset(&now, &files)) {
 		fb_edge_remote_clear(res);
-		rc = try_remote(o, cfg, known, &words, &tc, true, r, res, &fresh, err);
+		rc = try_remote(o, cfg, &now, &words, &tc, r, res, err);
 	}
+	fb_strlist_free(&files);
+	fb_strlist_free(&now);
 	if (rc == 1)
 		snprintf(r->where, sizeof(r->where), res->cached ? "remote (the executor's cache)" : "remote");
 	fb_strlist_free(&words);
