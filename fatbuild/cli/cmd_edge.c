@@ -14,8 +14,8 @@ usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: fatbuild edge -o OBJ --depfile DEP [--base DIR]... [--tool PROG]... [--deps-of D]...\n"
-	        "                     [--quiet-dir Q]... [--remote-exec URL [--remote-exec-property K=V]...\n"
-	        "                     [--remote-exec-timeout S] [--remote-cmd WORDS]] -- COMMAND...\n"
+	        "                     [--quiet-dir Q]... [--remote-exec URL] [--remote-exec-property K=V]...\n"
+	        "                     [--remote-exec-timeout S] [--remote-cmd WORDS] -- COMMAND...\n"
 	        "\n"
 	        "Runs COMMAND, a compile that writes OBJ and the gcc-style depfile DEP, unless the compile\n"
 	        "cache or the remote cache has its object already. The key is the command (each DIR\n"

@@ -10,8 +10,8 @@
 
 #include "cache/cache.h"
 
-/* Where the paths outside the toolchain lie in the input root: "/work/x/a.cu" is
- * "_fb/r/work/x/a.cu" (a directory of its own: a sandbox mounts its /usr, /bin, /lib over the
+/* Where the paths outside the toolchain lie in the input root: "/home/u/x/a.cu" is
+ * "_fb/r/home/u/x/a.cu" (a directory of its own: a sandbox mounts its /usr, /bin, /lib over the
  * root's). */
 #define FB_EDGE_ROOT "_fb/r"
 

@@ -313,11 +313,11 @@ try_remote(const struct fb_edge_opts *o, const struct fb_config *cfg, const stru
 	return rc ? 0 : 1;
 }
 
-int
-fb_edge_remote_run(const struct fb_edge_opts *o, const struct fb_config *cfg, const struct fb_strlist *known,
-                   struct fb_edge_result *r, struct fb_edge_remote *res, struct fb_error *err)
+/* The run at the executor, res filled as try_remote does. */
+static int
+remote_run(const struct fb_edge_opts *o, const struct fb_config *cfg, const struct fb_strlist *known,
+           struct fb_edge_result *r, struct fb_edge_remote *res, struct fb_error *err)
 {
-	memset(res, 0, sizeof(*res));
 	char why[400] = "";
 	const char *env = moving_env(cfg);
 	if (fb_exec_state_seen(o->remote_state, why, sizeof(why))) {
@@ -357,6 +357,25 @@ fb_edge_remote_run(const struct fb_edge_opts *o, const struct fb_config *cfg, co
 	fb_strlist_free(&words);
 	fb_strlist_free(&tc);
 	return rc;
+}
+
+int
+fb_edge_remote_run(const struct fb_edge_opts *o, const struct fb_config *cfg, const struct fb_strlist *known,
+                   struct fb_edge_result *r, struct fb_error *err)
+{
+	struct fb_edge_remote res = {0};
+	int ran = remote_run(o, cfg, known, r, &res, err);
+	if (ran == 1) {
+		r->status = res.status;
+		r->log = res.log;
+		res.log = NULL;
+		r->hit = res.cached ? FB_EDGE_EXEC_CACHED : FB_EDGE_EXEC;
+	}
+	int rc = ran == 1 && res.status == 0 ? fb_write_file_atomic(o->output, res.obj, res.obj_size, 0644, err) : 0;
+	if (!rc && ran == 1 && res.status == 0)
+		rc = fb_edge_write_depfile(o, res.deps.v, res.deps.n, err);
+	fb_edge_remote_clear(&res);
+	return rc ? -rc : ran;
 }
 
 void

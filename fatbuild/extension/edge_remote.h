@@ -24,11 +24,12 @@ struct fb_edge_remote {
 
 /* Runs o's compile at o->remote_exec; known: the files it read last time (the edge cache's
  * manifest, local paths; NULL or empty: the last depfile, else the compiler's -M here). 1 when
- * it ran there (res filled: a compile error is a result too); 0 when the edge is compiled here
- * (r->where says why; r->exec_note the executor's failure, once per build); < 0: minus an
- * error code of ours (err). */
+ * it ran there (a compile error is a result too): r->status its exit, r->log its stderr, r->hit
+ * FB_EDGE_EXEC or _EXEC_CACHED, and on success the object and the depfile written as a local
+ * compile writes them; 0 when the edge is compiled here (r->where says why; r->exec_note the
+ * executor's failure, once per build); < 0: minus an error code of ours (err). */
 int fb_edge_remote_run(const struct fb_edge_opts *o, const struct fb_config *cfg, const struct fb_strlist *known,
-                       struct fb_edge_result *r, struct fb_edge_remote *res, struct fb_error *err);
+                       struct fb_edge_result *r, struct fb_error *err);
 void fb_edge_remote_clear(struct fb_edge_remote *res);
 
 #endif

@@ -671,9 +671,8 @@ quiet(const struct fb_edge_opts *o, const char *path)
 	return false;
 }
 
-/* The depfile ninja reads: deps less those below a quiet directory. */
-static int
-write_depfile(const struct fb_edge_opts *o, char *const *deps, size_t n, struct fb_error *err)
+int
+fb_edge_write_depfile(const struct fb_edge_opts *o, char *const *deps, size_t n, struct fb_error *err)
 {
 	const char **keep = malloc((n ? n : 1) * sizeof(*keep));
 	if (!keep)
@@ -707,7 +706,7 @@ serve(const struct fb_edge_opts *o, const struct fb_cache_entry *obj, const char
 	if (!rc)
 		rc = fb_write_file_atomic(o->output, obj->cubin, obj->cubin_size, 0644, err);
 	if (!rc)
-		rc = write_depfile(o, deps.v, deps.n, err);
+		rc = fb_edge_write_depfile(o, deps.v, deps.n, err);
 	fb_strlist_free(&deps);
 	return rc;
 }
@@ -828,7 +827,7 @@ all_deps(const struct fb_edge_opts *o, struct fb_buf *list)
 	}
 	free(list->s);
 	*list = b;
-	int rc = v.oom || b.oom ? -1 : write_depfile(o, v.v, v.n, NULL);
+	int rc = v.oom || b.oom ? -1 : fb_edge_write_depfile(o, v.v, v.n, NULL);
 	fb_strlist_free(&v);
 	return rc ? -1 : rebase_list(o, list);
 }
@@ -857,28 +856,6 @@ remember(struct store *s, const char *k0, const struct fb_buf *list)
 	free(objd);
 }
 
-/* The compile at the executor (edge_remote.c): 1 when it ran there (r->status its exit, r->log
- * its stderr; on success the object and the depfile written as a local compile writes them), 0
- * when it is compiled here, < 0: minus an error code of ours. */
-static int
-remote(struct store *s, struct fb_error *err)
-{
-	struct fb_edge_remote res;
-	struct fb_edge_result *r = s->r;
-	int ran = fb_edge_remote_run(s->o, s->cfg, &s->known, r, &res, err);
-	if (ran == 1) {
-		r->status = res.status;
-		r->log = res.log;
-		res.log = NULL;
-		r->hit = res.cached ? FB_EDGE_EXEC_CACHED : FB_EDGE_EXEC;
-	}
-	int rc = ran == 1 && res.status == 0 ? fb_write_file_atomic(s->o->output, res.obj, res.obj_size, 0644, err) : 0;
-	if (!rc && ran == 1 && res.status == 0)
-		rc = write_depfile(s->o, res.deps.v, res.deps.n, err);
-	fb_edge_remote_clear(&res);
-	return rc ? -rc : ran;
-}
-
 int
 fb_edge_run(const struct fb_edge_opts *o, struct fb_edge_result *r, struct fb_error *err)
 {
@@ -897,7 +874,7 @@ fb_edge_run(const struct fb_edge_opts *o, struct fb_edge_result *r, struct fb_er
 	int rc = 0;
 	if (!keyed || !fb_cache_on(s.cache) || !lookup(&s, k0)) {
 		fb_cache_idle(s.cache); /* no thread of a gRPC remote runs beside the command */
-		int ran = o->remote_exec && *o->remote_exec ? remote(&s, err) : 0;
+		int ran = o->remote_exec && *o->remote_exec ? fb_edge_remote_run(o, s.cfg, &s.known, r, err) : 0;
 		rc = ran < 0 ? -ran : ran ? 0 : run(o, &r->status, err);
 		struct fb_buf list = {0};
 		bool deps = !rc && r->status == 0 && all_deps(o, &list) == 0;
