@@ -47,3 +47,6 @@ set_tests_properties(remote_exec_compile PROPERTIES ENVIRONMENT "${FB_TEST_ENV}"
 add_test(NAME remote_exec_edge COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_exec_edge.sh)
 set_tests_properties(remote_exec_edge PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS remote TIMEOUT 300
                      SKIP_RETURN_CODE 77 RESOURCE_LOCK rexec_venvs)
+add_test(NAME remote_exec_edge_farm COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_exec_edge.sh farm)
+set_tests_properties(remote_exec_edge_farm PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS remote TIMEOUT 300
+                     SKIP_RETURN_CODE 77 RESOURCE_LOCK rexec_venvs)

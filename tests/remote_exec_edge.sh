@@ -15,8 +15,11 @@ set -u
 : "${FB_SOURCE_DIR:?}" "${FB_BINARY_DIR:?}" "${FATBUILD_BIN:?}"
 t=$(mktemp -d "${TMPDIR:-/tmp}/fbrxedge.XXXXXX")
 source "$FB_SOURCE_DIR/tests/remote/executor.sh"
+source "$FB_SOURCE_DIR/tests/remote/farm.sh"
+mode=${1:-exec}
 cleanup() {
 	exec_stop
+	farm_stop "$t/farm"
 	[ -n "${KEEP:-}" ] || rm -rf "$t"
 }
 trap cleanup EXIT
@@ -31,6 +34,10 @@ command -v bwrap >/dev/null || { echo "SKIP: bubblewrap not installed (scripts/d
 grep -q '^FB_HAVE_GRPC:INTERNAL=1' "$FB_BINARY_DIR/CMakeCache.txt" 2>/dev/null ||
 	grep -q 'FB_HAVE_GRPC=1' "$FB_BINARY_DIR/build.ninja" 2>/dev/null || { echo "SKIP: fatbuild was built without libgrpc"; exit 77; }
 rx_bb_venv "$FB_BINARY_DIR/rexec-bb-venv" || { echo "SKIP: cannot pip install $bb_pkg"; exit 77; }
+if [ "$mode" = farm ]; then
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { echo "SKIP: PostgreSQL not installed (scripts/deps.sh)"; exit 77; }
+	farm_venv "$FB_BINARY_DIR/rexec-bgd-venv" || { echo "SKIP: cannot install $farm_pkg into a Python 3.13 venv"; exit 77; }
+fi
 
 # the local compilers: wrappers that log each run into $t/local-runs, then run the real one
 mkdir -p "$t/wrap" "$t/src"
@@ -84,6 +91,34 @@ edge local a cpp || { cat "$t/local/a.err" >&2; no "the local C++ edge failed"; 
 edge local bad cpp
 echo "exit $?" >>"$t/local/bad.err"
 [ "$(compiled_here)" -ge 3 ] || no "the local runs were not logged by the wrappers"
+
+if [ "$mode" = farm ]; then
+	farm_start "$t/farm" a:fbtest=a b:fbtest=b || { no "the farm did not start"; exit 1; }
+	# the same edges at the bot with fbtest=a: the same bytes, nothing compiled here
+	for n in k a; do
+		kind=cpp
+		[ $n = k ] && kind=cu
+		edge fa $n $kind --remote-exec "$farm_url" --remote-exec-property fbtest=a ||
+			{ cat "$t/fa/$n.err" >&2; no "$n: the edge at the farm failed"; }
+		cmp -s "$t/local/$n.o" "$t/fa/$n.o" || no "$n.o from the farm differs from the local one"
+		grep -qx "remote $t/fa/$n.o" "$t/fa/log" || { cat "$t/fa/log" "$t/fa/$n.err" >&2; no "$n: not run at the farm"; }
+	done
+	[ "$(compiled_here)" = 0 ] || no "edges at the farm compiled here"
+	[ "$(grep -c ': exit 0$' "$t/farm/a/bot.log")" -ge 2 ] && ! grep -q ': exit ' "$t/farm/b/bot.log" ||
+		{ tail "$t/farm/a/bot.log" "$t/farm/b/bot.log" >&2; no "the edges did not run on bot a alone"; }
+	edge fa bad cpp --remote-exec "$farm_url" --remote-exec-property fbtest=a
+	echo "exit $?" >>"$t/fa/bad.err"
+	diff "$t/local/bad.err" "$t/fa/bad.err" >&2 || no "the compile error from the farm differs from the local one"
+	# a property no bot offers: QUEUED past the timeout, compiled here with one warning
+	edge fz a cpp --remote-exec "$farm_url" --remote-exec-property fbtest=zz --remote-exec-timeout 3 ||
+		no "the fallback from a job no bot takes failed"
+	cmp -s "$t/local/a.o" "$t/fz/a.o" || no "a.o compiled after the QUEUED fallback differs"
+	[ "$(grep -c '^fatbuild: remote-exec: ' "$t/fz/a.err")" = 1 ] &&
+		grep -q "^fatbuild: remote-exec: $farm_url: .*QUEUED.*; compiling here\$" "$t/fz/a.err" ||
+		{ cat "$t/fz/a.err" >&2; no "a job no bot takes did not give one QUEUED warning"; }
+	[ "$fail" = 0 ] && echo "remote_exec_edge farm: ok"
+	exit "$fail"
+fi
 
 exec_start "$t/exec" 2 || { no "buildbox-casd did not start"; exit 1; }
 
