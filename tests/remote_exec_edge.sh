@@ -125,7 +125,9 @@ exec_start "$t/exec" 2 || { no "buildbox-casd did not start"; exit 1; }
 # 1. nvcc and C++ edges at the executor: the same bytes, nothing compiled here
 runs0=$(casd_runs)
 edge rx k cu --remote-exec "$exec_url" || { cat "$t/rx/k.err" >&2; no "the remote nvcc edge failed"; }
-edge rx a cpp --remote-exec "$exec_url" || { cat "$t/rx/a.err" >&2; no "the remote C++ edge failed"; }
+# (FATBUILD_COMPILE_VERBOSE: what `fatbuild build -v` sets for the edges of a build with a compile server)
+FATBUILD_COMPILE_VERBOSE=1 edge rx a cpp --remote-exec "$exec_url" || { cat "$t/rx/a.err" >&2; no "the remote C++ edge failed"; }
+grep -qx 'edge a.o (remote)' "$t/rx/a.err" || { cat "$t/rx/a.err" >&2; no "the verbose line does not say the edge ran remotely"; }
 for n in k a; do
 	cmp -s "$t/local/$n.o" "$t/rx/$n.o" || no "$n.o from the executor differs from the local one"
 	grep -qx "remote $t/rx/$n.o" "$t/rx/log" || { cat "$t/rx/log" "$t/rx/$n.err" >&2; no "$n: the log does not say it ran remotely"; }

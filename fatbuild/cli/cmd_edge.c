@@ -1,6 +1,7 @@
 /* cmd_edge.c: `fatbuild edge`, one host or nvcc compile of a build served from the compile
  * cache or the remote cache when it can be, else run and remembered (fb_edge_run). build.ninja
  * puts it before those edges' commands. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,9 @@ usage(FILE *f)
 	        "Environment: FATBUILD_CACHE_DIR; FATBUILD_REMOTE_CACHE, _MODE, _HEADER, _TIMEOUT as for\n"
 	        "'fatbuild compile'; FATBUILD_EDGE_LOG: a file that gets one line per edge (hit local,\n"
 	        "hit remote, remote (the executor ran it), remote cached (its action cache) or ran, then\n"
-	        "OBJ).\n"
+	        "OBJ). With an executor and FATBUILD_COMPILE_VERBOSE=1 (set by 'fatbuild build -v' when\n"
+	        "it runs a compile server), one line on stderr says where the edge ran: 'edge OBJ\n"
+	        "(remote)', '(remote (the executor's cache))', '(cached)', '(local: why)'.\n"
 	        "\n"
 	        "Exit codes: COMMAND's on a miss, %d on a hit, %d when COMMAND could not start, %d usage.\n",
 	        AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE);
@@ -188,6 +191,12 @@ report(const struct fb_edge_opts *o, const struct fb_edge_result *r, const struc
 	if (r->note[0])
 		warn("warning: %s", r->note);
 	log_edge(cfg->edge_log, what_ran(r), o->output);
+	/* `fatbuild build -v`: where each edge ran and why, as compile's jobs say it */
+	if (o->remote_exec && cfg->compile_verbose && strcmp(cfg->compile_verbose, "1") == 0) {
+		const char *name = strrchr(o->output, '/') ? strrchr(o->output, '/') + 1 : o->output;
+		bool hit = r->hit == FB_EDGE_LOCAL || r->hit == FB_EDGE_REMOTE;
+		fprintf(stderr, "edge %s (%s)\n", name, hit ? "cached" : r->where[0] ? r->where : "local");
+	}
 }
 
 int
