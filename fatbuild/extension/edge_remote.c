@@ -308,6 +308,8 @@ try_remote(const struct fb_edge_opts *o, const struct fb_config *cfg, const stru
 	fb_exec_out_clear(&out);
 	if (rc == FB_EIO)
 		farm_failed(o, r, e.msg);
+	else if (rc == FB_EINVAL) /* the Action's own checks (rexec.h): a path REAPI cannot carry */
+		snprintf(r->where, sizeof(r->where), "local: %.240s", e.msg);
 	else if (rc)
 		return -fb_seterr(err, rc, "%s", e.msg);
 	return rc ? 0 : 1;
