@@ -171,6 +171,18 @@ done
 [ "$(casd_runs)" = "$runs0" ] || no "the executor ran the cached edges again"
 [ "$(compiled_here)" = 0 ] || no "the cached edges compiled here"
 
+# 3b. a changed source: the manifest of the edge's last compile (its object missed) is the header
+# list, nothing scanned here; the bytes of a local compile of the new source
+printf '#include "k.h"\nint twice(int v) { return SCALE * v + 1; }\n' >"$t/src/a.cpp"
+edge rx a cpp --remote-exec "$exec_url" || { cat "$t/rx/a.err" >&2; no "the changed C++ edge failed"; }
+[ -s "$t/local-runs" ] && { cat "$t/local-runs" >&2; no "the changed edge ran the compiler here (its manifest was not used)"; }
+cache=$t/cache-local2 edge local a cpp || no "the local compile of the changed source failed"
+cmp -s "$t/local/a.o" "$t/rx/a.o" || no "the changed a.o from the executor differs from the local one"
+grep -qx "remote $t/rx/a.o" "$t/rx/log" || { cat "$t/rx/log" >&2; no "the changed edge did not run remotely"; }
+printf '#include "k.h"\n#include <vector>\nint twice(int v) { std::vector<int> x(3, v); return SCALE * x[1]; }\n' >"$t/src/a.cpp"
+edge local a cpp || no "the local compile of the first source failed"
+: >"$t/local-runs"
+
 # 4. a dead executor: compiled here, the same bytes, one warning for the edges of one build
 dead=grpc://127.0.0.1:$(rx_free_port)
 : >"$t/state"
