@@ -75,12 +75,25 @@ struct fb_edge_opts {
 	/* The configuration (PATH, the variables that enter the key, the cache's): `fatbuild edge`
 	 * reads it once at its start; NULL: fb_edge_run reads it once. */
 	const struct fb_config *config;
+	/* Remote execution (docs/remote-cache.md §9 "Host and nvcc edges"): on a miss of both
+	 * caches the compile runs at this REAPI executor (NULL or "": here). remote_cmd: the
+	 * compile alone as shell words, when argv is a shell line around it (nvcc's keep dir). */
+	const char *remote_exec;
+	const char *const *remote_exec_props; size_t nremote_exec_props;
+	long remote_exec_timeout_ms;
+	const char *remote_cmd;
 };
-enum fb_edge_hit { FB_EDGE_RAN = 0, FB_EDGE_LOCAL = 1, FB_EDGE_REMOTE = 2 };
+enum fb_edge_hit { FB_EDGE_RAN = 0, FB_EDGE_LOCAL = 1, FB_EDGE_REMOTE = 2, FB_EDGE_EXEC = 3, FB_EDGE_EXEC_CACHED = 4 };
 struct fb_edge_result {
-	int hit;                   /* enum fb_edge_hit */
+	int hit;                   /* enum fb_edge_hit: EXEC, ran at the executor; EXEC_CACHED, its cache */
 	int status;                /* the command's exit status (128+signal when killed); 0 on a hit */
 	char note[512];            /* cache trouble, or "" */
+	/* With remote execution: where the compile ran and why ("remote", "local: ..."); the
+	 * executor's failure to say once per build (else ""); the remote compile's stderr to show
+	 * as the compiler's own (malloc'd, the caller frees it; NULL when none). */
+	char where[256];
+	char exec_note[512];
+	char *log;
 };
 /* 0 when the edge was served or run (its status in r->status), else an error of our own
  * (the command could not start: FB_EIO). */

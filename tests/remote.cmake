@@ -41,3 +41,12 @@ set_tests_properties(remote_exec_client PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" 
 add_test(NAME remote_exec_compile COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_exec_compile.sh)
 set_tests_properties(remote_exec_compile PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS remote TIMEOUT 600
                      COST 30 SKIP_RETURN_CODE 77 RESOURCE_LOCK rexec_venvs)
+# remote_exec_edge: host and nvcc edges of `fatbuild edge --remote-exec` and `fatbuild build` at
+# buildbox-casd (the venv above): objects identical to local ones, no compile here, compile errors
+# as local ones, one warning on a dead executor, the executor's action cache.
+add_test(NAME remote_exec_edge COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_exec_edge.sh)
+set_tests_properties(remote_exec_edge PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS remote TIMEOUT 300
+                     SKIP_RETURN_CODE 77 RESOURCE_LOCK rexec_venvs)
+add_test(NAME remote_exec_edge_farm COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_exec_edge.sh farm)
+set_tests_properties(remote_exec_edge_farm PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS remote TIMEOUT 300
+                     SKIP_RETURN_CODE 77 RESOURCE_LOCK rexec_venvs)

@@ -74,6 +74,10 @@ read_edge_key(struct fb_config *c)
 	c->compiler_path = getenv("COMPILER_PATH");
 	c->nvcc_prepend_flags = getenv("NVCC_PREPEND_FLAGS");
 	c->nvcc_append_flags = getenv("NVCC_APPEND_FLAGS");
+	c->lang = getenv("LANG");
+	c->lc_all = getenv("LC_ALL");
+	c->lc_ctype = getenv("LC_CTYPE");
+	c->lc_messages = getenv("LC_MESSAGES");
 }
 
 static void

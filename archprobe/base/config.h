@@ -23,7 +23,8 @@
  *                 FATBUILD_INCLUDE CC CXX TORCH_CUDA_ARCH_LIST PYTHONPATH PYTHONHOME
  *                 PYTHONUSERBASE PATH HOME XDG_CACHE_HOME; the edge cache's key and roots also
  *                 take CPATH C_INCLUDE_PATH CPLUS_INCLUDE_PATH SOURCE_DATE_EPOCH
- *                 GCC_EXEC_PREFIX COMPILER_PATH NVCC_PREPEND_FLAGS NVCC_APPEND_FLAGS
+ *                 GCC_EXEC_PREFIX COMPILER_PATH NVCC_PREPEND_FLAGS NVCC_APPEND_FLAGS; a compile
+ *                 it sends to an executor takes LANG LC_ALL LC_CTYPE LC_MESSAGES along
  *   check         PATH (the interpreter's search)
  *   the CLIs      FATBUILD_REMOTE_CACHE FATBUILD_REMOTE_CACHE_HEADER FATBUILD_REMOTE_CACHE_MODE
  *                 FATBUILD_REMOTE_CACHE_STATE FATBUILD_REMOTE_CACHE_TIMEOUT
@@ -65,6 +66,8 @@ struct fb_config {
 	const char *cache_max_size;                      /* FATBUILD_CACHE_MAX_SIZE, text */
 	const char *compile_verbose, *edge_log, *tmpdir; /* FATBUILD_COMPILE_VERBOSE, FATBUILD_EDGE_LOG */
 	const char *remote_executor;                     /* FATBUILD_REMOTE_EXECUTOR */
+	/* the locale a remote edge's compile gets, so its messages read as a local one's */
+	const char *lang, *lc_all, *lc_ctype, *lc_messages;
 };
 
 /* Reads every variable above from the environment into *c: the one read of the environment.

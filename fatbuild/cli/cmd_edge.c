@@ -1,6 +1,7 @@
 /* cmd_edge.c: `fatbuild edge`, one host or nvcc compile of a build served from the compile
  * cache or the remote cache when it can be, else run and remembered (fb_edge_run). build.ninja
  * puts it before those edges' commands. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,8 @@ usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: fatbuild edge -o OBJ --depfile DEP [--base DIR]... [--tool PROG]... [--deps-of D]...\n"
-	        "                     [--quiet-dir Q]... -- COMMAND...\n"
+	        "                     [--quiet-dir Q]... [--remote-exec URL] [--remote-exec-property K=V]...\n"
+	        "                     [--remote-exec-timeout S] [--remote-cmd WORDS] -- COMMAND...\n"
 	        "\n"
 	        "Runs COMMAND, a compile that writes OBJ and the gcc-style depfile DEP, unless the compile\n"
 	        "cache or the remote cache has its object already. The key is the command (each DIR\n"
@@ -26,9 +28,26 @@ usage(FILE *f)
 	        "and nvcc edges (--no-edge-cache turns that off). The files below each Q are left out of\n"
 	        "DEP (still in the key): torch's headers, whose own files the build makes the edge's inputs.\n"
 	        "\n"
+	        "Remote execution (docs/remote-cache.md §9 \"Host and nvcc edges\"): on a miss the compile\n"
+	        "runs at a REAPI executor as an Action whose input root holds the source and the headers it\n"
+	        "reads (the last compile's list, else the compiler's -M run here), its paths moved below\n"
+	        "_fb/r/; the worker brings the compiler, nvcc and /usr's headers. Its object and depfile\n"
+	        "are checked and cached as a local compile's; its compile error is shown as one; any\n"
+	        "failure of the executor compiles here, with one warning per build.\n"
+	        "  --remote-exec URL            grpc://HOST:PORT[/INSTANCE] (FATBUILD_REMOTE_EXECUTOR)\n"
+	        "  --remote-exec-property K=V   a platform property the worker must offer (repeatable),\n"
+	        "                               besides OSFamily=linux and ISA=x86-64: the one naming\n"
+	        "                               a toolchain like yours\n"
+	        "  --remote-exec-timeout S      seconds the Action may queue and run (default 600)\n"
+	        "  --remote-cmd WORDS           the compile alone, as shell words, when COMMAND is a\n"
+	        "                               shell line around it (fatbuild build gives it)\n"
+	        "\n"
 	        "Environment: FATBUILD_CACHE_DIR; FATBUILD_REMOTE_CACHE, _MODE, _HEADER, _TIMEOUT as for\n"
 	        "'fatbuild compile'; FATBUILD_EDGE_LOG: a file that gets one line per edge (hit local,\n"
-	        "hit remote or ran, then OBJ).\n"
+	        "hit remote, remote (the executor ran it), remote cached (its action cache) or ran, then\n"
+	        "OBJ). With an executor and FATBUILD_COMPILE_VERBOSE=1 (set by 'fatbuild build -v' when\n"
+	        "it runs a compile server), one line on stderr says where the edge ran: 'edge OBJ\n"
+	        "(remote)', '(remote (the executor's cache))', '(cached)', '(local: why)'.\n"
 	        "\n"
 	        "Exit codes: COMMAND's on a miss, %d on a hit, %d when COMMAND could not start, %d usage.\n",
 	        AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE);
@@ -49,84 +68,181 @@ log_edge(const char *path, const char *what, const char *obj)
 	}
 }
 
+/* The lists of repeatable options, each with room for every argument. */
+struct lists {
+	const char **tools, **more, **bases, **quiet, **props;
+	size_t nprops;
+	const char *rexec, *rtimeout;
+};
+
+/* The slot option a takes its value into, or NULL for an unknown option. */
+static const char **
+slot_of(const char *a, struct fb_edge_opts *o, struct lists *l)
+{
+	return strcmp(a, "-o") == 0                          ? &o->output
+	       : strcmp(a, "--depfile") == 0                 ? &o->depfile
+	       : strcmp(a, "--base") == 0                    ? &l->bases[o->nbases]
+	       : strcmp(a, "--tool") == 0                    ? &l->tools[o->ntools]
+	       : strcmp(a, "--deps-of") == 0                 ? &l->more[o->nmore_deps]
+	       : strcmp(a, "--quiet-dir") == 0               ? &l->quiet[o->nquiet]
+	       : strcmp(a, "--remote-exec-property") == 0    ? &l->props[l->nprops]
+	       : strcmp(a, "--remote-exec") == 0             ? &l->rexec
+	       : strcmp(a, "--remote-exec-timeout") == 0     ? &l->rtimeout
+	       : strcmp(a, "--remote-cmd") == 0              ? &o->remote_cmd
+	                                                     : NULL;
+}
+
+/* The options before "--" into o and l: the index of "--", -1 for --help, -2 for a usage error
+ * (said). */
+static int
+parse(int argc, char **argv, struct fb_edge_opts *o, struct lists *l)
+{
+	int i = 1;
+	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
+			return -1;
+		const char **slot = slot_of(a, o, l);
+		if (!slot || i + 1 >= argc) {
+			warn(slot ? "edge: %s needs a value" : "edge: unknown option '%s'", a);
+			return -2;
+		}
+		*slot = argv[++i];
+		o->ntools += slot == &l->tools[o->ntools];
+		o->nmore_deps += slot == &l->more[o->nmore_deps];
+		o->nbases += slot == &l->bases[o->nbases];
+		o->nquiet += slot == &l->quiet[o->nquiet];
+		if (slot == &l->props[l->nprops] && (!strchr(*slot, '=') || **slot == '=')) {
+			warn("edge: invalid --remote-exec-property '%s' (want KEY=VALUE)", *slot);
+			return -2;
+		}
+		l->nprops += slot == &l->props[l->nprops];
+	}
+	return i;
+}
+
+/* The executor's options (FATBUILD_REMOTE_EXECUTOR when --remote-exec is not given): 0, or a
+ * usage error said. */
+static int
+remote_exec_opts(struct fb_edge_opts *o, const struct lists *l, const struct fb_config *cfg)
+{
+	const char *url = l->rexec ? l->rexec : cfg->remote_executor;
+	o->remote_exec = url && *url ? url : NULL;
+	o->remote_exec_props = l->props;
+	o->nremote_exec_props = l->nprops;
+	if (o->remote_exec && strncmp(url, "grpc://", 7) != 0 && strncmp(url, "grpcs://", 8) != 0) {
+		char shown[512];
+		fb_remote_url_redact(url, shown, sizeof(shown));
+		warn("edge: remote executor '%s' (--remote-exec or FATBUILD_REMOTE_EXECUTOR): not a grpc:// or grpcs:// "
+		     "URL (docs/remote-cache.md §9)", shown);
+		return AP_EXIT_USAGE;
+	}
+	if (l->rtimeout) {
+		char *end = NULL;
+		long s = strtol(l->rtimeout, &end, 10);
+		if (end == l->rtimeout || *end || s < 1 || s > 86400) {
+			warn("edge: invalid --remote-exec-timeout '%s' (seconds, 1 to 86400)", l->rtimeout);
+			return AP_EXIT_USAGE;
+		}
+		o->remote_exec_timeout_ms = s * 1000L;
+	}
+	return 0;
+}
+
+/* The remote cache's settings from the environment: 0, or a usage error said. */
+static int
+remote_cache_opts(struct fb_edge_opts *o, struct fb_config *cfg)
+{
+	o->remote_cache = cfg->remote_cache;
+	o->remote_header = cfg->remote_cache_header;
+	const char *mode = cfg->remote_cache_mode, *tmo = cfg->remote_cache_timeout;
+	if (cli_remote_mode_env(cfg, mode, "edge"))
+		return AP_EXIT_USAGE;
+	o->remote_read_only = mode && strcmp(mode, "read") == 0;
+	o->remote_timeout_ms = tmo && *tmo ? (long)(strtod(tmo, NULL) * 1000) : 0;
+	o->remote_state = cfg->remote_cache_state; /* set by fatbuild build */
+	o->remote_tmpdir = cfg->tmpdir;
+	return 0;
+}
+
+/* What the edge did, for FATBUILD_EDGE_LOG. */
+static const char *
+what_ran(const struct fb_edge_result *r)
+{
+	return r->hit == FB_EDGE_LOCAL         ? "hit local"
+	       : r->hit == FB_EDGE_REMOTE      ? "hit remote"
+	       : r->hit == FB_EDGE_EXEC        ? "remote"
+	       : r->hit == FB_EDGE_EXEC_CACHED ? "remote cached"
+	                                       : "ran";
+}
+
+/* The edge's outcome told: the remote compile's stderr as the compiler's own, the executor's
+ * failure once, cache trouble; the log line. */
+static void
+report(const struct fb_edge_opts *o, const struct fb_edge_result *r, const struct fb_config *cfg)
+{
+	if (r->log)
+		fputs(r->log, stderr);
+	if (r->exec_note[0]) {
+		char shown[512];
+		fb_remote_url_redact(o->remote_exec, shown, sizeof(shown));
+		warn("remote-exec: %s: %s; compiling here", shown, r->exec_note);
+	}
+	if (r->note[0])
+		warn("warning: %s", r->note);
+	log_edge(cfg->edge_log, what_ran(r), o->output);
+	/* `fatbuild build -v`: where each edge ran and why, as compile's jobs say it */
+	if (o->remote_exec && cfg->compile_verbose && strcmp(cfg->compile_verbose, "1") == 0) {
+		const char *name = strrchr(o->output, '/') ? strrchr(o->output, '/') + 1 : o->output;
+		bool hit = r->hit == FB_EDGE_LOCAL || r->hit == FB_EDGE_REMOTE;
+		fprintf(stderr, "edge %s (%s)\n", name, hit ? "cached" : r->where[0] ? r->where : "local");
+	}
+}
+
 int
 cmd_edge(int argc, char **argv)
 {
 	struct fb_edge_opts o = {0};
 	struct fb_config cfg; /* an edge is a process of its own: the environment, read once here */
 	fb_config_read(&cfg);
-	/* one array for the four lists, each room for every argument */
-	const char **lists = xcalloc(4 * (size_t)argc, sizeof(*lists));
-	const char **tools = lists, **more = lists + argc, **bases = lists + 2 * argc, **quiet = lists + 3 * argc;
-	int i = 1;
-	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			usage(stdout);
-			free(lists);
-			return AP_EXIT_OK;
-		}
-		const char **slot = strcmp(a, "-o") == 0 ? &o.output : strcmp(a, "--depfile") == 0 ? &o.depfile
-		                    : strcmp(a, "--base") == 0                                     ? &bases[o.nbases]
-		                    : strcmp(a, "--tool") == 0                                     ? &tools[o.ntools]
-		                    : strcmp(a, "--deps-of") == 0                                  ? &more[o.nmore_deps]
-		                    : strcmp(a, "--quiet-dir") == 0 ? &quiet[o.nquiet] : NULL;
-		if (!slot || i + 1 >= argc) {
-			warn(slot ? "edge: %s needs a value" : "edge: unknown option '%s'", a);
-			usage(stderr);
-			free(lists);
-			return AP_EXIT_USAGE;
-		}
-		*slot = argv[++i];
-		if (slot == &tools[o.ntools])
-			o.ntools++;
-		else if (slot == &more[o.nmore_deps])
-			o.nmore_deps++;
-		else if (slot == &bases[o.nbases])
-			o.nbases++;
-		else if (slot == &quiet[o.nquiet])
-			o.nquiet++;
-	}
-	if (i + 1 >= argc || !o.output || !o.depfile) {
+	const char **v = xcalloc(5 * (size_t)argc, sizeof(*v));
+	struct lists l = {v, v + argc, v + 2 * argc, v + 3 * argc, v + 4 * argc, 0, NULL, NULL};
+	int i = parse(argc, argv, &o, &l), rc = 0;
+	if (i == -1)
+		usage(stdout);
+	else if (i > 0 && (i + 1 >= argc || !o.output || !o.depfile))
 		warn("edge: -o OBJ, --depfile DEP and -- COMMAND are required");
-		usage(stderr);
-		free(lists);
-		return AP_EXIT_USAGE;
+	if (i == -1 || i < 0 || i + 1 >= argc || !o.output || !o.depfile) {
+		if (i != -1)
+			usage(stderr);
+		free(v);
+		return i == -1 ? AP_EXIT_OK : AP_EXIT_USAGE;
 	}
-	int rc = check_output("edge", "-o", o.output, NULL, 0);
+	rc = check_output("edge", "-o", o.output, NULL, 0);
 	if (!rc)
 		rc = check_output("edge", "--depfile", o.depfile, NULL, 0);
+	if (!rc)
+		rc = remote_exec_opts(&o, &l, &cfg);
+	if (!rc)
+		rc = remote_cache_opts(&o, &cfg);
 	if (rc) {
-		free(lists);
+		free(v);
 		return rc;
 	}
 	o.argv = (const char *const *)argv + i + 1;
-	o.tools = tools;
-	o.more_deps = more;
-	o.bases = bases;
-	o.quiet = quiet;
-	o.remote_cache = cfg.remote_cache;
-	o.remote_header = cfg.remote_cache_header;
-	const char *mode = cfg.remote_cache_mode, *tmo = cfg.remote_cache_timeout;
-	if (cli_remote_mode_env(&cfg, mode, "edge")) {
-		free(lists);
-		return AP_EXIT_USAGE;
-	}
-	o.remote_read_only = mode && strcmp(mode, "read") == 0;
-	o.remote_timeout_ms = tmo && *tmo ? (long)(strtod(tmo, NULL) * 1000) : 0;
-	o.remote_state = cfg.remote_cache_state; /* set by fatbuild build */
-	o.remote_tmpdir = cfg.tmpdir;
+	o.tools = l.tools;
+	o.more_deps = l.more;
+	o.bases = l.bases;
+	o.quiet = l.quiet;
 	o.cancel = cli_cancel_flag();
 	o.config = &cfg;
 	struct fb_edge_result r;
 	struct fb_error err = {0};
 	rc = fb_edge_run(&o, &r, &err);
-	free(lists);
+	free(v);
 	if (rc)
 		return fail_fb(&err);
-	if (r.note[0])
-		warn("warning: %s", r.note);
-	log_edge(cfg.edge_log, r.hit == FB_EDGE_LOCAL ? "hit local" : r.hit == FB_EDGE_REMOTE ? "hit remote" : "ran",
-	         o.output);
+	report(&o, &r, &cfg);
+	free(r.log);
 	return r.status;
 }

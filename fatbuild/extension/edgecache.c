@@ -48,6 +48,7 @@
 #include "base/safefs.h"
 #include "base/strbuf.h"
 #include "cache/cache.h"
+#include "edge_remote.h"
 #include "edgecache.h"
 #include "fatbin/elfid.h"
 #include "base/words.h"
@@ -557,6 +558,7 @@ struct store {
 	struct fb_strlist roots;   /* make_roots */
 	struct realdirs *rd;       /* the real paths both K1s of the edge read; NULL: none kept */
 	const char *k0;            /* the key of the manifest being looked up */
+	struct fb_strlist known;   /* a manifest's files when its object missed: a remote run's inputs */
 	char k1[65];               /* the object's key, from the manifest that passed */
 };
 
@@ -669,9 +671,8 @@ quiet(const struct fb_edge_opts *o, const char *path)
 	return false;
 }
 
-/* The depfile ninja reads: deps less those below a quiet directory. */
-static int
-write_depfile(const struct fb_edge_opts *o, char *const *deps, size_t n, struct fb_error *err)
+int
+fb_edge_write_depfile(const struct fb_edge_opts *o, char *const *deps, size_t n, struct fb_error *err)
 {
 	const char **keep = malloc((n ? n : 1) * sizeof(*keep));
 	if (!keep)
@@ -705,9 +706,22 @@ serve(const struct fb_edge_opts *o, const struct fb_cache_entry *obj, const char
 	if (!rc)
 		rc = fb_write_file_atomic(o->output, obj->cubin, obj->cubin_size, 0644, err);
 	if (!rc)
-		rc = write_depfile(o, deps.v, deps.n, err);
+		rc = fb_edge_write_depfile(o, deps.v, deps.n, err);
 	fb_strlist_free(&deps);
 	return rc;
+}
+
+/* A manifest's files, spelled locally, into s->known (what a remote run sends). */
+static void
+known_files(struct store *s, const char *list)
+{
+	char path[PATH_MAX];
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, "\n");
+		if (n && local_path(p, n, s->o->bases, s->o->nbases, path, sizeof(path)))
+			fb_strlist_add(&s->known, path);
+		p += n + (p[n] == '\n');
+	}
 }
 
 /* 1 when the manifest and the object under its K1 were found and served; what came from the
@@ -728,6 +742,8 @@ lookup(struct store *s, const char *k0)
 	}
 	if (ok)
 		s->r->hit = from == FB_CACHE_REMOTE || from1 == FB_CACHE_REMOTE ? FB_EDGE_REMOTE : FB_EDGE_LOCAL;
+	else if (list)
+		known_files(s, list);
 	free(list);
 	fb_cache_entry_clear(&man);
 	fb_cache_entry_clear(&obj);
@@ -811,7 +827,7 @@ all_deps(const struct fb_edge_opts *o, struct fb_buf *list)
 	}
 	free(list->s);
 	*list = b;
-	int rc = v.oom || b.oom ? -1 : write_depfile(o, v.v, v.n, NULL);
+	int rc = v.oom || b.oom ? -1 : fb_edge_write_depfile(o, v.v, v.n, NULL);
 	fb_strlist_free(&v);
 	return rc ? -1 : rebase_list(o, list);
 }
@@ -858,7 +874,8 @@ fb_edge_run(const struct fb_edge_opts *o, struct fb_edge_result *r, struct fb_er
 	int rc = 0;
 	if (!keyed || !fb_cache_on(s.cache) || !lookup(&s, k0)) {
 		fb_cache_idle(s.cache); /* no thread of a gRPC remote runs beside the command */
-		rc = run(o, &r->status, err);
+		int ran = o->remote_exec && *o->remote_exec ? fb_edge_remote_run(o, s.cfg, &s.known, r, err) : 0;
+		rc = ran < 0 ? -ran : ran ? 0 : run(o, &r->status, err);
 		struct fb_buf list = {0};
 		bool deps = !rc && r->status == 0 && all_deps(o, &list) == 0;
 		if (deps && keyed && fb_cache_on(s.cache))
@@ -866,6 +883,7 @@ fb_edge_run(const struct fb_edge_opts *o, struct fb_edge_result *r, struct fb_er
 		free(list.s);
 	}
 	fb_cache_close(s.cache);
+	fb_strlist_free(&s.known);
 	fb_strlist_free(&s.roots);
 	realdirs_free(s.rd);
 	return rc;

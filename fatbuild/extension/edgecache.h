@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "plumbing.h"
+
 /* Where the dependencies of a gcc-style depfile's text begin: after the target and its ':'
  * (gcc writes "OUT: ...", nvcc "OUT : ..."); text itself when there is none. */
 const char *fb_depfile_deps(const char *text);
@@ -16,5 +18,8 @@ bool fb_depfile_next(const char **pos, char *out, size_t size);
  * match on path, PATH's value; found: the path tried, PATH_MAX bytes): 0; -1 when no PATH entry has it; -2
  * when realpath or stat fails (errno says why). */
 int fb_edge_tool_id(const char *path, const char *tool, char *found, char *out, size_t size);
+/* The depfile ninja reads for o: deps less those below one of o->quiet (the edge cache's files
+ * are all of them). 0 or an error code with err. */
+int fb_edge_write_depfile(const struct fb_edge_opts *o, char *const *deps, size_t n, struct fb_error *err);
 
 #endif

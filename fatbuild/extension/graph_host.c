@@ -226,13 +226,43 @@ torch_stamped(const struct gen *g)
 	return g->torch && g->torch->nstamp > 0 && fb_graph_edge_cache_on(g);
 }
 
+/* --remote-exec and its options for `fatbuild edge` (docs/remote-cache.md §9 "Host and nvcc
+ * edges"), with the compile alone as --remote-cmd (core: NULL when the edge's command is more
+ * than one compile, a torch PCH made first or read, which stay here). */
+static void
+remote_words(struct gen *g, struct cmd *c, const char *core)
+{
+	const struct fb_build_opts *o = g->o;
+	/* NULL means the configuration's FATBUILD_REMOTE_EXECUTOR (build.h); fb_build leaves it
+	 * NULL so far, so it is resolved here for the edges */
+	const char *url = o->remote_exec ? o->remote_exec : g->cfg->remote_executor;
+	if (!url || !*url)
+		return;
+	arg(c, "--remote-exec");
+	arg(c, url);
+	for (size_t i = 0; i < o->nremote_exec_props; i++) {
+		arg(c, "--remote-exec-property");
+		arg(c, o->remote_exec_props[i]);
+	}
+	if (o->remote_exec_timeout_ms > 0) {
+		char s[32];
+		bfmt(s, sizeof(s), "%ld", (o->remote_exec_timeout_ms + 999) / 1000);
+		arg(c, "--remote-exec-timeout");
+		arg(c, s);
+	}
+	if (core) {
+		arg(c, "--remote-cmd");
+		arg(c, core);
+	}
+}
+
 /* *cmd run by `fatbuild edge` (edgecache.c), which serves the object from the compile or
- * remote cache when it can; bases: the directories besides the build dir it spells @Bn
- * (prefix_maps); deps_of: the header list of the PCH the compile reads (BUILD_DIR/pch/ID/h.h.d),
+ * remote cache when it can, else at the remote executor when there is one (core: the compile
+ * alone); bases: the directories besides the build dir it spells @Bn (prefix_maps); deps_of: the header list of the PCH the compile reads (BUILD_DIR/pch/ID/h.h.d),
  * which joins the key, as gcc's depfile names none of the headers inside a PCH (clang's does). */
 static int
 cache_edge(struct gen *g, enum lang lang, const char *out, const char *dep, const struct fb_strlist *bases,
-           const char *deps_of, char **cmd, struct fb_error *err)
+           const char *deps_of, const char *core, char **cmd, struct fb_error *err)
 {
 	struct cmd c = {.err = err};
 	raw(&c, "exec");
@@ -257,6 +287,7 @@ cache_edge(struct gen *g, enum lang lang, const char *out, const char *dep, cons
 		arg(&c, "--quiet-dir");
 		arg(&c, g->torch->include[i]);
 	}
+	remote_words(g, &c, deps_of ? NULL : core);
 	swords(&c, "-- /bin/sh -c");
 	arg(&c, *cmd);
 	int rc = cmd_end(&c);
@@ -333,7 +364,7 @@ wrap_compile(struct gen *g, enum lang lang, const char *core, const char *keep, 
 	}
 	int rc = cmd_end(&c);
 	if (!rc && fb_graph_edge_cache_on(g))
-		rc = cache_edge(g, lang, out, dep, bases, deps_of, &c.b.s, err);
+		rc = cache_edge(g, lang, out, dep, bases, deps_of, prefix ? NULL : core, &c.b.s, err);
 	if (rc)
 		free(c.b.s);
 	else
