@@ -41,3 +41,10 @@ set_tests_properties(remote_exec_client PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" 
 add_test(NAME remote_exec_compile COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_exec_compile.sh)
 set_tests_properties(remote_exec_compile PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS remote TIMEOUT 600
                      COST 30 SKIP_RETURN_CODE 77 RESOURCE_LOCK rexec_venvs)
+# remote_exec_build: `fatbuild build --remote-exec` against buildbox-casd and the BuildGrid farm (the
+# venvs above): every NVRTC edge's job at the executor, a .so byte-identical to a local build's,
+# the pools sized for it, compile errors as local ones, one fallback warning per build on a dead
+# executor and on a job no bot takes.
+add_test(NAME remote_exec_build COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_exec_build.sh)
+set_tests_properties(remote_exec_build PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "remote;build" TIMEOUT 300
+                     COST 30 SKIP_RETURN_CODE 77 RESOURCE_LOCK rexec_venvs)
