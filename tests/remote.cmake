@@ -48,3 +48,9 @@ set_tests_properties(remote_exec_compile PROPERTIES ENVIRONMENT "${FB_TEST_ENV}"
 add_test(NAME remote_exec_build COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_exec_build.sh)
 set_tests_properties(remote_exec_build PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "remote;build" TIMEOUT 300
                      COST 30 SKIP_RETURN_CODE 77 RESOURCE_LOCK rexec_venvs)
+# remote_exec_python: FATBUILD_REMOTE_EXECUTOR from Python (docs/pytorch.md): load() passes it to its
+# build (a bad URL refused at once), fatbuild.build's NVRTC jobs at buildbox-casd, one fallback
+# warning. torch from tests/torch/run.sh's venv.
+add_test(NAME remote_exec_python COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_exec_python.sh)
+set_tests_properties(remote_exec_python PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "remote;torch" TIMEOUT 1200
+                     SKIP_RETURN_CODE 77 RESOURCE_LOCK "rexec_venvs;venv-torch")
