@@ -70,6 +70,15 @@ same_error() { # same_error NAME: NAME's compile error is shown as the local bui
 	grep -q '^fatbuild: remote-exec: ' "$t/$1.err" && no "$1: a compile error was taken for the executor's failure"
 }
 
+# the edges' words: the environment's executor, and the option's '' turning it off for them
+# (they inherit the environment); nothing runs (--emit-ninja)
+emit() { "$fb" build --arch-list 9.0 --backend nvrtc --build-dir "$t/bd-$1" --emit-ninja -o "$t/$1.so" saxpy.cu "${@:2}" >/dev/null; }
+FATBUILD_REMOTE_EXECUTOR=grpc://127.0.0.1:9 emit env && grep -q 'fatbuild compile .*--remote-exec grpc://127.0.0.1:9 ' "$t/bd-env/build.ninja" ||
+	no "env: FATBUILD_REMOTE_EXECUTOR does not reach the NVRTC edge"
+FATBUILD_REMOTE_EXECUTOR=grpc://127.0.0.1:9 emit off --remote-exec '' &&
+	grep -q "fatbuild compile .*--remote-exec '' " "$t/bd-off/build.ninja" && ! grep -q 'pool local' "$t/bd-off/build.ninja" ||
+	no "off: --remote-exec '' does not turn the environment's executor off for the edges"
+
 # the reference: a local build, and a local compile error
 fbb local || { cat "$t/local.err" >&2; no "the local build failed"; exit 1; }
 grep -q '(remote\|remote-exec' "$t/local.err" && no "local: a local build speaks of remote execution"
