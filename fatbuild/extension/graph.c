@@ -47,11 +47,18 @@ fb_graph_edge(struct gen *g, const char *rule, const char *out, const char *cons
               const char *const *implicit, size_t nimplicit, const char *cmd, const char *desc, const char *dep,
               struct fb_error *err)
 {
-	/* while remote, ninja's -j is the remote edges': what runs here keeps to the local jobs */
-	const char *vars[8] = {"cmd", cmd, "desc", desc, "dep", dep, "pool", "local"};
-	if (!dep)
-		vars[4] = "pool", vars[5] = "local";
-	size_t nvars = (dep ? 3 : 2) + (g->rexec != NULL);
+	const char *vars[8] = {"cmd", cmd, "desc", desc};
+	size_t nvars = 2;
+	if (dep) {
+		vars[4] = "dep";
+		vars[5] = dep;
+		nvars = 3;
+	}
+	if (g->rexec) { /* ninja's -j is then the remote edges': what runs here keeps to the local jobs */
+		vars[2 * nvars] = "pool";
+		vars[2 * nvars + 1] = "local";
+		nvars++;
+	}
 	struct fb_ninja_edge e = {rule, &out, 1, in, nin, implicit, nimplicit, NULL, 0, vars, nvars};
 	return fb_ninja_edge(g->nj, &e, err);
 }
