@@ -50,3 +50,16 @@ set_tests_properties(remote_exec_edge PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LA
 add_test(NAME remote_exec_edge_farm COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_exec_edge.sh farm)
 set_tests_properties(remote_exec_edge_farm PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS remote TIMEOUT 300
                      SKIP_RETURN_CODE 77 RESOURCE_LOCK rexec_venvs)
+# remote_exec_build: `fatbuild build --remote-exec` against buildbox-casd and the BuildGrid farm (the
+# venvs above): every NVRTC edge's job at the executor, a .so byte-identical to a local build's,
+# the pools sized for it, compile errors as local ones, one fallback warning per build on a dead
+# executor and on a job no bot takes.
+add_test(NAME remote_exec_build COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_exec_build.sh)
+set_tests_properties(remote_exec_build PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "remote;build" TIMEOUT 300
+                     COST 30 SKIP_RETURN_CODE 77 RESOURCE_LOCK rexec_venvs)
+# remote_exec_python: FATBUILD_REMOTE_EXECUTOR from Python (docs/pytorch.md): load() passes it to its
+# build (a bad URL refused at once), fatbuild.build's NVRTC jobs at buildbox-casd, one fallback
+# warning. torch from tests/torch/run.sh's venv.
+add_test(NAME remote_exec_python COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_exec_python.sh)
+set_tests_properties(remote_exec_python PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "remote;torch" TIMEOUT 1200
+                     SKIP_RETURN_CODE 77 RESOURCE_LOCK "rexec_venvs;venv-torch")

@@ -11,29 +11,14 @@
 # the same compile, COMPLETED; a job no bot takes fails at its deadline saying it was QUEUED; an
 # unregistered platform property is FAILED_PRECONDITION. Usage: remote_exec_client.sh REXEC_TEST. Skipped (77) without
 # gRPC in the build, nvcc, bubblewrap, PostgreSQL, Python 3.13, or pip.
-set -u
-: "${FB_SOURCE_DIR:?}" "${FB_BINARY_DIR:?}"
 rt=${1:?usage: remote_exec_client.sh REXEC_TEST}
-t=$(mktemp -d "${TMPDIR:-/tmp}/fbrxclient.XXXXXX")
-source "$FB_SOURCE_DIR/tests/remote/executor.sh"
-source "$FB_SOURCE_DIR/tests/remote/farm.sh"
-cleanup() {
-	exec_stop
-	farm_stop "$t/farm"
-	[ -n "${KEEP:-}" ] || rm -rf "$t"
-}
-trap cleanup EXIT
-fail=0
-no() { echo "FAIL: $*" >&2; fail=1; }
+source "$FB_SOURCE_DIR/tests/remote/rexec_lib.sh" rxclient
 
 nvcc=/usr/local/cuda/bin/nvcc
 [ -x "$nvcc" ] || { echo "SKIP: no $nvcc"; exit 77; }
-command -v bwrap >/dev/null || { echo "SKIP: bubblewrap not installed (scripts/deps.sh)"; exit 77; }
-ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { echo "SKIP: PostgreSQL not installed (scripts/deps.sh)"; exit 77; }
 "$rt" run grpc://127.0.0.1:1 "$t" "$t/o" 1000 -- true 2>"$t/probe.err"
 grep -q 'no gRPC' "$t/probe.err" && { echo "SKIP: fatbuild was built without libgrpc"; exit 77; }
-rx_bb_venv "$FB_BINARY_DIR/rexec-bb-venv" || { echo "SKIP: cannot pip install $bb_pkg"; exit 77; }
-farm_venv "$FB_BINARY_DIR/rexec-bgd-venv" || { echo "SKIP: cannot install $farm_pkg into a Python 3.13 venv"; exit 77; }
+rx_need_infra
 
 # 1. the encoders against the protobuf runtime
 mkdir -p "$t/enc"

@@ -12,28 +12,13 @@
 # `fatbuild env` shows each executor reachable with execution (GetCapabilities) and the dead one
 # unreachable. Skipped (77) only without NVRTC, bubblewrap, PostgreSQL, Python 3.13 or gRPC in
 # the build, or when pip cannot install buildstream or buildgrid.
-set -u
-: "${FB_SOURCE_DIR:?}" "${FB_BINARY_DIR:?}" "${FATBUILD_BIN:?}"
-t=$(mktemp -d "${TMPDIR:-/tmp}/fbrxcompile.XXXXXX")
-source "$FB_SOURCE_DIR/tests/remote/executor.sh"
-source "$FB_SOURCE_DIR/tests/remote/farm.sh"
-cleanup() {
-	exec_stop
-	farm_stop "$t/farm"
-	[ -n "${KEEP:-}" ] || rm -rf "$t"
-}
-trap cleanup EXIT
-fail=0
-no() { echo "FAIL: $*" >&2; fail=1; }
+: "${FATBUILD_BIN:?}"
+source "$FB_SOURCE_DIR/tests/remote/rexec_lib.sh" rxcompile
 fb=$FATBUILD_BIN
 
 ls /usr/local/cuda/lib64/libnvrtc.so* >/dev/null 2>&1 || { echo "SKIP: no NVRTC"; exit 77; }
-command -v bwrap >/dev/null || { echo "SKIP: bubblewrap not installed (scripts/deps.sh)"; exit 77; }
-ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { echo "SKIP: PostgreSQL not installed (scripts/deps.sh)"; exit 77; }
-grep -q '^FB_HAVE_GRPC:INTERNAL=1' "$FB_BINARY_DIR/CMakeCache.txt" 2>/dev/null ||
-	grep -q 'FB_HAVE_GRPC=1' "$FB_BINARY_DIR/build.ninja" 2>/dev/null || { echo "SKIP: fatbuild was built without libgrpc"; exit 77; }
-rx_bb_venv "$FB_BINARY_DIR/rexec-bb-venv" || { echo "SKIP: cannot pip install $bb_pkg"; exit 77; }
-farm_venv "$FB_BINARY_DIR/rexec-bgd-venv" || { echo "SKIP: cannot install $farm_pkg into a Python 3.13 venv"; exit 77; }
+rx_need_grpc
+rx_need_infra
 
 cp -r "$FB_SOURCE_DIR/examples/kernels" "$t/src"
 printf 'extern "C" __global__ void broken(int *p) { p[0] = ; }\n' >"$t/src/broken.cu"

@@ -10,26 +10,11 @@
 # refused with FAILED_PRECONDITION. Everything is installed (pip, into venvs under the build
 # dir) and started and stopped here. Skipped (77) only without nvcc, bubblewrap, PostgreSQL or
 # Python 3.13, or when pip cannot install buildstream or buildgrid.
-set -u
-: "${FB_SOURCE_DIR:?}" "${FB_BINARY_DIR:?}"
-t=$(mktemp -d "${TMPDIR:-/tmp}/fbrxinfra.XXXXXX")
-source "$FB_SOURCE_DIR/tests/remote/executor.sh"
-source "$FB_SOURCE_DIR/tests/remote/farm.sh"
-cleanup() {
-	exec_stop
-	farm_stop "$t/farm"
-	[ -n "${KEEP:-}" ] || rm -rf "$t"
-}
-trap cleanup EXIT
-fail=0
-no() { echo "FAIL: $*" >&2; fail=1; }
+source "$FB_SOURCE_DIR/tests/remote/rexec_lib.sh" rxinfra
 
 nvcc=/usr/local/cuda/bin/nvcc
 [ -x "$nvcc" ] || { echo "SKIP: no $nvcc"; exit 77; }
-command -v bwrap >/dev/null || { echo "SKIP: bubblewrap not installed (scripts/deps.sh)"; exit 77; }
-ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { echo "SKIP: PostgreSQL not installed (scripts/deps.sh)"; exit 77; }
-rx_bb_venv "$FB_BINARY_DIR/rexec-bb-venv" || { echo "SKIP: cannot pip install $bb_pkg"; exit 77; }
-farm_venv "$FB_BINARY_DIR/rexec-bgd-venv" || { echo "SKIP: cannot install $farm_pkg into a Python 3.13 venv"; exit 77; }
+rx_need_infra
 
 # the input root: one kernel; the reference: the same command run here, in the same layout
 mkdir -p "$t/root/k" "$t/local/out"

@@ -21,7 +21,8 @@
  *   extension     FATBUILD_BUILD_DIR FATBUILD_CACHE_BASEDIR FATBUILD_EDGE_CACHE FATBUILD_HOST_PCH
  *                 FATBUILD_LAUNCHER FATBUILD_NINJA FATBUILD_PROGRAM FATBUILD_RUNTIME
  *                 FATBUILD_INCLUDE CC CXX TORCH_CUDA_ARCH_LIST PYTHONPATH PYTHONHOME
- *                 PYTHONUSERBASE PATH HOME XDG_CACHE_HOME; the edge cache's key and roots also
+ *                 PYTHONUSERBASE PATH HOME XDG_CACHE_HOME FATBUILD_REMOTE_EXECUTOR (fb_build's
+ *                 default executor for its NVRTC edges); the edge cache's key and roots also
  *                 take CPATH C_INCLUDE_PATH CPLUS_INCLUDE_PATH SOURCE_DATE_EPOCH
  *                 GCC_EXEC_PREFIX COMPILER_PATH NVCC_PREPEND_FLAGS NVCC_APPEND_FLAGS; a compile
  *                 it sends to an executor takes LANG LC_ALL LC_CTYPE LC_MESSAGES along

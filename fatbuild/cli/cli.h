@@ -68,6 +68,10 @@ void note_max_jobs(const struct fb_config *cfg, const char *cmd);
  * value (cfg's pointer: no option replaced it) and neither read nor readwrite; cmd: the
  * subcommand for the message. Checked before anything runs (a build: before ninja). */
 int cli_remote_mode_env(const struct fb_config *cfg, const char *mode, const char *cmd);
+/* 0, or -1 after one line naming it when url (--remote-exec or FATBUILD_REMOTE_EXECUTOR; NULL
+ * or "": none) is not a grpc:// or grpcs:// URL: a mistake to say at once, not a farm that fails
+ * each build. cmd: the subcommand for the message. */
+int cli_rexec_url_check(const char *url, const char *cmd);
 /* Prints "fatbuild: msg" for a library error and returns its exit code. */
 int fail_fb(const struct fb_error *e);
 int fail_ap(const struct ap_error *e);

@@ -74,7 +74,23 @@ usage(FILE *f)
 	        "  --remote-cache URL, --remote-cache-mode read|readwrite\n"
 	        "                     the shared compile cache for the NVRTC, host and nvcc edges (sets\n"
 	        "                     FATBUILD_REMOTE_CACHE / _MODE for them; see 'fatbuild compile -h')\n"
-	        "  -v                 show every command\n",
+	        "  -v                 show every command, and where each NVRTC job ran: remote, local\n"
+	        "                     (and why) or cached\n",
+	        FB_JOBS_MAX);
+	fprintf(f,
+	        "  --remote-exec URL  run the NVRTC jobs the caches miss at a REAPI executor, grpc://HOST:PORT\n"
+	        "                     [/INSTANCE] or grpcs:// (BuildGrid, Buildbarn, BuildBuddy, EngFlow;\n"
+	        "                     default FATBUILD_REMOTE_EXECUTOR): each job carries the worker\n"
+	        "                     program, NVRTC and its headers, so workers need no CUDA; a failing\n"
+	        "                     executor means local compiles and one warning for the build\n"
+	        "  --remote-exec-property K=V\n"
+	        "                     a platform property the executor's workers must offer (repeatable;\n"
+	        "                     OSFamily=linux and ISA=x86-64 are always sent)\n"
+	        "  --remote-jobs N    NVRTC edges in flight while remote (default 4 x -j; at most %d); the\n"
+	        "                     host compiles, merges, embed and link stay within -j here\n"
+	        "  --remote-exec-timeout S\n"
+	        "                     seconds a job may wait in the executor's queue and run there (default\n"
+	        "                     600); then it is compiled here\n",
 	        FB_JOBS_MAX);
 	fprintf(f,
 	        "  --emit-ninja       write build.ninja and stop\n"
@@ -100,7 +116,7 @@ usage(FILE *f)
 	        "\n"
 	        "Environment: CC, CXX (commands, split into words: CC=\"ccache gcc\"), CUDA_HOME,\n"
 	        "FATBUILD_BUILD_DIR, FATBUILD_NINJA, FATBUILD_RUNTIME, FATBUILD_INCLUDE, MAX_JOBS,\n"
-	        "FATBUILD_LAUNCHER, FATBUILD_REMOTE_CACHE, FATBUILD_CACHE_BASEDIR (the checkout's root:\n"
+	        "FATBUILD_LAUNCHER, FATBUILD_REMOTE_CACHE, FATBUILD_REMOTE_EXECUTOR, FATBUILD_CACHE_BASEDIR (the checkout's root:\n"
 	        "other checkouts share cached compiles), FATBUILD_CACHE_MAX_SIZE (the cache's size limit,\n"
 	        "applied as the build ends: default 5G, 0 none; 'fatbuild cache --help').\n"
 	        "'fatbuild env' shows what will be used.\n"
@@ -117,7 +133,8 @@ usage(FILE *f)
 enum { OPT_ARCH = 256, OPT_NAME, OPT_BUILD_DIR, OPT_CFLAGS, OPT_CXXFLAGS, OPT_LDFLAGS, OPT_NVCC_FLAGS,
        OPT_CUDA_FLAGS, OPT_TORCH, OPT_PYTHON, OPT_PYTHON_MODULE, OPT_WITH_CUDA, OPT_NO_CUDA, OPT_LAUNCHER,
        OPT_REMOTE, OPT_REMOTE_MODE, OPT_BACKEND, OPT_EMIT_NINJA, OPT_EXECUTABLE, OPT_RDC, OPT_LTO,
-       OPT_NO_SERVER, OPT_NO_NVCC_THREADS, OPT_NO_HOST_PCH, OPT_NO_EDGE_CACHE, OPT_HOST_OPT, OPT_NO_TORCH_FLAGS };
+       OPT_NO_SERVER, OPT_NO_NVCC_THREADS, OPT_NO_HOST_PCH, OPT_NO_EDGE_CACHE, OPT_HOST_OPT, OPT_NO_TORCH_FLAGS,
+       OPT_REXEC, OPT_REXEC_PROP, OPT_REXEC_JOBS, OPT_REXEC_TIMEOUT };
 
 static const struct option longopts[] = {
 	{"arch-list", required_argument, NULL, OPT_ARCH},
@@ -140,6 +157,10 @@ static const struct option longopts[] = {
 	{"launcher", required_argument, NULL, OPT_LAUNCHER},
 	{"remote-cache", required_argument, NULL, OPT_REMOTE},
 	{"remote-cache-mode", required_argument, NULL, OPT_REMOTE_MODE},
+	{"remote-exec", required_argument, NULL, OPT_REXEC},
+	{"remote-exec-property", required_argument, NULL, OPT_REXEC_PROP},
+	{"remote-jobs", required_argument, NULL, OPT_REXEC_JOBS},
+	{"remote-exec-timeout", required_argument, NULL, OPT_REXEC_TIMEOUT},
 	{"backend", required_argument, NULL, OPT_BACKEND},
 	{"verbose", no_argument, NULL, 'v'},
 	{"emit-ninja", no_argument, NULL, OPT_EMIT_NINJA},
@@ -181,14 +202,49 @@ parse_value(int opt, const char *v, struct fb_build_opts *o)
 	return 0;
 }
 
-/* Fills o from argv; src, inc and def (argc entries each) take the sources, -I and -D values;
+/* A remote-execution option (docs/remote-cache.md §9) into o; props (argc entries) takes the
+ * platform properties. 0 or -1 (reported). */
+static int
+parse_rexec(int opt, const char *v, struct fb_build_opts *o, const char **props)
+{
+	char *end;
+	long n = strtol(v, &end, 10);
+	bool number = *v && !*end && v[0] != '-' && v[0] != '+';
+	switch (opt) {
+	case OPT_REXEC: o->remote_exec = v; return 0;
+	case OPT_REXEC_PROP:
+		if (!strchr(v, '=') || v[0] == '=') {
+			warn("build: invalid --remote-exec-property '%s' (want KEY=VALUE)", v);
+			return -1;
+		}
+		props[o->nremote_exec_props++] = v;
+		return 0;
+	case OPT_REXEC_JOBS:
+		if (!number || n < 1 || n > FB_JOBS_MAX) {
+			warn("build: invalid --remote-jobs '%s' (want 1..%d)", v, FB_JOBS_MAX);
+			return -1;
+		}
+		o->remote_jobs = (int)n;
+		return 0;
+	default:
+		if (!number || n < 1 || n > 86400) {
+			warn("build: invalid --remote-exec-timeout '%s' (want 1..86400 seconds)", v);
+			return -1;
+		}
+		o->remote_exec_timeout_ms = n * 1000L;
+		return 0;
+	}
+}
+
+/* Fills o from argv; src, inc, def and props (argc entries each) take the sources, -I and -D
+ * values and the platform properties;
  * *no_server is set by --no-compile-server.
  * Operands and options mix in any order ("-": getopt returns operands in place, as 1), and a
  * "--" is refused as an unknown option. Returns -1 to go on, else the exit code (help shown,
  * or the usage error reported). */
 static int
 parse_args(int argc, char **argv, struct fb_build_opts *o, const char **src, const char **inc, const char **def,
-           int *no_server)
+           const char **props, int *no_server)
 {
 	int c, at;
 	opterr = 0;
@@ -226,6 +282,13 @@ parse_args(int argc, char **argv, struct fb_build_opts *o, const char **src, con
 		case OPT_BACKEND:
 		case 'j':
 			if (parse_value(c, optarg, o))
+				goto usage;
+			break;
+		case OPT_REXEC:
+		case OPT_REXEC_PROP:
+		case OPT_REXEC_JOBS:
+		case OPT_REXEC_TIMEOUT:
+			if (parse_rexec(c, optarg, o, props))
 				goto usage;
 			break;
 		case 'v': o->verbose = true; break;
@@ -310,12 +373,19 @@ cmd_build(int argc, char **argv)
 	const char **src = xcalloc((size_t)argc, sizeof(*src));
 	const char **inc = xcalloc((size_t)argc, sizeof(*inc));
 	const char **def = xcalloc((size_t)argc, sizeof(*def));
-	int rc = parse_args(argc, argv, &o, src, inc, def, &srv.off);
+	const char **props = xcalloc((size_t)argc, sizeof(*props));
+	o.remote_exec_props = props;
+	int rc = parse_args(argc, argv, &o, src, inc, def, props, &srv.off);
 	if (rc >= 0)
 		goto out;
 	rc = AP_EXIT_USAGE;
 	if (cli_remote_mode_env(&cfg, cfg.remote_cache_mode, "build")) /* the edges would fail in ninja */
 		goto out;
+	const char *rexec = o.remote_exec ? o.remote_exec : cfg.remote_executor;
+	if (cli_rexec_url_check(rexec, "build"))
+		goto out;
+	if (o.verbose && rexec && *rexec) /* each NVRTC edge says where its jobs ran, with or without the server */
+		setenv("FATBUILD_COMPILE_VERBOSE", "1", 1);
 	if (!o.output && o.torch && o.name)
 		o.output = "."; /* --torch --name NAME: ./NAME.so, or the module */
 	if ((o.python || o.python_module || o.torch_cuda || o.torch_no_flags) && !o.torch) {
@@ -371,5 +441,6 @@ out:
 	free(src);
 	free(inc);
 	free(def);
+	free(props);
 	return rc;
 }

@@ -390,14 +390,8 @@ check_args(struct compile_cli *c)
 		warn("compile: invalid --remote-cache-mode '%s' (read or readwrite)", c->remote_mode);
 		return -1;
 	}
-	/* a URL of another scheme is a mistake to say at once, not a farm that fails each build */
-	if (c->rexec && *c->rexec && strncmp(c->rexec, "grpc://", 7) != 0 && strncmp(c->rexec, "grpcs://", 8) != 0) {
-		char shown[512];
-		fb_remote_url_redact(c->rexec, shown, sizeof(shown));
-		warn("compile: remote executor '%s' (--remote-exec or FATBUILD_REMOTE_EXECUTOR): not a grpc:// or "
-		     "grpcs:// URL (docs/remote-cache.md §9)", shown);
+	if (cli_rexec_url_check(c->rexec, "compile"))
 		return -1;
-	}
 	if (c->nsources == 0) {
 		warn("compile: no kernel sources given");
 		return -1;

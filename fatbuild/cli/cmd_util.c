@@ -10,6 +10,7 @@
 #include "base/cpus.h"
 #include "base/config.h"
 #include "base/safefs.h"
+#include "plumbing.h"
 
 void
 warn_lines(const char *text)
@@ -109,4 +110,17 @@ cli_remote_mode_env(const struct fb_config *cfg, const char *mode, const char *c
 	     "upload) or readwrite",
 	     cmd, shown);
 	return AP_EXIT_USAGE;
+}
+
+int
+cli_rexec_url_check(const char *url, const char *cmd)
+{
+	if (!url || !*url || strncmp(url, "grpc://", 7) == 0 || strncmp(url, "grpcs://", 8) == 0)
+		return 0;
+	char shown[512];
+	fb_remote_url_redact(url, shown, sizeof(shown));
+	warn("%s: remote executor '%s' (--remote-exec or FATBUILD_REMOTE_EXECUTOR): not a grpc:// or grpcs:// URL "
+	     "(docs/remote-cache.md §9)",
+	     cmd, shown);
+	return -1;
 }

@@ -25,7 +25,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "run.h"
@@ -397,6 +399,32 @@ tk_walk(struct run *r, const char *dir, size_t *cap, char *why, size_t wsize)
 	return rc;
 }
 
+/* In a build (a state file, in the build dir's private tmp/), its NVRTC edges send the shared
+ * files one at a time: the first sends them, the others then find them in the CAS
+ * (FindMissingBlobs) rather than all sending the same 140 MB at once, which timed out at
+ * BuildGrid with 14 edges starting together (docs/remote-cache.md §9, "in a build"). The lock is
+ * flock(2) on that directory, which needs no file of its own and is dropped with the process.
+ * -1: no build, or no lock (then each edge sends what the CAS lacks, as alone). */
+static int
+upload_lock(const struct fb_compile_opts *o)
+{
+	char dir[PATH_MAX];
+	if (!o->remote_state || snprintf(dir, sizeof(dir), "%s", o->remote_state) >= (int)sizeof(dir))
+		return -1;
+	char *sl = strrchr(dir, '/');
+	if (!sl || sl == dir)
+		return -1;
+	*sl = 0;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	while (fd >= 0 && flock(fd, LOCK_EX) != 0) {
+		if (errno != EINTR || (o->cancel && *o->cancel)) {
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
 /* The worker, NVRTC and its builtins, mapped, hashed (NVRTC's digest is the cache key's when
  * known) and sent to the executor's CAS where it lacks them. 0, or -1 with why. */
 static int
@@ -438,12 +466,19 @@ toolchain(struct run *r, char *why, size_t wsize)
 	                          o->nremote_exec_props};
 	struct fb_exec *x = NULL;
 	struct fb_error e = {0};
+	int lock = upload_lock(o);
+	if (lock >= 0 && fb_exec_state_seen(o->remote_state, why, wsize)) { /* it failed while we waited */
+		close(lock);
+		return -1;
+	}
 	int rc = fb_exec_open(&xo, &x, &e);
 	if (!rc)
 		rc = fb_exec_upload(x, r->tc, 3, &e);
 	if (!rc)
 		rc = fb_exec_upload(x, r->tk, (int)r->ntk, &e);
 	fb_exec_close(x); /* gRPC's threads end before the jobs are forked */
+	if (lock >= 0)
+		close(lock);
 	if (rc)
 		snprintf(why, wsize, "%.500s", e.msg);
 	return rc ? -1 : 0;
@@ -512,7 +547,8 @@ fb_offload_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error
 		r->remote = 1;
 		rc = fb_run_jobs(r, maxjobs, failed, err);
 		r->remote = 0;
-	}
+	} else if (n) /* another edge of the build may have said it while this one sent */
+		quiet = fb_exec_state_seen(o->remote_state, r->exec_why, sizeof(r->exec_why));
 	units_reset(r);
 	for (size_t i = 0; i < r->njobs; i++) {
 		struct job *j = &r->jobs[i];

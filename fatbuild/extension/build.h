@@ -53,6 +53,14 @@ struct gen {
 	int jobs;              /* fb_compile_jobs(o->jobs): ninja's -j */
 	int jobs_default;      /* fb_compile_default_jobs(): MAX_JOBS, else the CPUs (quota too) */
 	int cpus;              /* the CPUs this process may use (affinity mask, cgroup quota) */
+	/* Remote execution (docs/remote-cache.md §9): the executor the NVRTC edges send their jobs
+	 * to (o->remote_exec, else FATBUILD_REMOTE_EXECUTOR; NULL: none); rexec_off: none because
+	 * the caller said "" while the environment, which the edges inherit, names one. ninja_jobs:
+	 * ninja's -j, the remote edges in flight (o->remote_jobs, else 4 x jobs) while remote, else
+	 * jobs; the edges that stay here then run in the local pool of jobs. */
+	const char *rexec;
+	bool rexec_off;
+	int ninja_jobs;
 	struct tools t;
 	struct fb_ninja *nj;
 	char dir[PATHMAX];     /* build dir */

@@ -47,8 +47,19 @@ fb_graph_edge(struct gen *g, const char *rule, const char *out, const char *cons
               const char *const *implicit, size_t nimplicit, const char *cmd, const char *desc, const char *dep,
               struct fb_error *err)
 {
-	const char *vars[6] = {"cmd", cmd, "desc", desc, "dep", dep};
-	struct fb_ninja_edge e = {rule, &out, 1, in, nin, implicit, nimplicit, NULL, 0, vars, dep ? 3 : 2};
+	const char *vars[8] = {"cmd", cmd, "desc", desc};
+	size_t nvars = 2;
+	if (dep) {
+		vars[4] = "dep";
+		vars[5] = dep;
+		nvars = 3;
+	}
+	if (g->rexec) { /* ninja's -j is then the remote edges': what runs here keeps to the local jobs */
+		vars[2 * nvars] = "pool";
+		vars[2 * nvars + 1] = "local";
+		nvars++;
+	}
+	struct fb_ninja_edge e = {rule, &out, 1, in, nin, implicit, nimplicit, NULL, 0, vars, nvars};
 	return fb_ninja_edge(g->nj, &e, err);
 }
 
@@ -93,6 +104,32 @@ gen_merge(struct gen *g, const char *merged, const struct fb_strlist *parts, str
 	return rc;
 }
 
+/* The remote executor's words for a kernel edge's fatbuild compile (docs/remote-cache.md §9):
+ * explicit, since the edge would otherwise take FATBUILD_REMOTE_EXECUTOR from the environment
+ * it inherits, which the build's own option may have replaced. */
+static void
+rexec_words(const struct gen *g, struct cmd *c)
+{
+	if (g->rexec_off) {
+		arg(c, "--remote-exec");
+		arg(c, "");
+	}
+	if (!g->rexec)
+		return;
+	arg(c, "--remote-exec");
+	arg(c, g->rexec);
+	for (size_t i = 0; i < g->o->nremote_exec_props; i++) {
+		arg(c, "--remote-exec-property");
+		arg(c, g->o->remote_exec_props[i]);
+	}
+	if (g->o->remote_exec_timeout_ms > 0) {
+		char s[32];
+		bfmt(s, sizeof(s), "%ld", (g->o->remote_exec_timeout_ms + 999) / 1000);
+		arg(c, "--remote-exec-timeout");
+		arg(c, s);
+	}
+}
+
 static int
 gen_kernel(struct gen *g, size_t idx, const char *src, struct fb_error *err)
 {
@@ -119,6 +156,7 @@ gen_kernel(struct gen *g, size_t idx, const char *src, struct fb_error *err)
 		arg(&c, tname);
 		fb_graph_includes(g, &c);
 		words(&c, g->o->cuda_flags, "-Xnvrtc"); /* fatbuild compile hands each to NVRTC */
+		rexec_words(g, &c);
 		arg(&c, "--depfile");
 		arg(&c, dep);
 		arg(&c, "-o");
@@ -310,12 +348,17 @@ fb_build_generate(struct gen *g, struct fb_error *err)
 	for (size_t i = 0; !rc && i < nrules; i++)
 		rc = fb_ninja_rule(g->nj, rules[i].name, "$cmd", "$desc", rules[i].deps ? "$dep" : NULL,
 		                   rules[i].deps ? "gcc" : NULL, err);
-	/* NVRTC jobs run here whatever -j says: at most one per CPU (MAX_JOBS), and no more than -j. */
+	/* NVRTC jobs run here whatever -j says: at most one per CPU (MAX_JOBS), and no more than -j;
+	 * at an executor, as many as ninja runs (the remote jobs), the rest in the local pool. */
 	int depth = g->jobs_default;
 	if (g->o->jobs > 0 && g->jobs < depth)
 		depth = g->jobs;
+	if (g->rexec)
+		depth = g->ninja_jobs;
 	if (!rc)
 		rc = fb_ninja_pool(g->nj, "nvrtc", depth, err);
+	if (!rc && g->rexec)
+		rc = fb_ninja_pool(g->nj, "local", g->jobs, err);
 	for (size_t i = 0; !rc && i < g->o->nsources; i++) {
 		char src[PATHMAX];
 		enum lang lang = g->langs[i];

@@ -314,8 +314,9 @@ fb_build_run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	argv[a++] = g->t.ninja;
 	argv[a++] = "-C";
 	argv[a++] = g->dir;
-	/* Always -j: ninja's own default reads neither MAX_JOBS nor the cgroup's CPU quota. */
-	bfmt(jobs, sizeof(jobs), "-j%d", g->jobs);
+	/* Always -j: ninja's own default reads neither MAX_JOBS nor the cgroup's CPU quota. While
+	 * remote, the remote edges in flight; the local pool keeps the rest to the local jobs. */
+	bfmt(jobs, sizeof(jobs), "-j%d", g->ninja_jobs);
 	argv[a++] = jobs;
 	if (g->o->verbose)
 		argv[a++] = "-v";

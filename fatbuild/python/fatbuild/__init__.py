@@ -149,6 +149,8 @@ def build(name: str, sources: Union[str, Sequence[str]], output: str, extra_cfla
     if verbose or err.strip():
         sys.stdout.write(out)
         sys.stderr.write(err)
+    else:
+        _notices(out)
     if not out_dir:
         return os.path.abspath(output)
     suffix = (sysconfig.get_config_var("EXT_SUFFIX") or ".so") if is_python_module else ".so"
@@ -158,6 +160,15 @@ def build(name: str, sources: Union[str, Sequence[str]], output: str, extra_cfla
 def _jobs():
     jobs = os.environ.get("MAX_JOBS", "").strip()
     return ["-j", jobs] if jobs.isdigit() and int(jobs) > 0 else []
+
+
+def _notices(output):
+    """fatbuild's own notices in a build's output (the arch list's fallback, a CUDA version
+    warning, the remote executor's one fallback warning, which an NVRTC edge prints in ninja's
+    output), not ninja's lines, to stderr."""
+    notes = [l for l in output.splitlines() if l.startswith("fatbuild: ")]
+    if notes:
+        sys.stderr.write("\n".join(notes) + "\n")
 
 
 def _failure(output):
@@ -260,10 +271,7 @@ def _torch_build(name, sources, output, bdir, cxx, nvcc, ldflags, with_cuda, ver
         raise FatbuildError("%s: %s" % (error_prefix, _failure(out)))
     stamp.remember()
     if not stream:
-        # fatbuild's own notices (the arch list's fallback, a CUDA version warning), not ninja's
-        notes = [l for l in out.splitlines() if l.startswith("fatbuild: ")]
-        if notes:
-            sys.stderr.write("\n".join(notes) + "\n")
+        _notices(out)
     return os.path.abspath(output)
 
 
@@ -339,7 +347,8 @@ def load(name,
     ~/.cache/fatbuild/extensions/pyXY/NAME) holds fatbuild's graph, never torch's. SYCL sources
     are refused (OSError). keep_intermediates is torch's switch for the sources it hipifies for
     ROCm; fatbuild makes none, so it changes nothing here, as it changes nothing in a CUDA build
-    of torch's."""
+    of torch's. FATBUILD_REMOTE_EXECUTOR in the environment reaches the build (docs/pytorch.md,
+    "Remote execution"): a URL that is not grpc:// or grpcs:// raises at once."""
     sources = [sources] if isinstance(sources, str) else list(sources)
     bdir = os.path.abspath(build_directory or _default_build_dir(name))
     return _jit(name, sources, extra_cflags, extra_cuda_cflags, extra_sycl_cflags, extra_ldflags,

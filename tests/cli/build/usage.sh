@@ -1,4 +1,6 @@
-# build: --help teaches; bad usage prints usage to stderr and exits 2; bad input says what.
+# build: --help teaches; bad usage prints usage to stderr and exits 2; bad input says what; a
+# remote executor that is not a grpc:// URL (option or environment) and bad remote-execution
+# values are usage errors before anything runs.
 . "$FB_TESTS_DIR/cli/lib.sh"
 $FATBUILD build --help | head -n 1
 run1 $FATBUILD build -o x.so
@@ -11,3 +13,8 @@ touch k.f90 k.cu
 run1 $FATBUILD build -o x.so k.f90
 run1 $FATBUILD build --arch-list "8.0 banana" -o x.so k.cu
 run1 FATBUILD_NINJA=/nonexistent/ninja $FATBUILD build --arch-list 8.0 -o x.so k.cu
+run1 $FATBUILD build --remote-exec http://user:secret@farm:8980 -o x.so k.cu
+run1 FATBUILD_REMOTE_EXECUTOR=https://farm $FATBUILD build -o x.so k.cu
+run1 $FATBUILD build --remote-exec-property fbtest -o x.so k.cu
+run1 $FATBUILD build --remote-jobs 0 -o x.so k.cu
+run1 $FATBUILD build --remote-exec-timeout 1.5 -o x.so k.cu

