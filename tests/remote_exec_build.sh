@@ -33,7 +33,9 @@ njobs=${#kernels[@]}
 fbb() {
 	local name=$1
 	shift
-	FATBUILD_CACHE_DIR=$t/cache-$name "$fb" build --arch-list 9.0 --backend nvrtc -j 2 -v \
+	# the host file's compiler as the workers have it (the sandbox binds /usr only: no cc, an
+	# /etc/alternatives link), so that its edge goes too (§9 "Host and nvcc edges")
+	CC=${FBB_CC:-gcc} FATBUILD_CACHE_DIR=$t/cache-$name "$fb" build --arch-list 9.0 --backend nvrtc -j 2 -v \
 		--build-dir "$t/bd-$name" "$@" -o "$t/$name.so" "${kernels[@]}" saxpy_host.c >"$t/$name.err" 2>&1
 }
 same() { # same NAME: NAME's .so is the local build's
@@ -96,6 +98,20 @@ tr '\n' ' ' <"$t/bd-ex/build.ninja" | grep -q 'pool nvrtc *depth = 12 *pool loca
 # the merges, the embed and the link stay here, in the local pool
 n=$(awk '/^build .*: (merge|embed|link) /{e=1} e && /^  pool = local$/{n++; e=0} /^$/{e=0} END{print n+0}' "$t/bd-ex/build.ninja")
 [ "$n" = $((${#kernels[@]} + 2)) ] || no "ex: $n of the merge, embed and link edges are in the local pool"
+# the host edge goes too (no local pool), its compiler as the worker has it
+grep -A3 '^build .*saxpy_host.c.o: cc ' "$t/bd-ex/build.ninja" | grep -q 'pool = local' &&
+	no "ex: the host edge, which may run at the executor, is held to the local jobs"
+grep -q 'saxpy_host.c.o (remote)' "$t/ex.err" || { cat "$t/ex.err" >&2; no "ex: the host edge did not run remotely"; }
+# a host compiler the workers lack (cc: an /etc/alternatives link, not in the sandbox): one
+# warning for the build, the host edge here, and the NVRTC jobs, which bring their compiler,
+# still remote
+FBB_CC=cc fbb tools --remote-exec "$exec_url" || { cat "$t/tools.err" >&2; no "tools: the build failed"; }
+same tools
+n=$(grep -c '^\[1/1\] sm_[0-9]* .*\.cu .* (remote' "$t/tools.err")
+[ "$n" = $njobs ] || { cat "$t/tools.err" >&2; no "tools: $n of $njobs NVRTC jobs remote after the worker lacked cc"; }
+[ "$(grep -c '^fatbuild: remote-exec: .*the worker cannot run cc' "$t/tools.err")" = 1 ] &&
+	[ "$(grep -c '^fatbuild: remote-exec: ' "$t/tools.err")" = 1 ] ||
+	{ cat "$t/tools.err" >&2; no "tools: not exactly one warning, saying the worker cannot run cc"; }
 errbuild xerr --remote-exec "$exec_url"
 same_error xerr
 exec_stop

@@ -170,6 +170,29 @@ farm_failed(const struct fb_edge_opts *o, struct fb_edge_result *r, const char *
 	snprintf(r->where, sizeof(r->where), "local: the executor failed");
 }
 
+/* The state of a worker that lacks the compile's toolchain: STATE-tools (and so, as the
+ * executor's, STATE-tools-exec), besides the executor's own, so that the build's other host
+ * and nvcc edges stay here without asking while its NVRTC jobs, which bring their compiler,
+ * still go (docs/remote-cache.md §9 "Host and nvcc edges"). */
+static const char *
+tools_state(const struct fb_edge_opts *o, char *buf, size_t size)
+{
+	return o->remote_state && *o->remote_state && snprintf(buf, size, "%s-tools", o->remote_state) < (int)size ? buf
+	                                                                                                           : NULL;
+}
+
+/* The worker cannot run the compiler: said once per build (tools_state), the edge compiled here. */
+static void
+tools_missing(const struct fb_edge_opts *o, struct fb_edge_result *r, const char *msg)
+{
+	char why[512], st[4200];
+	snprintf(why, sizeof(why), "%.500s", msg);
+	fb_text_oneline(why);
+	if (fb_exec_state_claim(tools_state(o, st, sizeof(st)), why))
+		snprintf(r->exec_note, sizeof(r->exec_note), "%s", why);
+	snprintf(r->where, sizeof(r->where), "local: the worker cannot run the compiler");
+}
+
 /* Runs x at the executor: 0 with out filled (the compile's answer), FB_EIO (the farm's failure,
  * err says it), another code of ours. */
 static int
@@ -291,7 +314,8 @@ try_remote(const struct fb_edge_opts *o, const struct fb_config *cfg, const stru
 	struct fb_error e = {0};
 	rc = exec_once(o, x, &out, &e);
 	fb_edge_action_free(x);
-	if (!rc && (out.exit_code == 126 || out.exit_code == 127))
+	bool tools = !rc && (out.exit_code == 126 || out.exit_code == 127);
+	if (tools)
 		rc = fb_seterr(&e, FB_EIO, "the worker cannot run %.200s (exit %d: %s; give a property that selects "
 		               "workers with your toolchain, --remote-exec-property)", words->v[0], out.exit_code,
 		               out.exit_code == 127 ? "not on its PATH" : "not executable");
@@ -306,7 +330,9 @@ try_remote(const struct fb_edge_opts *o, const struct fb_config *cfg, const stru
 			fb_edge_log_back(res->log);
 	}
 	fb_exec_out_clear(&out);
-	if (rc == FB_EIO)
+	if (rc == FB_EIO && tools)
+		tools_missing(o, r, e.msg);
+	else if (rc == FB_EIO)
 		farm_failed(o, r, e.msg);
 	else if (rc == FB_EINVAL) /* the Action's own checks (rexec.h): a path REAPI cannot carry */
 		snprintf(r->where, sizeof(r->where), "local: %.240s", e.msg);
@@ -324,6 +350,11 @@ remote_run(const struct fb_edge_opts *o, const struct fb_config *cfg, const stru
 	const char *env = moving_env(cfg);
 	if (fb_exec_state_seen(o->remote_state, why, sizeof(why))) {
 		snprintf(r->where, sizeof(r->where), "local: the executor failed (earlier in this build)");
+		return 0;
+	}
+	char st[4200];
+	if (fb_exec_state_seen(tools_state(o, st, sizeof(st)), why, sizeof(why))) {
+		snprintf(r->where, sizeof(r->where), "local: the worker cannot run the compiler (earlier in this build)");
 		return 0;
 	}
 	if (env) {

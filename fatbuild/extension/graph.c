@@ -47,6 +47,16 @@ fb_graph_edge(struct gen *g, const char *rule, const char *out, const char *cons
               const char *const *implicit, size_t nimplicit, const char *cmd, const char *desc, const char *dep,
               struct fb_error *err)
 {
+	/* ninja's -j is the remote edges' when remote: what runs here keeps to the local jobs */
+	return fb_graph_edge_pool(g, g->rexec ? "local" : NULL, rule, out, in, nin, implicit, nimplicit, cmd, desc, dep,
+	                          err);
+}
+
+int
+fb_graph_edge_pool(struct gen *g, const char *pool, const char *rule, const char *out, const char *const *in,
+                   size_t nin, const char *const *implicit, size_t nimplicit, const char *cmd, const char *desc,
+                   const char *dep, struct fb_error *err)
+{
 	const char *vars[8] = {"cmd", cmd, "desc", desc};
 	size_t nvars = 2;
 	if (dep) {
@@ -54,9 +64,9 @@ fb_graph_edge(struct gen *g, const char *rule, const char *out, const char *cons
 		vars[5] = dep;
 		nvars = 3;
 	}
-	if (g->rexec) { /* ninja's -j is then the remote edges': what runs here keeps to the local jobs */
+	if (pool) {
 		vars[2 * nvars] = "pool";
-		vars[2 * nvars + 1] = "local";
+		vars[2 * nvars + 1] = pool;
 		nvars++;
 	}
 	struct fb_ninja_edge e = {rule, &out, 1, in, nin, implicit, nimplicit, NULL, 0, vars, nvars};

@@ -123,6 +123,10 @@ void fb_graph_stem(size_t i, const char *src, char *out, size_t size);
 int fb_graph_edge(struct gen *g, const char *rule, const char *out, const char *const *in, size_t nin,
                   const char *const *implicit, size_t nimplicit, const char *cmd, const char *desc, const char *dep,
                   struct fb_error *err);
+/* fb_graph_edge in the ninja pool named (NULL: none); fb_graph_edge's is "local" while remote. */
+int fb_graph_edge_pool(struct gen *g, const char *pool, const char *rule, const char *out, const char *const *in,
+                       size_t nin, const char *const *implicit, size_t nimplicit, const char *cmd, const char *desc,
+                       const char *dep, struct fb_error *err);
 /* Appends -I (absolute when it exists) and -D words of the build to c. */
 void fb_graph_includes(struct gen *g, struct cmd *c);
 /* Whether torch's CUDA headers and libraries are used. */

@@ -233,13 +233,14 @@ static void
 remote_words(struct gen *g, struct cmd *c, const char *core)
 {
 	const struct fb_build_opts *o = g->o;
-	/* NULL means the configuration's FATBUILD_REMOTE_EXECUTOR (build.h); fb_build leaves it
-	 * NULL so far, so it is resolved here for the edges */
-	const char *url = o->remote_exec ? o->remote_exec : g->cfg->remote_executor;
-	if (!url || !*url)
+	if (g->rexec_off) { /* explicit: the edge would take FATBUILD_REMOTE_EXECUTOR from its environment */
+		arg(c, "--remote-exec");
+		arg(c, "");
+	}
+	if (!g->rexec) /* the executor fb_build resolved (o->remote_exec, else the configuration's) */
 		return;
 	arg(c, "--remote-exec");
-	arg(c, url);
+	arg(c, g->rexec);
 	for (size_t i = 0; i < o->nremote_exec_props; i++) {
 		arg(c, "--remote-exec-property");
 		arg(c, o->remote_exec_props[i]);
@@ -411,8 +412,13 @@ fb_graph_host_edge(struct gen *g, size_t idx, const char *src, enum lang lang, s
 		implicit[nimplicit++] = pch;
 	for (size_t i = 0; torch_stamped(g) && i < g->torch->nstamp; i++)
 		implicit[nimplicit++] = g->torch->stamp[i];
+	/* An edge that may run at the executor is not held to the local jobs (graph.c's pool):
+	 * with the edge cache, no PCH, an executor. Should the executor fail, its fallbacks run
+	 * here as many at once as ninja runs (the remote jobs). */
+	bool remote = g->rexec && !pch && !deps_of && fb_graph_edge_cache_on(g);
 	if (!rc)
-		rc = fb_graph_edge(g, "cc", out, &src, 1, implicit, nimplicit, cmd, desc, dep, err);
+		rc = fb_graph_edge_pool(g, remote ? NULL : g->rexec ? "local" : NULL, "cc", out, &src, 1, implicit, nimplicit,
+		                        cmd, desc, dep, err);
 	if (!rc) {
 		fb_strlist_add(&g->shown, cmd);
 		fb_strlist_add(&g->shown, c.b.s);

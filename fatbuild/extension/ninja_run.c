@@ -331,6 +331,8 @@ fb_build_run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	unlink(state);
 	bfmt(state, sizeof(state), "%s/" FB_REMOTE_STATE "-exec", g->dir); /* the executor's (§9) */
 	unlink(state);
+	bfmt(state, sizeof(state), "%s/" FB_REMOTE_STATE "-tools-exec", g->dir); /* a worker without the compiler (§9) */
+	unlink(state);
 	bool nvrtc = false;
 	for (size_t i = 0; i < g->o->nsources; i++)
 		nvrtc |= g->langs[i] == L_KERNEL;
