@@ -12,32 +12,20 @@
 # build's, and with a dead executor one warning for the build and the same library; a header
 # named through '..' keeps its edge here, saying why. Skipped (77) only without nvcc, bubblewrap or gRPC in the build, or when pip cannot
 # install buildstream.
-set -u
-: "${FB_SOURCE_DIR:?}" "${FB_BINARY_DIR:?}" "${FATBUILD_BIN:?}"
-t=$(mktemp -d "${TMPDIR:-/tmp}/fbrxedge.XXXXXX")
-source "$FB_SOURCE_DIR/tests/remote/executor.sh"
-source "$FB_SOURCE_DIR/tests/remote/farm.sh"
+: "${FATBUILD_BIN:?}"
 mode=${1:-exec}
-cleanup() {
-	exec_stop
-	farm_stop "$t/farm"
-	[ -n "${KEEP:-}" ] || rm -rf "$t"
-}
-trap cleanup EXIT
-fail=0
-no() { echo "FAIL: $*" >&2; fail=1; }
+source "$FB_SOURCE_DIR/tests/remote/rexec_lib.sh" rxedge
 fb=$FATBUILD_BIN
 nvcc=/usr/local/cuda/bin/nvcc
 
 [ -x "$nvcc" ] || { echo "SKIP: no nvcc"; exit 77; }
 command -v g++ >/dev/null || { echo "SKIP: no g++"; exit 77; }
-command -v bwrap >/dev/null || { echo "SKIP: bubblewrap not installed (scripts/deps.sh)"; exit 77; }
-grep -q '^FB_HAVE_GRPC:INTERNAL=1' "$FB_BINARY_DIR/CMakeCache.txt" 2>/dev/null ||
-	grep -q 'FB_HAVE_GRPC=1' "$FB_BINARY_DIR/build.ninja" 2>/dev/null || { echo "SKIP: fatbuild was built without libgrpc"; exit 77; }
-rx_bb_venv "$FB_BINARY_DIR/rexec-bb-venv" || { echo "SKIP: cannot pip install $bb_pkg"; exit 77; }
+rx_need_grpc
 if [ "$mode" = farm ]; then
-	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { echo "SKIP: PostgreSQL not installed (scripts/deps.sh)"; exit 77; }
-	farm_venv "$FB_BINARY_DIR/rexec-bgd-venv" || { echo "SKIP: cannot install $farm_pkg into a Python 3.13 venv"; exit 77; }
+	rx_need_infra
+else
+	command -v bwrap >/dev/null || { echo "SKIP: bubblewrap not installed (scripts/deps.sh)"; exit 77; }
+	rx_bb_venv "$FB_BINARY_DIR/rexec-bb-venv" || { echo "SKIP: cannot pip install $bb_pkg"; exit 77; }
 fi
 
 # the local compilers: wrappers that log each run into $t/local-runs, then run the real one
