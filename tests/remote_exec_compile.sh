@@ -43,7 +43,7 @@ all_remote() { # all_remote NAME: -v says each job ran remotely, none here
 	n=$(grep -c '^\[[0-9]*/[0-9]*\] sm_90 .* (remote' "$t/$1.err")
 	[ "$n" = ${#srcs[@]} ] && ! grep -q '(local' "$t/$1.err" &&
 		grep -q "remote-exec .*: ${#srcs[@]} of ${#srcs[@]} jobs ran there" "$t/$1.err" ||
-		{ cat "$t/$1.err" >&2; no "$1: not every job ran remotely ($n of ${#srcs[@]})"; }
+		{ cat "$t/$1.err" >&2; rx_farm_tail; no "$1: not every job ran remotely ($n of ${#srcs[@]})"; }
 }
 one_warning() { # one_warning NAME URL WHAT: exactly one fallback line, naming URL and WHAT
 	local n

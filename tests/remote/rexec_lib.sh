@@ -21,6 +21,13 @@ rx_cleanup() {
 	[ -n "${KEEP:-}" ] || rm -rf "$t"
 }
 trap rx_cleanup EXIT
+# rx_farm_tail: the farm's last requests, when a step did not go as it should (a BuildGrid call
+# that did not answer within 60 s was seen once at load 3; its log is then the only witness)
+rx_farm_tail() {
+	[ -f "$t/farm/bgd.log" ] || return 0
+	echo "--- the farm's last log lines ($t/farm/bgd.log):" >&2
+	tail -n 25 "$t/farm/bgd.log" | cut -c1-400 >&2
+}
 fail=0
 no() { echo "FAIL: $*" >&2; fail=1; }
 rx_need_infra() {
