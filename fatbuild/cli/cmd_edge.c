@@ -130,13 +130,8 @@ remote_exec_opts(struct fb_edge_opts *o, const struct lists *l, const struct fb_
 	o->remote_exec = url && *url ? url : NULL;
 	o->remote_exec_props = l->props;
 	o->nremote_exec_props = l->nprops;
-	if (o->remote_exec && strncmp(url, "grpc://", 7) != 0 && strncmp(url, "grpcs://", 8) != 0) {
-		char shown[512];
-		fb_remote_url_redact(url, shown, sizeof(shown));
-		warn("edge: remote executor '%s' (--remote-exec or FATBUILD_REMOTE_EXECUTOR): not a grpc:// or grpcs:// "
-		     "URL (docs/remote-cache.md §9)", shown);
+	if (cli_rexec_url_check(o->remote_exec, "edge"))
 		return AP_EXIT_USAGE;
-	}
 	if (l->rtimeout) {
 		char *end = NULL;
 		long s = strtol(l->rtimeout, &end, 10);
