@@ -72,6 +72,9 @@ int cli_remote_mode_env(const struct fb_config *cfg, const char *mode, const cha
  * or "": none) is not a grpc:// or grpcs:// URL: a mistake to say at once, not a farm that fails
  * each build. cmd: the subcommand for the message. */
 int cli_rexec_url_check(const char *url, const char *cmd);
+/* 0, or -1 after one line naming it when v (a --remote-exec-property) is not KEY=VALUE with a
+ * KEY. cmd: the subcommand for the message. */
+int cli_rexec_prop_check(const char *v, const char *cmd);
 /* Prints "fatbuild: msg" for a library error and returns its exit code. */
 int fail_fb(const struct fb_error *e);
 int fail_ap(const struct ap_error *e);

@@ -213,10 +213,8 @@ parse_rexec(int opt, const char *v, struct fb_build_opts *o, const char **props)
 	switch (opt) {
 	case OPT_REXEC: o->remote_exec = v; return 0;
 	case OPT_REXEC_PROP:
-		if (!strchr(v, '=') || v[0] == '=') {
-			warn("build: invalid --remote-exec-property '%s' (want KEY=VALUE)", v);
+		if (cli_rexec_prop_check(v, "build"))
 			return -1;
-		}
 		props[o->nremote_exec_props++] = v;
 		return 0;
 	case OPT_REXEC_JOBS:

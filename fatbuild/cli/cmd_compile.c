@@ -280,10 +280,8 @@ parse_args(struct compile_cli *c, struct fb_compile_opts *o)
 		case OPT_REMOTE_MODE: c->remote_mode = optarg; break;
 		case OPT_REXEC: c->rexec = optarg; break;
 		case OPT_REXEC_PROP:
-			if (!strchr(optarg, '=') || optarg[0] == '=') {
-				warn("compile: invalid --remote-exec-property '%s' (want KEY=VALUE)", optarg);
+			if (cli_rexec_prop_check(optarg, "compile"))
 				return AP_EXIT_USAGE;
-			}
 			push(&c->rprops, optarg);
 			break;
 		case OPT_REXEC_JOBS:

@@ -112,10 +112,8 @@ parse(int argc, char **argv, struct fb_edge_opts *o, struct lists *l)
 		o->nmore_deps += slot == &l->more[o->nmore_deps];
 		o->nbases += slot == &l->bases[o->nbases];
 		o->nquiet += slot == &l->quiet[o->nquiet];
-		if (slot == &l->props[l->nprops] && (!strchr(*slot, '=') || **slot == '=')) {
-			warn("edge: invalid --remote-exec-property '%s' (want KEY=VALUE)", *slot);
+		if (slot == &l->props[l->nprops] && cli_rexec_prop_check(*slot, "edge"))
 			return -2;
-		}
 		l->nprops += slot == &l->props[l->nprops];
 	}
 	return i;

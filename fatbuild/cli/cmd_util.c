@@ -124,3 +124,12 @@ cli_rexec_url_check(const char *url, const char *cmd)
 	     cmd, shown);
 	return -1;
 }
+
+int
+cli_rexec_prop_check(const char *v, const char *cmd)
+{
+	if (strchr(v, '=') && v[0] != '=')
+		return 0;
+	warn("%s: invalid --remote-exec-property '%s' (want KEY=VALUE)", cmd, v);
+	return -1;
+}
