@@ -158,18 +158,6 @@ toolchain_dirs(const struct fb_edge_opts *o, const struct fb_config *cfg, struct
 			fb_strlist_add(d, real);
 }
 
-/* The executor's failure: said once per build (the state file), the edge compiled here. */
-static void
-farm_failed(const struct fb_edge_opts *o, struct fb_edge_result *r, const char *msg)
-{
-	char why[512];
-	snprintf(why, sizeof(why), "%.500s", msg && *msg ? msg : "failed");
-	fb_text_oneline(why);
-	if (fb_exec_state_claim(o->remote_state, why))
-		snprintf(r->exec_note, sizeof(r->exec_note), "%s", why);
-	snprintf(r->where, sizeof(r->where), "local: the executor failed");
-}
-
 /* The state of a worker that lacks the compile's toolchain: STATE-tools (and so, as the
  * executor's, STATE-tools-exec), besides the executor's own, so that the build's other host
  * and nvcc edges stay here without asking while its NVRTC jobs, which bring their compiler,
@@ -181,16 +169,18 @@ tools_state(const struct fb_edge_opts *o, char *buf, size_t size)
 	                                                                                                           : NULL;
 }
 
-/* The worker cannot run the compiler: said once per build (tools_state), the edge compiled here. */
+/* The executor's failure (tools: the worker cannot run the compiler), said once per build in
+ * its state file (the executor's, or tools_state), the edge compiled here. */
 static void
-tools_missing(const struct fb_edge_opts *o, struct fb_edge_result *r, const char *msg)
+farm_failed(const struct fb_edge_opts *o, bool tools, struct fb_edge_result *r, const char *msg)
 {
 	char why[512], st[4200];
-	snprintf(why, sizeof(why), "%.500s", msg);
+	snprintf(why, sizeof(why), "%.500s", msg && *msg ? msg : "failed");
 	fb_text_oneline(why);
-	if (fb_exec_state_claim(tools_state(o, st, sizeof(st)), why))
+	if (fb_exec_state_claim(tools ? tools_state(o, st, sizeof(st)) : o->remote_state, why))
 		snprintf(r->exec_note, sizeof(r->exec_note), "%s", why);
-	snprintf(r->where, sizeof(r->where), "local: the worker cannot run the compiler");
+	snprintf(r->where, sizeof(r->where), "local: %s",
+	         tools ? "the worker cannot run the compiler" : "the executor failed");
 }
 
 /* Runs x at the executor: 0 with out filled (the compile's answer), FB_EIO (the farm's failure,
@@ -330,10 +320,8 @@ try_remote(const struct fb_edge_opts *o, const struct fb_config *cfg, const stru
 			fb_edge_log_back(res->log);
 	}
 	fb_exec_out_clear(&out);
-	if (rc == FB_EIO && tools)
-		tools_missing(o, r, e.msg);
-	else if (rc == FB_EIO)
-		farm_failed(o, r, e.msg);
+	if (rc == FB_EIO)
+		farm_failed(o, tools, r, e.msg);
 	else if (rc == FB_EINVAL) /* the Action's own checks (rexec.h): a path REAPI cannot carry */
 		snprintf(r->where, sizeof(r->where), "local: %.240s", e.msg);
 	else if (rc)
