@@ -309,6 +309,58 @@ test_scan(void)
 	fb_strlist_free(&deps);
 }
 
+/* fb_deps_scan_root: what a remote job's input root needs beside the deps (offload.c). */
+static void
+test_scan_root(void)
+{
+	put("r/main.cu", "#include <lib/sub/x.h>\n"
+	                 "#if __has_include(<probe.h>) || _CCCL_HAS_INCLUDE( \"probe2.h\" )\n#endif\n"
+	                 "#if __has_include(<absent_probe.h>)\n#endif\n"
+	                 "#define _X_HAS_INCLUDE(_X) __has_include(_X)\n");
+	put("rinc/lib/sub/x.h", "#include \"../y.h\"\n#include <lib/y.h>\n");
+	put("rinc/lib/y.h", "#include \"z.h\"\n");
+	put("rinc/lib/z.h", "");
+	put("rinc/probe.h", "");
+	put("rinc/probe2.h", "");
+	put("rinc2/m.h", "#include THE_HEADER\n");
+	char d0[PATH_MAX * 2], d1[PATH_MAX * 2], d2[PATH_MAX * 2]; /* at()'s buffers are reused */
+	snprintf(d0, sizeof(d0), "%s", at("r"));
+	snprintf(d1, sizeof(d1), "%s", at("rinc"));
+	snprintf(d2, sizeof(d2), "%s", at("rinc2"));
+	const char *dirs[] = {d0, d1, d2};
+	struct fb_strlist deps = {0}, extra = {0};
+	char computed[PATH_MAX] = "stale";
+	struct fb_error err = {0};
+	CHECK(fb_deps_scan_root(at("r/main.cu"), dirs, 3, &deps, &extra, computed, sizeof(computed), &err) == 0);
+	CHECK(computed[0] == 0);
+	/* the deps are fb_deps_scan's, unchanged */
+	struct fb_strlist plain = {0};
+	CHECK(fb_deps_scan(at("r/main.cu"), dirs, 3, &plain, &err) == 0);
+	CHECK(plain.n == deps.n && deps.n == 3);
+	for (size_t i = 0; i < deps.n && i < plain.n; i++)
+		CHECK(strcmp(deps.v[i], plain.v[i]) == 0);
+	/* y.h as NVRTC opens it from x.h ("../y.h", not the realpath deps has), and z.h beside it */
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof(p), "%s/../y.h", at("rinc/lib/sub"));
+	CHECK(has(&extra, p));
+	snprintf(p, sizeof(p), "%s/../z.h", at("rinc/lib/sub"));
+	CHECK(has(&extra, p));
+	/* the probes that find a file, in either spelling; not the one that finds none */
+	CHECK(has(&extra, at("rinc/probe.h")));
+	CHECK(has(&extra, at("rinc/probe2.h")));
+	for (size_t i = 0; i < extra.n; i++)
+		CHECK(strstr(extra.v[i], "absent_probe") == NULL);
+	fb_strlist_free(&deps);
+	fb_strlist_free(&extra);
+	fb_strlist_free(&plain);
+	/* the first file with "#include MACRO" */
+	put("r/m.cu", "#include <m.h>\n");
+	CHECK(fb_deps_scan_root(at("r/m.cu"), dirs, 3, &deps, &extra, computed, sizeof(computed), &err) == 0);
+	CHECK(strcmp(computed, at("rinc2/m.h")) == 0);
+	fb_strlist_free(&deps);
+	fb_strlist_free(&extra);
+}
+
 static void
 test_cache(void)
 {
@@ -1042,6 +1094,7 @@ main(int argc, char **argv)
 	test_log_rewrite();
 	test_depfile();
 	test_scan();
+	test_scan_root();
 	test_cache();
 	test_jobs();
 	test_compile();

@@ -6,7 +6,9 @@
 # example with CUB (examples/kernels: radix_sort.cu includes <cub/cub.cuh>) compiled remotely
 # gives fatbins byte-identical to a local compile's, and -v shows every job ran remotely (no
 # local NVRTC job); a second run is all cache hits (no Action); a compile error from the executor
-# is printed exactly as a local one, with the same exit code; a dead executor (a closed port;
+# is printed exactly as a local one, with the same exit code; a job's input root holds the
+# headers it reads, not the toolkit's tree; a source that includes a macro stays here, and a
+# header the scan missed makes its job compile here with one warning; a dead executor (a closed port;
 # said once by the processes of one build) and a job no bot can take (a property no bot offers,
 # a short timeout) fall back to local compiles with exactly one warning and the same bytes;
 # `fatbuild env` shows each executor reachable with execution (GetCapabilities) and the dead one
@@ -78,6 +80,26 @@ grep -q 'broken.cu:1:.*error: expected an expression' "$t/xerr.out" && cmp -s "$
 	{ diff "$t/lerr.out" "$t/xerr.out" >&2; no "xerr: the executor's compile error is not printed as the local one"; }
 FATBUILD_CACHE_DIR=$t/cache-xerr "$fb" compile --arch-list "$arch" -v --remote-exec "$exec_url" -o "$t/xerr.fatbin" \
 	broken.cu 2>&1 | grep -q '^fatbuild: remote-exec: ' && no "xerr: a compile error was taken for the executor's failure"
+# a source with "#include MACRO": the scan cannot tell what it reads, so its job stays here
+printf '#define HDR "common.cuh"\n#include HDR\nextern "C" __global__ void m(float *p) { p[0] = 1.0f; }\n' >macro.cu
+FATBUILD_CACHE_DIR=$t/cache-macro "$fb" compile --arch-list "$arch" -o "$t/macro-local.fatbin" macro.cu ||
+	no "macro: the local compile failed"
+FATBUILD_CACHE_DIR=$t/cache-macro-x "$fb" compile --arch-list "$arch" -v --remote-exec "$exec_url" \
+	-o "$t/macro.fatbin" macro.cu 2>"$t/macro.err" || { cat "$t/macro.err" >&2; no "macro: the compile failed"; }
+cmp -s "$t/macro-local.fatbin" "$t/macro.fatbin" &&
+	grep -q '(local: macro.cu has an #include of a macro, which the scan cannot follow)' "$t/macro.err" &&
+	! grep -q '^fatbuild: remote-exec: ' "$t/macro.err" || { cat "$t/macro.err" >&2; no "macro: not compiled here, or not said why"; }
+# a header the scan misses (reached again through a symbolic link to its directory, from where
+# it includes a neighbour the input root lacks): the executor's "cannot open source file" is
+# not the source's error; the job is compiled here, with one warning, and the same bytes
+mkdir -p inc/real && ln -s real inc/link && printf '#include "b.h"\n' >inc/real/a.h && : >inc/real/b.h
+printf '#include <real/a.h>\n#include <link/a.h>\nextern "C" __global__ void l(float *p) { p[0] = 2.0f; }\n' >linked.cu
+FATBUILD_CACHE_DIR=$t/cache-linked "$fb" compile --arch-list "$arch" -I inc -o "$t/linked-local.fatbin" linked.cu ||
+	no "linked: the local compile failed"
+FATBUILD_CACHE_DIR=$t/cache-linked-x "$fb" compile --arch-list "$arch" -I inc -v --remote-exec "$exec_url" \
+	-o "$t/linked.fatbin" linked.cu 2>"$t/linked.err" || { cat "$t/linked.err" >&2; no "linked: the compile failed"; }
+cmp -s "$t/linked-local.fatbin" "$t/linked.fatbin" || no "linked: the bytes differ from the local compile's"
+one_warning linked "$exec_url" "lacked a header the #include scan missed"
 exec_stop
 # a job longer than the Execute stream's window (an eighth of --remote-exec-timeout: 2 s of
 # 16; the runner waits 5 s before buildbox-run): buildbox-casd says nothing until the job is
@@ -93,6 +115,12 @@ FATBUILD_CACHE_DIR=$t/cache-slow "$fb" compile --arch-list "$arch" -v --remote-e
 cmp -s "$t/local/elementwise.fatbin" "$t/slow/elementwise.fatbin" && grep -q '(remote)' "$t/slow.err" &&
 	! grep -q '^fatbuild: remote-exec: ' "$t/slow.err" || { cat "$t/slow.err" >&2; no "slow: the job did not run remotely"; }
 [ "$(cat "$slow/runs" 2>/dev/null | wc -l)" = 1 ] || no "slow: the executor ran the job $(cat "$slow/runs" 2>/dev/null | wc -l) times"
+# the job's input root: the headers the source reads (elementwise.cu: 18 of the toolkit's), not
+# the toolkit's include/ tree (about 2,000 files); the executor's CAS holds every blob it was sent
+nblobs=$(find "$slow/cache" -path '*/objects/*' -type f | wc -l)
+ntree=$(find /usr/local/cuda/include/ -type f | wc -l)
+[ "$nblobs" -gt 10 ] && [ "$nblobs" -lt $((ntree / 4)) ] ||
+	no "slow: the executor's CAS holds $nblobs blobs for one source (the toolkit's tree has $ntree files)"
 exec_stop
 envline "$exec_url" | grep -q "^executor  *$exec_url (from FATBUILD_REMOTE_EXECUTOR): NOT REACHABLE: .*UNAVAILABLE" ||
 	{ envline "$exec_url" >&2; no "env: a dead executor is not shown unreachable"; }

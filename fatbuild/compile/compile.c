@@ -213,6 +213,7 @@ run_free(struct run *r)
 	for (size_t i = 0; r->src && i < r->nsrc; i++) {
 		free(r->src[i].text);
 		fb_strlist_free(&r->src[i].deps);
+		fb_strlist_free(&r->src[i].extra);
 	}
 	free(r->src);
 	for (size_t i = 0; i < r->njobs; i++)

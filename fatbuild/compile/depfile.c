@@ -4,13 +4,15 @@
  * directories. The scan is conservative: it follows includes in every #if branch (files that
  * do not exist are skipped), which can only make a cache key or a depfile larger, never miss a
  * file NVRTC reads. Includes it cannot resolve (NVRTC's built-in headers, computed
- * "#include MACRO") are skipped. */
+ * "#include MACRO") are skipped; fb_deps_scan_root says where the first computed one is, and
+ * adds what a remote job's input root needs beyond the list (docs/remote-cache.md §9). */
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "depfile.h"
@@ -134,11 +136,13 @@ exists_file(const char *path, struct stat *st)
 }
 
 /* The header an #include or #include_next line names, or NULL: the name is cut out of line in
- * place; *close is '"' or '>', *next says include_next. */
+ * place; *close is '"' or '>', *next says include_next, *computed that the line is an include
+ * of a macro ("#include MACRO"), which no scan can follow. */
 static const char *
-include_name(char *line, char *close, int *next)
+include_name(char *line, char *close, int *next, int *computed)
 {
 	char *q = line;
+	*computed = 0;
 	while (*q == ' ' || *q == '\t')
 		q++;
 	if (*q++ != '#')
@@ -157,6 +161,7 @@ include_name(char *line, char *close, int *next)
 	while (*q == ' ' || *q == '\t')
 		q++;
 	*close = *q == '"' ? '"' : *q == '<' ? '>' : 0;
+	*computed = !*close && (*q == '_' || (*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z'));
 	char *end = *close ? strchr(q + 1, *close) : NULL;
 	if (!end || end == q + 1)
 		return NULL;
@@ -183,38 +188,112 @@ find_header(const char *name, char close, int next, const char *cur, size_t curd
 	return 0;
 }
 
-/* Adds the headers text (the comment-free contents of cur) includes to todo and deps, each
- * file once. 0, -1 when out of memory, or FB_EIO (err says which) for an include that names a
- * file that is not a regular one. */
-static int
-scan_text(char *text, const char *cur, const char *const *dirs, size_t ndirs, struct seen *seen,
-          struct fb_strlist *todo, struct fb_strlist *deps, struct fb_error *err)
+/* One scan: the files to read (todo, spelled as deps spells them: a path with "/../" by its
+ * realpath) and, when the caller asks for the paths the compiler opens (extra), the same files
+ * as its lookups spell them (spelled, one per todo entry). */
+struct scan {
+	const char *const *dirs;
+	size_t ndirs;
+	struct seen seen;
+	struct fb_strlist todo, spelled;
+	struct fb_strlist *deps, *extra;
+	char *computed;
+	size_t csize;
+};
+
+static size_t
+dirlen_of(const char *cur)
 {
 	const char *slash = strrchr(cur, '/');
-	size_t curdirlen = slash ? (size_t)(slash - cur) : 0;
-	if (slash == cur)
-		curdirlen = 1; /* "/x.h" */
+	if (!slash)
+		return 0;
+	return slash == cur ? 1 : (size_t)(slash - cur); /* "/x.h" */
+}
+
+/* p into extra once. 0, or -1 when out of memory. */
+static int
+extra_add(struct scan *sc, const char *p)
+{
+	for (size_t i = 0; i < sc->extra->n; i++)
+		if (strcmp(sc->extra->v[i], p) == 0)
+			return 0;
+	return fb_strlist_add(sc->extra, p);
+}
+
+/* The "__has_include(<x>)" probes of a line (also "_CCCL_HAS_INCLUDE(<x>)", a macro of it, and
+ * the _next form): each file found goes into extra, since whether it exists changes what the
+ * source compiles to. Probes of a macro's argument are skipped. */
+static int
+probes(struct scan *sc, const char *line, const char *scur)
+{
+	for (const char *p = line; *p; p++) {
+		if ((*p != 'h' && *p != 'H') || strncasecmp(p, "has_include", 11) != 0)
+			continue;
+		const char *q = p + 11;
+		int next = strncasecmp(q, "_next", 5) == 0;
+		q += next ? 5 : 0;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (*q++ != '(')
+			continue;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		char close = *q == '"' ? '"' : *q == '<' ? '>' : 0;
+		const char *end = close ? strchr(q + 1, close) : NULL;
+		if (!end || end == q + 1 || end - q > PATH_MAX / 2)
+			continue;
+		char name[PATH_MAX], path[PATH_MAX];
+		struct stat st;
+		snprintf(name, sizeof(name), "%.*s", (int)(end - q - 1), q + 1);
+		if (find_header(name, close, next, scur, dirlen_of(scur), sc->dirs, sc->ndirs, path, sizeof(path), &st) > 0 &&
+		    extra_add(sc, path))
+			return -1;
+		p = end;
+	}
+	return 0;
+}
+
+/* Adds the headers text (the comment-free contents of todo entry t) includes to todo and deps,
+ * each file once. 0, -1 when out of memory, or FB_EIO (err says which) for an include that names
+ * a file that is not a regular one. */
+static int
+scan_text(char *text, size_t t, struct scan *sc, struct fb_error *err)
+{
+	const char *cur = sc->todo.v[t], *scur = sc->extra ? sc->spelled.v[t] : cur;
+	size_t curdirlen = dirlen_of(cur);
 	for (char *p = text; p && *p;) {
 		char *eol = strchr(p, '\n');
 		if (eol)
 			*eol = 0;
-		char close, path[PATH_MAX];
-		int next;
-		struct stat st;
-		const char *name = include_name(p, &close, &next);
-		int found = name ? find_header(name, close, next, cur, curdirlen, dirs, ndirs, path, sizeof(path), &st) : 0;
+		char close, path[PATH_MAX], spath[PATH_MAX];
+		int next, computed;
+		struct stat st, sst;
+		if (sc->extra && probes(sc, p, scur))
+			return -1;
+		const char *name = include_name(p, &close, &next, &computed);
+		if (computed && sc->computed && !sc->computed[0])
+			snprintf(sc->computed, sc->csize, "%s", cur);
+		int found = name ? find_header(name, close, next, cur, curdirlen, sc->dirs, sc->ndirs, path, sizeof(path), &st) : 0;
 		if (found < 0)
 			return fb_seterr(err, FB_EIO, "%s: not a regular file (%s), included by %s", path,
 			                 fb_file_kind(st.st_mode), cur);
 		if (found) {
-			int fresh = seen_add(seen, &st);
+			int fresh = seen_add(&sc->seen, &st);
 			if (fresh < 0)
 				return -1;
+			/* the path the compiler opens: looked up from the including file as it spelled it */
+			int sfound = sc->extra ? find_header(name, close, next, scur, dirlen_of(scur), sc->dirs, sc->ndirs,
+			                                     spath, sizeof(spath), &sst) : 0;
+			if (sfound <= 0)
+				snprintf(spath, sizeof(spath), "%s", path);
 			if (fresh) {
 				tidy(path, sizeof(path));
-				if (fb_strlist_add(todo, path) || fb_strlist_add(deps, path))
+				if (fb_strlist_add(&sc->todo, path) || fb_strlist_add(sc->deps, path) ||
+				    (sc->extra && fb_strlist_add(&sc->spelled, spath)))
 					return -1;
 			}
+			if (sc->extra && (!fresh || strcmp(spath, path) != 0) && extra_add(sc, spath))
+				return -1;
 		}
 		p = eol ? eol + 1 : NULL;
 	}
@@ -222,26 +301,28 @@ scan_text(char *text, const char *cur, const char *const *dirs, size_t ndirs, st
 }
 
 int
-fb_deps_scan(const char *source, const char *const *dirs, size_t ndirs, struct fb_strlist *deps,
-             struct fb_error *err)
+fb_deps_scan_root(const char *source, const char *const *dirs, size_t ndirs, struct fb_strlist *deps,
+                  struct fb_strlist *extra, char *computed, size_t csize, struct fb_error *err)
 {
-	struct seen seen = {0};
-	struct fb_strlist todo = {0};
+	struct scan sc = {.dirs = dirs, .ndirs = ndirs, .deps = deps, .extra = extra, .computed = computed,
+	                  .csize = csize};
 	int rc = 0;
 	struct stat st;
+	if (computed && csize)
+		computed[0] = 0;
 	/* Files already listed count as seen. */
 	for (size_t i = 0; i < deps->n; i++)
-		if (stat(deps->v[i], &st) == 0 && seen_add(&seen, &st) < 0)
+		if (stat(deps->v[i], &st) == 0 && seen_add(&sc.seen, &st) < 0)
 			goto oom;
-	if (stat(source, &st) == 0 && seen_add(&seen, &st) < 0)
+	if (stat(source, &st) == 0 && seen_add(&sc.seen, &st) < 0)
 		goto oom;
-	if (fb_strlist_add(&todo, source))
+	if (fb_strlist_add(&sc.todo, source) || (extra && fb_strlist_add(&sc.spelled, source)))
 		goto oom;
-	for (size_t t = 0; t < todo.n; t++) {
+	for (size_t t = 0; t < sc.todo.n; t++) {
 		char *text = NULL;
 		size_t size = 0;
 		struct fb_error rerr = {0};
-		if (fb_read_file(todo.v[t], &text, &size, &rerr) != 0) {
+		if (fb_read_file(sc.todo.v[t], &text, &size, &rerr) != 0) {
 			if (t == 0) {
 				rc = fb_seterr(err, rerr.code, "%s", rerr.msg);
 				goto out;
@@ -249,7 +330,7 @@ fb_deps_scan(const char *source, const char *const *dirs, size_t ndirs, struct f
 			continue; /* unreadable now: NVRTC then says so */
 		}
 		strip_comments(text);
-		int bad = scan_text(text, todo.v[t], dirs, ndirs, &seen, &todo, deps, err);
+		int bad = scan_text(text, t, &sc, err);
 		free(text);
 		if (bad > 0) {
 			rc = bad;
@@ -262,9 +343,17 @@ fb_deps_scan(const char *source, const char *const *dirs, size_t ndirs, struct f
 oom:
 	rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 out:
-	free(seen.v);
-	fb_strlist_free(&todo);
+	free(sc.seen.v);
+	fb_strlist_free(&sc.todo);
+	fb_strlist_free(&sc.spelled);
 	return rc;
+}
+
+int
+fb_deps_scan(const char *source, const char *const *dirs, size_t ndirs, struct fb_strlist *deps,
+             struct fb_error *err)
+{
+	return fb_deps_scan_root(source, dirs, ndirs, deps, NULL, NULL, 0, err);
 }
 
 char *

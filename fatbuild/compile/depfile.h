@@ -15,6 +15,13 @@
  * device and inode) are not added twice. */
 int fb_deps_scan(const char *source, const char *const *dirs, size_t ndirs, struct fb_strlist *deps,
                  struct fb_error *err);
+/* fb_deps_scan, and what a remote job's input root needs beside deps (offload.c): into extra
+ * (when not NULL), every other path by which the compiler opens one of those files (a path with
+ * "/../" as the lookup spells it, a file reached again by another path) and every file a
+ * "__has_include(<x>)" probe finds; into computed (csize bytes, when not NULL), the first file
+ * with an "#include MACRO", or "" when none has one. */
+int fb_deps_scan_root(const char *source, const char *const *dirs, size_t ndirs, struct fb_strlist *deps,
+                      struct fb_strlist *extra, char *computed, size_t csize, struct fb_error *err);
 /* Makefile syntax for one path: spaces and '#' escaped with '\', '$' doubled. */
 char *fb_depfile_escape(const char *path);
 

@@ -4,16 +4,18 @@
  *
  *   _fb/nvrtc-worker                 fatbuild-nvrtc-worker (nvrtc_worker.c), libc only
  *   _fb/t/lib64/libnvrtc.so.N        the NVRTC this run loaded, and its builtins library
- *   _fb/r/ABSOLUTE/PATH              the source and headers the client names by absolute path,
- *                                    and the toolkit's include/ tree whole
+ *   _fb/r/ABSOLUTE/PATH              the source and headers the client names by absolute path
  *   _fb/c/CWD/RELATIVE/PATH          those it names relative to its working directory CWD
  *
  * (under _fb/, since a sandbox mounts its own /usr, /bin and /lib over the root's). The worker
  * gets the job's options with every -I mapped the same way and the source's own name, so NVRTC
  * finds the same headers in the same order and names the source as a local compile does; its log
- * is mapped back. The toolkit's headers go whole because its own headers choose some of their
- * includes by macro (thrust's #include __THRUST_DEVICE_SYSTEM_TAG_HEADER), which the scan of
- * #include lines (depfile.c) cannot follow; the client's headers are those the scan found. The
+ * is mapped back. The headers are those the scan of #include lines found (depfile.c, the toolkit's
+ * included), at every path NVRTC opens them by, and every file a __has_include probe finds, so
+ * that a probe answers as it does here. A header that chooses an include by macro (thrust's
+ * #include __THRUST_DEVICE_SYSTEM_TAG_HEADER) cannot be followed: when it is the toolkit's, the
+ * job gets the toolkit's include/ tree whole; when it is the client's, the job stays here. A job
+ * whose compile at the executor cannot open a header the scan missed is compiled here. The
  * shared files go to the executor's CAS once, before the jobs (the parent's
  * call); each job is a forked child of the round (schedule.c) with a channel of its own, and
  * answers as a local worker does (child.c), or with FB_RESULT_FARM when the executor failed it:
@@ -105,16 +107,44 @@ log_unmap(const struct run *r, char *log)
 	replace_all(log, "_fb/r/", "/");
 }
 
-/* What keeps job j here, or NULL: an output that may depend on paths, or an option naming one. */
-static const char *
-stays_local(const struct run *r, const struct job *j)
+/* Whether p is below the toolkit's include/ directory. */
+static int
+in_toolkit(const struct run *r, const char *p)
 {
-	if (r->src[j->src].exact)
-		return "local: its output may depend on paths (-G, -lineinfo or __FILE__)";
-	for (size_t k = 0; k < r->ncommon; k++)
-		if (strncmp(r->common[k], "-I", 2) != 0 && strchr(r->common[k], '/'))
-			return "local: an NVRTC option names a path";
-	return NULL;
+	size_t n = strlen(r->home);
+	return n && strncmp(p, r->home, n) == 0 && strncmp(p + n, "/include/", 9) == 0;
+}
+
+/* Whether source s needs the toolkit's include/ tree whole: one of its toolkit headers includes
+ * a macro. */
+static int
+needs_tree(const struct run *r, const struct source *s)
+{
+	return s->computed[0] && in_toolkit(r, s->computed);
+}
+
+/* Whether job j stays here, and why (in j->where): an output that may depend on paths, an option
+ * naming one, or a header of the client's that includes a macro (the scan cannot tell what it
+ * reads). */
+static int
+stays_local(const struct run *r, struct job *j)
+{
+	const struct source *s = &r->src[j->src];
+	const char *b = strrchr(s->computed, '/');
+	if (s->exact)
+		snprintf(j->where, sizeof(j->where), "local: its output may depend on paths (-G, -lineinfo or __FILE__)");
+	else if (s->computed[0] && !needs_tree(r, s))
+		snprintf(j->where, sizeof(j->where), "local: %.120s has an #include of a macro, which the scan cannot follow",
+		         b ? b + 1 : s->computed);
+	else {
+		for (size_t k = 0; k < r->ncommon; k++)
+			if (strncmp(r->common[k], "-I", 2) != 0 && strchr(r->common[k], '/')) {
+				snprintf(j->where, sizeof(j->where), "local: an NVRTC option names a path");
+				return 1;
+			}
+		return 0;
+	}
+	return 1;
 }
 
 /* ---- the child: one job at the executor ---- */
@@ -180,7 +210,7 @@ jobroot_make(const struct run *r, const struct job *j, struct fb_job_opts *jo, s
              struct fb_error *err)
 {
 	const struct source *s = &r->src[j->src];
-	size_t cap = s->deps.n + 5;
+	size_t cap = s->deps.n + s->extra.n + 5;
 	jr->in = calloc(cap, sizeof(*jr->in));
 	jr->names = calloc(cap, sizeof(*jr->names));
 	jr->texts = calloc(cap, sizeof(*jr->texts));
@@ -191,11 +221,13 @@ jobroot_make(const struct run *r, const struct job *j, struct fb_job_opts *jo, s
 	int rc = add_input(r, jr, ".fatbuild-cwd", "\n", 1, err); /* the working directory exists for "-I../x" */
 	if (!rc)
 		rc = add_input(r, jr, s->path, s->text, s->size, err);
-	char inc[PATH_MAX + 16];
-	size_t ninc = (size_t)snprintf(inc, sizeof(inc), "%s/include/", r->home);
+	int tree = needs_tree(r, s); /* then the toolkit's are there already */
 	for (size_t k = 0; !rc && k < s->deps.n; k++)
-		if (!r->ntk || strncmp(s->deps.v[k], inc, ninc) != 0) /* the toolkit's are there already */
+		if (!tree || !in_toolkit(r, s->deps.v[k]))
 			rc = add_input(r, jr, s->deps.v[k], NULL, 0, err);
+	for (size_t k = 0; !rc && k < s->extra.n; k++)
+		if (!tree || !in_toolkit(r, s->extra.v[k]))
+			rc = add_input(r, jr, s->extra.v[k], NULL, 0, err);
 	if (rc)
 		return rc;
 	const char *mode = j->lto ? "ltoir" : j->ptx != NONE && j->sass != NONE ? "ptx+cubin" : j->ptx != NONE ? "ptx" : "cubin";
@@ -243,6 +275,14 @@ answer_out(const struct run *r, const struct job *j, struct fb_exec_out *x, int 
 	memcpy(log, x->data[LOG], x->size[LOG]);
 	log[x->size[LOG]] = 0;
 	log_unmap(r, log);
+	const char *miss = result != 0 ? strstr(log, "cannot open source file") : NULL;
+	if (miss && !needs_tree(r, &r->src[j->src])) { /* a header the scan did not find: not the source's fault */
+		const char *eol = strchr(miss, '\n');
+		snprintf(why, wsize, "the job's input root lacked a header the #include scan missed (%.*s)",
+		         (int)(eol ? eol - miss < 300 ? eol - miss : 300 : 300), miss);
+		free(log);
+		return 1;
+	}
 	struct fb_cache_entry e = {.ptx = x->data[PTX], .ptx_size = x->size[PTX], .cubin = x->data[CUBIN],
 	                           .cubin_size = x->size[CUBIN]};
 	struct fb_error ce = {0};
@@ -282,7 +322,7 @@ run_remote(struct run *r, struct job *j, struct fb_job_opts *jo, int fd, char *w
 		all[nall++] = jr.in[i];
 	for (int i = 0; all && i < 3; i++)
 		all[nall++] = r->tc[i];
-	for (size_t i = 0; all && i < r->ntk; i++)
+	for (size_t i = 0; all && needs_tree(r, &r->src[j->src]) && i < r->ntk; i++)
 		all[nall++] = r->tk[i];
 	struct fb_exec_cmd c = {jr.argv, jr.argc, env, 2, outputs, 4, all, nall};
 	if (!rc)
@@ -401,8 +441,9 @@ tk_walk(struct run *r, const char *dir, size_t *cap, char *why, size_t wsize)
 
 /* In a build (a state file, in the build dir's private tmp/), its NVRTC edges send the shared
  * files one at a time: the first sends them, the others then find them in the CAS
- * (FindMissingBlobs) rather than all sending the same 140 MB at once, which timed out at
- * BuildGrid with 14 edges starting together (docs/remote-cache.md §9, "in a build"). The lock is
+ * (FindMissingBlobs) rather than all sending the same 140 MB at once (then with the toolkit's
+ * headers), which timed out at BuildGrid with 14 edges starting together (docs/remote-cache.md
+ * §9, "in a build"). The lock is
  * flock(2) on that directory, which needs no file of its own and is dropped with the process.
  * -1: no build, or no lock (then each edge sends what the CAS lacks, as alone). */
 static int
@@ -456,10 +497,13 @@ toolchain(struct run *r, char *why, size_t wsize)
 	}
 	char inc[PATH_MAX + 16];
 	size_t cap = 0;
+	int tree = 0; /* a pending job needs the toolkit's include/ tree whole */
+	for (size_t i = 0; i < r->njobs && !tree; i++)
+		tree = r->jobs[i].state == J_PENDING && needs_tree(r, &r->src[r->jobs[i].src]);
 	snprintf(inc, sizeof(inc), "%s/include", r->home);
 	if (tc_map(r, 0, r->o->remote_exec_worker, WORKER, 1, NULL, why, wsize) ||
 	    tc_map(r, 1, file, names[0], 0, hex, why, wsize) || tc_map(r, 2, builtins, names[1], 0, NULL, why, wsize) ||
-	    tk_walk(r, inc, &cap, why, wsize))
+	    (tree && tk_walk(r, inc, &cap, why, wsize)))
 		return -1;
 	const struct fb_compile_opts *o = r->o;
 	struct fb_exec_opts xo = {o->remote_exec, o->remote_header, o->remote_exec_timeout_ms, o->remote_exec_props,
@@ -474,7 +518,7 @@ toolchain(struct run *r, char *why, size_t wsize)
 	int rc = fb_exec_open(&xo, &x, &e);
 	if (!rc)
 		rc = fb_exec_upload(x, r->tc, 3, &e);
-	if (!rc)
+	if (!rc && r->ntk)
 		rc = fb_exec_upload(x, r->tk, (int)r->ntk, &e);
 	fb_exec_close(x); /* gRPC's threads end before the jobs are forked */
 	if (lock >= 0)
@@ -531,11 +575,8 @@ fb_offload_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error
 		return 0;
 	for (size_t i = 0; i < r->njobs; i++) {
 		struct job *j = &r->jobs[i];
-		const char *why = j->state == J_PENDING ? stays_local(r, j) : NULL;
-		if (why) {
-			snprintf(j->where, sizeof(j->where), "%s", why);
+		if (j->state == J_PENDING && stays_local(r, j))
 			j->state = J_HELD;
-		}
 		n += j->state == J_PENDING;
 	}
 	int quiet = n && fb_exec_state_seen(o->remote_state, r->exec_why, sizeof(r->exec_why));

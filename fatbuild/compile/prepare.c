@@ -199,7 +199,10 @@ fb_run_load_sources(struct run *r, struct fb_error *err)
 		for (size_t k = 0; k < r->ncommon; k++)
 			if (strncmp(r->common[k], "-I", 2) == 0)
 				dirs[ndirs++] = r->common[k] + 2;
-		rc = fb_deps_scan(s->path, dirs, ndirs, &s->deps, err);
+		if (r->o->remote_exec && *r->o->remote_exec) /* the jobs' input roots (offload.c) */
+			rc = fb_deps_scan_root(s->path, dirs, ndirs, &s->deps, &s->extra, s->computed, sizeof(s->computed), err);
+		else
+			rc = fb_deps_scan(s->path, dirs, ndirs, &s->deps, err);
 		free(dirs);
 		if (rc)
 			return rc;

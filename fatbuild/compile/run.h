@@ -33,6 +33,8 @@ struct source {
 	size_t size;
 	char dir[PATH_MAX];
 	struct fb_strlist deps;     /* headers, in discovery order */
+	struct fb_strlist extra;    /* with remote execution: the root's other paths (fb_deps_scan_root) */
+	char computed[PATH_MAX];    /* with remote execution: the first file with "#include MACRO" */
 	unsigned char key[32];      /* source + headers */
 	unsigned char content[32];  /* basename, source and headers by content only */
 	char base[PATH_MAX];        /* paths below it enter the key relative to it (key.c) */
@@ -114,8 +116,8 @@ struct run {
 	void *tc_map[3];
 	size_t tc_mapsize[3];
 	char cwd[PATH_MAX];
-	char home[PATH_MAX];        /* the toolkit's: its include/ tree goes to the executor whole */
-	struct fb_exec_input *tk;   /* that tree's files (names and bytes owned) */
+	char home[PATH_MAX];        /* the toolkit's: its include/ tree goes whole to a job that needs it */
+	struct fb_exec_input *tk;   /* that tree's files (names and bytes owned), when a job does */
 	size_t ntk;
 };
 
