@@ -7,9 +7,9 @@
 # the example kernels with CUB (examples/kernels: radix_sort.cu includes <cub/cub.cuh>) and the
 # saxpy example's kernel and host file (examples/saxpy), for sm_90. A remote build gives a
 # .so byte-identical to a local build's, and -v shows every NVRTC job of every edge ran remotely
-# (none here); the graph runs the remote jobs' number of NVRTC edges at once and keeps the rest
-# to -j; a compile error from the executor shows the compiler's message as a local build does,
-# with the same exit code; a dead executor (a closed port) and a job no bot can take (a property
+# (none here) and the build's summary line counts them and the host edge; the graph runs the
+# remote jobs' number of NVRTC edges at once and keeps the rest to -j; a compile error from the
+# executor shows the compiler's message as a local build does, with the same exit code; a dead executor (a closed port) and a job no bot can take (a property
 # no bot offers, a short timeout) fall back to local compiles with exactly one warning for the
 # whole build and the same bytes. Skipped (77) only without NVRTC, bubblewrap, PostgreSQL,
 # Python 3.13 or gRPC in the build, or when pip cannot install buildstream or buildgrid.
@@ -102,6 +102,12 @@ n=$(awk '/^build .*: (merge|embed|link) /{e=1} e && /^  pool = local$/{n++; e=0}
 grep -A3 '^build .*saxpy_host.c.o: cc ' "$t/bd-ex/build.ninja" | grep -q 'pool = local' &&
 	no "ex: the host edge, which may run at the executor, is held to the local jobs"
 grep -q 'saxpy_host.c.o (remote)' "$t/ex.err" || { cat "$t/ex.err" >&2; no "ex: the host edge did not run remotely"; }
+# the build's summary (-v): every NVRTC job and the host edge ran there
+summary() { # summary NAME NVRTC-RAN EDGES-RAN: the build's one line says so
+	grep -q "^fatbuild: build: remote-exec grpc://[^ ]*: $2 of $njobs NVRTC jobs ran there (0 cached), $3 of 1 host and nvcc edges (0 cached)\$" "$t/$1.err" ||
+		{ grep 'remote-exec grpc' "$t/$1.err" >&2; no "$1: the build's summary does not say $2 of $njobs NVRTC jobs and $3 of 1 edges ran there"; }
+}
+summary ex $njobs 1
 # a host compiler the workers lack (cc: an /etc/alternatives link, not in the sandbox): one
 # warning for the build, the host edge here, and the NVRTC jobs, which bring their compiler,
 # still remote
@@ -112,6 +118,7 @@ n=$(grep -c '^\[1/1\] sm_[0-9]* .*\.cu .* (remote' "$t/tools.err")
 [ "$(grep -c '^fatbuild: remote-exec: .*the worker cannot run cc' "$t/tools.err")" = 1 ] &&
 	[ "$(grep -c '^fatbuild: remote-exec: ' "$t/tools.err")" = 1 ] ||
 	{ cat "$t/tools.err" >&2; no "tools: not exactly one warning, saying the worker cannot run cc"; }
+summary tools $njobs 0
 errbuild xerr --remote-exec "$exec_url"
 same_error xerr
 exec_stop
@@ -120,6 +127,7 @@ exec_stop
 fbb dead --remote-exec "$exec_url" || { cat "$t/dead.err" >&2; no "dead: the build failed"; }
 same dead
 one_warning dead "$exec_url" UNAVAILABLE
+summary dead 0 0
 
 # 2. the farm: two bots offering fbtest=a, one offering fbtest=b
 farm_start "$t/farm" a:fbtest=a a2:fbtest=a b:fbtest=b || { no "the farm did not start"; exit 1; }

@@ -4,9 +4,11 @@
  * executor can fail the command (unreachable, refused, QUEUED past the timeout, a server error
  * running it, an output missing) is FB_EIO with one line saying what happened, for the caller to
  * fall back on, and only the command's own exit code and stderr count as its answer. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cache.h"
 #include "pb.h"
@@ -120,6 +122,52 @@ fb_exec_state_claim(const char *state, const char *why)
 {
 	char p[4200];
 	return fb_remote_state_claim(state_path(state, p, sizeof(p)) == 0 ? p : NULL, why);
+}
+
+/* STATE-exec-tally into buf; 0, or -1 as state_path. */
+static int
+tally_path(const char *state, char *buf, size_t size)
+{
+	return state && *state && snprintf(buf, size, "%s-exec-tally", state) < (int)size ? 0 : -1;
+}
+
+void
+fb_exec_tally_add(const char *state, int kind, size_t ran, size_t cached, size_t total)
+{
+	char p[4200], line[96];
+	if (tally_path(state, p, sizeof(p)))
+		return;
+	int fd = open(p, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	/* one write of a short line: O_APPEND keeps the processes' lines whole */
+	int n = snprintf(line, sizeof(line), "%d %zu %zu %zu\n", kind ? 1 : 0, ran, cached, total);
+	if (write(fd, line, (size_t)n) != n) {
+		/* a tally that cannot be written only leaves the build's summary short */
+	}
+	close(fd);
+}
+
+int
+fb_exec_tally_take(const char *state, struct fb_exec_tally t[2])
+{
+	char p[4200];
+	memset(t, 0, 2 * sizeof(*t));
+	if (tally_path(state, p, sizeof(p)))
+		return 0;
+	FILE *f = fopen(p, "re");
+	if (!f)
+		return 0;
+	int kind;
+	size_t ran, cached, total;
+	while (fscanf(f, "%d %zu %zu %zu", &kind, &ran, &cached, &total) == 4 && (kind == 0 || kind == 1)) {
+		t[kind].ran += ran;
+		t[kind].cached += cached;
+		t[kind].total += total;
+	}
+	fclose(f);
+	unlink(p);
+	return 1;
 }
 
 /* Blobs per FindMissingBlobs: its answer names each missing one (about 80 bytes) and reapi.c

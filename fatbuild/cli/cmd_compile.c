@@ -669,6 +669,8 @@ compile_and_write(struct fb_compile_opts *o, const struct compile_cli *c)
 		goto done;
 	}
 	rc = write_outputs(res, o, c);
+	if (o->remote_exec && *o->remote_exec) /* for `fatbuild build -v`'s summary */
+		fb_exec_tally_add(o->remote_state, 0, res->nexecuted, res->ncached, res->njobs);
 	if (!rc && c->verbose)
 		summary(res, o, c, now() - t0);
 done:

@@ -184,6 +184,9 @@ report(const struct fb_edge_opts *o, const struct fb_edge_result *r, const struc
 	if (r->note[0])
 		warn("warning: %s", r->note);
 	log_edge(cfg->edge_log, what_ran(r), o->output);
+	if (o->remote_exec && *o->remote_exec) /* for `fatbuild build -v`'s summary */
+		fb_exec_tally_add(o->remote_state, 1, r->hit == FB_EDGE_EXEC || r->hit == FB_EDGE_EXEC_CACHED,
+		                  r->hit == FB_EDGE_LOCAL || r->hit == FB_EDGE_REMOTE, 1);
 	/* `fatbuild build -v`: where each edge ran and why, as compile's jobs say it */
 	if (o->remote_exec && cfg->compile_verbose && strcmp(cfg->compile_verbose, "1") == 0) {
 		const char *name = strrchr(o->output, '/') ? strrchr(o->output, '/') + 1 : o->output;

@@ -379,6 +379,14 @@ generate_and_run(struct gen *g, struct fb_build_result *result, struct fb_error 
 	fb_build_staged_path(g, staged, sizeof(staged));
 	fb_builddir_unstage_stale(staged, g->out);
 	rc = fb_build_run_ninja(g, &no_work, err);
+	if (result && g->tallied) { /* -v: where the build's compiles ran (docs/remote-cache.md §9) */
+		char shown[512];
+		const struct fb_exec_tally *k = &g->tally[0], *e = &g->tally[1];
+		fb_remote_url_redact(g->rexec, shown, sizeof(shown));
+		note(result->notes, sizeof(result->notes),
+		     "remote-exec %s: %zu of %zu NVRTC jobs ran there (%zu cached), %zu of %zu host and nvcc edges (%zu cached)",
+		     shown, k->ran, k->total, k->cached, e->ran, e->total, e->cached);
+	}
 	if (!rc)
 		rc = fb_builddir_publish(staged, g->out, &copied, err);
 	if (result)

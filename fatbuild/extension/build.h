@@ -14,6 +14,7 @@
 
 #include "fatbuild.h"
 #include "base/strbuf.h"
+#include "plumbing.h"
 #include "ninja.h"
 #include "torch.h"
 
@@ -61,6 +62,8 @@ struct gen {
 	const char *rexec;
 	bool rexec_off;
 	int ninja_jobs;
+	struct fb_exec_tally tally[2]; /* after ninja, while remote: where the jobs ran (cache.h) */
+	bool tallied;
 	struct tools t;
 	struct fb_ninja *nj;
 	char dir[PATHMAX];     /* build dir */

@@ -333,6 +333,8 @@ fb_build_run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	unlink(state);
 	bfmt(state, sizeof(state), "%s/" FB_REMOTE_STATE "-tools-exec", g->dir); /* a worker without the compiler (§9) */
 	unlink(state);
+	bfmt(state, sizeof(state), "%s/" FB_REMOTE_STATE, g->dir);
+	fb_exec_tally_take(state, g->tally); /* an earlier build's, left by a stopped one */
 	bool nvrtc = false;
 	for (size_t i = 0; i < g->o->nsources; i++)
 		nvrtc |= g->langs[i] == L_KERNEL;
@@ -372,6 +374,7 @@ fb_build_run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	int status;
 	rc = wait_ninja(g, pid, &status, err);
 	stop_bg(g, bg);
+	g->tallied = g->rexec && fb_exec_tally_take(state, g->tally);
 	if (rc) {
 		close(lock);
 		return rc;
