@@ -158,7 +158,7 @@ echo "torch.utils.cpp_extension.load vs fatbuild.load: $dir (${#srcs[@]} files),
 echo "project flags: C++ \"$pcflags\", nvcc \"$pnvcc\""
 "$py" -c "import torch; print('torch', torch.__version__, 'CUDA', torch.version.cuda)" 2>/dev/null
 [ "$sccache" = none ] || "$sccache" --version
-declare -a tc fc tp fp fpc ts fw fr tn fn
+tc=() fc=() tp=() fp=() fpc=() ts=() fw=() fr=() tn=() fn=()
 w() { echo "${1%% *}"; } # wall of "WALL CPU"
 c() { echo "${1##* }"; } # CPU
 if [ $main = project ]; then mt=tp mf=fp; else mt=tc mf=fc; fi
