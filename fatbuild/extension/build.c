@@ -382,10 +382,14 @@ generate_and_run(struct gen *g, struct fb_build_result *result, struct fb_error 
 	if (result && g->tallied) { /* -v: where the build's compiles ran (docs/remote-cache.md §9) */
 		char shown[512];
 		const struct fb_exec_tally *k = &g->tally[0], *e = &g->tally[1];
+		char nv[128] = "", ed[128] = "";
 		fb_remote_url_redact(g->rexec, shown, sizeof(shown));
-		note(result->notes, sizeof(result->notes),
-		     "remote-exec %s: %zu of %zu NVRTC jobs ran there (%zu cached), %zu of %zu host and nvcc edges (%zu cached)",
-		     shown, k->ran, k->total, k->cached, e->ran, e->total, e->cached);
+		if (k->total || !e->total)
+			bfmt(nv, sizeof(nv), "%zu of %zu NVRTC jobs ran there (%zu cached)", k->ran, k->total, k->cached);
+		if (e->total)
+			bfmt(ed, sizeof(ed), "%zu of %zu host and nvcc edges%s (%zu cached)", e->ran, e->total,
+			     nv[0] ? "" : " ran there", e->cached);
+		note(result->notes, sizeof(result->notes), "remote-exec %s: %s%s%s", shown, nv, nv[0] && ed[0] ? ", " : "", ed);
 	}
 	if (!rc)
 		rc = fb_builddir_publish(staged, g->out, &copied, err);
