@@ -42,16 +42,9 @@ void fb_remote_url_redact(const char *url, char *out, size_t size);
  * 0, or FB_EIO (unreachable, refused: err says how), FB_EINVAL, FB_ENOTOOL (no gRPC). */
 int fb_exec_probe(const char *url, const char *header, long timeout_ms, char *buf, size_t size, struct fb_error *err);
 
-/* Where the jobs of one build ran, counted by its processes in STATE-exec-tally (appended, one
- * line per process): kind 0 for a compile edge's NVRTC jobs, 1 for a host or nvcc edge; ran at
- * the executor, served by a cache, of total. take: the sums (t[0] NVRTC, t[1] edges) and the
- * file removed; 1 when there was a tally. Nothing without a state file (cache/exec.c).
- * `fatbuild build -v` says the sums. */
-struct fb_exec_tally {
-	size_t ran, cached, total;
-};
+/* `fatbuild compile` and `fatbuild edge` count where their jobs ran for the build's summary
+ * (cache/cache.h, fb_exec_tally). */
 void fb_exec_tally_add(const char *state, int kind, size_t ran, size_t cached, size_t total);
-int fb_exec_tally_take(const char *state, struct fb_exec_tally t[2]);
 
 /* One host or nvcc compile of a build, cached (extension/edgecache.c; docs/caches.md "Host and
  * nvcc edges"): the key is ccache's direct mode, the command (the bases spelled @Bn), the

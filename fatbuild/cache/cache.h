@@ -155,6 +155,17 @@ void fb_exec_out_clear(struct fb_exec_out *o);
  * was first (or there is no build) and so says it, 0 when another one did. */
 int fb_exec_state_seen(const char *state, char *why, size_t size);
 int fb_exec_state_claim(const char *state, const char *why);
+/* Where the jobs of one build ran, counted by its processes in STATE-exec-tally (appended, one
+ * line per process): kind 0 for a compile edge's NVRTC jobs, 1 for a host or nvcc edge; ran at
+ * the executor, served by a cache, of total. take: the sums (t[0] NVRTC, t[1] edges) and the
+ * file removed; 1 when there was a tally. Nothing without a state file (exec.c). `fatbuild
+ * build -v` says the sums, its URL shown as fb_remote_url_redact shows it (remote.c). */
+struct fb_exec_tally {
+	size_t ran, cached, total;
+};
+void fb_exec_tally_add(const char *state, int kind, size_t ran, size_t cached, size_t total);
+int fb_exec_tally_take(const char *state, struct fb_exec_tally t[2]);
+void fb_remote_url_redact(const char *url, char *out, size_t size);
 /* What GetCapabilities says of execution, into buf ("execution on, SHA256, priorities 1..9"), or
  * FB_EIO / FB_EFORMAT with err. */
 int fb_exec_capabilities(struct fb_exec *x, char *buf, size_t size, struct fb_error *err);

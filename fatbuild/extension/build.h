@@ -14,7 +14,7 @@
 
 #include "fatbuild.h"
 #include "base/strbuf.h"
-#include "plumbing.h"
+#include "cache/cache.h"
 #include "ninja.h"
 #include "torch.h"
 
