@@ -8,7 +8,8 @@
 # local NVRTC job); a second run is all cache hits (no Action); a compile error from the executor
 # is printed exactly as a local one, with the same exit code; a job's input root holds the
 # headers it reads, not the toolkit's tree; a source that includes a macro stays here, and a
-# header the scan missed makes its job compile here with one warning; a dead executor (a closed port;
+# header the scan missed makes its job compile here with one warning, and a header that is
+# nowhere is the source's error, shown as a local one; a dead executor (a closed port;
 # said once by the processes of one build) and a job no bot can take (a property no bot offers,
 # a short timeout) fall back to local compiles with exactly one warning and the same bytes;
 # `fatbuild env` shows each executor reachable with execution (GetCapabilities) and the dead one
@@ -100,6 +101,18 @@ FATBUILD_CACHE_DIR=$t/cache-linked-x "$fb" compile --arch-list "$arch" -I inc -v
 	-o "$t/linked.fatbin" linked.cu 2>"$t/linked.err" || { cat "$t/linked.err" >&2; no "linked: the compile failed"; }
 cmp -s "$t/linked-local.fatbin" "$t/linked.fatbin" || no "linked: the bytes differ from the local compile's"
 one_warning linked "$exec_url" "lacked a header the #include scan missed"
+# a header that is nowhere (not a scan's miss): the source's own error, shown as a local compile
+# shows it, with no warning of the executor
+printf '#include "nowhere.h"\nextern "C" __global__ void n(float *p) { p[0] = 3.0f; }\n' >nowhere.cu
+for w in local remote; do
+	x=()
+	[ $w = remote ] && x=(--remote-exec "$exec_url")
+	FATBUILD_CACHE_DIR=$t/cache-nowhere-$w "$fb" compile --arch-list "$arch" "${x[@]}" -o "$t/nowhere.fatbin" nowhere.cu \
+		>"$t/nowhere-$w.out" 2>&1
+	echo "exit $?" >>"$t/nowhere-$w.out"
+done
+grep -q 'cannot open source file "nowhere.h"' "$t/nowhere-local.out" && cmp -s "$t/nowhere-local.out" "$t/nowhere-remote.out" ||
+	{ diff "$t/nowhere-local.out" "$t/nowhere-remote.out" >&2; no "nowhere: a missing header is not shown as the local compile shows it"; }
 exec_stop
 # a job longer than the Execute stream's window (an eighth of --remote-exec-timeout: 2 s of
 # 16; the runner waits 5 s before buildbox-run): buildbox-casd says nothing until the job is

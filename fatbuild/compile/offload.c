@@ -250,6 +250,42 @@ jobroot_make(const struct run *r, const struct job *j, struct fb_job_opts *jo, s
 	return 0;
 }
 
+/* Whether the header of NVRTC's 'FILE(LINE): catastrophic error: cannot open source file "NAME"'
+ * (at miss, in log) is here where a compile here would look: beside FILE, in the source's
+ * directory or an -I directory. Then the input root lacked it (the scan missed it); else the
+ * source names a header that is nowhere, its own error. */
+static int
+header_here(const struct run *r, const struct source *s, const char *log, const char *miss)
+{
+	const char *q = strchr(miss, '"'), *e = q ? strchr(q + 1, '"') : NULL;
+	if (!e || e == q + 1 || e - q > PATH_MAX / 2)
+		return 0;
+	char name[PATH_MAX], p[2 * PATH_MAX + 2];
+	snprintf(name, sizeof(name), "%.*s", (int)(e - q - 1), q + 1);
+	const char *bol = miss;
+	while (bol > log && bol[-1] != '\n')
+		bol--;
+	const char *paren = strchr(bol, '(');
+	const char *slash = NULL;
+	for (const char *c = bol; paren && c < paren; c++)
+		if (*c == '/')
+			slash = c;
+	struct stat st;
+	if (name[0] == '/')
+		return stat(name, &st) == 0 && S_ISREG(st.st_mode);
+	if (slash && snprintf(p, sizeof(p), "%.*s/%s", (int)(slash - bol), bol, name) < (int)sizeof(p) &&
+	    stat(p, &st) == 0 && S_ISREG(st.st_mode))
+		return 1;
+	if (snprintf(p, sizeof(p), "%s/%s", s->dir, name) < (int)sizeof(p) && stat(p, &st) == 0 && S_ISREG(st.st_mode))
+		return 1;
+	for (size_t k = 0; k < r->ncommon; k++)
+		if (strncmp(r->common[k], "-I", 2) == 0 &&
+		    snprintf(p, sizeof(p), "%s/%s", r->common[k] + 2, name) < (int)sizeof(p) && stat(p, &st) == 0 &&
+		    S_ISREG(st.st_mode))
+			return 1;
+	return 0;
+}
+
 /* The executor's answer as a worker's: rc 0, the nvrtcResult, the log, PTX and cubin; a missing
  * result or an image that fails its check is the executor's failure (why). */
 static int
@@ -276,7 +312,8 @@ answer_out(const struct run *r, const struct job *j, struct fb_exec_out *x, int 
 	log[x->size[LOG]] = 0;
 	log_unmap(r, log);
 	const char *miss = result != 0 ? strstr(log, "cannot open source file") : NULL;
-	if (miss && !needs_tree(r, &r->src[j->src])) { /* a header the scan did not find: not the source's fault */
+	if (miss && !needs_tree(r, &r->src[j->src]) && header_here(r, &r->src[j->src], log, miss)) {
+		/* a header the scan did not find, which a compile here finds: not the source's fault */
 		const char *eol = strchr(miss, '\n');
 		snprintf(why, wsize, "the job's input root lacked a header the #include scan missed (%.*s)",
 		         (int)(eol ? eol - miss < 300 ? eol - miss : 300 : 300), miss);
