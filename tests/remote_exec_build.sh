@@ -141,11 +141,11 @@ errbuild ferr --remote-exec "$farm_url" --remote-exec-property fbtest=b
 same_error ferr
 # a property no bot offers: QUEUED until the timeout, then local with one warning for the build
 s0=$(date +%s)
-fbb fz --remote-exec "$farm_url" --remote-exec-property fbtest=zz --remote-exec-timeout 6 ||
+fbb fz --remote-exec "$farm_url" --remote-exec-property fbtest=zz --remote-exec-timeout 8 ||
 	{ cat "$t/fz.err" >&2; no "fz: the build failed"; }
 same fz
 one_warning fz "$farm_url" QUEUED
-[ $(($(date +%s) - s0)) -ge 6 ] || no "fz: fell back before the timeout"
+[ $(($(date +%s) - s0)) -ge 8 ] || no "fz: fell back before the timeout"
 
 [ $fail = 0 ] && echo "remote_exec_build: all checks passed"
 exit $fail

@@ -99,7 +99,7 @@ if [ "$mode" = farm ]; then
 	echo "exit $?" >>"$t/fa/bad.err"
 	diff "$t/local/bad.err" "$t/fa/bad.err" >&2 || no "the compile error from the farm differs from the local one"
 	# a property no bot offers: QUEUED past the timeout, compiled here with one warning
-	edge fz a cpp --remote-exec "$farm_url" --remote-exec-property fbtest=zz --remote-exec-timeout 3 ||
+	edge fz a cpp --remote-exec "$farm_url" --remote-exec-property fbtest=zz --remote-exec-timeout 8 ||
 		no "the fallback from a job no bot takes failed"
 	cmp -s "$t/local/a.o" "$t/fz/a.o" || no "a.o compiled after the QUEUED fallback differs"
 	[ "$(grep -c '^fatbuild: remote-exec: ' "$t/fz/a.err")" = 1 ] &&

@@ -725,7 +725,8 @@ fb_rexec_execute(struct fb_reapi *g, const struct fb_rexec_action *a, int skip_c
 	 * result): ask by name (WaitExecution), which joins the job. Execute again only with no
 	 * name, or when the server knows the name no more: buildbox-casd runs an action sent
 	 * again while it runs a second time, so a long job asked again each window would run
-	 * once per window. */
+	 * once per window. A stream that gave no message at all is sent again with twice the
+	 * window each time: a loaded BuildGrid took more than 1 s for its first. */
 	bool waited = false;
 	int sent = 1; /* Executes: a server that forgets each job at once is not asked forever */
 	while ((st == 0 && r->name[0]) || st == 4 || (waited && (st == FB_RPC_NOT_FOUND || st == FB_RPC_UNIMPLEMENTED))) {
@@ -734,6 +735,8 @@ fb_rexec_execute(struct fb_reapi *g, const struct fb_rexec_action *a, int skip_c
 		bool again = !r->name[0] || st == FB_RPC_NOT_FOUND || st == FB_RPC_UNIMPLEMENTED;
 		if (again && ++sent > 4)
 			break;
+		if (!r->name[0]) /* not one message yet: a server slow to answer (a loaded one) gets longer */
+			w *= 2;
 		struct fb_pb_out q = {0};
 		put_str(&q, 1, r->name);
 		st = follow(g, again ? "/build.bazel.remote.execution.v2.Execution/Execute"
