@@ -103,39 +103,33 @@ fb_exec_idle(struct fb_exec *x)
 		fb_reapi_idle(x->g);
 }
 
-/* STATE-exec into buf; 0, or -1 without a state file or when the name does not fit. */
+/* STATE-exec, or STATE-exec-tally (tally), into buf; 0, or -1 without a state file or when the
+ * name does not fit. */
 static int
-state_path(const char *state, char *buf, size_t size)
+state_path(const char *state, char *buf, size_t size, bool tally)
 {
-	return state && *state && snprintf(buf, size, "%s-exec", state) < (int)size ? 0 : -1;
+	return state && *state && snprintf(buf, size, "%s-exec%s", state, tally ? "-tally" : "") < (int)size ? 0 : -1;
 }
 
 int
 fb_exec_state_seen(const char *state, char *why, size_t size)
 {
 	char p[4200];
-	return state_path(state, p, sizeof(p)) == 0 && fb_remote_state_read(p, why, size);
+	return state_path(state, p, sizeof(p), false) == 0 && fb_remote_state_read(p, why, size);
 }
 
 int
 fb_exec_state_claim(const char *state, const char *why)
 {
 	char p[4200];
-	return fb_remote_state_claim(state_path(state, p, sizeof(p)) == 0 ? p : NULL, why);
-}
-
-/* STATE-exec-tally into buf; 0, or -1 as state_path. */
-static int
-tally_path(const char *state, char *buf, size_t size)
-{
-	return state && *state && snprintf(buf, size, "%s-exec-tally", state) < (int)size ? 0 : -1;
+	return fb_remote_state_claim(state_path(state, p, sizeof(p), false) == 0 ? p : NULL, why);
 }
 
 void
 fb_exec_tally_add(const char *state, int kind, size_t ran, size_t cached, size_t total)
 {
 	char p[4200], line[96];
-	if (tally_path(state, p, sizeof(p)))
+	if (state_path(state, p, sizeof(p), true))
 		return;
 	int fd = open(p, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
@@ -153,7 +147,7 @@ fb_exec_tally_take(const char *state, struct fb_exec_tally t[2])
 {
 	char p[4200];
 	memset(t, 0, 2 * sizeof(*t));
-	if (tally_path(state, p, sizeof(p)))
+	if (state_path(state, p, sizeof(p), true))
 		return 0;
 	FILE *f = fopen(p, "re");
 	if (!f)

@@ -281,9 +281,12 @@ scan_text(char *text, size_t t, struct scan *sc, struct fb_error *err)
 			int fresh = seen_add(&sc->seen, &st);
 			if (fresh < 0)
 				return -1;
-			/* the path the compiler opens: looked up from the including file as it spelled it */
-			int sfound = sc->extra ? find_header(name, close, next, scur, dirlen_of(scur), sc->dirs, sc->ndirs,
-			                                     spath, sizeof(spath), &sst) : 0;
+			/* the path the compiler opens: looked up from the including file as it spelled it
+			 * (the same lookup, and so path, when that is how deps spells it) */
+			int sfound = sc->extra && strcmp(scur, cur) != 0
+			                 ? find_header(name, close, next, scur, dirlen_of(scur), sc->dirs, sc->ndirs, spath,
+			                               sizeof(spath), &sst)
+			                 : 0;
 			if (sfound <= 0)
 				snprintf(spath, sizeof(spath), "%s", path);
 			if (fresh) {
