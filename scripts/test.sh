@@ -68,6 +68,22 @@ run_ctest() {
 	failed=${summary% *} n=${summary#* }
 	total_pass=$((total_pass + n - failed))
 	total_fail=$((total_fail + failed))
+	[ "$failed" = 0 ] || failure_output "$dir" "$what" "$log"
+}
+
+# failure_output DIR WHAT LOG: each failed test's own output again, its last 60 lines, from
+# ctest's LastTest.log: with --output-on-failure it is printed while other tests run, far from
+# the end where a CI page that shows only the tail of the log looks.
+failure_output() {
+	local dir=$1 what=$2 log=$3 name
+	for name in $(sed -nE 's/^[[:space:]]+[0-9]+ - ([^ ]+) \(.*\)$/\1/p' "$log"); do
+		echo "== $what: the output of $name (its last 60 lines)"
+		awk -v t="$name" '
+			$0 ~ "^[0-9]+/[0-9]+ Testing: " t "$" { on = 1; next }
+			on && /^--------------------/ && !started { started = 1; next }
+			on && started && /^<end of output>$/ { exit }
+			on && started { print }' "$dir/Testing/Temporary/LastTest.log" | tail -60
+	done
 }
 
 configure_plain() {

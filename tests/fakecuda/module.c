@@ -686,11 +686,13 @@ cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, uns
 		for (int64_t i = 0; child && i < (int64_t)gx * per; i++)
 			out[i] = mul * (int)i;
 	}
+	char launch[sizeof(last_launch)];
+	snprintf(launch, sizeof(launch), "%s %ux%ux%u %ux%ux%u shmem=%u image=%s", f->name, gx, gy, gz, bx, by, bz, shmem,
+	         f->mod->image);
 	pthread_mutex_lock(&lock);
-	snprintf(last_launch, sizeof(last_launch), "%s %ux%ux%u %ux%ux%u shmem=%u image=%s", f->name, gx, gy, gz, bx, by,
-	         bz, shmem, f->mod->image);
+	memcpy(last_launch, launch, sizeof(launch));
 	pthread_mutex_unlock(&lock);
-	fake_log("cuLaunchKernel: %s", last_launch);
+	fake_log("cuLaunchKernel: %s", launch); /* not last_launch: another thread may be writing it */
 	return 0;
 }
 
