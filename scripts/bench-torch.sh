@@ -189,18 +189,15 @@ ninja_logs() {
 for r in $(seq "$rounds"); do
 	d=$work/r$r
 	rm -rf "$work/srv/store"/* 2>/dev/null || true
-	# cold and project, torch first in odd rounds and fatbuild first in even ones; the main
-	# case's fatbuild build uploads to the remote and fills $d/cache for the later rows
-	# an extension given with its own flags may not build without them (the cold row is then left out)
+	# cold and project, torch first in odd rounds and fatbuild first in even ones, as a user
+	# types them: no remote cache (each edge would upload its object, work torch does not do);
+	# the main case's fatbuild build fills $d/cache for the later rows.
+	# An extension given with its own flags may not build without them (the cold row is then left out).
 	for m in $([ $main = project ] || echo default) project; do
 		if [ $m = default ]; then t=tc f=fc; else t=tp f=fp; fi
 		export FATBUILD_CACHE_DIR=$d/cache-$m
-		if [ $m = $main ]; then
-			export FATBUILD_CACHE_DIR=$d/cache
-			[ -z "$NGINX_URL" ] || export FATBUILD_REMOTE_CACHE=$NGINX_URL
-		fi
+		[ $m != $main ] || export FATBUILD_CACHE_DIR=$d/cache
 		pair $m $t $f
-		unset FATBUILD_REMOTE_CACHE
 	done
 	export FATBUILD_CACHE_DIR=$d/cache
 	if [ "${BENCH_ROWS:-all}" = cold ]; then
@@ -227,6 +224,8 @@ for r in $(seq "$rounds"); do
 	find "$d/cache" -mindepth 1 -maxdepth 1 -name '??' -exec rm -rf {} +
 	fpc+=("$(one fatbuild "$d/fpc" $main)")
 	if [ -n "$NGINX_URL" ]; then
+		# the remote filled by a cold build of another machine's (untimed: its own cache and build dir)
+		FATBUILD_CACHE_DIR=$d/cache-fill FATBUILD_REMOTE_CACHE=$NGINX_URL one fatbuild "$d/ffill" $main >/dev/null
 		fr+=("$(FATBUILD_CACHE_DIR=$d/cache-empty FATBUILD_REMOTE_CACHE=$NGINX_URL one fatbuild "$d/fr" $main)")
 	fi
 	# no-op: after one untimed load each
