@@ -361,6 +361,37 @@ test_scan_root(void)
 	fb_strlist_free(&extra);
 }
 
+/* fb_deps_dirs and fb_deps_find: the lookup offload.c asks again after an executor's "cannot
+ * open source file": beside the including file, then the source's directory and each -I. */
+static void
+test_find(void)
+{
+	put("f/src/k.cu", "");
+	put("f/src/sub/beside.h", "");
+	put("f/src/in_src.h", "");
+	put("f/inc/in_inc.h", "");
+	CHECK(mkdir(at("f/inc/dir.h"), 0755) == 0);
+	char src[PATH_MAX * 2], inc[PATH_MAX * 2 + 2], incl[PATH_MAX * 2];
+	snprintf(src, sizeof(src), "%s", at("f/src"));
+	snprintf(inc, sizeof(inc), "-I%s", at("f/inc"));
+	snprintf(incl, sizeof(incl), "%s", at("f/src/sub/x.h"));
+	char *opts[] = {"-default-device", inc, "-std=c++17"};
+	size_t n = 0;
+	const char **dirs = fb_deps_dirs(src, opts, 3, &n);
+	CHECK(dirs && n == 2 && strcmp(dirs[0], src) == 0 && strcmp(dirs[1], inc + 2) == 0);
+	char path[PATH_MAX];
+	CHECK(fb_deps_find("beside.h", incl, dirs, n, path, sizeof(path)) == 1);
+	CHECK(strcmp(path, at("f/src/sub/beside.h")) == 0);
+	CHECK(fb_deps_find("beside.h", NULL, dirs, n, path, sizeof(path)) == 0); /* no including file */
+	CHECK(fb_deps_find("in_src.h", incl, dirs, n, path, sizeof(path)) == 1);
+	CHECK(fb_deps_find("in_inc.h", NULL, dirs, n, path, sizeof(path)) == 1);
+	CHECK(strcmp(path, at("f/inc/in_inc.h")) == 0);
+	CHECK(fb_deps_find("dir.h", incl, dirs, n, path, sizeof(path)) == 0); /* a directory */
+	CHECK(fb_deps_find("nowhere.h", incl, dirs, n, path, sizeof(path)) == 0);
+	CHECK(fb_deps_find(at("f/inc/in_inc.h"), NULL, NULL, 0, path, sizeof(path)) == 1); /* absolute */
+	free(dirs);
+}
+
 static void
 test_cache(void)
 {
@@ -1095,6 +1126,7 @@ main(int argc, char **argv)
 	test_depfile();
 	test_scan();
 	test_scan_root();
+	test_find();
 	test_cache();
 	test_jobs();
 	test_compile();

@@ -210,6 +210,28 @@ dirlen_of(const char *cur)
 	return slash == cur ? 1 : (size_t)(slash - cur); /* "/x.h" */
 }
 
+const char **
+fb_deps_dirs(const char *srcdir, char *const *opts, size_t nopts, size_t *n)
+{
+	const char **dirs = calloc(nopts + 1, sizeof(*dirs));
+	*n = 0;
+	if (!dirs)
+		return NULL;
+	dirs[(*n)++] = srcdir;
+	for (size_t k = 0; k < nopts; k++)
+		if (strncmp(opts[k], "-I", 2) == 0)
+			dirs[(*n)++] = opts[k] + 2;
+	return dirs;
+}
+
+int
+fb_deps_find(const char *name, const char *including, const char *const *dirs, size_t ndirs, char *path, size_t size)
+{
+	struct stat st;
+	const char *cur = including ? including : ""; /* none: the dirs alone, as for <name> */
+	return find_header(name, including ? '"' : '>', 0, cur, dirlen_of(cur), dirs, ndirs, path, size, &st) == 1;
+}
+
 /* p into extra once. 0, or -1 when out of memory. */
 static int
 extra_add(struct scan *sc, const char *p)

@@ -32,6 +32,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "depfile.h"
 #include "run.h"
 #include "base/safefs.h"
 #include "fatbin/elfid.h"
@@ -260,30 +261,22 @@ header_here(const struct run *r, const struct source *s, const char *log, const 
 	const char *q = strchr(miss, '"'), *e = q ? strchr(q + 1, '"') : NULL;
 	if (!e || e == q + 1 || e - q > PATH_MAX / 2)
 		return 0;
-	char name[PATH_MAX], p[2 * PATH_MAX + 2];
+	char name[PATH_MAX], including[PATH_MAX], path[PATH_MAX];
 	snprintf(name, sizeof(name), "%.*s", (int)(e - q - 1), q + 1);
 	const char *bol = miss;
 	while (bol > log && bol[-1] != '\n')
 		bol--;
 	const char *paren = strchr(bol, '(');
-	const char *slash = NULL;
-	for (const char *c = bol; paren && c < paren; c++)
-		if (*c == '/')
-			slash = c;
-	struct stat st;
-	if (name[0] == '/')
-		return stat(name, &st) == 0 && S_ISREG(st.st_mode);
-	if (slash && snprintf(p, sizeof(p), "%.*s/%s", (int)(slash - bol), bol, name) < (int)sizeof(p) &&
-	    stat(p, &st) == 0 && S_ISREG(st.st_mode))
-		return 1;
-	if (snprintf(p, sizeof(p), "%s/%s", s->dir, name) < (int)sizeof(p) && stat(p, &st) == 0 && S_ISREG(st.st_mode))
-		return 1;
-	for (size_t k = 0; k < r->ncommon; k++)
-		if (strncmp(r->common[k], "-I", 2) == 0 &&
-		    snprintf(p, sizeof(p), "%s/%s", r->common[k] + 2, name) < (int)sizeof(p) && stat(p, &st) == 0 &&
-		    S_ISREG(st.st_mode))
-			return 1;
-	return 0;
+	int named = paren && paren < miss && paren - bol < (ptrdiff_t)sizeof(including);
+	if (named)
+		snprintf(including, sizeof(including), "%.*s", (int)(paren - bol), bol);
+	size_t ndirs = 0;
+	const char **dirs = fb_deps_dirs(s->dir, r->common, r->ncommon, &ndirs); /* the scan's lookup */
+	if (!dirs)
+		return 0;
+	int found = fb_deps_find(name, named ? including : NULL, dirs, ndirs, path, sizeof(path));
+	free(dirs);
+	return found;
 }
 
 /* The executor's answer as a worker's: rc 0, the nvrtcResult, the log, PTX and cubin; a missing

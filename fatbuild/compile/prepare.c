@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "compile.h"
+#include "depfile.h"
 #include "run.h"
 
 static int
@@ -190,15 +191,10 @@ fb_run_load_sources(struct run *r, struct fb_error *err)
 			snprintf(s->dir, sizeof(s->dir), "/");
 		else
 			snprintf(s->dir, sizeof(s->dir), "%.*s", (int)(slash - s->path), s->path);
-		/* Search order as NVRTC will see it: the source's directory, then the shared -I list. */
 		size_t ndirs = 0;
-		const char **dirs = calloc(r->ncommon + 1, sizeof(*dirs));
+		const char **dirs = fb_deps_dirs(s->dir, r->common, r->ncommon, &ndirs);
 		if (!dirs)
 			return fb_seterr(err, FB_ENOMEM, "out of memory");
-		dirs[ndirs++] = s->dir;
-		for (size_t k = 0; k < r->ncommon; k++)
-			if (strncmp(r->common[k], "-I", 2) == 0)
-				dirs[ndirs++] = r->common[k] + 2;
 		if (r->o->remote_exec && *r->o->remote_exec) /* the jobs' input roots (offload.c) */
 			rc = fb_deps_scan_root(s->path, dirs, ndirs, &s->deps, &s->extra, s->computed, sizeof(s->computed), err);
 		else
