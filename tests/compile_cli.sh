@@ -118,16 +118,17 @@ wait $parent 2>/dev/null
 # The worker gets SIGTERM from the kernel (PR_SET_PDEATHSIG), stops its NVRTC jobs and exits:
 # it takes under 1 s here, but give it 30 s: a sanitizer build runs its exit-time leak scan
 # first, and the suite runs the torch builds beside this test.
+running() { [ -d /proc/$1 ] && grep -q '^State:.*[RSD]' /proc/$1/status 2>/dev/null; } # not gone, not a zombie
 for i in $(seq 1 300); do
 	alive=
 	for k in $kids; do
-		[ -d /proc/$k ] && grep -q '^State:.*[RSD]' /proc/$k/status 2>/dev/null && alive=1
+		running $k && alive=1
 	done
 	[ -z "$alive" ] && break
 	sleep 0.1
 done
 for k in $kids; do
-	[ -d /proc/$k ] && grep -q '^State:.*[RSD]' /proc/$k/status 2>/dev/null && {
+	running $k && {
 		no "worker $k outlived its killed parent by 30 s: $(grep '^State:' /proc/$k/status) $(tr '\0' ' ' </proc/$k/cmdline)"
 		ps -o pid,ppid,stat,etime,args -g "$k" >&2
 		kill -9 $k
