@@ -68,6 +68,9 @@ struct fb_edge_opts {
 	 * torch's headers, for which the build gives the edge torch's own files as inputs instead
 	 * (docs/pytorch.md "Builds with nothing to do"). */
 	const char *const *quiet; size_t nquiet;
+	/* Words of the command left out of the key: settings that cannot change the object (gcc's
+	 * collector heap, which follows the machine's memory: docs/pytorch.md "gcc's collector"). */
+	const char *const *unkeyed; size_t nunkeyed;
 	const char *cache_dir;     /* NULL or "": fb_cache_dir() */
 	const char *remote_cache;  /* NULL: none */
 	const char *remote_header;

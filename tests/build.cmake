@@ -5,7 +5,7 @@ add_dependencies(build_test fakecuda fatbuild_runtime fatbuild)
 set_tests_properties(build_test PROPERTIES TIMEOUT 300 LABELS build)
 
 # Shell-driven: incremental rebuilds, paths with spaces, the nvcc backend.
-foreach(t IN ITEMS incremental nvcc nvcc_threads hostpch stop ccwords rdc repro server)
+foreach(t IN ITEMS incremental nvcc nvcc_threads hostpch stop ccwords rdc repro server gccheap)
   add_test(NAME build_${t} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/build_${t}.sh)
   set_tests_properties(build_${t} PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS build TIMEOUT 600
                        SKIP_RETURN_CODE 77)

@@ -1,6 +1,7 @@
 /* cpus_test.c: fb_jobs_default against fixture /proc and cgroup trees written here: cgroup v2
  * "max", a 2.5-CPU quota (3 jobs), a parent's quota below a child's "max", the lowest of
- * several levels, cgroup v1 quota/period, missing and unreadable files, and MAX_JOBS. */
+ * several levels, cgroup v1 quota/period, missing and unreadable files, and MAX_JOBS; and
+ * fb_mem_limit: MemTotal, capped by the lowest cgroup memory limit (v2 and v1). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +176,39 @@ main(void)
 		fb_jobs_default("/nonexistent-proc", "/nonexistent-cg", 7, NULL, FB_JOBS_MAX, &r);
 		CHECK(r.jobs == 7 && r.quota == 0);
 	}
+
+	/* Memory: MemTotal alone, capped by a parent's memory.max below the child's "max", by the
+	 * lowest of two levels, never raised by a limit above MemTotal; v1's limit_in_bytes and its
+	 * "unlimited" (a number near 2^63); nothing readable at all. */
+	char proc[8192], cg[8192];
+	fixture("mem-none", "0::/a/b\n");
+	put("proc/meminfo", "MemFree:  1000 kB\nMemTotal:       16384000 kB\n");
+	snprintf(proc, sizeof(proc), "%s/proc", root);
+	snprintf(cg, sizeof(cg), "%s/cg", root);
+	CHECK(fb_mem_limit(proc, cg) == 16384000ULL * 1024);
+	fixture("mem-v2", "0::/pod/ctr\n");
+	put("proc/meminfo", "MemTotal:       16384000 kB\n");
+	put("cg/pod/ctr/memory.max", "max\n");
+	put("cg/pod/memory.max", "4294967296\n");
+	snprintf(proc, sizeof(proc), "%s/proc", root);
+	snprintf(cg, sizeof(cg), "%s/cg", root);
+	CHECK(fb_mem_limit(proc, cg) == 4294967296ULL);
+	put("cg/pod/ctr/memory.max", "2147483648\n");
+	CHECK(fb_mem_limit(proc, cg) == 2147483648ULL);
+	put("cg/pod/ctr/memory.max", "999999999999999\n"); /* above MemTotal: MemTotal's parent wins */
+	CHECK(fb_mem_limit(proc, cg) == 4294967296ULL);
+	put("cg/pod/memory.max", "garbage\n");
+	CHECK(fb_mem_limit(proc, cg) == 16384000ULL * 1024);
+	fixture("mem-v1", "12:memory:/docker/c\n4:cpu:/docker/c\n0::/\n");
+	put("proc/meminfo", "MemTotal:       16384000 kB\n");
+	put("cg/memory/docker/c/memory.limit_in_bytes", "9223372036854771712\n"); /* unlimited */
+	snprintf(proc, sizeof(proc), "%s/proc", root);
+	snprintf(cg, sizeof(cg), "%s/cg", root);
+	CHECK(fb_mem_limit(proc, cg) == 16384000ULL * 1024);
+	put("cg/memory/docker/memory.limit_in_bytes", "1073741824\n");
+	CHECK(fb_mem_limit(proc, cg) == 1073741824ULL);
+	CHECK(fb_mem_limit("/nonexistent-proc", "/nonexistent-cg") == 0);
+	CHECK(fb_mem_limit(NULL, NULL) > 0); /* this machine's */
 
 	/* The real thing: at least one job, never more than the affinity mask allows. */
 	fb_jobs_default(NULL, NULL, 0, NULL, FB_JOBS_MAX, &ji);

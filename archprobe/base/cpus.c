@@ -88,6 +88,42 @@ level_quota(const char *dir, bool v1, long long *q, long long *p, char *shown, s
 	return *q > 0 && *p > 0;
 }
 
+/* A level's memory limit in bytes (v2 memory.max, v1 memory.limit_in_bytes, where "no limit"
+ * is a number near 2^63), or false for none. */
+static bool
+level_mem(const char *dir, bool v1, long long *bytes)
+{
+	char path[PMAX + 32], a[128];
+	snprintf(path, sizeof(path), "%s/%s", dir, v1 ? "memory.limit_in_bytes" : "memory.max");
+	if (read_line(path, a, sizeof(a)) != 0 || strncmp(a, "max", 3) == 0)
+		return false;
+	char *end;
+	errno = 0;
+	*bytes = strtoll(a, &end, 10);
+	return end != a && errno == 0 && *bytes > 0 && *bytes < (1LL << 62);
+}
+
+/* The lowest memory limit from dir up to root (both included); 0 when none. */
+static long long
+walk_mem(const char *root, const char *rel, bool v1)
+{
+	char dir[PMAX];
+	if (snprintf(dir, sizeof(dir), "%s%s", root, strcmp(rel, "/") == 0 ? "" : rel) >= (int)sizeof(dir) ||
+	    !is_dir(dir))
+		snprintf(dir, sizeof(dir), "%s", root);
+	size_t rootlen = strlen(root);
+	long long best = 0, b;
+	for (;;) {
+		if (level_mem(dir, v1, &b) && (!best || b < best))
+			best = b;
+		char *slash = strrchr(dir, '/');
+		if (strlen(dir) <= rootlen || !slash || (size_t)(slash - dir) < rootlen)
+			break;
+		*slash = 0;
+	}
+	return best;
+}
+
 /* The lowest quota from dir up to root (both included), rounded up; 0 when none. */
 static int
 walk(const char *root, const char *rel, bool v1, char *where, size_t size)
@@ -117,9 +153,10 @@ walk(const char *root, const char *rel, bool v1, char *where, size_t size)
 	return best;
 }
 
-/* The quota cap for this process's cgroup, 0 when none; where says which file set it. */
-static int
-cgroup_quota(const char *proc_root, const char *cgroup_root, char *where, size_t size)
+/* The cap for this process's cgroup, 0 when none: for controller "cpu" the CPU quota (where says
+ * which file set it), for "memory" the memory limit in bytes. */
+static long long
+cgroup_cap(const char *proc_root, const char *cgroup_root, const char *controller, char *where, size_t size)
 {
 	char path[PMAX];
 	snprintf(path, sizeof(path), "%s/self/cgroup", proc_root);
@@ -144,21 +181,24 @@ cgroup_quota(const char *proc_root, const char *cgroup_root, char *where, size_t
 		char list[256];
 		snprintf(list, sizeof(list), "%s", ctl);
 		for (char *save = NULL, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save))
-			if (strcmp(t, "cpu") == 0 && !have_v1) {
+			if (strcmp(t, controller) == 0 && !have_v1) {
 				snprintf(v1, sizeof(v1), "%s", rel);
 				snprintf(v1ctl, sizeof(v1ctl), "%s", ctl);
 				have_v1 = true;
 			}
 	}
 	fclose(f);
-	if (have_v1) { /* the cpu controller is on v1 (a hybrid system's 0:: line has none) */
+	bool mem = strcmp(controller, "memory") == 0;
+	if (have_v1) { /* the controller is on v1 (a hybrid system's 0:: line has none) */
 		char mount[PMAX];
 		snprintf(mount, sizeof(mount), "%s/%s", cgroup_root, v1ctl);
 		if (!is_dir(mount))
-			snprintf(mount, sizeof(mount), "%s/cpu", cgroup_root);
-		return walk(mount, v1, true, where, size);
+			snprintf(mount, sizeof(mount), "%s/%s", cgroup_root, controller);
+		return mem ? walk_mem(mount, v1, true) : walk(mount, v1, true, where, size);
 	}
-	return have_v2 ? walk(cgroup_root, v2, false, where, size) : 0;
+	if (!have_v2)
+		return 0;
+	return mem ? walk_mem(cgroup_root, v2, false) : walk(cgroup_root, v2, false, where, size);
 }
 
 void
@@ -177,8 +217,8 @@ fb_jobs_default(const char *proc_root, const char *cgroup_root, int cpus, const 
 	}
 	out->cpus = cpus;
 	char quota_where[sizeof(out->where)] = "";
-	out->quota = cgroup_quota(proc_root ? proc_root : "/proc", cgroup_root ? cgroup_root : "/sys/fs/cgroup",
-	                          quota_where, sizeof(quota_where));
+	out->quota = (int)cgroup_cap(proc_root ? proc_root : "/proc", cgroup_root ? cgroup_root : "/sys/fs/cgroup",
+	                             "cpu", quota_where, sizeof(quota_where));
 	if (max_jobs && *max_jobs && strspn(max_jobs, "0123456789") == strlen(max_jobs)) {
 		long v = strtol(max_jobs, NULL, 10); /* LONG_MAX when out of range: capped below */
 		out->capped = v > most;
@@ -203,4 +243,22 @@ fb_jobs_default(const char *proc_root, const char *cgroup_root, int cpus, const 
 		         out->quota);
 	else
 		snprintf(out->where, sizeof(out->where), "the affinity mask (%d CPUs; no cgroup CPU quota)", cpus);
+}
+
+unsigned long long
+fb_mem_limit(const char *proc_root, const char *cgroup_root)
+{
+	proc_root = proc_root ? proc_root : "/proc";
+	char path[PMAX + 16], line[256];
+	snprintf(path, sizeof(path), "%s/meminfo", proc_root);
+	FILE *f = fopen(path, "re");
+	unsigned long long total = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemTotal: %llu kB", &total) == 1)
+			break;
+	if (f)
+		fclose(f);
+	total = total > (1ULL << 52) ? 0 : total * 1024;
+	long long cap = cgroup_cap(proc_root, cgroup_root ? cgroup_root : "/sys/fs/cgroup", "memory", NULL, 0);
+	return cap > 0 && (!total || (unsigned long long)cap < total) ? (unsigned long long)cap : total;
 }

@@ -1,5 +1,5 @@
-/* cpus.h: how many jobs to run at once when none is asked for (cpus.c). Private; symbols are
- * hidden. */
+/* cpus.h: how many jobs to run at once when none is asked for, and the memory they share
+ * (cpus.c). Private; symbols are hidden. */
 #ifndef FB_CPUS_H
 #define FB_CPUS_H
 
@@ -23,5 +23,10 @@ struct fb_jobs_info {
  * NULL roots: /proc and /sys/fs/cgroup. most: the library's ceiling (fatbuild's FB_JOBS_MAX). */
 void fb_jobs_default(const char *proc_root, const char *cgroup_root, int cpus, const char *max_jobs, int most,
                      struct fb_jobs_info *out);
+
+/* The memory this process may use, in bytes: MemTotal of proc_root/meminfo, capped by the lowest
+ * cgroup memory limit of its cgroup and every parent (v2 memory.max, v1 memory.limit_in_bytes),
+ * read as the CPU quota is; 0 when neither is known. NULL roots: /proc and /sys/fs/cgroup. */
+unsigned long long fb_mem_limit(const char *proc_root, const char *cgroup_root);
 
 #endif

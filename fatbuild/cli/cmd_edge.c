@@ -15,7 +15,8 @@ usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: fatbuild edge -o OBJ --depfile DEP [--base DIR]... [--tool PROG]... [--deps-of D]...\n"
-	        "                     [--quiet-dir Q]... [--remote-exec URL] [--remote-exec-property K=V]...\n"
+	        "                     [--quiet-dir Q]... [--unkeyed WORD]... [--remote-exec URL]\n"
+	        "                     [--remote-exec-property K=V]...\n"
 	        "                     [--remote-exec-timeout S] [--remote-cmd WORDS] -- COMMAND...\n"
 	        "\n"
 	        "Runs COMMAND, a compile that writes OBJ and the gcc-style depfile DEP, unless the compile\n"
@@ -27,6 +28,9 @@ usage(FILE *f)
 	        "nothing; a miss runs COMMAND and stores what it made. 'fatbuild build' uses it for host\n"
 	        "and nvcc edges (--no-edge-cache turns that off). The files below each Q are left out of\n"
 	        "DEP (still in the key): torch's headers, whose own files the build makes the edge's inputs.\n"
+	        "Each WORD is left out of the key where COMMAND holds it as a word: a setting of the\n"
+	        "compiler's own that cannot change the object (fatbuild build gives gcc's collector heap,\n"
+	        "docs/pytorch.md \"gcc's collector\").\n"
 	        "\n"
 	        "Remote execution (docs/remote-cache.md §9 \"Host and nvcc edges\"): on a miss the compile\n"
 	        "runs at a REAPI executor as an Action whose input root holds the source and the headers it\n"
@@ -70,7 +74,7 @@ log_edge(const char *path, const char *what, const char *obj)
 
 /* The lists of repeatable options, each with room for every argument. */
 struct lists {
-	const char **tools, **more, **bases, **quiet, **props;
+	const char **tools, **more, **bases, **quiet, **props, **unkeyed;
 	size_t nprops;
 	const char *rexec, *rtimeout;
 };
@@ -85,6 +89,7 @@ slot_of(const char *a, struct fb_edge_opts *o, struct lists *l)
 	       : strcmp(a, "--tool") == 0                    ? &l->tools[o->ntools]
 	       : strcmp(a, "--deps-of") == 0                 ? &l->more[o->nmore_deps]
 	       : strcmp(a, "--quiet-dir") == 0               ? &l->quiet[o->nquiet]
+	       : strcmp(a, "--unkeyed") == 0                 ? &l->unkeyed[o->nunkeyed]
 	       : strcmp(a, "--remote-exec-property") == 0    ? &l->props[l->nprops]
 	       : strcmp(a, "--remote-exec") == 0             ? &l->rexec
 	       : strcmp(a, "--remote-exec-timeout") == 0     ? &l->rtimeout
@@ -112,6 +117,7 @@ parse(int argc, char **argv, struct fb_edge_opts *o, struct lists *l)
 		o->nmore_deps += slot == &l->more[o->nmore_deps];
 		o->nbases += slot == &l->bases[o->nbases];
 		o->nquiet += slot == &l->quiet[o->nquiet];
+		o->nunkeyed += slot == &l->unkeyed[o->nunkeyed];
 		if (slot == &l->props[l->nprops] && cli_rexec_prop_check(*slot, "edge"))
 			return -2;
 		l->nprops += slot == &l->props[l->nprops];
@@ -201,8 +207,8 @@ cmd_edge(int argc, char **argv)
 	struct fb_edge_opts o = {0};
 	struct fb_config cfg; /* an edge is a process of its own: the environment, read once here */
 	fb_config_read(&cfg);
-	const char **v = xcalloc(5 * (size_t)argc, sizeof(*v));
-	struct lists l = {v, v + argc, v + 2 * argc, v + 3 * argc, v + 4 * argc, 0, NULL, NULL};
+	const char **v = xcalloc(6 * (size_t)argc, sizeof(*v));
+	struct lists l = {v, v + argc, v + 2 * argc, v + 3 * argc, v + 4 * argc, v + 5 * argc, 0, NULL, NULL};
 	int i = parse(argc, argv, &o, &l), rc = 0;
 	if (i == -1)
 		usage(stdout);
@@ -230,6 +236,7 @@ cmd_edge(int argc, char **argv)
 	o.more_deps = l.more;
 	o.bases = l.bases;
 	o.quiet = l.quiet;
+	o.unkeyed = l.unkeyed;
 	o.cancel = cli_cancel_flag();
 	o.config = &cfg;
 	struct fb_edge_result r;

@@ -87,6 +87,7 @@ struct gen {
 	 * words, without the cache and PCH wrapping): shown[2i] and shown[2i+1]. */
 	struct fb_strlist shown;
 	bool project_archs;    /* the nvcc flags name the arches (fb_flags_name_archs) */
+	int gcc_heap;          /* the C++ compiles get gcc's collector heap: 1 yes, -1 no, 0 not yet decided (graph_host.c) */
 	char name[256];
 };
 

@@ -211,6 +211,26 @@ drop_threads(struct fb_buf *b, size_t at)
 	b->len = (size_t)(w - b->s);
 }
 
+/* Removes from b after at each blank-separated occurrence of the word w, with the blank before
+ * it: a setting the edge's caller says cannot change the object (fb_edge_opts.unkeyed). */
+static void
+drop_word(struct fb_buf *b, size_t at, const char *w)
+{
+	size_t n = strlen(w);
+	if (b->oom || !b->s || !n)
+		return;
+	char *wr = b->s + at;
+	for (char *r = b->s + at; *r;) {
+		if (*r == ' ' && strncmp(r + 1, w, n) == 0 && (r[1 + n] == ' ' || !r[1 + n])) {
+			r += 1 + n;
+			continue;
+		}
+		*wr++ = *r++;
+	}
+	*wr = 0;
+	b->len = (size_t)(wr - b->s);
+}
+
 /* K0: the command and its tools. */
 static int
 key0(const struct fb_edge_opts *o, const struct fb_config *cfg, char hex[65])
@@ -243,6 +263,8 @@ key0(const struct fb_edge_opts *o, const struct fb_config *cfg, char hex[65])
 		size_t at = b.len;
 		put_rebased(&b, o->argv[i], o->bases, o->nbases);
 		drop_threads(&b, at);
+		for (size_t k = 0; k < o->nunkeyed; k++)
+			drop_word(&b, at, o->unkeyed[k]);
 		fb_buf_puts(&b, "\n");
 	}
 	int rc = b.oom ? FB_ENOMEM : 0;

@@ -9,11 +9,13 @@
 
 #include "fatbuild.h"
 #include "base/config.h"
+#include "base/cpus.h"
 #include "base/strbuf.h"
 #include "base/words.h"
 #include "build.h"
 #include "flags.h"
 #include "graph.h"
+#include "hostpch.h"
 #include "repro.h"
 #include "torch.h"
 
@@ -215,6 +217,62 @@ edge_tools(struct gen *g, enum lang lang, struct cmd *c)
 	}
 }
 
+/* Whether the words of s ask for what records a compile's options in the object (debug info's
+ * producer string: any -g but -g0, the last one winning; -frecord-gcc-switches; LTO's options
+ * section) or set gcc's collector heap themselves. */
+static bool
+records_options(const char *s)
+{
+	char **w = NULL;
+	size_t n = 0;
+	if (!s || !*s)
+		return false;
+	if (fb_words_split(s, &w, &n, NULL) != 0)
+		return true;
+	bool debug = false, other = false;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(w[i], "-g0") == 0)
+			debug = false;
+		else if (strncmp(w[i], "-g", 2) == 0)
+			debug = true;
+		else if (strcmp(w[i], "-frecord-gcc-switches") == 0 || strncmp(w[i], "-flto", 5) == 0 ||
+		         strstr(w[i], "ggc-min-"))
+			other = true;
+	}
+	fb_words_free(w);
+	return debug || other;
+}
+
+/* gcc's collector heap for the build's C++ compiles (docs/pytorch.md "gcc's collector"): gcc
+ * collects its garbage whenever its heap has grown past ggc-min-heapsize (128 MB by default) and
+ * ggc-min-expand percent; on a torch source that is 15 % of the compile's CPU time. With a
+ * heap of 1 GiB before the first collection a torch source is compiled without one, into the
+ * same bytes (the collector frees memory, it does not decide code), at about 0.5 GB more
+ * memory. Given when the compiler is gcc, the words record no options into the object (-g,
+ * -frecord-gcc-switches, -flto: the word would be in it), no launcher keys the command (ccache
+ * across machines of other memory), and the memory this process may use (fb_mem_limit) leaves
+ * 4 GiB to each job. The edge cache's key leaves the word out (--unkeyed): it follows the
+ * machine. */
+#define GCC_HEAP_WORD "--param=ggc-min-heapsize=1048576"
+static bool
+gcc_heap_on(struct gen *g)
+{
+	if (g->gcc_heap)
+		return g->gcc_heap > 0;
+	g->gcc_heap = -1;
+	if ((g->launcher && *g->launcher) || records_options(g->t.cxx) || records_options(fb_graph_host_opt(g, L_CXX)) ||
+	    records_options(g->o->cxxflags))
+		return false;
+	char **w = NULL;
+	size_t n = 0;
+	bool gcc = fb_words_split(g->t.cxx, &w, &n, NULL) == 0 && n && fb_hostpch_flavor(g->cfg, w[0]) == FB_HOSTPCH_GCC;
+	fb_words_free(w);
+	unsigned long long mem = fb_mem_limit(NULL, NULL), jobs = g->jobs > 0 ? (unsigned long long)g->jobs : 1;
+	if (gcc && mem / jobs >= 4ULL << 30)
+		g->gcc_heap = 1;
+	return g->gcc_heap > 0;
+}
+
 /* Whether the edges of a --torch build leave torch's headers out of their depfiles, taking
  * torch's own files (torch.h: stamp) as inputs instead: as torch's builder, whose -MMD leaves
  * out every -isystem header, ninja then checks a few hundred files on a build with nothing to
@@ -288,6 +346,10 @@ cache_edge(struct gen *g, enum lang lang, const char *out, const char *dep, cons
 		arg(&c, "--quiet-dir");
 		arg(&c, g->torch->include[i]);
 	}
+	if (lang == L_CXX && gcc_heap_on(g)) {
+		arg(&c, "--unkeyed");
+		arg(&c, GCC_HEAP_WORD);
+	}
 	remote_words(g, &c, deps_of ? NULL : core);
 	swords(&c, "-- /bin/sh -c");
 	arg(&c, *cmd);
@@ -319,6 +381,8 @@ host_words(struct gen *g, const char *src, enum lang lang, struct cmd *c, const 
 		swords(c, g->o->cflags);
 		return 0;
 	}
+	if (gcc_heap_on(g))
+		arg(c, GCC_HEAP_WORD);
 	fb_graph_cxx_flags(g, c, false);
 	g->any_cxx = true;
 	return fb_graph_host_pch(g, src, c, pch, prefix, deps_of, err);

@@ -83,6 +83,14 @@ flavor_of(const char *compiler, const char *found)
 	return FB_HOSTPCH_NONE;
 }
 
+enum fb_hostpch_flavor
+fb_hostpch_flavor(const struct fb_config *cfg, const char *compiler)
+{
+	char found[PATH_MAX], tool[PATH_MAX + 64];
+	int trc = fb_edge_tool_id(cfg->path, compiler, found, tool, sizeof(tool));
+	return flavor_of(compiler, trc == 0 ? found : NULL);
+}
+
 /* ---- the leading include block ---- */
 
 /* "#include <NAME>" with only blanks or a // comment after: NAME into name, else false. */

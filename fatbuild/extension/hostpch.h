@@ -31,6 +31,11 @@ struct fb_hostpch {
 	int hold;                     /* DIR open with a shared flock (-1: none): trim leaves it */
 };
 
+/* The flavor of compiler (a program name or path, found on cfg's PATH) by its name and its real
+ * path's name, as ccache tells compilers apart: clang, clang++, clang-14 ...; gcc, g++, c++,
+ * x86_64-linux-gnu-g++-12 ...; else none. */
+enum fb_hostpch_flavor fb_hostpch_flavor(const struct fb_config *cfg, const char *compiler);
+
 /* Whether host PCHs are used: not with FATBUILD_HOST_PCH=0 (fatbuild.load's way to say
  * --no-host-pch), nor in a shared team cache (FATBUILD_CACHE_SHARED: the PCH dir is private).
  * *eager: FATBUILD_HOST_PCH=1, make a PCH at its first use rather than its second. */
