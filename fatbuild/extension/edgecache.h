@@ -1,5 +1,6 @@
 /* edgecache.h: what the parts of the extension builder share of the host and nvcc edge cache
- * (edgecache.c): reading gcc-style depfiles, naming a compiler by what ccache checks. */
+ * (edgecache.c): reading and writing gcc-style depfiles (depread.c), naming a compiler by what
+ * ccache checks. */
 #ifndef FB_BUILD_EDGECACHE_H
 #define FB_BUILD_EDGECACHE_H
 
