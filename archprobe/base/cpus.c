@@ -1,4 +1,4 @@
-/* cpus.c: how many jobs to run at once when none is asked for.
+/* cpus.c: how many jobs to run at once when none is asked for, and the memory they share.
  *
  * The CPUs in this process's affinity mask, capped by the lowest CPU quota of its cgroup and
  * of every parent cgroup, rounded up: what coreutils' nproc, Rust's available_parallelism and
@@ -12,7 +12,8 @@
  *              cgroup_root/<controllers> (or cgroup_root/cpu).
  * Files that are missing or unreadable count as no limit. When PATH is not found under the
  * mount (a container without its own cgroup namespace sees the host's path), only the mount's
- * own directory is read. */
+ * own directory is read. The memory (fb_mem_limit) is MemTotal capped the same way by the lowest
+ * memory limit: v2 memory.max, v1 memory.limit_in_bytes under the "memory" controller. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <errno.h>
 #include <limits.h>
