@@ -104,66 +104,70 @@ level_mem(const char *dir, bool v1, long long *bytes)
 	return end != a && errno == 0 && *bytes > 0 && *bytes < (1LL << 62);
 }
 
-/* The lowest memory limit from dir up to root (both included); 0 when none. */
-static long long
-walk_mem(const char *root, const char *rel, bool v1)
+/* What a walk does at each level of the hierarchy, from the process's cgroup up to the root. */
+typedef void level_fn(const char *dir, bool v1, void *ctx);
+
+/* The lowest CPU quota, rounded up (0: none), and the file that set it, for people. */
+struct cpu_walk {
+	int best;
+	char *where;
+	size_t size;
+};
+
+static void
+cpu_level(const char *dir, bool v1, void *ctx)
+{
+	struct cpu_walk *w = ctx;
+	long long q, p;
+	char shown[PMAX + 160];
+	if (!level_quota(dir, v1, &q, &p, shown, sizeof(shown)))
+		return;
+	long long n = (q + p - 1) / p;
+	int jobs = n < 1 ? 1 : n > 1 << 20 ? 1 << 20 : (int)n;
+	if (!w->best || jobs < w->best) {
+		w->best = jobs;
+		snprintf(w->where, w->size, "cgroup %s quota, %.900s", v1 ? "v1" : "v2", shown);
+	}
+}
+
+/* The lowest memory limit in bytes (0: none). */
+static void
+mem_level(const char *dir, bool v1, void *ctx)
+{
+	long long *best = ctx, b;
+	if (level_mem(dir, v1, &b) && (!*best || b < *best))
+		*best = b;
+}
+
+/* Calls level for root + rel (root itself when that is no directory) and each parent up to
+ * root, both included. */
+static void
+walk(const char *root, const char *rel, bool v1, level_fn *level, void *ctx)
 {
 	char dir[PMAX];
 	if (snprintf(dir, sizeof(dir), "%s%s", root, strcmp(rel, "/") == 0 ? "" : rel) >= (int)sizeof(dir) ||
 	    !is_dir(dir))
 		snprintf(dir, sizeof(dir), "%s", root);
 	size_t rootlen = strlen(root);
-	long long best = 0, b;
 	for (;;) {
-		if (level_mem(dir, v1, &b) && (!best || b < best))
-			best = b;
+		level(dir, v1, ctx);
 		char *slash = strrchr(dir, '/');
 		if (strlen(dir) <= rootlen || !slash || (size_t)(slash - dir) < rootlen)
 			break;
 		*slash = 0;
 	}
-	return best;
 }
 
-/* The lowest quota from dir up to root (both included), rounded up; 0 when none. */
-static int
-walk(const char *root, const char *rel, bool v1, char *where, size_t size)
-{
-	char dir[PMAX];
-	if (snprintf(dir, sizeof(dir), "%s%s", root, strcmp(rel, "/") == 0 ? "" : rel) >= (int)sizeof(dir) ||
-	    !is_dir(dir))
-		snprintf(dir, sizeof(dir), "%s", root);
-	size_t rootlen = strlen(root);
-	int best = 0;
-	for (;;) {
-		long long q, p;
-		char shown[PMAX + 160];
-		if (level_quota(dir, v1, &q, &p, shown, sizeof(shown))) {
-			long long n = (q + p - 1) / p;
-			int jobs = n < 1 ? 1 : n > 1 << 20 ? 1 << 20 : (int)n;
-			if (!best || jobs < best) {
-				best = jobs;
-				snprintf(where, size, "cgroup %s quota, %.900s", v1 ? "v1" : "v2", shown);
-			}
-		}
-		char *slash = strrchr(dir, '/');
-		if (strlen(dir) <= rootlen || !slash || (size_t)(slash - dir) < rootlen)
-			break;
-		*slash = 0;
-	}
-	return best;
-}
-
-/* The cap for this process's cgroup, 0 when none: for controller "cpu" the CPU quota (where says
- * which file set it), for "memory" the memory limit in bytes. */
-static long long
-cgroup_cap(const char *proc_root, const char *cgroup_root, const char *controller, char *where, size_t size)
+/* Walks this process's cgroup for controller ("cpu", "memory") and its parents (walk); nothing
+ * when /proc/self/cgroup names none. */
+static void
+cgroup_walk(const char *proc_root, const char *cgroup_root, const char *controller, level_fn *level, void *ctx)
 {
 	char path[PMAX];
 	snprintf(path, sizeof(path), "%s/self/cgroup", proc_root);
 	FILE *f = fopen(path, "re");
 	if (!f)
-		return 0;
+		return;
 	char line[PMAX], v2[PMAX] = "", v1[PMAX] = "", v1ctl[256] = "";
 	bool have_v2 = false, have_v1 = false;
 	while (fgets(line, sizeof(line), f)) {
@@ -189,17 +193,15 @@ cgroup_cap(const char *proc_root, const char *cgroup_root, const char *controlle
 			}
 	}
 	fclose(f);
-	bool mem = strcmp(controller, "memory") == 0;
 	if (have_v1) { /* the controller is on v1 (a hybrid system's 0:: line has none) */
 		char mount[PMAX];
 		snprintf(mount, sizeof(mount), "%s/%s", cgroup_root, v1ctl);
 		if (!is_dir(mount))
 			snprintf(mount, sizeof(mount), "%s/%s", cgroup_root, controller);
-		return mem ? walk_mem(mount, v1, true) : walk(mount, v1, true, where, size);
+		walk(mount, v1, true, level, ctx);
+	} else if (have_v2) {
+		walk(cgroup_root, v2, false, level, ctx);
 	}
-	if (!have_v2)
-		return 0;
-	return mem ? walk_mem(cgroup_root, v2, false) : walk(cgroup_root, v2, false, where, size);
 }
 
 void
@@ -218,8 +220,9 @@ fb_jobs_default(const char *proc_root, const char *cgroup_root, int cpus, const 
 	}
 	out->cpus = cpus;
 	char quota_where[sizeof(out->where)] = "";
-	out->quota = (int)cgroup_cap(proc_root ? proc_root : "/proc", cgroup_root ? cgroup_root : "/sys/fs/cgroup",
-	                             "cpu", quota_where, sizeof(quota_where));
+	struct cpu_walk cw = {0, quota_where, sizeof(quota_where)};
+	cgroup_walk(proc_root ? proc_root : "/proc", cgroup_root ? cgroup_root : "/sys/fs/cgroup", "cpu", cpu_level, &cw);
+	out->quota = cw.best;
 	if (max_jobs && *max_jobs && strspn(max_jobs, "0123456789") == strlen(max_jobs)) {
 		long v = strtol(max_jobs, NULL, 10); /* LONG_MAX when out of range: capped below */
 		out->capped = v > most;
@@ -260,6 +263,7 @@ fb_mem_limit(const char *proc_root, const char *cgroup_root)
 	if (f)
 		fclose(f);
 	total = total > (1ULL << 52) ? 0 : total * 1024;
-	long long cap = cgroup_cap(proc_root, cgroup_root ? cgroup_root : "/sys/fs/cgroup", "memory", NULL, 0);
+	long long cap = 0;
+	cgroup_walk(proc_root, cgroup_root ? cgroup_root : "/sys/fs/cgroup", "memory", mem_level, &cap);
 	return cap > 0 && (!total || (unsigned long long)cap < total) ? (unsigned long long)cap : total;
 }
