@@ -8,8 +8,9 @@
 # both ways, and one past fatbuild's own limit but within the server's (GetCapabilities) in
 # batches, as BuildGrid's request log shows; grpcs:// works with a trusted certificate and
 # warns once without; a corrupted CAS blob is detected and recompiled; read mode stores
-# nothing on the server; the server killed in the middle of a build, a dead port and a silent
-# one each mean local compiles and one warning. BuildGrid is started and stopped by
+# nothing on the server; the server killed in the middle of a build, a dead port, a silent
+# one, and one that never answers a call while gRPC's deadline is lost (tests/remote/nodeadline.c)
+# each mean local compiles and one warning. BuildGrid is started and stopped by
 # tests/remote/buildgrid.sh. Skipped (77) only when buildgrid cannot be pip-installed or
 # fatbuild was built without libgrpc (then grpc:// must say so).
 set -u
@@ -17,10 +18,12 @@ set -u
 fb=$FATBUILD_BIN
 t=$(mktemp -d "${TMPDIR:-/tmp}/fbreapi.XXXXXX")
 silent_pid=
+stall_pid=
 source "$FB_SOURCE_DIR/tests/remote/buildgrid.sh"
 cleanup() {
 	bgd_stop
 	[ -n "$silent_pid" ] && kill "$silent_pid" 2>/dev/null
+	[ -n "$stall_pid" ] && kill "$stall_pid" 2>/dev/null
 	[ -n "${KEEP:-}" ] || rm -rf "$t"
 }
 trap cleanup EXIT
@@ -45,6 +48,7 @@ bgd_venv "$FB_BINARY_DIR/buildgrid-venv" || { echo "SKIP: cannot pip install $bg
 objects() { find "$t/srv/cas/objects" -type f 2>/dev/null | wc -l; }
 
 ${CC:-cc} -shared -fPIC -o "$t/forkcount.so" "$FB_SOURCE_DIR/tests/remote/forkcount.c" -ldl || exit 1
+${CC:-cc} -shared -fPIC -o "$t/nodeadline.so" "$FB_SOURCE_DIR/tests/remote/nodeadline.c" -ldl || exit 1
 bgd_start "$t/srv" || { no "BuildGrid did not start"; exit 1; }
 arch="7.5 8.0+PTX"
 for m in a b/deeper/other; do
@@ -220,7 +224,27 @@ FATBUILD_REMOTE_CACHE_TIMEOUT=1 FATBUILD_REMOTE_CACHE=grpc://127.0.0.1:$port gat
 grep -q 'DEADLINE_EXCEEDED\|UNAVAILABLE' "$t/outF.log" || { cat "$t/outF.log" >&2; no "F: the warning names no deadline"; }
 cmp -s "$t/outA.fatbin" "$t/outF.fatbin" || no "F's fatbinary differs"
 
-# 9. a bad URL is a clear error
+# 9. a server that answers HTTP/2 but never a call, and gRPC's deadline lost (a call once waited
+#    minutes past it here, under load): tests/remote/nodeadline.c gives each call no deadline,
+#    so only fatbuild's own bound on the wait (its deadline and 2 s) ends it; one warning, then
+#    local compiles
+rm -f "$t/stall.port"
+"$venv/bin/python" "$FB_SOURCE_DIR/tests/remote/stall_server.py" "$t/stall.port" 2>"$t/stall.log" &
+stall_pid=$!
+for _ in $(seq 300); do [ -s "$t/stall.port" ] && break; sleep 0.1; done
+[ -s "$t/stall.port" ] || { cat "$t/stall.log" >&2; no "the stall server did not start"; }
+s0=$(date +%s)
+(cd "$t/a" && FATBUILD_CACHE_DIR=$t/S FATBUILD_REMOTE_CACHE_TIMEOUT=1 LD_PRELOAD=$t/nodeadline.so \
+	FATBUILD_REMOTE_CACHE=grpc://127.0.0.1:$(cat "$t/stall.port")/main timeout -k 5 120 "$fb" compile -v \
+	--arch-list "$arch" -o "$t/outS.fatbin" "$t/a/k/reduce.cu" "$t/a/k/softmax.cu") 2>"$t/outS.log" ||
+	{ cat "$t/outS.log" >&2; no "S (stalled server, no gRPC deadline) failed"; }
+[ $(($(date +%s) - s0)) -lt 60 ] || no "S: took $(($(date +%s) - s0)) s for a 1 s timeout"
+[ "$(warnings outS)" -eq 1 ] && grep -q 'DEADLINE_EXCEEDED' "$t/outS.log" ||
+	{ cat "$t/outS.log" >&2; no "S: want one warning naming DEADLINE_EXCEEDED"; }
+cmp -s "$t/outA.fatbin" "$t/outS.fatbin" || no "S's fatbinary differs"
+kill "$stall_pid" 2>/dev/null
+
+# 10. a bad URL is a clear error
 (cd "$t/a" && FATBUILD_CACHE_DIR=$t/G "$fb" compile --remote-cache grpc://:5/x -o "$t/G.fatbin" k/reduce.cu) 2>"$t/G.log"
 grep -q "remote cache URL 'grpc://:5/x': not grpc://HOST" "$t/G.log" || { cat "$t/G.log" >&2; no "a bad grpc:// URL is not named"; }
 

@@ -54,7 +54,8 @@ enum {
 	WRITE_CHUNK = 1024 * 1024,
 	WINDOW = 4 << 20,
 	BACKOFF_MS = 100,
-	IDLE_SLACK_MS = 1000 /* fb_reapi_idle's wait beyond the connect deadline */
+	IDLE_SLACK_MS = 1000,    /* fb_reapi_idle's wait beyond the connect deadline */
+	DEADLINE_SLACK_MS = 2000 /* a batch's wait beyond its call's deadline */
 };
 
 /* The channel and gRPC's threads exist only between start() and stop(): gRPC keeps threads
@@ -76,6 +77,7 @@ struct fb_reapi {
 	char instance[256];
 	int tls;
 	long timeout_ms;
+	gpr_timespec dl;         /* the deadline of the call under way */
 	char hkey[128];          /* the header's name, lowercased (gRPC's rule); "" for none */
 	char *hval;
 	uint64_t batch_max;      /* the batch limit; 0 until GetCapabilities was asked */
@@ -209,13 +211,30 @@ fb_reapi_close(struct fb_reapi *g)
 	free(g);
 }
 
+/* The event of the batch tag of call c. gRPC ends a call at its deadline, but under load (a
+ * 2-core machine, other processes writing gigabytes) a call here once waited minutes past it
+ * in its first send, so the wait is bounded by this process's own clock too: DEADLINE_SLACK_MS
+ * after the deadline the call is cancelled as gRPC would have, which completes the batch
+ * (docs/remote-cache.md §8). */
+static grpc_event
+wait_tag(struct fb_reapi *g, grpc_call *c, void *tag)
+{
+	gpr_timespec until = gpr_time_add(g->dl, gpr_time_from_millis(DEADLINE_SLACK_MS, GPR_TIMESPAN));
+	grpc_event ev = grpc_completion_queue_pluck(g->cq, tag, until, NULL);
+	if (ev.type != GRPC_QUEUE_TIMEOUT)
+		return ev;
+	grpc_call_cancel_with_status(c, GRPC_STATUS_DEADLINE_EXCEEDED, "Deadline Exceeded (gRPC did not end the call)",
+	                             NULL);
+	return grpc_completion_queue_pluck(g->cq, tag, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+}
+
 /* One batch of ops, waited for; 1 when it succeeded. The call's deadline bounds the wait. */
 static int
 batch(struct fb_reapi *g, grpc_call *c, grpc_op *ops, size_t n, void *tag)
 {
 	if (grpc_call_start_batch(c, ops, n, tag, NULL) != GRPC_CALL_OK)
 		return 0;
-	grpc_event ev = grpc_completion_queue_pluck(g->cq, tag, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+	grpc_event ev = wait_tag(g, c, tag);
 	return ev.type == GRPC_OP_COMPLETE && ev.success;
 }
 
@@ -296,9 +315,9 @@ rpc(struct fb_reapi *g, const char *method, const struct fb_pb_out *req, int nre
 	snprintf(why, wsize, "cannot make a gRPC channel");
 	if (start(g, err))
 		return 14; /* UNAVAILABLE */
-	gpr_timespec dl = gpr_time_add(gpr_now(GPR_CLOCK_REALTIME), gpr_time_from_millis(g->timeout_ms, GPR_TIMESPAN));
+	g->dl = gpr_time_add(gpr_now(GPR_CLOCK_REALTIME), gpr_time_from_millis(g->timeout_ms, GPR_TIMESPAN));
 	grpc_slice m = grpc_slice_from_static_string(method);
-	grpc_call *c = grpc_channel_create_call(g->ch, NULL, GRPC_PROPAGATE_DEFAULTS, g->cq, m, NULL, dl, NULL);
+	grpc_call *c = grpc_channel_create_call(g->ch, NULL, GRPC_PROPAGATE_DEFAULTS, g->cq, m, NULL, g->dl, NULL);
 	grpc_slice_unref(m);
 	snprintf(why, wsize, "no call");
 	if (!c)
@@ -319,7 +338,7 @@ rpc(struct fb_reapi *g, const char *method, const struct fb_pb_out *req, int nre
 	if (started && send_all(g, c, req, nreq))
 		rc = recv_all(g, c, &init_md, on_msg, ctx, err);
 	if (started)
-		grpc_completion_queue_pluck(g->cq, (void *)1, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+		wait_tag(g, c, (void *)1);
 	size_t dn = GRPC_SLICE_LENGTH(details);
 	snprintf(why, wsize, "%.*s", (int)(dn < 300 ? dn : 300), (const char *)GRPC_SLICE_START_PTR(details));
 	grpc_slice_unref(details);
