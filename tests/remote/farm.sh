@@ -12,12 +12,14 @@
 # offers OSFamily=linux, ISA=x86-64 and the K=V given (fbtest=a). Default: a@0:fbtest=a b@1:fbtest=b.
 #
 # farm_venv VENV: buildgrid installed into VENV (once); sets bgd_python; 1 when Python 3.13 or
-# pip is missing. farm_start DIR BOT...: everything above, logs in DIR (pg.log, bgd.log,
+# pip is missing. farm_start DIR BOT...: everything above, logs in DIR (pg.log, bgd.log (a link
+# to the server's dir, farm_tmp, while it runs),
 # NAME/casd.log, NAME/bot.log); sets farm_url and farm_pids (also DIR/pids). farm_bot DIR BOT
 # adds one bot to a running farm. farm_stop ends all; the caller traps it.
 farm_pkg="buildgrid==0.9.1"
 farm_pids=
 farm_pgdir=
+farm_srv=
 farm_venv() {
 	local venv=$1 py=${FB_PYTHON313:-}
 	bgd_python=$venv/bin/python
@@ -28,13 +30,24 @@ farm_venv() {
 	"$py" -m venv "$venv" && "$venv/bin/pip" install -q --disable-pip-version-check "$farm_pkg" &&
 		echo "$farm_pkg" >"$venv/.pkgs"
 }
+# farm_tmp: where the server's state goes (PostgreSQL's cluster, BuildGrid's CAS and log):
+# tmpfs (/dev/shm) with 4 GiB free, else TMPDIR; FB_FARM_TMPDIR chooses. On disk, while other
+# tests wrote gigabytes, BuildGrid logged nothing for 40 s and jobs a check wanted remote fell
+# back (remote_exec_compile: "fa: 4 of 6", "fz: before any stage"). Only the server's: the
+# bots and their sandboxes stay in DIR (bubblewrap gives a job its own /dev).
+farm_tmp() {
+	local free
+	[ -n "${FB_FARM_TMPDIR:-}" ] && { echo "$FB_FARM_TMPDIR"; return; }
+	free=$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }')
+	if [ -d /dev/shm ] && [ -w /dev/shm ] && [ "${free:-0}" -gt 4194304 ] 2>/dev/null; then echo /dev/shm; else echo "${TMPDIR:-/tmp}"; fi
+}
 # PostgreSQL refuses to run as root: then the cluster belongs to the postgres user, in a
-# directory of its own under /tmp (the test's own may not be open to it).
+# directory of its own (the test's own may not be open to it).
 farm_pg() {
 	local d=$1 port pg as=()
 	pg=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 	[ -x "$pg/initdb" ] || { echo "farm.sh: no PostgreSQL (scripts/deps.sh)" >&2; return 1; }
-	farm_pgdir=$(mktemp -d /tmp/fbpg.XXXXXX) || return 1
+	farm_pgdir=$(mktemp -d "$(farm_tmp)/fbpg.XXXXXX") || return 1
 	echo "$farm_pgdir" >"$d/pgdir"
 	if [ "$(id -u)" = 0 ]; then
 		chown postgres "$farm_pgdir" || return 1
@@ -55,8 +68,11 @@ farm_start() {
 	mkdir -p "$d"
 	farm_pg "$d" || return 1
 	port=$(rx_free_port) || return 1
-	sed "s|@PORT@|$port|; s|@DIR@|$d|g; s|@PGURL@|$farm_pgurl|" "$FB_SOURCE_DIR/tests/remote/farm.yml" >"$d/bgd.yml"
-	setsid "$(dirname "$bgd_python")/bgd" server start -vv "$d/bgd.yml" >"$d/bgd.log" 2>&1 &
+	farm_srv=$(mktemp -d "$(farm_tmp)/fbbgd.XXXXXX") || return 1
+	echo "$farm_srv" >"$d/srvdir"
+	ln -s "$farm_srv/bgd.log" "$d/bgd.log"
+	sed "s|@PORT@|$port|; s|@DIR@|$farm_srv|g; s|@PGURL@|$farm_pgurl|" "$FB_SOURCE_DIR/tests/remote/farm.yml" >"$d/bgd.yml"
+	setsid "$(dirname "$bgd_python")/bgd" server start -vv "$d/bgd.yml" >"$farm_srv/bgd.log" 2>&1 &
 	farm_pids=$!
 	echo "$farm_pids" >"$d/pids"
 	farm_url=grpc://127.0.0.1:$port/main
@@ -90,6 +106,10 @@ farm_stop() {
 	local d=${1:-}
 	[ -n "$farm_pids" ] && rx_kill $farm_pids
 	farm_pids=
+	[ -n "$d" ] && [ -f "$d/srvdir" ] && farm_srv=$(cat "$d/srvdir")
+	# the log is kept beside the test's other files (KEEP=1 keeps them)
+	[ -n "$farm_srv" ] && [ -d "$farm_srv" ] && { [ -L "$d/bgd.log" ] && rm -f "$d/bgd.log" && cp "$farm_srv/bgd.log" "$d/bgd.log"; rm -rf "$farm_srv"; }
+	farm_srv=
 	[ -n "$d" ] && [ -f "$d/pgdir" ] && farm_pgdir=$(cat "$d/pgdir")
 	[ -n "$farm_pgdir" ] && [ -d "$farm_pgdir/data" ] || return 0
 	local pg as=()
