@@ -8,7 +8,9 @@ in bubblewrap and uploads the outputs, then answers the lease COMPLETED with Any
 
 URL is grpc://HOST:PORT; each --prop is a platform property of the bot's primary device
 (OSFamily, ISA, fbtest: what the scheduler matches jobs against). One lease at a time. Each
-run is one line in the bot's log: "lease ID: exit N" (or the runner's failure)."""
+run is one line in the bot's log: "lease ID: exit N" (or the runner's failure). A session
+BuildGrid no longer has (it drops one it has not heard from for bot-session-keepalive-timeout,
+as after the server itself was stopped that long) is made again, as a worker would."""
 import argparse
 import os
 import subprocess
@@ -20,6 +22,10 @@ from buildgrid._protos.build.bazel.remote.execution.v2 import remote_execution_p
 from buildgrid._protos.build.bazel.remote.execution.v2 import remote_execution_pb2_grpc as re_grpc
 from buildgrid._protos.google.devtools.remoteworkers.v1test2 import bots_pb2, bots_pb2_grpc, worker_pb2
 from buildgrid._protos.google.rpc import code_pb2, status_pb2
+
+
+# what BuildGrid answers about a bot session it no longer has
+LOST = (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND, grpc.StatusCode.DATA_LOSS)
 
 
 def action_of(lease, cas, instance):
@@ -77,8 +83,23 @@ def main():
         dev.properties.add(key=k, value=v)
     session = bots_pb2.BotSession(bot_id=a.name, status=bots_pb2.BotStatus.OK,
                                   worker=worker_pb2.Worker(devices=[dev]))
-    session = bots.CreateBotSession(bots_pb2.CreateBotSessionRequest(parent=instance, bot_session=session))
-    print(f"session {session.name}", flush=True)
+    fresh = session
+
+    def create():
+        # BuildGrid 0.9.1 once failed a CreateBotSession with DATA_LOSS ("Bot not found to fetch
+        # expiry") beside a reaping of sessions; a worker asks again
+        for i in range(20):
+            try:
+                s = bots.CreateBotSession(bots_pb2.CreateBotSessionRequest(parent=instance, bot_session=fresh))
+                print(f"session {s.name}", flush=True)
+                return s
+            except grpc.RpcError as e:
+                if i == 19 or e.code() not in LOST:
+                    raise
+                print(f"CreateBotSession: {e.code().name}: again", flush=True)
+                time.sleep(0.5)
+
+    session = create()
     while True:
         for lease in session.leases:
             if lease.state in (bots_pb2.LeaseState.PENDING, bots_pb2.LeaseState.ACTIVE):
@@ -91,10 +112,16 @@ def main():
         try:
             session = bots.UpdateBotSession(bots_pb2.UpdateBotSessionRequest(name=session.name, bot_session=session),
                                             timeout=120)
-        except grpc.RpcError as e:  # a long poll that outlived its deadline: ask again
-            if e.code() != grpc.StatusCode.DEADLINE_EXCEEDED:
+        except grpc.RpcError as e:
+            if e.code() == grpc.StatusCode.DEADLINE_EXCEEDED:  # a long poll that outlived its deadline: ask again
+                time.sleep(0.1)
+            elif e.code() in LOST:
+                # BuildGrid dropped the session (it heard nothing for bot-session-keepalive-timeout,
+                # as when the server itself was stopped that long): a new one, as a worker would
+                print(f"session {session.name} lost ({e.code().name}): a new one", flush=True)
+                session = create()
+            else:
                 raise
-            time.sleep(0.1)
 
 
 if __name__ == "__main__":
