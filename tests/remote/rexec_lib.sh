@@ -13,6 +13,7 @@ set -u
 # (remote_exec_compile: 5 of 6 jobs remote); what the tests check of failures does not wait on it.
 export FATBUILD_REMOTE_CACHE_TIMEOUT=${FATBUILD_REMOTE_CACHE_TIMEOUT:-60}
 t=$(mktemp -d "${TMPDIR:-/tmp}/fb${1:?usage: source rexec_lib.sh NAME}.XXXXXX")
+rx_start_dir=$PWD # rx_exit runs the test again from here ($t, maybe its cwd, is gone by then)
 source "$FB_SOURCE_DIR/tests/remote/executor.sh"
 source "$FB_SOURCE_DIR/tests/remote/farm.sh"
 rx_cleanup() {
@@ -53,6 +54,7 @@ rx_exit() {
 			"running the whole test once more" >&2
 		trap - EXIT
 		rx_cleanup
+		cd "$rx_start_dir" || exit 1
 		FB_RX_RERUN=1 exec bash "$0" "$@"
 	fi
 	exit 1
