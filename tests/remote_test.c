@@ -446,6 +446,29 @@ test_redact(void)
 	redacted("grpcs://u:p@[::1]:9092/main", "grpcs://***@[::1]:9092/main");
 	redacted("cache/no/scheme?k", "cache/no/scheme?***");
 	redacted("", "");
+	/* every credential-shaped part: path parameters, key=value segments, any query */
+	redacted("http://cache/fb;token=SECRET", "http://cache/fb;***");
+	redacted("http://cache/fb;token=SECRET/more", "http://cache/fb;***/more");
+	redacted("http://cache/a;v=1;token=SECRET/b;key=K", "http://cache/a;***/b;***");
+	redacted("grpc://exec:8980/main;token=SECRET", "grpc://exec:8980/main;***");
+	redacted("grpcs://u@exec/inst;password=SECRET?x=1", "grpcs://***@exec/inst;***?***");
+	redacted("http://cache/token=SECRET/fb", "http://cache/token=***/fb");
+	redacted("http://cache/fb%3Btoken=SECRET", "http://cache/fb%3Btoken=***");
+	redacted("http://cache;token=SECRET/fb", "http://cache;***/fb");
+	redacted("http://cache/x?access_token=SECRET", "http://cache/x?***");
+	redacted("http://cache/x?a=1&key=SECRET&password=P", "http://cache/x?***");
+	redacted("http://u:p@cache/fb;token=S?key=K#f", "http://***@cache/fb;***?***");
+	redacted("alice:pw@cache/x", "***@cache/x");
+	redacted("cache/fb;password=SECRET", "cache/fb;***");
+	redacted("HTTPS://U:P@cache/fb", "HTTPS://***@cache/fb");
+	char shown[160];
+	fb_remote_url_redact("https://u:PW1@cache/a;token=PW2/b=PW3?access_token=PW4#PW5", shown, sizeof(shown));
+	CHECK(!strstr(shown, "PW"));
+	for (size_t k = 1; k < 40; k++) { /* a short buffer shows a prefix of the redacted URL */
+		char cut[40];
+		fb_remote_url_redact("http://cache/fb;token=SECRET", cut, k);
+		CHECK(!strstr(cut, "SEC") && strncmp(cut, "http://cache/fb;***", k - 1) == 0);
+	}
 	char small[12];
 	fb_remote_url_redact("http://u:p@host/path", small, sizeof(small));
 	CHECK(strlen(small) == sizeof(small) - 1 && !strstr(small, "u:p"));
