@@ -1,8 +1,8 @@
 /* cmd_cache.c: `fatbuild cache stats|clear|trim|dir`, the compile cache (cache/store.c,
  * trim.c), and its size limit, which builds and compiles apply when they end. */
 #include <ctype.h>
-#include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,47 +48,96 @@ usage(FILE *f)
 	        AP_EXIT_UNSAFE, AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE, AP_EXIT_UNSAFE);
 }
 
+/* What every message about a bad size ends with. */
+#define SIZE_FORM                                                                                              \
+	"a size is digits with an optional unit k, M, G, T (powers of 1000) or Ki, Mi, Gi, Ti (of 1024) and B: "   \
+	"500M, 5G, 1.5GiB; 0 for no limit"
+
+/* One grammar for FATBUILD_CACHE_MAX_SIZE and --max-size (docs/caches.md "Size"): digits, a
+ * fraction only before a unit, the unit's letter in either case, an optional B. Integers only:
+ * strtod would take blanks, signs, hexadecimal, exponents and "inf", and round past 2^53. NULL,
+ * or why s is not a size. */
+static const char *
+size_read(const char *s, uint64_t *out)
+{
+	const char *p = s;
+	uint64_t v = 0;
+	if (!*p)
+		return "it is empty";
+	if (!isdigit((unsigned char)*p))
+		return isspace((unsigned char)*p)         ? "a blank is not part of it"
+		       : (*p == '-' || *p == '+')          ? "a sign is not part of it"
+		                                            : "it does not start with a digit";
+	for (; isdigit((unsigned char)*p); p++) {
+		unsigned d = (unsigned)(*p - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return "it is over 18446744073709551615 bytes";
+		v = v * 10 + d;
+	}
+	const char *frac = NULL;
+	size_t nfrac = 0;
+	if (*p == '.') {
+		frac = ++p;
+		if (!(nfrac = strspn(p, "0123456789")))
+			return "a '.' needs digits after it";
+		p += nfrac;
+	}
+	static const char units[] = "kmgt";
+	const char *u = *p ? strchr(units, tolower((unsigned char)*p)) : NULL;
+	uint64_t scale = 1;
+	if (u) {
+		int binary = p[1] == 'i';
+		for (const char *k = units; k <= u; k++)
+			scale *= binary ? 1024 : 1000;
+		p += 1 + binary;
+	}
+	if (*p == 'B')
+		p++;
+	if (*p) {
+		if (p == s + 1 && *s == '0' && (*p == 'x' || *p == 'X'))
+			return "hexadecimal is not taken";
+		if (*p == 'e' || *p == 'E')
+			return "an exponent is not taken";
+		return isspace((unsigned char)*p) ? "a blank is not part of it" : "what follows the number is not a unit";
+	}
+	if (frac && !u)
+		return "a fraction needs a unit (1.5G)";
+	/* the fraction's bytes, rounded down, from its last digit on: each step's division is exact
+	 * enough, as floor((m + floor(y)) / 10) = floor((m + y) / 10) for whole m */
+	uint64_t part = 0;
+	for (size_t i = nfrac; i-- > 0;)
+		part = ((uint64_t)(frac[i] - '0') * scale + part) / 10;
+	if (v > UINT64_MAX / scale || v * scale > UINT64_MAX - part)
+		return "it is over 18446744073709551615 bytes";
+	*out = v * scale + part;
+	if (!*out && strpbrk(s, "123456789"))
+		return "it is less than one byte";
+	return NULL;
+}
+
 int
 cli_size_parse(const char *s, uint64_t *out)
 {
-	char *end;
-	errno = 0;
-	while (isspace((unsigned char)*s))
-		s++;
-	if (!isdigit((unsigned char)*s) && *s != '.')
+	uint64_t v;
+	if (size_read(s, &v))
 		return -1;
-	double v = strtod(s, &end);
-	if (errno || end == s || !(v >= 0 && v < 1e30))
-		return -1;
-	static const char units[] = "kmgt";
-	const char *u = strchr(units, tolower((unsigned char)*end));
-	double scale = 1;
-	if (*end && u) {
-		int binary = end[1] == 'i' || end[1] == 'I';
-		for (const char *k = units; k <= u; k++)
-			scale *= binary ? 1024.0 : 1000.0;
-		end += 1 + binary;
-	}
-	if (*end == 'B' || *end == 'b')
-		end++;
-	if (*end || v * scale >= 18446744073709551615.0)
-		return -1;
-	*out = (uint64_t)(v * scale);
+	*out = v;
 	return 0;
 }
 
 int
 cli_cache_limit(const struct fb_config *cfg, uint64_t *max)
 {
-	const char *v = cfg->cache_max_size;
+	const char *v = cfg->cache_max_size, *why;
 	*max = FB_CACHE_DEFAULT_MAX_SIZE;
 	if (!v || !*v)
 		return 0;
-	if (cli_size_parse(v, max) == 0)
+	uint64_t n;
+	if (!(why = size_read(v, &n))) {
+		*max = n;
 		return 0;
-	warn("FATBUILD_CACHE_MAX_SIZE='%.100s' is not a size (bytes, or a number with k, M, G, T or Ki, Mi, "
-	     "Gi, Ti: 500M, 5G; 0 for no limit)",
-	     v);
+	}
+	warn("FATBUILD_CACHE_MAX_SIZE='%.100s' is not a size: %s; " SIZE_FORM, v, why);
 	return AP_EXIT_USAGE;
 }
 
@@ -195,10 +244,9 @@ trim(const struct fb_config *cfg, int argc, char **argv)
 		fputs(synopsis, stderr);
 		return AP_EXIT_USAGE;
 	}
-	if (given && cli_size_parse(given, &max) != 0) {
-		warn("cache trim: --max-size '%.100s' is not a size (bytes, or a number with k, M, G, T or Ki, Mi, "
-		     "Gi, Ti: 500M, 5G)",
-		     given);
+	const char *why = given ? size_read(given, &max) : NULL;
+	if (why) {
+		warn("cache trim: --max-size '%.100s' is not a size: %s; " SIZE_FORM, given, why);
 		return AP_EXIT_USAGE;
 	}
 	int rc = given ? 0 : cli_cache_limit(cfg, &max);
