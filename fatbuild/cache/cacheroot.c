@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "store.h"
 #include "base/config.h"
@@ -108,11 +109,31 @@ fb_cache_root_open(const char *dir, unsigned dflags, bool create, int *fd, struc
 	return rc ? rc : fb_dir_open(dir, "cache dir", FIX, dflags, fd, err);
 }
 
+/* A team cache's shard takes the mode bits of its root (setgid, sticky, the group's and others'
+ * read and search; never others' write): fb_dir_openat makes it 02770, and a sticky root's
+ * shards without the sticky bit would let any member remove the others' entries (cache clear,
+ * trim, or a plain rm). Its maker sets them just after the mkdir, and again on every later open
+ * (a shard an older fatbuild made, or a maker killed in between); a shard another member made
+ * stays as it is, which trim.c meets by treating every shard of a sticky root as sticky. */
+static void
+take_root_mode(int root, int shard)
+{
+	struct stat rs, ss;
+	if (fstat(root, &rs) != 0 || fstat(shard, &ss) != 0 || ss.st_uid != geteuid())
+		return;
+	mode_t want = S_IRWXU | (rs.st_mode & (S_ISGID | S_ISVTX | S_IRWXG | S_IROTH | S_IXOTH));
+	if ((ss.st_mode & 07777) != want)
+		fchmod(shard, want);
+}
+
 int
 fb_cache_shard_open(int root, const char *dir, unsigned dflags, const char *name, bool create, int *fd,
                     struct fb_error *err)
 {
 	char sh[3] = {name[0], name[1], 0}, path[PATH_MAX];
 	snprintf(path, sizeof(path), "%.4000s/%s", dir, sh);
-	return fb_dir_openat(root, sh, path, "cache dir", FIX, dflags, create, fd, err);
+	int rc = fb_dir_openat(root, sh, path, "cache dir", FIX, dflags, create, fd, err);
+	if (!rc && (dflags & FB_DIR_SHARED))
+		take_root_mode(root, *fd);
+	return rc;
 }

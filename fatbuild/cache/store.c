@@ -12,7 +12,8 @@
  *
  * Entries are written atomically (fb_write_at: a random temporary name, then renameat), so
  * concurrent builds sharing a cache never see half an entry. The cache dir and its shards are
- * created 0700 (a shared cache, FATBUILD_CACHE_SHARED=1: 02770) and checked (base/safefs.h)
+ * created 0700 (a shared cache, FATBUILD_CACHE_SHARED=1: the dir 02770, a shard with the mode
+ * bits of the dir, sticky included: cacheroot.c) and checked (base/safefs.h)
  * before an entry is read or written, and every name below the root is reached through the
  * descriptor of the directory that passed, never through a symlink (docs/security.md); an
  * entry is trusted only as a regular file nobody else can write. On read the file size must

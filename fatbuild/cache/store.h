@@ -32,7 +32,7 @@ int fb_cache_root_open(const char *dir, unsigned dflags, bool create, int *fd, s
  * does not exist yet is an empty cache, 0 with *fd = -1. */
 int fb_cache_root_open_existing(const char *dir, unsigned dflags, int *fd, struct fb_error *err);
 /* The shard of name (its first two characters) inside root, checked, never through a link;
- * create: made first (0700, a team cache 02770). */
+ * create: made first (0700; in a team cache with its root's mode bits, setgid and sticky too). */
 int fb_cache_shard_open(int root, const char *dir, unsigned dflags, const char *name, bool create, int *fd,
                         struct fb_error *err);
 /* An entry's name: 64 lowercase hex digits. A temporary's: that, ".tmp.", ten characters. */

@@ -11,8 +11,8 @@
  * the descriptor of the directory it lies in, with O_NOFOLLOW: a symlink planted at a shard, an
  * entry or a PCH directory (or swapped in mid-walk) is never followed, so nothing outside the
  * cache is read or removed. Only names of the shapes above are touched, a shard or PCH dir is
- * used only when it passes the directory checks, and in a sticky shard of a team cache only
- * the caller's own files go (docs/security.md).
+ * used only when it passes the directory checks, and in a sticky team cache (a sticky root or
+ * shard) only the caller's own files go (docs/security.md).
  *
  * Size is what the files take on disk (st_blocks), host PCHs included. Trimming removes the
  * least recently used (an entry's mtime is refreshed by every hit, a host PCH's by every build
@@ -89,12 +89,13 @@ hex2(const char *s)
 	return strlen(s) == 2 && strspn(s, "0123456789abcdef") == 2;
 }
 
-/* The entries and temporaries of one shard. */
+/* The entries and temporaries of one shard; root_sticky: a sticky root makes every shard
+ * count as sticky, whatever a member made it with (cacheroot.c). */
 static int
-walk_shard(int shard, const char *sname, walk_fn fn, void *ctx)
+walk_shard(int shard, const char *sname, bool root_sticky, walk_fn fn, void *ctx)
 {
 	struct stat sst;
-	bool sticky = fstat(shard, &sst) == 0 && (sst.st_mode & S_ISVTX);
+	bool sticky = root_sticky || (fstat(shard, &sst) == 0 && (sst.st_mode & S_ISVTX));
 	DIR *d = list(shard);
 	if (!d)
 		return 0;
@@ -174,6 +175,8 @@ walk(int root, const char *dir, unsigned dflags, walk_fn fn, void *ctx, uint64_t
 	DIR *top = list(root);
 	if (!top)
 		return FB_EIO;
+	struct stat rst;
+	bool root_sticky = fstat(root, &rst) == 0 && (rst.st_mode & S_ISVTX);
 	int rc = 0;
 	for (struct dirent *e; !rc && (e = readdir(top));) {
 		int shard;
@@ -183,7 +186,7 @@ walk(int root, const char *dir, unsigned dflags, walk_fn fn, void *ctx, uint64_t
 			(*refused)++;
 			continue;
 		}
-		rc = walk_shard(shard, e->d_name, fn, ctx);
+		rc = walk_shard(shard, e->d_name, root_sticky, fn, ctx);
 		close(shard);
 	}
 	closedir(top);

@@ -8,7 +8,9 @@
 # runs `cache stats`, `cache trim --max-size 1` and `cache clear` on the team cache: nothing of
 # the victim's changes, the links themselves stay (they are not entries), and the real entries
 # go. Also: a group-writable cache dir the victim owns is refused without FATBUILD_CACHE_SHARED
-# (exit 7, as docs/security.md says), and a team cache keeps its counters.
+# (exit 7, as docs/security.md says), and a team cache keeps its counters. A sticky team cache
+# (install -d -m 3770, the root only): every dir fatbuild makes below carries the root's mode,
+# so Mallory's cache trim, cache clear and plain rm leave the victim's entries.
 set -u
 FB_BIN=${FATBUILD_BIN:?}
 src=${FB_SOURCE_DIR:?}
@@ -104,18 +106,37 @@ rc=$?
 as $V env FATBUILD_CACHE_DIR="$w/gw" FATBUILD_CACHE_SHARED=1 "$FB" compile --arch-list 8.0 -o "$w/vhome/g.fatbin" "$w/src/saxpy.cu" >out 2>&1 &&
 	ok group-writable-cache-with-opt-in || { bad group-writable-cache-with-opt-in; cat out; }
 
-# ---- a sticky team cache: a member removes only their own ----
+# ---- a sticky team cache: only its root is made by hand, fatbuild makes every dir below ----
 install -d -m 3770 -o 0 -g $G "$w/sticky"
 S="FATBUILD_CACHE_DIR=$w/sticky FATBUILD_CACHE_SHARED=1"
+as $V env $S "$FB" compile --arch-list 8.0 -o "$w/vhome/s.fatbin" "$w/src/saxpy.cu" >out 2>&1 ||
+	{ bad sticky-victim-compiles; cat out; }
+as $M env $S "$FB" compile --arch-list 8.0 -o "$w/mhome/s2.fatbin" "$w/src/k2.cu" >out 2>&1 ||
+	{ bad sticky-mallory-compiles; cat out; }
+modes=$(find "$w/sticky" -mindepth 1 -type d -printf '%m %u %p\n' | grep -v '^3770 ')
+[ -z "$modes" ] && [ -n "$(find "$w/sticky" -mindepth 1 -type d)" ] && ok sticky-dirs-carry-the-roots-mode ||
+	{ bad "sticky-dirs-carry-the-roots-mode (want 3770, the root's):"; echo "$modes"; }
+victims() { find "$w/sticky" -mindepth 2 -type f -user $V -regex '.*/[0-9a-f]*' | sort; }
+theirs() { find "$w/sticky" -mindepth 2 -type f -user $M -regex '.*/[0-9a-f]*' | wc -l; }
+vict=$(victims)
+[ -n "$vict" ] && [ "$(theirs)" -ge 1 ] && ok sticky-both-have-entries || bad sticky-both-have-entries
+as $M env $S "$FB" cache trim --max-size 1 >out 2>&1
+rc=$?
+[ $rc = 0 ] && [ "$(victims)" = "$vict" ] && [ "$(theirs)" = 0 ] && ok sticky-trim-removes-own-only ||
+	{ bad "sticky-trim-removes-own-only (exit $rc, victim's $(victims | wc -w) of $(echo "$vict" | wc -w), Mallory's $(theirs))"; cat out; }
+# each step on both members' entries (the victim's again if a step took them)
 as $V env $S "$FB" compile --arch-list 8.0 -o "$w/vhome/s.fatbin" "$w/src/saxpy.cu" >/dev/null 2>&1
-for d in "$w/sticky"/??; do chmod 3770 "$d"; done
 as $M env $S "$FB" compile --arch-list 8.0 -o "$w/mhome/s2.fatbin" "$w/src/k2.cu" >/dev/null 2>&1
-for d in "$w/sticky"/??; do chmod 3770 "$d"; done
 as $M env $S "$FB" cache clear >out 2>&1
 rc=$?
-mine=$(find "$w/sticky" -mindepth 2 -type f -user $V | wc -l) theirs=$(find "$w/sticky" -mindepth 2 -type f -user $M | wc -l)
-[ $rc = 0 ] && [ "$mine" -ge 1 ] && [ "$theirs" = 0 ] && ok sticky-clear-removes-own-only ||
-	{ bad "sticky-clear-removes-own-only (exit $rc, victim's $mine, Mallory's $theirs)"; cat out; }
+[ $rc = 0 ] && [ "$(victims)" = "$vict" ] && [ "$(theirs)" = 0 ] && ok sticky-clear-removes-own-only ||
+	{ bad "sticky-clear-removes-own-only (exit $rc, victim's $(victims | wc -w) of $(echo "$vict" | wc -w), Mallory's $(theirs))"; cat out; }
+
+# the kernel, not only fatbuild's walk, keeps Mallory's hands off
+as $V env $S "$FB" compile --arch-list 8.0 -o "$w/vhome/s.fatbin" "$w/src/saxpy.cu" >/dev/null 2>&1
+as $M find "$w/sticky" -mindepth 2 -type f -user $V -delete 2>/dev/null
+[ "$(victims)" = "$vict" ] && ok sticky-rm-cannot-remove-anothers ||
+	{ bad "sticky-rm-cannot-remove-anothers: $(echo "$vict" | wc -w) -> $(victims | wc -w)"; }
 
 echo "$n checks, $fails failed"
 [ $fails = 0 ]
