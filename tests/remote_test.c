@@ -212,8 +212,19 @@ test_counters(const char *dir)
 	struct fb_cache_counters c;
 	CHECK(fb_cache_counters_read(cache, &c, NULL) == 0);
 	CHECK(c.local_hits == 0 && c.remote_hits == 0 && c.bytes_up == 0);
-	/* 8 processes x 25 updates: the lock loses none */
+	/* 8 processes x 25 updates: the lock loses none; a reader beside them sees each update
+	 * whole (the file is rewritten in place, and read under the lock shared) */
 	enum { PROCS = 8, ROUNDS = 25 };
+	pid_t reader = fork();
+	if (reader == 0) {
+		int torn = 0;
+		for (int i = 0; i < 400; i++) {
+			struct fb_cache_counters r;
+			torn |= fb_cache_counters_read(cache, &r, NULL) != 0 || r.remote_hits != 2 * r.local_hits ||
+			        r.bytes_down != 1000 * r.local_hits;
+		}
+		_exit(torn);
+	}
 	for (int p = 0; p < PROCS; p++) {
 		pid_t pid = fork();
 		if (pid == 0) {
@@ -240,6 +251,27 @@ test_counters(const char *dir)
 	CHECK(fb_write_file_atomic(path, text, strlen(text), 0644, NULL) == 0);
 	CHECK(fb_cache_counters_read(cache, &c, NULL) == 0);
 	CHECK(c.local_hits == 7 && c.misses == 3 && c.remote_hits == 0);
+	/* written in place (same inode: a member who does not own it may write it, never rename
+	 * over it in a sticky dir), shorter text cut to its length, a team cache's 0664 */
+	struct stat before, after;
+	CHECK(stat(path, &before) == 0);
+	struct fb_cache_counters one = {.misses = 1};
+	CHECK(fb_cache_count(cache, FB_DIR_SHARED, &one, NULL) == 0);
+	CHECK(stat(path, &after) == 0 && after.st_ino == before.st_ino && (after.st_mode & 07777) == 0664);
+	CHECK(fb_cache_counters_read(cache, &c, NULL) == 0);
+	CHECK(c.local_hits == 7 && c.misses == 4);
+	/* a hard link planted at the name is not written through */
+	char other[600];
+	snprintf(other, sizeof(other), "%s/other", dir);
+	CHECK(fb_write_file_atomic(other, "local_hits 5\n", 13, 0644, NULL) == 0);
+	CHECK(unlink(path) == 0 && link(other, path) == 0);
+	struct fb_error e = {0};
+	CHECK(fb_cache_count(cache, 0, &one, &e) == FB_EUNSAFE && strstr(e.msg, "2 links"));
+	char *data = NULL;
+	size_t n = 0;
+	CHECK(fb_read_file(other, &data, &n, NULL) == 0 && n == 13 && memcmp(data, "local_hits 5\n", 13) == 0);
+	free(data);
+	CHECK(unlink(path) == 0 && unlink(other) == 0);
 }
 
 static int

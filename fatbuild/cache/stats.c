@@ -4,10 +4,14 @@
  * the bytes of entries on disk as the last trim measured them, plus what was put since, which
  * is what tells a build that the cache is over its limit without walking it (trim.c).
  * Concurrent compiles (a ninja build runs many) add their counts under an exclusive flock on
- * <dir>/stats.lock and replace the file atomically, so no update is lost and a reader never
- * sees half a file. Both files are reached through the checked root's descriptor, and a team
- * cache's members share them (the lock is taken on a read-only descriptor, so the file needs no
- * group write bit). */
+ * <dir>/stats.lock, and readers read under a shared one, so no update is lost and no reader sees
+ * half a file. The file is rewritten in place (its bytes, then its length), not replaced by a
+ * rename: in a sticky team cache (chmod 3770) only a file's owner may rename over it, so every
+ * other member's counts and sizes would be lost and their builds would never trim, while the
+ * file, 0664 in the team's group, may be written by every member. Both files are reached
+ * through the checked root's descriptor (the lock taken on a read-only descriptor, so that file
+ * needs no group write bit), and the stats file is written only as a regular file with one
+ * link, in a private cache only as the user's own. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -71,26 +75,62 @@ parse(const char *text, struct stats *s)
 	}
 }
 
-/* A missing file reads as all zero; anything but a regular file is refused. */
+/* The file's counters from fd, which stays open (a copy of it is read and closed). */
+static int
+read_fd(int fd, const char *path, struct stats *s, struct fb_error *err)
+{
+	memset(s, 0, sizeof(*s));
+	int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (copy < 0)
+		return fb_seterr(err, FB_EIO, "cannot read %s: %s", path, strerror(errno));
+	char *text;
+	size_t n;
+	int rc = fb_read_fd(copy, path, &text, &n, err);
+	if (rc)
+		return rc;
+	parse(text, s);
+	free(text);
+	return 0;
+}
+
+/* Takes the lock file's flock (LOCK_SH or LOCK_EX), opened read-only; create: made where
+ * missing. -1 with errno when it cannot. */
+static int
+lock_open(int root, int how, bool create)
+{
+	int fd = openat(root, "stats.lock", O_RDONLY | (create ? O_CREAT : 0) | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+	                0644);
+	if (fd < 0)
+		return -1;
+	while (flock(fd, how) != 0)
+		if (errno != EINTR) {
+			int e = errno;
+			close(fd);
+			errno = e;
+			return -1;
+		}
+	return fd;
+}
+
+/* A missing file reads as all zero; anything but a regular file is refused. Read under the
+ * shared lock where the lock file is there (before any update it need not be). */
 static int
 read_stats(int root, const char *dir, struct stats *s, struct fb_error *err)
 {
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%.4000s/stats", dir);
 	memset(s, 0, sizeof(*s));
-	int fd = openat(root, "stats", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT)
-		return 0;
-	if (fd < 0)
-		return fb_seterr(err, FB_EIO, "cannot open %s: %s", path, strerror(errno));
-	char *text;
-	size_t n;
-	int rc = fb_read_fd(fd, path, &text, &n, err);
-	if (rc)
-		return rc;
-	parse(text, s);
-	free(text);
-	return 0;
+	int lock = lock_open(root, LOCK_SH, false);
+	int rc = 0, fd = openat(root, "stats", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno != ENOENT)
+		rc = fb_seterr(err, FB_EIO, "cannot open %s: %s", path, strerror(errno));
+	if (fd >= 0) {
+		rc = read_fd(fd, path, s, err);
+		close(fd);
+	}
+	if (lock >= 0)
+		close(lock);
+	return rc;
 }
 
 int
@@ -113,36 +153,77 @@ fb_cache_counters_read(const char *dir, struct fb_cache_counters *out, struct fb
 	return rc;
 }
 
-/* Runs change on the file's stats under the lock and writes them back. */
-static int
-update(int root, const char *dir, unsigned dflags, void (*change)(struct stats *, const void *), const void *arg,
-       struct fb_error *err)
+typedef void change_fn(struct stats *, const void *);
+
+/* The file's text for s: at most (NFIELDS + 1) lines of a name and a 20-digit number. */
+static size_t
+format(const struct stats *s, char *text, size_t size)
 {
-	int fd = openat(root, "stats.lock", O_RDONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return fb_seterr(err, FB_EIO, "cannot open %.4000s/stats.lock: %s", dir, strerror(errno));
-	while (flock(fd, LOCK_EX) != 0)
-		if (errno != EINTR) {
-			int e = errno;
-			close(fd);
-			return fb_seterr(err, FB_EIO, "cannot lock %.4000s/stats.lock: %s", dir, strerror(e));
-		}
+	size_t k = 0;
+	for (size_t i = 0; i < NFIELDS; i++)
+		k += (size_t)snprintf(text + k, size - k, "%s %llu\n", fields[i].name,
+		                      (unsigned long long)*slot((struct fb_cache_counters *)&s->c, i));
+	if (s->has_size)
+		k += (size_t)snprintf(text + k, size - k, "size %llu\n", (unsigned long long)s->size);
+	return k;
+}
+
+/* Rewrites the open stats file in place, the update lock held: its bytes from the start, then
+ * its length. Refused unless it is a regular file with one link (a hard link planted at the
+ * name would have another file written) that nobody outside the cache's users can write. */
+static int
+rewrite(int fd, const char *path, unsigned dflags, change_fn *change, const void *arg, struct fb_error *err)
+{
+	struct stat st;
+	mode_t mode = dflags ? 0664 : 0644;
+	if (fstat(fd, &st) != 0)
+		return fb_seterr(err, FB_EIO, "cannot stat %s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode) || st.st_nlink != 1 || (st.st_mode & S_IWOTH) ||
+	    (!dflags && (st.st_uid != geteuid() || (st.st_mode & S_IWGRP))))
+		return fb_seterr(err, FB_EUNSAFE,
+		                 "%s is not the cache's own file (%s, %ld links, owner uid %ld, mode %04o): not written; "
+		                 "remove it",
+		                 path, fb_file_kind(st.st_mode), (long)st.st_nlink, (long)st.st_uid,
+		                 (unsigned)st.st_mode & 07777);
+	if (st.st_uid == geteuid() && (st.st_mode & 07777) != mode)
+		fchmod(fd, mode); /* made now: the umask may have taken the group's write bit */
 	struct stats s;
-	int rc = read_stats(root, dir, &s, err);
-	if (!rc) {
-		change(&s, arg);
-		char text[(NFIELDS + 1) * 48], path[PATH_MAX];
-		size_t k = 0;
-		for (size_t i = 0; i < NFIELDS; i++)
-			k += (size_t)snprintf(text + k, sizeof(text) - k, "%s %llu\n", fields[i].name,
-			                      (unsigned long long)*slot(&s.c, i));
-		if (s.has_size)
-			k += (size_t)snprintf(text + k, sizeof(text) - k, "size %llu\n", (unsigned long long)s.size);
-		snprintf(path, sizeof(path), "%.4000s/stats", dir);
-		bool shared = dflags != 0;
-		rc = fb_write_at(root, "stats", path, text, k, shared ? 0664 : 0644, shared, err);
+	int rc = read_fd(fd, path, &s, err);
+	if (rc)
+		return rc;
+	change(&s, arg);
+	char text[(NFIELDS + 1) * 48];
+	size_t k = format(&s, text, sizeof(text)), done = 0;
+	while (done < k) {
+		ssize_t n = pwrite(fd, text + done, k - done, (off_t)done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return fb_seterr(err, FB_EIO, "cannot write %s: %s", path, n < 0 ? strerror(errno) : "no progress");
+		done += (size_t)n;
 	}
-	close(fd); /* releases the lock */
+	if (ftruncate(fd, (off_t)k) != 0)
+		return fb_seterr(err, FB_EIO, "cannot write %s: %s", path, strerror(errno));
+	return 0;
+}
+
+/* Runs change on the file's stats under the lock and writes them back in place. */
+static int
+update(int root, const char *dir, unsigned dflags, change_fn *change, const void *arg, struct fb_error *err)
+{
+	int lock = lock_open(root, LOCK_EX, true);
+	if (lock < 0)
+		return fb_seterr(err, FB_EIO, "cannot lock %.4000s/stats.lock: %s", dir, strerror(errno));
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%.4000s/stats", dir);
+	int rc, fd = openat(root, "stats", O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, dflags ? 0664 : 0644);
+	if (fd < 0) {
+		rc = fb_seterr(err, FB_EIO, "cannot open %s: %s", path, strerror(errno));
+	} else {
+		rc = rewrite(fd, path, dflags, change, arg, err);
+		close(fd);
+	}
+	close(lock); /* releases the lock */
 	return rc;
 }
 

@@ -10,7 +10,9 @@
 # go. Also: a group-writable cache dir the victim owns is refused without FATBUILD_CACHE_SHARED
 # (exit 7, as docs/security.md says), and a team cache keeps its counters. A sticky team cache
 # (install -d -m 3770, the root only): every dir fatbuild makes below carries the root's mode,
-# so Mallory's cache trim, cache clear and plain rm leave the victim's entries.
+# so Mallory's cache trim, cache clear and plain rm leave the victim's entries; and every
+# member's counters count and the size limit holds (25 entries of Mallory's under 20k while
+# the victim owns the stats file).
 set -u
 FB_BIN=${FATBUILD_BIN:?}
 src=${FB_SOURCE_DIR:?}
@@ -137,6 +139,29 @@ as $V env $S "$FB" compile --arch-list 8.0 -o "$w/vhome/s.fatbin" "$w/src/saxpy.
 as $M find "$w/sticky" -mindepth 2 -type f -user $V -delete 2>/dev/null
 [ "$(victims)" = "$vict" ] && ok sticky-rm-cannot-remove-anothers ||
 	{ bad "sticky-rm-cannot-remove-anothers: $(echo "$vict" | wc -w) -> $(victims | wc -w)"; }
+
+# ---- a sticky team cache keeps every member's counters and its size limit ----
+# The victim's first compile makes the stats file; then Mallory puts 25 entries under a 20k
+# limit: her counts must count and her builds must trim (her own entries: the victim's stay).
+install -d -m 3770 -o 0 -g $G "$w/sticky2"
+S2="FATBUILD_CACHE_DIR=$w/sticky2 FATBUILD_CACHE_SHARED=1 FATBUILD_CACHE_MAX_SIZE=20k"
+as $V env $S2 "$FB" compile --arch-list 8.0 -o "$w/vhome/t.fatbin" "$w/src/saxpy.cu" >out 2>&1 ||
+	{ bad sticky-limit-victim-compiles; cat out; }
+for i in $(seq 1 25); do
+	printf 'extern "C" __global__ void k%d(float *p) { p[threadIdx.x] += %d.f; }\n' $i $i >src/m$i.cu
+	as $M env $S2 "$FB" compile --arch-list 8.0 -o "$w/mhome/m.fatbin" "$w/src/m$i.cu" >out 2>&1 ||
+		{ bad "sticky-limit-mallory-compiles-$i"; cat out; }
+done
+as $V env $S2 "$FB" cache stats >stats 2>&1
+grep -qx 'misses (compiled): 26' stats && ok "sticky-counts-every-members-compiles (26)" ||
+	{ bad "sticky-counts-every-members-compiles: $(grep '^misses' stats), want 26"; }
+size=$(sed -n 's/^size: .*(\([0-9]*\) bytes on disk)$/\1/p' stats)
+[ -n "$size" ] && [ "$size" -le 20000 ] && ok "sticky-size-limit-holds ($size bytes, limit 20000)" ||
+	{ bad "sticky-size-limit-holds: $size bytes, limit 20000"; cat stats; }
+ev=$(sed -n 's/^evictions: \([0-9]*\) .*/\1/p' stats)
+[ "${ev:-0}" -ge 1 ] && ok "sticky-counts-evictions ($ev)" || { bad "sticky-counts-evictions: ${ev:-none}"; }
+[ -n "$(find "$w/sticky2" -mindepth 2 -type f -user $V -regex '.*/[0-9a-f]*')" ] && ok sticky-limit-keeps-anothers ||
+	bad sticky-limit-keeps-anothers
 
 echo "$n checks, $fails failed"
 [ $fails = 0 ]
