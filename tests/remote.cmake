@@ -37,14 +37,17 @@ set_tests_properties(remote_exec_client PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" 
                      SKIP_RETURN_CODE 77 RESOURCE_LOCK rexec_venvs)
 # remote_exec_compile: `fatbuild compile --remote-exec` against buildbox-casd and the BuildGrid farm
 # (the venvs above): bytes identical to a local compile, fallback on a dead executor and on a job no
-# bot takes, compile errors as local ones.
-# It and remote_exec_build check that every job ran at the farm, and a job falls back here when
-# a call gets no answer within 60 s: they run alone (RUN_SERIAL), since BuildGrid, beside the
-# sanitizer builds in CI, once answered nothing for 41 s; after such a stall the test runs once
-# more (rx_exit, tests/remote/rexec_lib.sh).
+# bot takes, compile errors as local ones. It and remote_exec_build check that every job ran at the
+# farm: they run alone (RUN_SERIAL), so that no other test's farm competes for the CPUs.
 add_test(NAME remote_exec_compile COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_exec_compile.sh)
 set_tests_properties(remote_exec_compile PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS remote TIMEOUT 600
                      COST 30 SKIP_RETURN_CODE 77 RESOURCE_LOCK rexec_venvs RUN_SERIAL TRUE)
+# remote_exec_stall: the executor (buildbox-casd, then BuildGrid) stopped with SIGSTOP for 70 s
+# while a compile's jobs run there: the right bytes, one warning, each call ended by its own
+# deadline, and no gRPC in a forked child (tests/remote/grpcfork.c). Alone, as the two above.
+add_test(NAME remote_exec_stall COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_exec_stall.sh)
+set_tests_properties(remote_exec_stall PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS remote TIMEOUT 900
+                     COST 40 SKIP_RETURN_CODE 77 RESOURCE_LOCK rexec_venvs RUN_SERIAL TRUE)
 # remote_exec_edge: host and nvcc edges of `fatbuild edge --remote-exec` and `fatbuild build` at
 # buildbox-casd (the venv above): objects identical to local ones, no compile here, compile errors
 # as local ones, one warning on a dead executor, the executor's action cache.

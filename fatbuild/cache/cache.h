@@ -7,6 +7,7 @@
 #ifndef FB_CACHE_CACHE_H
 #define FB_CACHE_CACHE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -101,6 +102,12 @@ struct fb_exec_opts {
 	long timeout_ms;               /* each Execute, queue and run together; <= 0: 600 s */
 	const char *const *props;      /* platform properties "K=V", besides OSFamily=linux, ISA=x86-64 */
 	size_t nprops;
+	/* Several commands at once, each on a thread of its own with its own fb_exec
+	 * (compile/offload.c): stop, once set, cancels the call under way within 100 ms and fails
+	 * every later one; shared: close does not wait for gRPC's threads to end, since the others
+	 * use it (the caller keeps one fb_exec opened without shared and closes it last). */
+	const atomic_int *stop;
+	int shared;
 };
 /* A file of the input root: a relative path (§9), its bytes (read only when the executor's CAS
  * lacks them) and its SHA-256 when known ("" to have it computed). */

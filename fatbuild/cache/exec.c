@@ -73,7 +73,8 @@ fb_exec_open(const struct fb_exec_opts *o, struct fb_exec **out, struct fb_error
 	if (!x)
 		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	x->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : EXEC_TIMEOUT_MS;
-	struct fb_remote_opts ro = {.url = o->url, .header = o->header, .writable = 1, .timeout_ms = TRANSFER_TIMEOUT_MS};
+	struct fb_remote_opts ro = {.url = o->url, .header = o->header, .writable = 1, .timeout_ms = TRANSFER_TIMEOUT_MS,
+	                            .stop = o->stop, .shared = o->shared};
 	int rc = set_props(x, o, err);
 	if (!rc)
 		rc = fb_reapi_open(&ro, &x->g, err);
@@ -373,7 +374,7 @@ fb_exec_capabilities(struct fb_exec *x, char *buf, size_t size, struct fb_error 
 int
 fb_exec_probe(const char *url, const char *header, long timeout_ms, char *buf, size_t size, struct fb_error *err)
 {
-	struct fb_exec_opts o = {url, header, timeout_ms, NULL, 0};
+	struct fb_exec_opts o = {url, header, timeout_ms, NULL, 0, NULL, 0};
 	struct fb_exec *x = NULL;
 	int rc = fb_exec_open(&o, &x, err);
 	if (!rc)

@@ -55,7 +55,8 @@ enum {
 	WINDOW = 4 << 20,
 	BACKOFF_MS = 100,
 	IDLE_SLACK_MS = 1000,    /* fb_reapi_idle's wait beyond the connect deadline */
-	DEADLINE_SLACK_MS = 2000 /* a batch's wait beyond its call's deadline */
+	DEADLINE_SLACK_MS = 2000, /* a batch's wait beyond its call's deadline */
+	STOP_POLL_MS = 100       /* how often a wait looks at fb_remote_opts.stop */
 };
 
 /* The channel and gRPC's threads exist only between start() and stop(): gRPC keeps threads
@@ -81,6 +82,8 @@ struct fb_reapi {
 	char hkey[128];          /* the header's name, lowercased (gRPC's rule); "" for none */
 	char *hval;
 	uint64_t batch_max;      /* the batch limit; 0 until GetCapabilities was asked */
+	const atomic_int *stop;  /* fb_remote_opts.stop and .shared */
+	int shared;
 };
 
 /* The "authorization: Bearer T" metadata from a "Name: value" header line. */
@@ -119,6 +122,8 @@ fb_reapi_open(const struct fb_remote_opts *o, struct fb_reapi **out, struct fb_e
 		return rc;
 	}
 	g->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 10000;
+	g->stop = o->stop;
+	g->shared = o->shared;
 	int rc = set_header(g, o->header, err);
 	if (rc) {
 		fb_reapi_close(g);
@@ -186,6 +191,8 @@ fb_reapi_idle(struct fb_reapi *g)
 	g->cq = NULL;
 	g->started = 0;
 	grpc_shutdown_blocking(); /* gRPC's threads are gone now, unless a connection attempt lives */
+	if (g->shared)
+		return; /* other threads of this process keep gRPC running; their holder waits */
 	/* ...then gRPC ends when that attempt does, by its deadline: waited for, with a bound in
 	 * case the host program runs gRPC too. grpc_is_initialized() takes the lock gRPC's final
 	 * shutdown holds while it joins its threads; the thread that ran it then exits. */
@@ -211,20 +218,42 @@ fb_reapi_close(struct fb_reapi *g)
 	free(g);
 }
 
-/* The event of the batch tag of call c. gRPC ends a call at its deadline, but under load (a
- * 2-core machine, other processes writing gigabytes) a call here once waited minutes past it
- * in its first send, so the wait is bounded by this process's own clock too: DEADLINE_SLACK_MS
- * after the deadline the call is cancelled as gRPC would have, which completes the batch
- * (docs/remote-cache.md §8). */
+static int
+stopped(const struct fb_reapi *g)
+{
+	return g->stop && atomic_load(g->stop);
+}
+
+/* The event of the batch tag of call c. gRPC ends a call at its deadline. The wait is bounded
+ * by this process's own clock too, as a backstop: DEADLINE_SLACK_MS after the deadline the call
+ * is cancelled as gRPC would have, which completes the batch, and the status says so ("gRPC did
+ * not end the call"; docs/remote-cache.md §8). With a stop flag the wait looks at it every
+ * STOP_POLL_MS and cancels the call once it is set. */
 static grpc_event
 wait_tag(struct fb_reapi *g, grpc_call *c, void *tag)
 {
 	gpr_timespec until = gpr_time_add(g->dl, gpr_time_from_millis(DEADLINE_SLACK_MS, GPR_TIMESPAN));
-	grpc_event ev = grpc_completion_queue_pluck(g->cq, tag, until, NULL);
-	if (ev.type != GRPC_QUEUE_TIMEOUT)
-		return ev;
-	grpc_call_cancel_with_status(c, GRPC_STATUS_DEADLINE_EXCEEDED, "Deadline Exceeded (gRPC did not end the call)",
-	                             NULL);
+	for (;;) {
+		gpr_timespec t = until;
+		if (g->stop) {
+			gpr_timespec slice = gpr_time_add(gpr_now(GPR_CLOCK_REALTIME),
+			                                  gpr_time_from_millis(STOP_POLL_MS, GPR_TIMESPAN));
+			if (gpr_time_cmp(slice, until) < 0)
+				t = slice;
+		}
+		grpc_event ev = grpc_completion_queue_pluck(g->cq, tag, t, NULL);
+		if (ev.type != GRPC_QUEUE_TIMEOUT)
+			return ev;
+		if (stopped(g)) {
+			grpc_call_cancel_with_status(c, GRPC_STATUS_CANCELLED, "stopped", NULL);
+			break;
+		}
+		if (gpr_time_cmp(gpr_now(GPR_CLOCK_REALTIME), until) >= 0) {
+			grpc_call_cancel_with_status(c, GRPC_STATUS_DEADLINE_EXCEEDED,
+			                             "Deadline Exceeded (gRPC did not end the call)", NULL);
+			break;
+		}
+	}
 	return grpc_completion_queue_pluck(g->cq, tag, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
 }
 
@@ -312,6 +341,10 @@ static int
 rpc(struct fb_reapi *g, const char *method, const struct fb_pb_out *req, int nreq, on_msg_fn on_msg, void *ctx,
     char *why, size_t wsize, struct fb_error *err)
 {
+	if (stopped(g)) {
+		snprintf(why, wsize, "stopped");
+		return 1; /* CANCELLED */
+	}
 	snprintf(why, wsize, "cannot make a gRPC channel");
 	if (start(g, err))
 		return 14; /* UNAVAILABLE */

@@ -5,6 +5,7 @@
 #ifndef FB_CACHE_REMOTE_H
 #define FB_CACHE_REMOTE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,13 @@ struct fb_remote_opts {
 	 * the start and quiet (docs/remote-cache.md §5). */
 	const char *state;
 	const char *tmpdir;      /* where downloads are staged; NULL: /tmp */
+	/* For a process that runs calls on several threads at once (compile/offload.c), each with
+	 * an fb_reapi of its own (grpc:// only): stop, once another thread sets it, cancels the
+	 * call under way within STOP_POLL_MS and answers every later call CANCELLED; shared: the
+	 * other threads keep gRPC running, so idle and close do not wait for gRPC's threads to end
+	 * (the caller keeps one fb_reapi opened without shared and closes it last, which waits). */
+	const atomic_int *stop;
+	int shared;
 };
 
 struct fb_remote_counts {

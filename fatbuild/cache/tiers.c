@@ -59,8 +59,12 @@ fb_cache_open(const struct fb_cache_opts *o, const struct fb_cache_hooks *h, str
 	struct fb_config local;
 	c->dflags = fb_cache_flags(fb_config_or_read(o->config, &local));
 	if (o->remote && *o->remote) {
-		struct fb_remote_opts ro = {o->remote,           o->remote_header, !o->remote_read_only,
-		                            o->remote_timeout_ms, o->remote_state,  o->remote_tmpdir};
+		struct fb_remote_opts ro = {.url = o->remote,
+		                            .header = o->remote_header,
+		                            .writable = !o->remote_read_only,
+		                            .timeout_ms = o->remote_timeout_ms,
+		                            .state = o->remote_state,
+		                            .tmpdir = o->remote_tmpdir};
 		struct fb_error e = {0};
 		if (fb_remote_open(&ro, &c->remote, &e) != 0)
 			note(h, FB_CACHE_REMOTE_OFF, e.msg);

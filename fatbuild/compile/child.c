@@ -111,8 +111,6 @@ fb_run_child(struct run *r, struct unit *u, int fd)
 	char wdir[PATH_MAX], why[PATH_MAX + 64] = "";
 	struct fb_pch_state ps = {0};
 	int bad = 0;
-	if (r->remote)
-		return fb_offload_child(r, u, fd);
 	jo.v = calloc(r->ncommon + 6, sizeof(*jo.v));
 	if (u->pch) {
 		fb_child_init(r->parent);

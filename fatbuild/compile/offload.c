@@ -16,11 +16,13 @@
  * #include __THRUST_DEVICE_SYSTEM_TAG_HEADER) cannot be followed: when it is the toolkit's, the
  * job gets the toolkit's include/ tree whole; when it is the client's, the job stays here. A job
  * whose compile at the executor cannot open a header the scan missed is compiled here. The
- * shared files go to the executor's CAS once, before the jobs (the parent's
- * call); each job is a forked child of the round (schedule.c) with a channel of its own, and
- * answers as a local worker does (child.c), or with FB_RESULT_FARM when the executor failed it:
- * that job, and every one not yet sent, is compiled here, and the run says so once. */
-#define _GNU_SOURCE /* getcwd, realpath */
+ * shared files go to the executor's CAS once, before the jobs, through the handle that keeps
+ * gRPC up for the round; each unit of the round runs on a thread of this process (schedule.c
+ * starts it here), never in a forked child, so no gRPC state crosses a fork
+ * (docs/remote-cache.md §9); each job has a channel of its own and answers through a pipe as a
+ * local worker does (child.c), or with FB_RESULT_FARM when the executor failed it: that job,
+ * and every one not yet sent, is compiled here, and the run says so once. */
+#define _GNU_SOURCE /* getcwd, realpath, pipe2 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -63,7 +66,8 @@ root_path(const char *cwd, const char *p, char *out, size_t size)
 	int abs = p[0] == '/';
 	snprintf(full, sizeof(full), "%s/%s", abs ? "" : cwd, p);
 	size_t n = (size_t)snprintf(out, size, "_fb/%c", abs ? 'r' : 'c'), base = n;
-	for (char *part = strtok(full, "/"); part; part = strtok(NULL, "/")) {
+	char *save = NULL; /* the round's threads call this at once: strtok_r */
+	for (char *part = strtok_r(full, "/", &save); part; part = strtok_r(NULL, "/", &save)) {
 		if (strcmp(part, ".") == 0)
 			continue;
 		if (strcmp(part, "..") == 0) {
@@ -337,7 +341,7 @@ run_remote(struct run *r, struct job *j, struct fb_job_opts *jo, int fd, char *w
 	static const char *const env[] = {"LC_ALL=C", "LD_LIBRARY_PATH=" TOOLKIT "/lib64"};
 	const struct fb_compile_opts *o = r->o;
 	struct fb_exec_opts xo = {o->remote_exec, o->remote_header, o->remote_exec_timeout_ms, o->remote_exec_props,
-	                          o->nremote_exec_props};
+	                          o->nremote_exec_props, &r->stop, 1};
 	struct jobroot jr = {0};
 	struct fb_exec *x = NULL;
 	struct fb_exec_out out = {0};
@@ -369,8 +373,10 @@ run_remote(struct run *r, struct job *j, struct fb_job_opts *jo, int fd, char *w
 	jobroot_free(&jr);
 }
 
-int
-fb_offload_child(struct run *r, struct unit *u, int fd)
+/* The thread of one unit: its jobs at the executor, one after the other, each answered on fd as
+ * a local worker answers (child.c); the exit code. */
+static int
+unit_run(struct run *r, struct unit *u, int fd)
 {
 	struct fb_job_opts jo;
 	char why[600] = "";
@@ -379,7 +385,9 @@ fb_offload_child(struct run *r, struct unit *u, int fd)
 	for (size_t k = 0; k < u->n && !bad; k++) {
 		struct job *j = &r->jobs[u->jobs[k]];
 		why[0] = 0;
-		if (jo.v)
+		if (atomic_load(&r->stop))
+			snprintf(why, sizeof(why), "stopped");
+		else if (jo.v)
 			run_remote(r, j, &jo, fd, why, sizeof(why));
 		else
 			snprintf(why, sizeof(why), "out of memory");
@@ -389,6 +397,74 @@ fb_offload_child(struct run *r, struct unit *u, int fd)
 	free(jo.v);
 	close(fd);
 	return bad ? 3 : 0;
+}
+
+struct unit_arg {
+	struct run *r;
+	struct unit *u;
+};
+
+static void *
+unit_main(void *p)
+{
+	struct unit_arg a = *(struct unit_arg *)p;
+	free(p);
+	a.u->exit = unit_run(a.r, a.u, a.u->wfd);
+	return NULL;
+}
+
+int
+fb_offload_start(struct run *r, struct unit *u, struct fb_error *err)
+{
+	int p[2];
+	struct unit_arg *a = malloc(sizeof(*a));
+	if (!a)
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		free(a);
+		return fb_seterr(err, FB_EIO, "pipe failed: %s", strerror(errno));
+	}
+	*a = (struct unit_arg){r, u};
+	u->fd = p[0];
+	u->wfd = p[1];
+	/* Signals go to the main thread, whose poll they wake: the thread, and the gRPC threads
+	 * it starts, block them all. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int rc = pthread_create(&u->thread, NULL, unit_main, a);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		free(a);
+		close(p[0]);
+		close(p[1]);
+		u->fd = u->wfd = -1;
+		return fb_seterr(err, FB_EIO, "cannot start a remote job's thread: %s", strerror(rc));
+	}
+	u->threaded = 1;
+	return 0;
+}
+
+int
+fb_offload_join(struct unit *u)
+{
+	pthread_join(u->thread, NULL);
+	u->threaded = 0;
+	return u->exit;
+}
+
+void
+fb_offload_stop(struct run *r, struct unit *u)
+{
+	unsigned char buf[65536];
+	atomic_store(&r->stop, 1);
+	/* the thread may be writing an answer: read until it closes its end */
+	for (;;) {
+		ssize_t k = read(u->fd, buf, sizeof(buf));
+		if (k == 0 || (k < 0 && errno != EINTR))
+			break;
+	}
+	fb_offload_join(u);
 }
 
 /* ---- the parent: the shared files, the round ---- */
@@ -537,7 +613,7 @@ toolchain(struct run *r, char *why, size_t wsize)
 		return -1;
 	const struct fb_compile_opts *o = r->o;
 	struct fb_exec_opts xo = {o->remote_exec, o->remote_header, o->remote_exec_timeout_ms, o->remote_exec_props,
-	                          o->nremote_exec_props};
+	                          o->nremote_exec_props, &r->stop, 0};
 	struct fb_exec *x = NULL;
 	struct fb_error e = {0};
 	int lock = upload_lock(o);
@@ -550,12 +626,15 @@ toolchain(struct run *r, char *why, size_t wsize)
 		rc = fb_exec_upload(x, r->tc, 3, &e);
 	if (!rc && r->ntk)
 		rc = fb_exec_upload(x, r->tk, (int)r->ntk, &e);
-	fb_exec_close(x); /* gRPC's threads end before the jobs are forked */
 	if (lock >= 0)
 		close(lock);
-	if (rc)
+	if (rc) {
+		fb_exec_close(x);
 		snprintf(why, wsize, "%.500s", e.msg);
-	return rc ? -1 : 0;
+		return -1;
+	}
+	r->hold = x; /* gRPC stays up while the round's threads run; closed after them */
+	return 0;
 }
 
 int
@@ -618,6 +697,8 @@ fb_offload_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error
 		r->remote = 1;
 		rc = fb_run_jobs(r, maxjobs, failed, err);
 		r->remote = 0;
+		fb_exec_close(r->hold); /* waits for gRPC's threads: the local round forks next */
+		r->hold = NULL;
 	} else if (n) /* another edge of the build may have said it while this one sent */
 		quiet = fb_exec_state_seen(o->remote_state, r->exec_why, sizeof(r->exec_why));
 	units_reset(r);
@@ -638,6 +719,8 @@ fb_offload_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error
 void
 fb_offload_free(struct run *r)
 {
+	fb_exec_close(r->hold);
+	r->hold = NULL;
 	for (int i = 0; i < 3; i++)
 		if (r->tc_map[i])
 			munmap(r->tc_map[i], r->tc_mapsize[i]);

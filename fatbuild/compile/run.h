@@ -8,6 +8,8 @@
 
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -60,7 +62,8 @@ struct job {
 	char where[200];            /* with remote execution: "remote", "local: why" (offload.c) */
 };
 
-/* One worker process: the jobs it runs, in order, and what it has answered so far. */
+/* One worker process (or, in a remote round, one thread of this process: offload.c): the jobs
+ * it runs, in order, and what it has answered so far. */
 struct unit {
 	size_t *jobs;               /* into run.jobs */
 	size_t n, done;
@@ -68,7 +71,11 @@ struct unit {
 	int pch;
 	int state;
 	pid_t pid;
-	int fd;
+	pthread_t thread;           /* threaded: a remote round's unit */
+	int threaded;
+	int fd;                     /* the read end of the worker's pipe */
+	int wfd;                    /* a thread's write end, which the thread closes */
+	int exit;                   /* a thread's exit code */
 	unsigned char *rx;          /* bytes from the child not yet parsed */
 	size_t rxn, rxcap;
 	double t0, tlast;
@@ -111,6 +118,8 @@ struct run {
 	 * failed (no more jobs go there; exec_why says what happened); the input root's shared
 	 * files (the worker and the NVRTC libraries, mapped) and the client's working directory. */
 	int remote, remote_off;
+	atomic_int stop;            /* set to end a remote round's threads (their calls cancelled) */
+	struct fb_exec *hold;       /* keeps gRPC up across the round's threads; closed last, waiting */
 	char exec_why[512];
 	struct fb_exec_input tc[3];
 	void *tc_map[3];
@@ -165,8 +174,14 @@ int fb_job_check(const struct run *r, const struct job *j, const struct fb_cache
  * stops the round (r->exec_why). 0, FB_ECOMPILE with *failed (a compile error from the
  * executor, as a local one), or another error. */
 int fb_offload_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error *err);
-/* The forked child of a remote round: its unit's job at the executor; the exit code. */
-int fb_offload_child(struct run *r, struct unit *u, int fd);
+/* A remote round's unit runs on a thread of this process, never in a forked child, so no gRPC
+ * state crosses a fork (docs/remote-cache.md §9): start makes its pipe (u->fd, read here) and
+ * thread; join, after EOF on u->fd, waits for the thread and gives its exit code; stop (on a
+ * failure or the stop signal) sets r->stop, which cancels the thread's call under way, reads
+ * what it still writes until EOF, and joins it. */
+int fb_offload_start(struct run *r, struct unit *u, struct fb_error *err);
+int fb_offload_join(struct unit *u);
+void fb_offload_stop(struct run *r, struct unit *u);
 /* After an answer of a remote round was decoded: the job's where, or (FB_RESULT_FARM) the job
  * back to pending and the round stopped. 1 when it fell back. */
 int fb_offload_answered(struct run *r, struct job *j);

@@ -1,6 +1,7 @@
 /* schedule.c: running a compile's jobs: splitting the pending jobs into units (one worker
- * process each), starting at most `jobs` of them at a time, longest first, reading their
- * answers as they come, and on the first failure killing the rest. */
+ * process each; in a remote round one thread each, offload.c), starting at most `jobs` of them
+ * at a time, longest first, reading their answers as they come, and on the first failure
+ * killing the rest. */
 #define _GNU_SOURCE /* prctl */
 #include <errno.h>
 #include <poll.h>
@@ -45,11 +46,15 @@ kill_all(struct run *r)
 		struct unit *u = &r->units[i];
 		if (u->state != J_RUNNING)
 			continue;
-		kill(u->pid, SIGKILL);
+		if (u->threaded) {
+			fb_offload_stop(r, u);
+		} else {
+			kill(u->pid, SIGKILL);
+			while (waitpid(u->pid, NULL, 0) < 0 && errno == EINTR)
+				;
+		}
 		close(u->fd);
 		u->fd = -1;
-		while (waitpid(u->pid, NULL, 0) < 0 && errno == EINTR)
-			;
 		u->state = J_DONE;
 	}
 }
@@ -59,6 +64,12 @@ start(struct run *r, struct unit *u, struct fb_error *err)
 {
 	pid_t parent, pid;
 	int fd;
+	if (r->remote) { /* a thread, never a forked child: gRPC does not cross a fork */
+		int rc = fb_offload_start(r, u, err);
+		if (rc)
+			return rc;
+		goto started;
+	}
 	int rc = fb_fork_piped(&parent, &pid, &fd, err);
 	if (rc)
 		return rc;
@@ -76,6 +87,7 @@ start(struct run *r, struct unit *u, struct fb_error *err)
 	}
 	u->pid = pid;
 	u->fd = fd;
+started:
 	u->state = J_RUNNING;
 	u->t0 = fb_run_now();
 	for (size_t k = 0; k < u->n; k++)
@@ -226,8 +238,8 @@ reap_unit(struct run *r, struct unit *u, struct fb_error *err)
 {
 	close(u->fd);
 	u->fd = -1;
-	int status = 0;
-	while (waitpid(u->pid, &status, 0) < 0 && errno == EINTR)
+	int status = 0, threaded = u->threaded, exit = threaded ? fb_offload_join(u) : 0;
+	while (!threaded && waitpid(u->pid, &status, 0) < 0 && errno == EINTR)
 		;
 	u->state = J_DONE;
 	free(u->rx);
@@ -238,6 +250,9 @@ reap_unit(struct run *r, struct unit *u, struct fb_error *err)
 	if (u->done >= u->n)
 		return 0;
 	struct job *j = &r->jobs[u->jobs[u->done]];
+	if (threaded)
+		return fb_seterr(err, FB_ECOMPILE, "%s: the remote job for %s ended without an answer (exit %d)",
+		                 r->src[j->src].path, j->arch, exit);
 	if (WIFSIGNALED(status))
 		return fb_seterr(err, FB_ECOMPILE, "%s: NVRTC died with signal %d compiling for %s",
 		                 r->src[j->src].path, WTERMSIG(status), j->arch);
@@ -317,7 +332,9 @@ fb_run_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error *er
 		if (rc || running == 0)
 			break;
 		size_t n = poll_set(r, pfd, pu);
-		if (poll(pfd, n, -1) < 0) {
+		/* a remote round's threads block signals, but gRPC's may not: the stop flag is looked at
+		 * every quarter second too */
+		if (poll(pfd, n, r->remote ? 250 : -1) < 0) {
 			if (errno == EINTR)
 				continue; /* the loop's top looks at the stop flag */
 			rc = fb_seterr(err, FB_EIO, "poll failed: %s", strerror(errno));

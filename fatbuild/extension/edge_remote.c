@@ -189,7 +189,7 @@ static int
 exec_once(const struct fb_edge_opts *o, struct fb_edge_action *x, struct fb_exec_out *out, struct fb_error *err)
 {
 	struct fb_exec_opts xo = {o->remote_exec, o->remote_header, o->remote_exec_timeout_ms, o->remote_exec_props,
-	                          o->nremote_exec_props};
+	                          o->nremote_exec_props, NULL, 0};
 	struct fb_exec *e = NULL;
 	struct fb_exec_cmd c = {(const char *const *)x->argv, (int)x->argc, x->env,    x->nenv, x->outputs,
 	                        x->noutputs,                   x->in,         (int)x->nin};

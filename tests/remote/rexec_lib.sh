@@ -13,7 +13,6 @@ set -u
 # (remote_exec_compile: 5 of 6 jobs remote); what the tests check of failures does not wait on it.
 export FATBUILD_REMOTE_CACHE_TIMEOUT=${FATBUILD_REMOTE_CACHE_TIMEOUT:-60}
 t=$(mktemp -d "${TMPDIR:-/tmp}/fb${1:?usage: source rexec_lib.sh NAME}.XXXXXX")
-rx_start_dir=$PWD # rx_exit runs the test again from here ($t, maybe its cwd, is gone by then)
 source "$FB_SOURCE_DIR/tests/remote/executor.sh"
 source "$FB_SOURCE_DIR/tests/remote/farm.sh"
 rx_cleanup() {
@@ -31,32 +30,9 @@ rx_farm_tail() {
 }
 fail=0
 no() { echo "FAIL: $*" >&2; fail=1; }
-# rx_stall FILE: called by a check that failed, with the compile's stderr. A fallback warning
-# naming DEADLINE_EXCEEDED where the check wanted the job to run there (not the QUEUED timeout
-# a check asks for) means the server did not answer a call within its deadline (60 s): seen
-# in CI, BuildGrid logging nothing at all for 41 s beside the other tests, and fatbuild doing
-# what it must (one warning, the job compiled here, the same bytes). rx_exit then runs the
-# whole test once more.
-rx_stalled=
-rx_stall() {
-	grep -q '^fatbuild: remote-exec: .*DEADLINE_EXCEEDED' "$1" && ! grep -q '(the job was QUEUED)' "$1" && rx_stalled=1
-	return 0
-}
-# rx_exit NAME [ARGS...]: the test's end. After a server stall (rx_stall) in its first run the
-# test runs once more, from the start, with a line saying why; that second run's result is the
-# test's, so a stall that comes back, or a failure of anything else, still fails it.
+# rx_exit NAME: the test's end: 0 when every check passed.
 rx_exit() {
-	local name=$1
-	shift
-	[ $fail = 0 ] && { echo "$name: all checks passed"; exit 0; }
-	if [ -n "$rx_stalled" ] && [ -z "${FB_RX_RERUN:-}" ]; then
-		echo "$name: a server did not answer a call within its deadline (DEADLINE_EXCEEDED above);" \
-			"running the whole test once more" >&2
-		trap - EXIT
-		rx_cleanup
-		cd "$rx_start_dir" || exit 1
-		FB_RX_RERUN=1 exec bash "$0" "$@"
-	fi
+	[ $fail = 0 ] && { echo "$1: all checks passed"; exit 0; }
 	exit 1
 }
 rx_need_infra() {
