@@ -280,8 +280,11 @@ print_settings(const struct fb_config *cfg)
 	char cache[PATH_MAX];
 	uint64_t max;
 	const char *ms = cfg->cache_max_size;
-	if (fb_cache_dir(cache, sizeof(cache), &fe) != 0 || cli_cache_limit(cfg, &max) != 0)
-		; /* no HOME, or a bad FATBUILD_CACHE_MAX_SIZE (said) */
+	if (fb_cache_dir(cache, sizeof(cache), &fe) != 0)
+		printf("%-10s NONE (%s)\n", "cache", fe.msg);
+	else if (cli_cache_limit(cfg, &max) != 0) /* its one line on stderr says why */
+		printf("%-10s %s (INVALID FATBUILD_CACHE_MAX_SIZE: builds and compiles stop at it, exit 2)\n", "cache",
+		       cache);
 	else if (!ms || !*ms)
 		printf("%-10s %s (size limit 5G, the default; FATBUILD_CACHE_MAX_SIZE sets it)\n", "cache", cache);
 	else if (max)

@@ -19,3 +19,6 @@ run2 $FATBUILD cache trim --max-size 0x10
 run2 $FATBUILD cache trim --max-size ' 5G'
 run2 $FATBUILD cache trim --max-size ''
 run2 $FATBUILD cache trim --max-size 1.5GiB
+# fatbuild env: the cache line says the value is invalid, the one line on stderr says why
+FATBUILD_CACHE_MAX_SIZE=1e9 $FATBUILD env 2>env.err | mask | grep '^cache '
+mask <env.err
