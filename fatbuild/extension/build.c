@@ -33,6 +33,7 @@
 #include "base/safefs.h"
 #include "build.h"
 #include "builddir.h"
+#include "graph.h"
 #include "scan/backend.h"
 #include "flags.h"
 #include "torch.h"
@@ -261,6 +262,21 @@ find_tools(struct gen *g, const struct needs *nd, struct fb_error *err)
 	return rc;
 }
 
+/* The compile cache the build's edges would use, checked as `fatbuild compile` checks it
+ * (fb_cache_local_dir): one others can write into is refused here, before the build dir and
+ * ninja, where the NVRTC edges would each fail on it and the host edges only warn. A build that
+ * uses no cache (no NVRTC edge, and host edges without the edge cache) does not look. */
+static int
+check_cache(const struct gen *g, const struct needs *nd, struct fb_error *err)
+{
+	if (g->o->emit_ninja_only || !(nd->nvrtc || ((nd->c || nd->cxx) && fb_graph_edge_cache_on(g))))
+		return 0;
+	char dir[PATHMAX];
+	struct fb_error ce = {0};
+	int rc = fb_cache_local_dir(g->cfg, NULL, dir, sizeof(dir), &ce);
+	return rc == FB_EUNSAFE ? fb_seterr(err, rc, "%s", ce.msg) : 0; /* else: as the edges, without a cache */
+}
+
 /* The absolute output (unless it is a directory --torch fills later), the extension's name and
  * the build dir. */
 static int
@@ -463,6 +479,8 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 		rc = take_sources(&g, result, &nd, err);
 	if (!rc)
 		rc = find_tools(&g, &nd, err);
+	if (!rc)
+		rc = check_cache(&g, &nd, err);
 	if (!rc)
 		rc = prepare_dir(&g, out_dir, result, err);
 	if (!rc && o->torch)

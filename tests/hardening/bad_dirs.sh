@@ -115,6 +115,19 @@ expect cache-dir-symlink-in-writable-dir creal \
 mkdir -m 0770 team && expect cache-shared-not-setgid team \
 	"fatbuild: cache dir $w/team is group-writable but not a setgid directory of one of your groups*" \
 	env FATBUILD_CACHE_DIR="$w/team" FATBUILD_CACHE_SHARED=1 $C
+# a build, whose NVRTC and host edges use the cache: refused the same way before ninja or the
+# build dir (which the build's own steps would have only warned about, or failed in, exit 1)
+rm -rf home/.cache
+mkdir -m 2770 bgw && expect build-cache-dir-group-writable bgw \
+	"fatbuild: cache dir $w/bgw is group-writable (owner uid $(id -u)*, mode 2770): other users of its group could put files into it;*FATBUILD_CACHE_SHARED=1*" \
+	env FATBUILD_CACHE_DIR="$w/bgw" $B
+expect build-host-only-cache-dir-group-writable bgw "fatbuild: cache dir $w/bgw is group-writable*" \
+	env FATBUILD_CACHE_DIR="$w/bgw" $FB build -o out.so saxpy_host.c
+expect build-cache-dir-world-writable cww "fatbuild: cache dir $w/cww is world-writable*" env FATBUILD_CACHE_DIR="$w/cww" $B
+[ ! -e home/.cache/fatbuild/build ] && ok build-cache-refused-before-the-build-dir || bad "build-cache-refused-before-the-build-dir: $(ls home/.cache/fatbuild/build)"
+env FATBUILD_CACHE_DIR="$w/bgw" $FB build --arch-list 8.0 --no-edge-cache -o out.so saxpy_host.c >log 2>&1 && [ -f out.so ] &&
+	ok build-without-the-cache-accepted || { bad build-without-the-cache-accepted; cat log; }
+rm -f out.so
 expect cache-clear-world-writable cww "fatbuild: cache dir $w/cww is world-writable*" \
 	env FATBUILD_CACHE_DIR="$w/cww" $FB cache clear
 if [ $root = 1 ]; then
