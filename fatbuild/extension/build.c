@@ -31,8 +31,10 @@
 #include "base/cpus.h"
 #include "base/error.h"
 #include "base/safefs.h"
+#include "base/words.h"
 #include "build.h"
 #include "builddir.h"
+#include "compile/depfile.h"
 #include "graph.h"
 #include "scan/backend.h"
 #include "flags.h"
@@ -262,6 +264,55 @@ find_tools(struct gen *g, const struct needs *nd, struct fb_error *err)
 	return rc;
 }
 
+/* The -I dirs of flags (one of the --cflags-like strings; NULL: none), "-IDIR" or "-I DIR",
+ * into dirs. */
+static void
+flag_dirs(const char *flags, struct fb_strlist *dirs)
+{
+	char **w = NULL;
+	if (!flags || fb_words_split(flags, &w, NULL, NULL) != 0)
+		return;
+	for (size_t i = 0; w[i]; i++)
+		if (strncmp(w[i], "-I", 2) == 0 && (w[i][2] || w[i + 1]))
+			fb_strlist_add(dirs, w[i][2] ? w[i] + 2 : w[++i]);
+	fb_words_free(w);
+}
+
+/* Refuses an output that is a header some source includes, by name or as the same file: the
+ * build would replace a file it reads (fb_output_check has the sources). The headers are those
+ * fb_deps_scan finds, as the NVRTC edges' scan does: transitively, #if branches too, beside
+ * the including file, then in the -I dirs (-I, and those of the flags); an output that does
+ * not exist yet is no header. A header the scan cannot read is left to the compilers. */
+static int
+check_output_headers(const struct gen *g, const char *what, const char *out, struct fb_error *err)
+{
+	const struct fb_build_opts *o = g->o;
+	struct stat os, hs;
+	if (stat(out, &os) != 0)
+		return 0;
+	struct fb_strlist dirs = {0}, deps = {0};
+	for (size_t i = 0; i < o->ninclude_dirs; i++)
+		fb_strlist_add(&dirs, o->include_dirs[i]);
+	const char *const flags[] = {o->cflags, o->cxxflags, o->cuda_flags, o->nvcc_flags};
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		flag_dirs(flags[i], &dirs);
+	int rc = dirs.oom ? fb_seterr(err, FB_ENOMEM, "out of memory") : 0;
+	for (size_t i = 0; !rc && i < o->nsources; i++) {
+		size_t from = deps.n;
+		if (fb_deps_scan(o->sources[i], (const char *const *)dirs.v, dirs.n, &deps, NULL) == FB_ENOMEM || deps.oom)
+			rc = fb_seterr(err, FB_ENOMEM, "out of memory");
+		for (size_t k = from; !rc && k < deps.n; k++)
+			if (stat(deps.v[k], &hs) == 0 && hs.st_dev == os.st_dev && hs.st_ino == os.st_ino)
+				rc = fb_seterr(err, FB_EINVAL,
+				               "%s %s is the header %s, which %s includes: the output would replace it; "
+				               "write it elsewhere",
+				               what, out, deps.v[k], o->sources[i]);
+	}
+	fb_strlist_free(&dirs);
+	fb_strlist_free(&deps);
+	return rc;
+}
+
 /* The compile cache the build's edges would use, checked as `fatbuild compile` checks it
  * (fb_cache_local_dir): one others can write into is refused here, before the build dir and
  * ninja, where the NVRTC edges would each fail on it and the host edges only warn. A build that
@@ -477,6 +528,8 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 	int rc = out_dir ? 0 : fb_output_check("build: -o", o->output, o->sources, o->nsources, err);
 	if (!rc)
 		rc = take_sources(&g, result, &nd, err);
+	if (!rc && !out_dir)
+		rc = check_output_headers(&g, "build: -o", o->output, err);
 	if (!rc)
 		rc = find_tools(&g, &nd, err);
 	if (!rc)
@@ -487,6 +540,8 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 		rc = query_torch(&g, out_dir, result, err);
 	if (!rc && out_dir) /* known now */
 		rc = fb_output_check("build: output", g.out, o->sources, o->nsources, err);
+	if (!rc && out_dir)
+		rc = check_output_headers(&g, "build: output", g.out, err);
 	if (!rc && result)
 		bfmt(result->output, sizeof(result->output), "%s", g.out);
 	/* nvcc flags that name the arches replace the arch list on nvcc's line (torch's rule) */

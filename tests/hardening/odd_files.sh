@@ -7,8 +7,9 @@
 #    refused at once with one line naming the file ("fatbuild: k.cu: not a regular file (a
 #    FIFO)"), never read or waited on.
 #  - -o (and --depfile, -o DIR/) naming an input: by its path, as ./PATH, through a hard link or
-#    a symlink, or a header the source includes; and -o naming a FIFO, a directory or (as root)
-#    a character device: exit 2 with one line, and the file is left as it was.
+#    a symlink, or a header the source includes (for build: a header any source includes,
+#    through -I and other headers too); and -o naming a FIFO, a directory or (as root) a
+#    character device: exit 2 with one line, and the file is left as it was.
 #  - -j and MAX_JOBS beyond what the compile server serves are capped with one note and the
 #    server still serves, under the usual 1024 open-file limit where 1024 jobs made its poll
 #    fail; garbage is exit 2.
@@ -136,6 +137,15 @@ cp host.c host.keep
 expect build-o-host-source 2 "fatbuild: build: -o host.c is also an input: *" $B -o host.c k.cu host.c
 same build-o-host-kept host.c host.keep
 expect build-o-dot-kernel 2 "fatbuild: build: -o ./k.cu is the input k.cu (the same file): *" $B -o ./k.cu k.cu host.c
+# a header a source includes, directly or through another: the saxpy example's -o saxpy.cuh
+expect build-o-kernel-header 2 "fatbuild: build: -o hdr.cuh is the header *hdr.cuh, which usehdr.cu includes: *" \
+	$B -o hdr.cuh usehdr.cu host.c
+same build-o-kernel-header-kept hdr.cuh hdr.keep
+mkdir -p inc && printf '#include "deep.h"\n' >inc/top.h && printf '#define DEEP 1\n' >inc/deep.h && cp inc/deep.h deep.keep
+printf '#include <top.h>\nint host_fn(void) { return DEEP; }\n' >hosti.c
+expect build-o-nested-host-header 2 "fatbuild: build: -o inc/deep.h is the header *inc/deep.h, which hosti.c includes: *" \
+	$B -I inc -o inc/deep.h k.cu hosti.c
+same build-o-nested-header-kept inc/deep.h deep.keep
 cp k.fatbin k.fatbin.keep
 expect pack-o-self 2 "fatbuild: pack: -o k.fatbin is also an input: *" "$FB" pack -o k.fatbin k.fatbin@sm_80
 expect embed-o-self 2 "fatbuild: embed: -o k.fatbin is also an input: *" "$FB" embed -o k.fatbin k.fatbin
