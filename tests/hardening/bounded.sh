@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# bounded.sh: inputs that would make fatbuild work without end, or without bound, each given
+# a limit that ends it with one line (docs/hardening.md "Attacks on the caches and inputs").
+#  - `check --python PY` where PY never answers (it sleeps), or exits but leaves a process that
+#    holds its output open: a bounded wait, the interpreter's process group killed, one line,
+#    a nonzero exit, and no process of it left running.
+set -u
+FB=${FATBUILD_BIN:?}
+w=$(mktemp -d "${TMPDIR:-/tmp}/fbbound.XXXXXX")
+# stray: the pids of processes run from $w's copy of sleep, started by the interpreters
+stray() { pgrep -f "^$w/fbsleep" || true; }
+cleanup() {
+	for p in $(stray); do kill -9 "$p" 2>/dev/null; done
+	rm -rf "$w"
+}
+trap cleanup EXIT
+cd "$w" || exit 1
+mkdir -p home tmp
+export HOME=$w/home TMPDIR=$w/tmp FATBUILD_CACHE_DIR=$w/cache FATBUILD_BUILD_DIR=$w/bd XDG_CACHE_HOME=$w/xdg
+unset FATBUILD_REMOTE_CACHE FATBUILD_REMOTE_EXECUTOR FATBUILD_CACHE_SHARED FATBUILD_EDGE_CACHE
+fails=0 n=0
+ok() { n=$((n + 1)); echo "ok   $1"; }
+bad() { n=$((n + 1)); fails=$((fails + 1)); echo "FAIL $1"; }
+cp "$(command -v sleep)" fbsleep
+
+# ---- check --python: an interpreter that never answers (its wait is 60 s: run it meanwhile) ----
+printf '#!/bin/sh\nexec %s/fbsleep 1000\n' "$w" >sleeper
+printf '#!/bin/sh\n%s/fbsleep 1000 &\necho "fbsite %s"\n' "$w" "$w/home" >forker
+chmod +x sleeper forker
+start=$(date +%s)
+timeout -k 5 100 "$FB" check --arch 8.0 --python ./sleeper >sleeper.out 2>sleeper.err &
+sleeper_pid=$!
+
+# ---- an interpreter that exits but leaves a process holding its output open ----
+t0=$(date +%s)
+timeout -k 5 30 "$FB" check --arch 8.0 --python ./forker >out 2>err
+rc=$? secs=$(($(date +%s) - t0))
+if [ $rc != 0 ] && [ $rc != 124 ] && [ $rc != 137 ] && [ "$(wc -l <err)" = 1 ] &&
+	[[ $(cat err) == "fatbuild: check --python: ./forker exited, but a process it started still holds its output open: stopped, its process group killed" ]]; then
+	ok "check-python-stray-child (exit $rc, ${secs} s)"
+else
+	bad "check-python-stray-child (exit $rc, ${secs} s): $(head -c 400 err)"
+fi
+
+# ---- the sleeping interpreter, started first ----
+wait $sleeper_pid
+rc=$? secs=$(($(date +%s) - start))
+if [ $rc != 0 ] && [ $rc != 124 ] && [ $rc != 137 ] && [ "$(wc -l <sleeper.err)" = 1 ] &&
+	[[ $(cat sleeper.err) == "fatbuild: check --python: ./sleeper did not answer within 60 s: stopped, its process group killed" ]]; then
+	ok "check-python-never-answers (exit $rc, ${secs} s)"
+else
+	bad "check-python-never-answers (exit $rc, ${secs} s): $(head -c 400 sleeper.err)"
+fi
+sleep 1
+[ -z "$(stray)" ] && ok check-python-leaves-no-process || bad "check-python-leaves-no-process: $(stray | tr '\n' ' ')"
+
+echo "$n checks, $fails failed"
+[ $fails = 0 ]
