@@ -21,8 +21,6 @@ int cmd_check(int argc, char **argv);
 int cmd_extract(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
-/* cmd_cache.c: a size ("5G", "500M", "1.5GiB", bytes): 0 or -1. */
-int cli_size_parse(const char *s, uint64_t *out);
 /* FATBUILD_CACHE_MAX_SIZE, else FB_CACHE_DEFAULT_MAX_SIZE (0: no limit): 0, or AP_EXIT_USAGE
  * with the one-line message said. */
 int cli_cache_limit(const struct fb_config *cfg, uint64_t *max);

@@ -116,16 +116,6 @@ size_read(const char *s, uint64_t *out)
 }
 
 int
-cli_size_parse(const char *s, uint64_t *out)
-{
-	uint64_t v;
-	if (size_read(s, &v))
-		return -1;
-	*out = v;
-	return 0;
-}
-
-int
 cli_cache_limit(const struct fb_config *cfg, uint64_t *max)
 {
 	const char *v = cfg->cache_max_size, *why;
