@@ -22,13 +22,15 @@ farm_pgdir=
 farm_srv=
 farm_venv() {
 	local venv=$1 py=${FB_PYTHON313:-}
+	local want cons=$FB_SOURCE_DIR/tests/remote/farm-constraints.txt
 	bgd_python=$venv/bin/python
-	[ "$(cat "$venv/.pkgs" 2>/dev/null)" = "$farm_pkg" ] && return 0
+	want="$farm_pkg $(cksum <"$cons")"
+	[ "$(cat "$venv/.pkgs" 2>/dev/null)" = "$want" ] && return 0
 	[ -n "$py" ] || py=$( (pyenv root 2>/dev/null || echo "$HOME/.pyenv") | sed 's|$|/versions/3.13.0/bin/python|')
 	[ -x "$py" ] || py=$(command -v python3.13) || return 1
 	rm -rf "$venv"
-	"$py" -m venv "$venv" && "$venv/bin/pip" install -q --disable-pip-version-check "$farm_pkg" &&
-		echo "$farm_pkg" >"$venv/.pkgs"
+	"$py" -m venv "$venv" && "$venv/bin/pip" install -q --disable-pip-version-check -c "$cons" "$farm_pkg" &&
+		echo "$want" >"$venv/.pkgs"
 }
 # farm_tmp: where the server's state goes (PostgreSQL's cluster, BuildGrid's CAS and log):
 # tmpfs (/dev/shm) with 4 GiB free, else TMPDIR; FB_FARM_TMPDIR chooses. On disk, while other
@@ -54,7 +56,9 @@ farm_pg() {
 		as=(runuser -u postgres --)
 	fi
 	port=$(rx_free_port) || return 1
-	"${as[@]}" "$pg/initdb" -D "$farm_pgdir/data" -A trust -U bgd --no-sync >"$d/pg.log" 2>&1 &&
+	# the encoding and locale explicit: without LANG initdb makes a SQL_ASCII cluster, on which
+	# BuildGrid's SQLAlchemy fails ("cannot use a string pattern on a bytes-like object")
+	"${as[@]}" "$pg/initdb" -D "$farm_pgdir/data" -A trust -U bgd --no-sync -E UTF8 --locale=C >"$d/pg.log" 2>&1 &&
 		"${as[@]}" "$pg/pg_ctl" -D "$farm_pgdir/data" -l "$farm_pgdir/log" -w \
 			-o "-k $farm_pgdir -c listen_addresses=127.0.0.1 -p $port -c fsync=off" start >>"$d/pg.log" 2>&1 &&
 		"$pg/createdb" -h 127.0.0.1 -p "$port" -U bgd bgd >>"$d/pg.log" 2>&1 ||
