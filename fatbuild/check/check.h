@@ -69,6 +69,7 @@ struct fb_la {
 	mode_t (*entry_filetype)(void *e);
 	int64_t (*entry_size)(void *e);
 	const char *(*entry_hardlink)(void *e);
+	int64_t (*filter_bytes)(void *a, int n); /* n -1: the bytes read from the file so far */
 };
 /* dlopen's libarchive (path, else libarchive.so.13) and binds every entry point; 0, or
  * FB_ENOTOOL with what is missing in err. */

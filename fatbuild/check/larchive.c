@@ -45,6 +45,7 @@ fb_la_load(struct fb_la *la, const char *path, struct fb_error *err)
 		{"archive_entry_filetype", (void **)&la->entry_filetype},
 		{"archive_entry_size", (void **)&la->entry_size},
 		{"archive_entry_hardlink", (void **)&la->entry_hardlink},
+		{"archive_filter_bytes", (void **)&la->filter_bytes},
 	};
 	char why[320];
 	if (!fb_dl_bind(la->dl, name, syms, sizeof(syms) / sizeof(syms[0]), why, sizeof(why))) {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -19,6 +20,14 @@
 
 #define META_MAX (1u << 20)
 #define DEFAULT_MAX_MEMBER ((uint64_t)4 << 30)
+/* What one member may inflate to besides that cap. A zip or gzip bomb (a run of zeros deflates
+ * about 1000 to 1) would fill the temporary file's disk: past BOMB_FLOOR bytes a member may have
+ * at most BOMB_RATIO times the bytes read from the archive's file meanwhile (libraries and
+ * device code inflate 2 to 10 times). MEMBER_S bounds the time whatever the format (a slow
+ * decompressor, a slow disk). */
+#define BOMB_FLOOR ((uint64_t)32 << 20)
+#define BOMB_RATIO 100
+#define MEMBER_S 120
 
 /* libarchive, loaded once per run at the first archive. 0, or the load error in err. */
 static int
@@ -87,13 +96,44 @@ take_metadata(const struct fb_la *la, void *a, const unsigned char *head, size_t
 	free(buf);
 }
 
-/* The rest of the member into tfd after head, at most cap bytes in all: its size, or -1 with
- * why in err. */
+static long long
+now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Whether the member may grow to size bytes (see BOMB_FLOOR), raw0 and t0 the archive's bytes
+ * read and the time when its copy began; else FB_ETOOBIG with why. */
+static int
+within_caps(const struct fb_la *la, void *a, uint64_t size, uint64_t cap, int64_t raw0, long long t0,
+            const char *path, struct fb_error *err)
+{
+	int64_t raw = la->filter_bytes(a, -1) - raw0;
+	if (size > cap)
+		return fb_seterr(err, FB_ETOOBIG, "%s: larger than the %llu bytes a member may have", path,
+		                 (unsigned long long)cap);
+	if (size > BOMB_FLOOR && size / BOMB_RATIO > (uint64_t)(raw > 0 ? raw : 0))
+		return fb_seterr(err, FB_ETOOBIG,
+		                 "%s: not inflated past %llu bytes: more than %d times its compressed size (a "
+		                 "decompression bomb?)",
+		                 path, (unsigned long long)size, BOMB_RATIO);
+	if (now_ms() - t0 > MEMBER_S * 1000LL)
+		return fb_seterr(err, FB_ETOOBIG, "%s: not inflated past %llu bytes: still inflating after %d s", path,
+		                 (unsigned long long)size, MEMBER_S);
+	return 0;
+}
+
+/* The rest of the member into tfd after head, within the caps (within_caps): its size, or -1
+ * with why in err. */
 static int64_t
 spill(const struct fb_la *la, void *a, int tfd, const unsigned char *head, size_t hn, uint64_t cap, const char *path,
       struct fb_error *err)
 {
 	static const size_t chunk = 1u << 16;
+	int64_t raw0 = la->filter_bytes(a, -1);
+	long long t0 = now_ms();
 	unsigned char *buf = malloc(chunk);
 	if (!buf || ftruncate(tfd, 0) != 0 || pwrite(tfd, head, hn, 0) != (ssize_t)hn) {
 		free(buf);
@@ -111,11 +151,8 @@ spill(const struct fb_la *la, void *a, int tfd, const unsigned char *head, size_
 			free(buf);
 			return (int64_t)off;
 		}
-		if (off + (uint64_t)k > cap) {
-			fb_seterr(err, FB_ETOOBIG, "%s: larger than the %llu bytes a member may have", path,
-			          (unsigned long long)cap);
+		if (within_caps(la, a, off + (uint64_t)k, cap, raw0, t0, path, err))
 			break;
-		}
 		if (pwrite(tfd, buf, (size_t)k, (off_t)off) != k) {
 			fb_seterr(err, FB_EIO, "%s: cannot write a temporary copy: %s", path, strerror(errno));
 			break;

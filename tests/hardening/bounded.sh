@@ -4,6 +4,9 @@
 #  - `check --python PY` where PY never answers (it sleeps), or exits but leaves a process that
 #    holds its output open: a bounded wait, the interpreter's process group killed, one line,
 #    a nonzero exit, and no process of it left running.
+#  - `check` of a zip bomb (a member of 1 GiB of zeros, deflated at level 9 to 1 MB): the member
+#    is stopped early and named in the report, and the archive's other members are still read;
+#    under `ulimit -f` 128 MiB, so a check that inflates the bomb whole is killed (SIGXFSZ).
 set -u
 FB=${FATBUILD_BIN:?}
 w=$(mktemp -d "${TMPDIR:-/tmp}/fbbound.XXXXXX")
@@ -41,6 +44,31 @@ if [ $rc != 0 ] && [ $rc != 124 ] && [ $rc != 137 ] && [ "$(wc -l <err)" = 1 ] &
 else
 	bad "check-python-stray-child (exit $rc, ${secs} s): $(head -c 400 err)"
 fi
+
+# ---- a zip bomb ----
+printf '.version 9.0\n.target sm_80\n.address_size 64\n' >a80.ptx
+"$FB" pack -o k80.fatbin a80.ptx || exit 1
+python3 - <<'PY' || exit 1
+import zipfile
+with zipfile.ZipFile("bomb.whl", "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+    with z.open("bomb/libbomb.so", "w", force_zip64=True) as f:
+        f.write(b"\x7fELF\x02\x01\x01" + bytes(57))
+        chunk = bytes(1 << 24)
+        for _ in range(64):
+            f.write(chunk)
+    z.write("k80.fatbin", "bomb/k80.fatbin")
+PY
+t0=$(date +%s)
+(ulimit -f 131072 && timeout -k 5 60 "$FB" check --arch 8.0 bomb.whl) >out 2>err
+rc=$? secs=$(($(date +%s) - t0))
+if [ $rc = 1 ] && grep -q "^  could not be read: bomb/libbomb.so: not inflated past [0-9]* bytes: more than 100 times its compressed size (a decompression bomb?)$" out &&
+	grep -q "^  bomb/k80.fatbin: 1 container (compute_80)" out; then
+	ok "check-zip-bomb-stopped (exit $rc, ${secs} s)"
+else
+	bad "check-zip-bomb-stopped (exit $rc, ${secs} s)"
+	cat out err | head -8
+fi
+[ -z "$(ls -A tmp)" ] && ok check-zip-bomb-leaves-no-temporary || bad "check-zip-bomb-leaves-no-temporary: $(ls -A tmp)"
 
 # ---- the sleeping interpreter, started first ----
 wait $sleeper_pid
