@@ -512,7 +512,10 @@ native_error(const struct ap_probe_result *r, const char *cvd, const char *why, 
 	if (r && r->status == AP_PROBE_OK)
 		code = AP_ENODEVICE;
 	char note[120] = "";
-	if (cvd && !strstr(why, "CUDA_VISIBLE_DEVICES"))
+	/* the probe's reason names the variable itself for a device list it left empty
+	 * (probe_advice.c, AP_PROBE_NO_DEVICE): decided by the status, never by the text */
+	bool named = r && r->status == AP_PROBE_NO_DEVICE && r->cuda_visible_devices_set;
+	if (cvd && !named)
 		snprintf(note, sizeof(note), " (CUDA_VISIBLE_DEVICES='%.60s' is set and may hide devices)", cvd);
 	if (code == AP_ENODEVICE)
 		ap_seterr(err, code, "native: %.300s%s; use auto or an explicit arch list to build without a GPU", why,

@@ -35,6 +35,7 @@ fb_worker_compile(const struct fb_nvrtc *nv, const struct fb_worker_job *wj, str
 	struct fb_nvrtc_out out = {0};
 	struct fb_error e = {0};
 	char note[256] = "", pchopt[PATH_MAX + 16];
+	int verdict = 0;
 	size_t heap = 0, nopts = wj->nopts;
 	const char **opts = wj->opts;
 	int rc;
@@ -56,21 +57,24 @@ fb_worker_compile(const struct fb_nvrtc *nv, const struct fb_worker_job *wj, str
 		rc = fb_nvrtc_compile(nv, wj->text, wj->name, opts, (int)nopts - 2, wj->want_ptx, wj->want_cubin, &out, &e);
 		if (!rc && out.result == 0) {
 			ps->off = 1;
+			verdict = FB_PCH_REFUSED;
 			snprintf(note, sizeof(note), "PCH refused: the compile failed with it and passed without; "
 			                             "plain compiles from here");
 		}
 		pch = 0;
 	}
-	if (first_note && first_note[0])
+	if (first_note && first_note[0]) {
+		verdict = FB_PCH_REFUSED;
 		snprintf(note, sizeof(note), "PCH refused: %.200s", first_note);
+	}
 	if (!rc && pch) {
 		int used = 0;
 		if (out.log)
 			fb_pch_log_strip(out.log, &used);
-		fb_pch_verdict(ps, out.pch_status, out.pch_heap_required, used, heap, note, sizeof(note));
+		verdict = fb_pch_verdict(ps, out.pch_status, out.pch_heap_required, used, heap, note, sizeof(note));
 	}
 	const char *log = rc ? e.msg : out.log ? out.log : "";
-	int bad = fb_answer_write(fd, rc, out.result, log, note, out.ptx, rc ? 0 : out.ptx_size, out.cubin,
+	int bad = fb_answer_write(fd, rc, out.result, verdict, log, note, out.ptx, rc ? 0 : out.ptx_size, out.cubin,
 	                          rc ? 0 : out.cubin_size);
 	fb_nvrtc_out_clear(&out);
 	*rcout = rc;
@@ -78,8 +82,8 @@ fb_worker_compile(const struct fb_nvrtc *nv, const struct fb_worker_job *wj, str
 }
 
 int
-fb_answer_write(int fd, int rc, int result, const char *log, const char *note, const unsigned char *ptx, size_t nptx,
-                const unsigned char *cubin, size_t ncubin)
+fb_answer_write(int fd, int rc, int result, int pch, const char *log, const char *note, const unsigned char *ptx,
+                size_t nptx, const unsigned char *cubin, size_t ncubin)
 {
 	unsigned char hdr[ANSWER];
 	fb_wr64(hdr, (uint64_t)rc);
@@ -88,6 +92,7 @@ fb_answer_write(int fd, int rc, int result, const char *log, const char *note, c
 	fb_wr64(hdr + 24, strlen(note));
 	fb_wr64(hdr + 32, nptx);
 	fb_wr64(hdr + 40, ncubin);
+	fb_wr64(hdr + 48, (uint64_t)pch);
 	int bad = fb_write_all(fd, hdr, sizeof(hdr)) || fb_write_all(fd, log, strlen(log)) ||
 	          fb_write_all(fd, note, strlen(note));
 	if (!bad && nptx)
@@ -98,7 +103,8 @@ fb_answer_write(int fd, int rc, int result, const char *log, const char *note, c
 }
 
 /* The child: a worker running the jobs of one unit in order, each one NVRTC compile; each
- * answer is 48 bytes (status, nvrtcResult, four sizes) then log, PCH note, PTX and cubin.
+ * answer is 56 bytes (status, nvrtcResult, four sizes, the PCH verdict's flags) then log, PCH
+ * note, PTX and cubin.
  * With u->pch the jobs share one option set and NVRTC's automatic PCH (worker.c): the first
  * parses the headers and keeps them in the PCH heap, the others reuse them. Returns the exit
  * code for _exit. (Not _Noreturn: a noreturn function need not preserve the caller's
@@ -171,6 +177,7 @@ fb_answer_decode(struct run *r, struct job *j, const unsigned char *p, size_t n,
 	if (rc != 0)
 		return fb_seterr(err, (int)rc, "%s: %s: %.*s", src, j->arch, (int)nl, (const char *)p);
 	j->result = (int)(int64_t)res;
+	j->pch = (int)(fb_rd64(p - ANSWER + 48) & (FB_PCH_MADE | FB_PCH_USED | FB_PCH_REFUSED));
 	j->e.log = (char *)fb_dup_bytes(p, nl);
 	snprintf(j->pch_note, sizeof(j->pch_note), "%.*s", (int)nn, (const char *)p + nl);
 	p += nl + nn;

@@ -428,9 +428,9 @@ cache_store(struct run *r, struct fb_compile_result *res)
 		struct job *j = &r->jobs[i];
 		if (j->cached)
 			continue;
-		res->pch_made += strncmp(j->pch_note, "PCH made", 8) == 0;
-		res->pch_used += strstr(j->pch_note, "PCH used") != NULL;
-		res->pch_refused += strncmp(j->pch_note, "PCH refused", 11) == 0;
+		res->pch_made += (j->pch & FB_PCH_MADE) != 0;
+		res->pch_used += (j->pch & FB_PCH_USED) != 0;
+		res->pch_refused += (j->pch & FB_PCH_REFUSED) != 0;
 		res->ncompiled++;
 		struct lookup l = {r, j};
 		struct fb_cache_hooks h = {NULL, on_cache_event, &l};

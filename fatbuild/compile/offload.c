@@ -328,7 +328,7 @@ answer_out(const struct run *r, const struct job *j, struct fb_exec_out *x, int 
 		return 1;
 	}
 	const char *note = x->cached ? "remote (the executor's cache)" : "remote";
-	fb_answer_write(fd, 0, result, log, note, x->data[PTX], x->size[PTX], x->data[CUBIN], x->size[CUBIN]);
+	fb_answer_write(fd, 0, result, 0, log, note, x->data[PTX], x->size[PTX], x->data[CUBIN], x->size[CUBIN]);
 	free(log);
 	return 0;
 }
@@ -392,7 +392,7 @@ unit_run(struct run *r, struct unit *u, int fd)
 		else
 			snprintf(why, sizeof(why), "out of memory");
 		if (why[0])
-			bad = fb_answer_write(fd, 0, FB_RESULT_FARM, why, "", NULL, 0, NULL, 0) != 0;
+			bad = fb_answer_write(fd, 0, FB_RESULT_FARM, 0, why, "", NULL, 0, NULL, 0) != 0;
 	}
 	free(jo.v);
 	close(fd);

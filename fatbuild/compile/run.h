@@ -56,6 +56,7 @@ struct job {
 	size_t unit;                /* the worker that runs it (NONE: not scheduled) */
 	double secs;
 	char pch_note[256];         /* the worker's PCH verdict, "" without PCH */
+	int pch;                    /* that verdict as FB_PCH_* flags: what is counted */
 	int cached;                 /* 1: local cache, 2: remote cache */
 	int result;                 /* nvrtcResult */
 	struct fb_cache_entry e;
@@ -81,7 +82,10 @@ struct unit {
 	double t0, tlast;
 };
 
-#define ANSWER 48               /* the fixed part of one answer from a worker */
+#define ANSWER 56               /* the fixed part of one answer from a worker */
+/* An answer's PCH verdict (the flags at byte 48), which the run counts; the note says it in
+ * words for people. A heap retried larger may be refused and used in one job. */
+enum { FB_PCH_MADE = 1, FB_PCH_USED = 2, FB_PCH_REFUSED = 4 };
 
 struct run {
 	const struct fb_compile_opts *o;
@@ -153,12 +157,12 @@ int fb_run_child(struct run *r, struct unit *u, int fd);
 /* The size of the complete answer at the start of p[0..n), or 0 while it is incomplete;
  * (size_t)-1 for garbage. */
 size_t fb_answer_size(const unsigned char *p, size_t n);
-/* Decodes one answer p[0..n) into j->e / j->result / j->pch_note. */
+/* Decodes one answer p[0..n) into j->e / j->result / j->pch_note / j->pch. */
 int fb_answer_decode(struct run *r, struct job *j, const unsigned char *p, size_t n, struct fb_error *err);
 
-/* child.c: one answer (the format above fb_run_child) to fd; 0 or -1 when fd could not be
- * written. */
-int fb_answer_write(int fd, int rc, int result, const char *log, const char *note, const unsigned char *ptx,
+/* child.c: one answer (the format above fb_run_child) to fd, pch its FB_PCH_* flags; 0 or -1
+ * when fd could not be written. */
+int fb_answer_write(int fd, int rc, int result, int pch, const char *log, const char *note, const unsigned char *ptx,
                     size_t nptx, const unsigned char *cubin, size_t ncubin);
 
 /* ---- offload.c: NVRTC jobs at a remote executor (docs/remote-cache.md §9) ---- */
@@ -216,9 +220,10 @@ struct fb_pch_state {
 };
 /* After a compile: status/required from nvrtcGetPCHCreateStatus/HeapSizeRequired, used from
  * the log, heap the current heap size. Fills note ("PCH made (12 MiB)", "PCH used", "PCH
- * refused: ..."), updates s (a larger heap once when exhausted; off after a second failure). */
-void fb_pch_verdict(struct fb_pch_state *s, int status, size_t required, int used, size_t heap, char *note,
-                    size_t size);
+ * refused: ..."), updates s (a larger heap once when exhausted; off after a second failure);
+ * returns the verdict as FB_PCH_* flags. */
+int fb_pch_verdict(struct fb_pch_state *s, int status, size_t required, int used, size_t heap, char *note,
+                   size_t size);
 
 /* One job for a worker: text (named name in diagnostics) compiled with opts[0..nopts), which
  * has room for two more (the PCH options); want_ptx / want_cubin as fb_nvrtc_compile takes them. */
@@ -242,15 +247,15 @@ int fb_worker_compile(const struct fb_nvrtc *nv, const struct fb_worker_job *wj,
  * jobs of one NVRTC option set reach one long-lived worker with a warm PCH. All integers are
  * u64 little-endian, strings a u64 length (counting a final NUL) and their bytes with the NUL.
  *
- *   request  := "FBCSRV01" njobs job*
+ *   request  := "FBCSRV02" njobs job*
  *   job      := u64 size, then size bytes: flags home nvrtc cwd name text nopts opt*
  *               flags: bit 0 want PTX, bits 1-2 want_cubin (0, 1 cubin, 2 LTO-IR), bit 3 PCH
  *   response := (u64 job index, answer)*, one per job in the order they finish; an answer is
- *               child.c's (48 bytes: status, nvrtcResult, sizes of log, PCH note, PTX, cubin;
- *               then those bytes)
+ *               child.c's (56 bytes: status, nvrtcResult, sizes of log, PCH note, PTX, cubin,
+ *               the PCH verdict's flags; then those bytes)
  */
 
-#define FB_SERVER_MAGIC "FBCSRV01"
+#define FB_SERVER_MAGIC "FBCSRV02"
 #define FB_SERVER_MAX_JOB ((uint64_t)1 << 30) /* one job's bytes: more is garbage */
 #define FB_SERVER_SOCKET "compile.sock"   /* in BUILD_DIR/tmp */
 #define FB_SERVER_IDLE_SETS 8            /* idle workers kept beyond the compiles at once */

@@ -164,30 +164,32 @@ fb_pch_log_strip(char *log, int *used)
 	return strlen(log);
 }
 
-void
+int
 fb_pch_verdict(struct fb_pch_state *s, int status, size_t required, int used, size_t heap, char *note, size_t size)
 {
 	double mib = (double)required / (1024.0 * 1024.0);
 	if (status == 0) {
 		s->made++;
 		snprintf(note, size, "PCH made (%.0f MiB)", mib);
-	} else if (status == 14) {
+		return FB_PCH_MADE;
+	}
+	if (status == 14) {
 		if (!s->retried && required > heap) {
 			s->retried = 1;
 			s->heap = required + required / 8;
 			snprintf(note, size, "PCH refused: heap exhausted (%.0f MiB needed), retried with a larger heap%s",
 			         mib, used ? "; PCH used" : "");
-		} else {
-			s->off = 1;
-			snprintf(note, size, "PCH refused: heap exhausted again (%.0f MiB needed); plain compiles from here",
-			         mib);
+			return FB_PCH_REFUSED | (used ? FB_PCH_USED : 0);
 		}
-	} else if (status == 15) {
+		s->off = 1;
+		snprintf(note, size, "PCH refused: heap exhausted again (%.0f MiB needed); plain compiles from here", mib);
+		return FB_PCH_REFUSED;
+	}
+	if (status == 15) {
 		s->off = 1;
 		snprintf(note, size, "PCH refused: NVRTC could not create it; plain compiles from here");
-	} else if (used) {
-		snprintf(note, size, "PCH used");
-	} else {
-		snprintf(note, size, "PCH not made (NVRTC chose not to)");
+		return FB_PCH_REFUSED;
 	}
+	snprintf(note, size, used ? "PCH used" : "PCH not made (NVRTC chose not to)");
+	return used ? FB_PCH_USED : 0;
 }
