@@ -27,7 +27,9 @@
  * command names, the include path variables, and /usr), by their
  * real paths, and only as regular files opened without blocking: /dev/zero, a FIFO or a
  * file of the user's outside the build is never read, and the server never learns a key made
- * from one. The object must be a relocatable object of this machine. An entry that fails is
+ * from one; nor does one make an edge hash more than HASH_FILE_MAX a file or HASH_LIST_MAX in
+ * all: that edge is compiled here and not kept, with a note. The object must be a
+ * relocatable object of this machine. An entry that fails is
  * a miss: removed from the local cache, never kept from the remote, reported once
  * (docs/caches.md "Host and nvcc edges"). */
 #define _GNU_SOURCE /* realpath */
@@ -493,10 +495,42 @@ open_listed(const struct fb_edge_opts *o, const struct fb_strlist *roots, struct
 	return -2;
 }
 
+/* What a manifest may make an edge hash: a torch compile's 5,500 headers are some 100 MB, its
+ * largest header a few MB; a manifest (from the remote, or of a header since grown) naming a
+ * 3 GB file cost 20 s an edge. Beyond either, the edge is compiled, not cached. */
+#define HASH_FILE_MAX ((long long)256 << 20)
+#define HASH_LIST_MAX ((long long)1 << 30)
+
+/* Whether the file open on fd (the manifest's line) keeps what the manifest makes the edge hash
+ * within the caps, *total the bytes so far; else why, naming it by its local path. */
+static bool
+within_hash_caps(const struct fb_edge_opts *o, int fd, const char *line, size_t n, long long *total, char *why,
+                 size_t wsize)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return true; /* the hash then fails: a miss */
+	long long size = (long long)st.st_size;
+	*total += size;
+	if (size <= HASH_FILE_MAX && *total <= HASH_LIST_MAX)
+		return true;
+	char path[PATH_MAX];
+	if (!local_path(line, n, o->bases, o->nbases, path, sizeof(path)))
+		snprintf(path, sizeof(path), "%.*s", (int)(n < 300 ? n : 300), line);
+	if (size > HASH_FILE_MAX)
+		snprintf(why, wsize, "%.300s is %lld bytes, more than the %lld an edge hashes for one file; compiled here",
+		         path, size, HASH_FILE_MAX);
+	else
+		snprintf(why, wsize, "the files up to %.300s are %lld bytes, more than the %lld an edge hashes; compiled here",
+		         path, *total, HASH_LIST_MAX);
+	return false;
+}
+
 /* K1 from K0 and the files the manifest lists (one path a line, bases spelled @Bn): each
  * spelling and the content of the local file; -1 when one cannot be read (a miss), -2 with
- * why when the manifest names a file that is not to be read (open_listed). rd: the edge's
- * real paths (NULL: realpath() for each). */
+ * why when the manifest names a file that is not to be read (open_listed), -3 with why when
+ * its files are more than an edge hashes (HASH_FILE_MAX). rd: the edge's real paths (NULL:
+ * realpath() for each). */
 static int
 key1(const struct fb_edge_opts *o, const struct fb_strlist *roots, struct realdirs *rd, const char *k0,
      const char *list, char hex[65], char *why, size_t wsize)
@@ -505,6 +539,7 @@ key1(const struct fb_edge_opts *o, const struct fb_strlist *roots, struct realdi
 	fb_buf_puts(&b, k0);
 	fb_buf_puts(&b, "\n");
 	int rc = 0;
+	long long total = 0;
 	for (const char *p = list; !rc && *p;) {
 		size_t n = strcspn(p, "\n");
 		const char *line = p;
@@ -515,6 +550,8 @@ key1(const struct fb_edge_opts *o, const struct fb_strlist *roots, struct realdi
 		char dh[65];
 		int fd;
 		rc = open_listed(o, roots, rd, line, n, &fd, why, wsize);
+		if (!rc && !within_hash_caps(o, fd, line, n, &total, why, wsize))
+			rc = -3;
 		if (!rc && fb_sha256_fd(fd, o->cancel, d) != 0)
 			rc = -1;
 		if (fd >= 0)
@@ -545,6 +582,7 @@ struct store {
 	struct fb_strlist roots;   /* make_roots */
 	struct realdirs *rd;       /* the real paths both K1s of the edge read; NULL: none kept */
 	const char *k0;            /* the key of the manifest being looked up */
+	bool capped;               /* a manifest named more than an edge hashes: compiled here, not kept */
 	struct fb_strlist known;   /* a manifest's files when its object missed: a remote run's inputs */
 	char k1[65];               /* the object's key, from the manifest that passed */
 };
@@ -631,6 +669,10 @@ manifest_fits(void *ctx, const struct fb_cache_entry *e, struct fb_error *err)
 	char *list = strndup((const char *)e->ptx, e->ptx_size), why[sizeof(err->msg)];
 	int k = list ? key1(s->o, &s->roots, s->rd, s->k0, list, s->k1, why, sizeof(why)) : -1;
 	free(list);
+	if (k == -3) { /* not damaged: a miss, said once */
+		note(s, "edge cache not used", why);
+		s->capped = true;
+	}
 	return k == -2 ? fb_seterr(err, FB_EFORMAT, "%s", why) : k ? FB_ENOIMAGE : 0;
 }
 
@@ -798,11 +840,15 @@ remember(struct store *s, const char *k0, const struct fb_buf *list)
 	char *objd = NULL;
 	size_t on = 0;
 	char k1[65];
-	char why[256];
-	/* What names a file outside the roots, or is no object of this machine, is not kept: no
-	 * lookup could take it. */
+	char why[600];
+	/* What names a file outside the roots or more than an edge hashes, or is no object of this
+	 * machine, is not kept: no lookup could take it. */
+	int k = -1;
 	if (fb_read_file(o->output, &objd, &on, NULL) != 0 || !on || !list->s ||
-	    key1(o, &s->roots, s->rd, k0, list->s, k1, why, sizeof(why)) != 0 || fb_elf_host_object(objd, on, NULL) != 0) {
+	    (k = key1(o, &s->roots, s->rd, k0, list->s, k1, why, sizeof(why))) != 0 ||
+	    fb_elf_host_object(objd, on, NULL) != 0) {
+		if (k == -3)
+			note(s, "edge cache: not kept", why);
 		free(objd);
 		return;
 	}
@@ -832,7 +878,7 @@ fb_edge_run(const struct fb_edge_opts *o, struct fb_edge_result *r, struct fb_er
 	int rc = 0;
 	if (!keyed || !fb_cache_on(s.cache) || !lookup(&s, k0)) {
 		fb_cache_idle(s.cache); /* no thread of a gRPC remote runs beside the command */
-		int ran = o->remote_exec && *o->remote_exec ? fb_edge_remote_run(o, s.cfg, &s.known, r, err) : 0;
+		int ran = o->remote_exec && *o->remote_exec && !s.capped ? fb_edge_remote_run(o, s.cfg, &s.known, r, err) : 0;
 		rc = ran < 0 ? -ran : ran ? 0 : run(o, &r->status, err);
 		struct fb_buf list = {0};
 		bool deps = !rc && r->status == 0 && all_deps(o, &list) == 0;

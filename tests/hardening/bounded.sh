@@ -7,6 +7,9 @@
 #  - `check` of a zip bomb (a member of 1 GiB of zeros, deflated at level 9 to 1 MB): the member
 #    is stopped early and named in the report, and the archive's other members are still read;
 #    under `ulimit -f` 128 MiB, so a check that inflates the bomb whole is killed (SIGXFSZ).
+#  - a `fatbuild edge` manifest naming a header that has since become 3 GB (a sparse file):
+#    the edge is compiled, not served and not kept, with one note, in seconds (hashing the
+#    file took about 20 s for each lookup and again for each keep).
 set -u
 FB=${FATBUILD_BIN:?}
 w=$(mktemp -d "${TMPDIR:-/tmp}/fbbound.XXXXXX")
@@ -69,6 +72,37 @@ else
 	cat out err | head -8
 fi
 [ -z "$(ls -A tmp)" ] && ok check-zip-bomb-leaves-no-temporary || bad "check-zip-bomb-leaves-no-temporary: $(ls -A tmp)"
+
+# ---- an edge manifest naming a header that became 3 GB ----
+printf 'int e(void) { return 1; }\n' >e.c
+cc -c -o e.o e.c || exit 1
+printf '#define BIG 1\n' >big.h
+export FATBUILD_EDGE_LOG=$w/edge.log
+edge() {
+	: >edge.log
+	timeout -k 5 "$1" "$FB" edge -o "$w/x.o" --depfile "$w/x.d" --base "$w" --tool cc -- \
+		sh -c "cp $w/e.o $w/x.o && printf '%s: %s %s\\n' $w/x.o $w/e.c $w/big.h >$w/x.d" >out 2>err
+}
+entries() { find cache -type f -regex '.*/[0-9a-f]*' | wc -l; }
+edge 60 && edge 60 && grep -q "^hit local" edge.log || { bad "edge-manifest-setup: $(cat err edge.log)"; }
+before=$(entries)
+truncate -s 3G big.h
+t0=$(date +%s)
+edge 20
+rc=$? secs=$(($(date +%s) - t0))
+if [ $rc = 0 ] && grep -q "^ran" edge.log && [ "$(wc -l <err)" = 1 ] &&
+	[[ $(cat err) == "fatbuild: warning: edge cache not used: $w/big.h is 3221225472 bytes, more than the 268435456 an edge hashes for one file; compiled here" ]]; then
+	ok "edge-manifest-huge-file-compiled (${secs} s)"
+else
+	bad "edge-manifest-huge-file-compiled (exit $rc, ${secs} s): $(cat err edge.log | head -c 600)"
+fi
+[ "$(entries)" = "$before" ] && ok edge-manifest-huge-file-not-kept || bad "edge-manifest-huge-file-not-kept: $before, then $(entries)"
+t0=$(date +%s)
+edge 20
+rc=$? secs=$(($(date +%s) - t0))
+[ $rc = 0 ] && grep -q "^ran" edge.log && ok "edge-manifest-huge-file-again (${secs} s)" ||
+	bad "edge-manifest-huge-file-again (exit $rc, ${secs} s): $(cat err)"
+rm -f big.h
 
 # ---- the sleeping interpreter, started first ----
 wait $sleeper_pid
