@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -96,14 +95,6 @@ take_metadata(const struct fb_la *la, void *a, const unsigned char *head, size_t
 	free(buf);
 }
 
-static long long
-now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Whether the member may grow to size bytes (see BOMB_FLOOR), raw0 and t0 the archive's bytes
  * read and the time when its copy began; else FB_ETOOBIG with why. */
 static int
@@ -119,7 +110,7 @@ within_caps(const struct fb_la *la, void *a, uint64_t size, uint64_t cap, int64_
 		                 "%s: not inflated past %llu bytes: more than %d times its compressed size (a "
 		                 "decompression bomb?)",
 		                 path, (unsigned long long)size, BOMB_RATIO);
-	if (now_ms() - t0 > MEMBER_S * 1000LL)
+	if (fb_chk_now_ms() - t0 > MEMBER_S * 1000LL)
 		return fb_seterr(err, FB_ETOOBIG, "%s: not inflated past %llu bytes: still inflating after %d s", path,
 		                 (unsigned long long)size, MEMBER_S);
 	return 0;
@@ -133,7 +124,7 @@ spill(const struct fb_la *la, void *a, int tfd, const unsigned char *head, size_
 {
 	static const size_t chunk = 1u << 16;
 	int64_t raw0 = la->filter_bytes(a, -1);
-	long long t0 = now_ms();
+	long long t0 = fb_chk_now_ms();
 	unsigned char *buf = malloc(chunk);
 	if (!buf || ftruncate(tfd, 0) != 0 || pwrite(tfd, head, hn, 0) != (ssize_t)hn) {
 		free(buf);

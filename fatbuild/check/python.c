@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -73,14 +72,6 @@ spawn(const char *path, const char *python, pid_t *pid, int *fd, struct fb_error
 	return FB_OK;
 }
 
-static long long
-now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Whether pid has exited, leaving it unreaped: while it is a zombie its pid, which is also its
  * group's id, cannot be taken by another process, so killing the group cannot hit a stranger. */
 static bool
@@ -96,13 +87,13 @@ exited(pid_t pid)
 static int
 collect(pid_t pid, int fd, const char *python, char *out, size_t size, int *st, struct fb_error *err)
 {
-	long long deadline = now_ms() + WAIT_S * 1000LL, gone = 0;
+	long long deadline = fb_chk_now_ms() + WAIT_S * 1000LL, gone = 0;
 	size_t len = 0;
 	bool end = false;
 	while (!end) {
 		if (!gone && exited(pid))
-			gone = now_ms();
-		long long left = (gone && gone + GRACE_MS < deadline ? gone + GRACE_MS : deadline) - now_ms();
+			gone = fb_chk_now_ms();
+		long long left = (gone && gone + GRACE_MS < deadline ? gone + GRACE_MS : deadline) - fb_chk_now_ms();
 		if (left <= 0)
 			break;
 		struct pollfd p = {.fd = fd, .events = POLLIN};
@@ -116,8 +107,8 @@ collect(pid_t pid, int fd, const char *python, char *out, size_t size, int *st, 
 	}
 	close(fd);
 	out[len] = 0;
-	for (; end && !gone && now_ms() < deadline; usleep(10000)) /* its output ended: now its exit */
-		gone = exited(pid) ? now_ms() : 0;
+	for (; end && !gone && fb_chk_now_ms() < deadline; usleep(10000)) /* its output ended: now its exit */
+		gone = exited(pid) ? fb_chk_now_ms() : 0;
 	kill(-pid, SIGKILL);
 	while (waitpid(pid, st, 0) < 0 && errno == EINTR)
 		;
