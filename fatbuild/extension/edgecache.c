@@ -582,7 +582,7 @@ struct store {
 	struct fb_strlist roots;   /* make_roots */
 	struct realdirs *rd;       /* the real paths both K1s of the edge read; NULL: none kept */
 	const char *k0;            /* the key of the manifest being looked up */
-	bool capped;               /* a manifest named more than an edge hashes: compiled here, not kept */
+	char capped[512];          /* why a manifest named more than an edge hashes; "": none */
 	struct fb_strlist known;   /* a manifest's files when its object missed: a remote run's inputs */
 	char k1[65];               /* the object's key, from the manifest that passed */
 };
@@ -669,10 +669,8 @@ manifest_fits(void *ctx, const struct fb_cache_entry *e, struct fb_error *err)
 	char *list = strndup((const char *)e->ptx, e->ptx_size), why[sizeof(err->msg)];
 	int k = list ? key1(s->o, &s->roots, s->rd, s->k0, list, s->k1, why, sizeof(why)) : -1;
 	free(list);
-	if (k == -3) { /* not damaged: a miss, said once */
-		note(s, "edge cache not used", why);
-		s->capped = true;
-	}
+	if (k == -3) /* not damaged: a miss, said when no tier serves the edge */
+		snprintf(s->capped, sizeof(s->capped), "%.500s", why);
 	return k == -2 ? fb_seterr(err, FB_EFORMAT, "%s", why) : k ? FB_ENOIMAGE : 0;
 }
 
@@ -878,7 +876,10 @@ fb_edge_run(const struct fb_edge_opts *o, struct fb_edge_result *r, struct fb_er
 	int rc = 0;
 	if (!keyed || !fb_cache_on(s.cache) || !lookup(&s, k0)) {
 		fb_cache_idle(s.cache); /* no thread of a gRPC remote runs beside the command */
-		int ran = o->remote_exec && *o->remote_exec && !s.capped ? fb_edge_remote_run(o, s.cfg, &s.known, r, err) : 0;
+		if (s.capped[0]) /* compiled here: a remote executor would be sent the file */
+			note(&s, "edge cache not used", s.capped);
+		int ran = o->remote_exec && *o->remote_exec && !s.capped[0] ? fb_edge_remote_run(o, s.cfg, &s.known, r, err)
+		                                                             : 0;
 		rc = ran < 0 ? -ran : ran ? 0 : run(o, &r->status, err);
 		struct fb_buf list = {0};
 		bool deps = !rc && r->status == 0 && all_deps(o, &list) == 0;
