@@ -55,8 +55,9 @@ fb_cache_dir_default(const struct fb_config *cfg, const char **dir, char *buf, s
 }
 
 #define FIX                                                                                                    \
-	"remove it or chmod go-w it, set FATBUILD_CACHE_DIR to a directory of your own, or compile with "        \
-	"--no-cache (a team cache shared on purpose: FATBUILD_CACHE_SHARED=1, docs/security.md)"
+	"remove it or chmod go-w it, set FATBUILD_CACHE_DIR to a directory of your own, or go without the "      \
+	"cache (compile --no-cache, build --no-edge-cache; a team cache shared on purpose: "                    \
+	"FATBUILD_CACHE_SHARED=1, docs/security.md)"
 
 /* FATBUILD_CACHE_SHARED=1 opts into a team cache (safefs.h, FB_DIR_SHARED). */
 unsigned
