@@ -76,7 +76,7 @@ struct fb_la {
 int fb_la_load(struct fb_la *la, const char *path, struct fb_error *err);
 void fb_la_unload(struct fb_la *la);
 
-/* ---- the run (run.c) and what a worker fills (analyse.c, members.c) ---- */
+/* ---- the run (check.c) and what a worker fills (analyse.c, members.c) ---- */
 
 /* The run's shared state: options, the inputs' root directories, libarchive (loaded at the first
  * archive, under lock). */

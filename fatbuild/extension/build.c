@@ -10,7 +10,7 @@
  * objects --nvcc -dlink--> obj/dlink.o, and the link adds -lcudadevrt.
  * Every edge carries its own command ($cmd), so ninja rebuilds exactly the edges whose command
  * changed (a flag, the arch list) or whose inputs did (depfiles for headers).
- * This file is the driver: sources, tools (tools.c), the graph (graph.c), ninja (run.c), publishing. */
+ * This file is the driver: sources, tools (tools.c), the graph (graph.c), ninja (ninja_run.c), publishing. */
 #define _GNU_SOURCE /* realpath */
 #include <ctype.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* build.h: what the parts of fb_build share: the tools found, the generator's state, and the
  * steps the driver (build.c) calls: find the tools (tools.c), write the ninja graph (graph.c),
- * run ninja (run.c). Private; symbols are hidden. */
+ * run ninja (ninja_run.c). Private; symbols are hidden. */
 #ifndef FB_BUILD_H
 #define FB_BUILD_H
 
@@ -80,7 +80,7 @@ struct gen {
 	struct fb_torch *torch; /* --torch: what torch said; else NULL */
 	struct fb_strlist pchs;      /* host PCHs this graph makes (their .gch) */
 	struct fb_strlist pchs_used; /* host PCHs the C++ edges read, one per edge */
-	struct fb_strlist pch_bg;    /* pch.sh of the PCHs the background maker makes (run.c) */
+	struct fb_strlist pch_bg;    /* pch.sh of the PCHs the background maker makes (ninja_run.c) */
 	int *pch_holds;              /* host PCH dirs held while ninja runs (hostpch.c), closed at the end */
 	size_t npch_holds;
 	/* Per compile edge, its command as ninja runs it and as it is shown (the compiler's own
@@ -101,7 +101,7 @@ int fb_build_check_compiler(const char *path, const char *var, const char *value
 int fb_build_generate(struct gen *g, struct fb_error *err);
 /* BUILD_DIR/out/BASENAME: what the link edge writes. */
 void fb_build_staged_path(const struct gen *g, char *buf, size_t size);
-/* BUILD_DIR/.fatbuild.failed: made when an edge fails (run.c), so that PCH work stops. */
+/* BUILD_DIR/.fatbuild.failed: made when an edge fails (ninja_run.c), so that PCH work stops. */
 void fb_build_failed_path(const struct gen *g, char *buf, size_t size);
 /* Copies ninja's output from in (closed at its end) to out as output.c shows it, forwarding a
  * stop request to ninja; returns whether an edge failed. */

@@ -94,7 +94,7 @@ fb_graph_nvcc_threads(struct gen *g)
 {
 	if (g->o->no_nvcc_threads || has_threads(g->o->nvcc_flags) || has_threads(g->o->cuda_flags))
 		return 0;
-	/* nvcc 13.0 with --threads cannot open its own temporaries when TMPDIR (BUILD_DIR/tmp, run.c)
+	/* nvcc 13.0 with --threads cannot open its own temporaries when TMPDIR (BUILD_DIR/tmp, ninja_run.c)
 	 * holds a blank: "Could not open input file .../tmpxft_..._stdout". */
 	if (strpbrk(g->dir, " \t"))
 		return 0;

@@ -100,7 +100,7 @@ gen_pch_edge(struct gen *g, const struct fb_hostpch *p, const char *flags, struc
  * header: the same object. So the words are the same whether the PCH is there or not (they are
  * in the cache key), and a no-op build stays one; LINK is in the build dir (fb_hostpch_link), so
  * they stay the same with another cache dir too. The first build that wants a PCH compiles
- * without it and leaves its making to the background maker (run.c): g->pch_bg. */
+ * without it and leaves its making to the background maker (ninja_run.c): g->pch_bg. */
 static int
 lazy_pch(struct gen *g, struct fb_hostpch *p, const char *flags, bool eager, char **prefix, struct fb_error *err)
 {

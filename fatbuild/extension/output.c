@@ -60,7 +60,7 @@ shown(const struct gen *g, const char *cmd)
 	return cmd;
 }
 
-/* The length of a "[n/N] " status prefix (ninja's NINJA_STATUS as run.c sets it), else 0. */
+/* The length of a "[n/N] " status prefix (ninja's NINJA_STATUS as ninja_run.c sets it), else 0. */
 static size_t
 status_len(const char *line)
 {
