@@ -32,5 +32,25 @@ echo "deps.sh: installing ${need[*]}" >&2
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq >/dev/null
-$SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+# Another apt or dpkg (an unattended upgrade, a second terminal) may hold the package locks: say
+# so, then let apt wait for them (DPkg::Lock::Timeout) instead of failing at once with "Could not
+# get lock" and exit 100. apt locks with fcntl, which flock(1) does not see: python3 asks.
+lock_holder() {
+	local f
+	for f in /var/lib/dpkg/lock-frontend /var/lib/dpkg/lock /var/lib/apt/lists/lock; do
+		[ -w "$f" ] || continue
+		python3 -c 'import fcntl, sys
+f = open(sys.argv[1], "a")
+try:
+    fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+except OSError:
+    sys.exit(1)' "$f" 2>/dev/null || { echo "$f"; return 0; }
+	done
+	return 1
+}
+if held=$(lock_holder); then
+	echo "deps.sh: another apt or dpkg holds $held; waiting for it (up to 10 minutes)" >&2
+fi
+apt=($SUDO apt-get -o DPkg::Lock::Timeout=600)
+"${apt[@]}" update -qq >/dev/null
+"${apt[@]}" install -y -qq --no-install-recommends "${need[@]}" >/dev/null
