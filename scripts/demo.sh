@@ -23,8 +23,8 @@ show() {
 }
 
 step_deps() {
-	step "1. dependencies (scripts/deps.sh)"
-	bash scripts/deps.sh
+	step "1. dependencies (scripts/deps.sh --build: what building fatbuild needs)"
+	bash scripts/deps.sh --build
 	echo "ok"
 }
 
