@@ -74,11 +74,12 @@ step_compile() {
 	local d=$root/$build/demo/compile
 	mkdir -p "$d"
 	export FATBUILD_CACHE_DIR=$d/cache
-	show "$fatbuild" compile --arch-list "8.0 8.6 9.0+PTX" -o "$d/kernels.fatbin" \
+	echo "# -o DIR/: one fatbin per kernel file (a CUDA module loads one image per GPU)"
+	show "$fatbuild" compile --arch-list "8.0 8.6 9.0+PTX" -o "$d/out/" \
 		examples/kernels/reduce.cu examples/kernels/softmax.cu examples/kernels/layernorm.cu
-	show "$fatbuild" inspect "$d/kernels.fatbin"
-	echo "# again, into a new file: every target comes from the cache"
-	show "$fatbuild" compile -v --arch-list "8.0 8.6 9.0+PTX" -o "$d/kernels2.fatbin" \
+	show "$fatbuild" inspect "$d/out/reduce.fatbin"
+	echo "# again, into a new directory: every target comes from the cache"
+	show "$fatbuild" compile -v --arch-list "8.0 8.6 9.0+PTX" -o "$d/out2/" \
 		examples/kernels/reduce.cu examples/kernels/softmax.cu examples/kernels/layernorm.cu
 	show "$fatbuild" cache stats
 	unset FATBUILD_CACHE_DIR
@@ -97,7 +98,7 @@ step_extension() {
 	show "$fatbuild" --arch-list "8.0 8.6+PTX" -o "$out" "$ex/saxpy.cu" "$ex/saxpy_host.c"
 	echo "# one more arch: only the new target compiles, then merge, embed, link"
 	show "$fatbuild" --arch-list "8.0 8.6+PTX 9.0" -o "$out" "$ex/saxpy.cu" "$ex/saxpy_host.c"
-	echo "# which image each GPU gets, and the one no image fits"
+	echo "# which image each GPU gets; 7.5 has none, so check says so first and exits 1 (on purpose)"
 	show "$fatbuild" check --arch 8.0,8.6,8.9,9.0,12.0,7.5 "$out"
 	echo "# the GPU test, dry-run against the fake driver (tests/fakecuda) on an 8.9 device"
 	FB_GPU_CC=8.9 FAKECUDA_DEVICES=8.9 FAKECUDA_CONTEXT=0 FAKECUDA_EMULATE=1 \
