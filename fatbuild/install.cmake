@@ -29,7 +29,7 @@ function(fb_install_rules)
   set_target_properties(fatbuild_shared PROPERTIES EXPORT_NAME fatbuild INSTALL_RPATH "\$ORIGIN")
   set_target_properties(fatbuild_static PROPERTIES EXPORT_NAME fatbuild_static)
   set_target_properties(fatbuild PROPERTIES EXPORT_NAME cli)
-  set(targets fatbuild fatbuild-nvrtc-worker fatbuild_shared fatbuild_static)
+  set(targets fatbuild fatbuild_shared fatbuild_static)
   set(headers ${PROJECT_SOURCE_DIR}/include/fatbuild.h)
   fb_runtime_target(rt)
   set(FB_HAVE_RUNTIME 0)
@@ -47,6 +47,8 @@ function(fb_install_rules)
           RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
           LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_COMPONENT Development
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT Development)
+  install(TARGETS fatbuild-nvrtc-worker EXPORT fatbuildTargets
+          RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/fatbuild)
   install(FILES ${headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT Development)
   # fatbuild.h includes one header per part of the API
   file(GLOB part_headers ${PROJECT_SOURCE_DIR}/include/fatbuild/*.h)

@@ -493,7 +493,8 @@ fill_opts(struct fb_compile_opts *o, const struct compile_cli *c, struct progres
 	o->remote_exec_timeout_ms = c->rtimeout * 1000L;
 }
 
-/* The fatbuild-nvrtc-worker beside this program (installed and built there), for remote
+/* The fatbuild-nvrtc-worker in ../libexec/fatbuild/ from this program's directory (installed
+ * and built there: off the PATH, since it is run only by remote executors), for remote
  * execution; "" when this program's path cannot be read. */
 static void
 worker_path(char *buf, size_t size)
@@ -506,7 +507,7 @@ worker_path(char *buf, size_t size)
 	self[n] = 0;
 	char *sl = strrchr(self, '/');
 	if (sl)
-		snprintf(buf, size, "%.*s/fatbuild-nvrtc-worker", (int)(sl - self), self);
+		snprintf(buf, size, "%.*s/../libexec/fatbuild/fatbuild-nvrtc-worker", (int)(sl - self), self);
 }
 
 /* A failed compile: the log (the first failing target's), what NVRTC said without one, and a
