@@ -158,6 +158,35 @@ class Package(unittest.TestCase):
                 tools.write_text_atomic(os.path.join(d, "no", "f"), "x")
             self.assertEqual(os.listdir(d), ["f"])
 
+    def test_failure_said_once(self):
+        """A failed build's error appears once: streamed (setup.py, load(verbose=True)) it was
+        shown as it came, so the exception is torch's bare words and no command line is printed
+        first; kept (load(verbose=False)) the exception carries it from the failed edge on."""
+        import contextlib
+        import io
+        with tempfile.TemporaryDirectory() as d:
+            fake = os.path.join(d, "fatbuild")
+            with open(fake, "w") as f:
+                f.write('#!/bin/sh\necho "[1/2] c++ -c k.cpp"\necho "FAILED: k.o"\n'
+                        'echo "k.cpp:1:1: error: boom"\nexit 1\n')
+            os.chmod(fake, 0o755)
+            os.environ["FATBUILD_EXECUTABLE"] = fake
+            k = os.path.join(d, "k.cpp")
+            open(k, "w").close()
+            for stream in (True, False):
+                out = io.StringIO()
+                with contextlib.redirect_stdout(out), self.assertRaises(self.fb.FatbuildError) as e:
+                    self.fb._torch_build("k", [k], os.path.join(d, "k.so"), os.path.join(d, "b%d" % stream),
+                                         ["-O2"], None, [], False, verbose=True, stream=stream,
+                                         error_prefix="Error compiling objects for extension")
+                shown = out.getvalue() + str(e.exception)
+                self.assertEqual(shown.count("error: boom"), 1, shown)
+                self.assertNotIn("fatbuild.py:", shown)
+                if stream:
+                    self.assertEqual(str(e.exception), "Error compiling objects for extension")
+                else:
+                    self.assertTrue(str(e.exception).startswith("Error compiling objects for extension: FAILED: k.o"))
+
 
 class TorchQuery(unittest.TestCase):
     """The torch query has one copy: the text fatbuild runs with `python -c` is

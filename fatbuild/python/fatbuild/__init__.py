@@ -239,7 +239,8 @@ def _torch_build(name, sources, output, bdir, cxx, nvcc, ldflags, with_cuda, ver
     nvcc: lists, nvcc None without CUDA; ldflags). The arch list is fatbuild's unless the nvcc
     words name the arches (torch's rule); arch_from: the project's nvcc flags that decide it.
     Shows ninja's output as it comes with stream (and -v's commands with verbose), else keeps
-    it for an error: RuntimeError (FatbuildError) error_prefix + ": " + what failed."""
+    it for an error: RuntimeError (FatbuildError) error_prefix + ": " + what failed; with stream
+    the error was shown as it came, so the exception says error_prefix alone, as torch's does."""
     os.makedirs(bdir, mode=0o700, exist_ok=True)
     _seed_torch_query(bdir, sys.executable)
     args = ["build", "--torch", "--no-torch-flags", "--backend", "nvcc", "--python", sys.executable,
@@ -263,12 +264,10 @@ def _torch_build(name, sources, output, bdir, cxx, nvcc, ldflags, with_cuda, ver
     if stamp.idle(stream):
         return os.path.abspath(output)
     stamp.forget()
-    if verbose:
-        print("fatbuild.py: " + " ".join([find_executable("fatbuild")] + args), flush=True)
     rc, out = run_streamed("fatbuild", args, stream=stream, env=env)
     if rc != 0:
         stamp.forget()
-        raise FatbuildError("%s: %s" % (error_prefix, _failure(out)))
+        raise FatbuildError(error_prefix if stream else "%s: %s" % (error_prefix, _failure(out)))
     stamp.remember()
     if not stream:
         _notices(out)
