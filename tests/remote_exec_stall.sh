@@ -37,10 +37,19 @@ fi
 FATBUILD_CACHE_DIR=$t/cache-local "$fb" compile --arch-list "$arch" -o "$t/local/" "${srcs[@]}" 2>"$t/local.err" ||
 	{ cat "$t/local.err" >&2; no "the local compile failed"; exit 1; }
 
+# fresh NAME: a comment at the end of each source, so that its Actions are new to the executor,
+# whose action cache would otherwise answer them without a job running there (the bytes stay
+# the local compile's: no line moves)
+fresh() {
+	local f
+	for f in "${srcs[@]}"; do echo "// $1" >>"$f"; done
+}
+
 # round NAME URL STOPPID MARK: a compile at URL, whose executor (process group STOPPID) is stopped
 # once the command MARK succeeds (a job runs there) and let go on $stall s later
 round() {
 	local name=$1 url=$2 pid=$3 mark=$4 c s0 s1 rc n w
+	fresh "$name"
 	rm -f "$t/$name.forks"
 	env ${shim:+LD_PRELOAD=$shim GRPCFORK_FILE=$t/$name.forks} FATBUILD_CACHE_DIR="$t/cache-$name" \
 		"$fb" compile --arch-list "$arch" -v --remote-exec "$url" --remote-exec-timeout 10 -o "$t/$name/" "${srcs[@]}" \
@@ -102,10 +111,12 @@ done
 # flag cancels their calls (every 100 ms), which would otherwise wait up to 60 s; the compile
 # ends with 143 at once and writes nothing
 rm -f "$slow"/started.*
+fresh term
 FATBUILD_CACHE_DIR=$t/cache-term "$fb" compile --arch-list "$arch" --remote-exec "$exec_url" -o "$t/term/" "${srcs[@]}" \
 	2>"$t/term.err" &
 c=$!
-for _ in $(seq 1200); do casd_started && break; sleep 0.1; done
+for _ in $(seq 1200); do casd_started && break; kill -0 $c 2>/dev/null || break; sleep 0.1; done
+kill -0 $c 2>/dev/null || no "term: the compile ended before a job reached the executor"
 kill -STOP -- "-$exec_pid"
 sleep 1
 s0=$(date +%s%N)
