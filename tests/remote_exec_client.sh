@@ -9,7 +9,9 @@
 # exit code 1 and nvcc's message, not a failed call; a job past its deadline and a dead port
 # are failed calls that say so. (3) Against the BuildGrid farm (tests/remote/farm.sh, one bot):
 # the same compile, COMPLETED; a job no bot takes fails at its deadline saying it was QUEUED; an
-# unregistered platform property is FAILED_PRECONDITION. Usage: remote_exec_client.sh REXEC_TEST. Skipped (77) without
+# unregistered platform property is FAILED_PRECONDITION. (4) Calls on 8 threads of one process
+# against a server that never answers: each ends at its own deadline (gRPC's, not the backstop),
+# or within 0.5 s of the stop flag. Usage: remote_exec_client.sh REXEC_TEST. Skipped (77) without
 # gRPC in the build, nvcc, bubblewrap, PostgreSQL, Python 3.13, or pip.
 rt=${1:?usage: remote_exec_client.sh REXEC_TEST}
 source "$FB_SOURCE_DIR/tests/remote/rexec_lib.sh" rxclient
@@ -81,6 +83,40 @@ says f2 'stage 2' && grep -q 'DEADLINE_EXCEEDED.*the job was QUEUED: no worker t
 	{ cat "$t/f2.err" >&2; no "f2: the deadline's error does not say the job was QUEUED"; }
 crun f3 30000 --prop image=x --env "$path" -- true && no "f3: an unregistered property succeeded"
 grep -q 'FAILED_PRECONDITION: Unregistered platform property \[image' "$t/f3.err" || { cat "$t/f3.err" >&2; no "f3: not FAILED_PRECONDITION"; }
+
+# 4. calls on threads of one process, as a remote round makes them (compile/offload.c): against a
+#    server that never answers (tests/remote/stall_server.py), 8 threads each end at their own
+#    deadline (3 s), within 1 s and by gRPC's DEADLINE_EXCEEDED, never by the 2 s backstop
+#    ("gRPC did not end the call"); with the stop flag set after 1 s, each call is cancelled
+#    within 0.5 s of it (CANCELLED), long before its 30 s deadline
+"$bgd_python" "$FB_SOURCE_DIR/tests/remote/stall_server.py" "$t/stall.port" >"$t/stall.log" 2>&1 &
+stall_pid=$!
+for _ in $(seq 100); do [ -s "$t/stall.port" ] && break; sleep 0.1; done
+# threads NAME DEADLINE_MS [STOP_MS] ...: rexec_test threads, its lines in $t/NAME.out
+threads() {
+	local name=$1
+	shift
+	"$rt" threads "grpc://127.0.0.1:$(cat "$t/stall.port")" 8 "$@" >"$t/$name.out" 2>&1
+	cat "$t/$name.out"
+	[ "$(grep -c '^thread [0-9]* rc [1-9]' "$t/$name.out")" = 8 ] || no "$name: not 8 failed calls"
+}
+# within LO HI NAME: every thread's seconds within [LO, HI]
+within() {
+	awk -v lo="$1" -v hi="$2" '$1 == "thread" { s = $6 + 0; if (s < lo || s > hi) bad = 1 } END { exit bad }' "$t/$3.out"
+}
+if [ -s "$t/stall.port" ]; then
+	threads td 3000
+	within 2.9 4.0 td || no "td: a thread's call did not end within 1 s of its 3 s deadline"
+	grep -q 'gRPC did not end the call' "$t/td.out" && no "td: a deadline fired only through the backstop"
+	[ "$(grep -c 'FindMissingBlobs: DEADLINE_EXCEEDED' "$t/td.out")" = 8 ] || no "td: not gRPC's DEADLINE_EXCEEDED in every thread"
+	threads ts 30000 1000
+	within 0.9 1.5 ts || no "ts: a thread's call did not end within 0.5 s of the stop"
+	[ "$(grep -c 'CANCELLED: stopped' "$t/ts.out")" = 8 ] || no "ts: not CANCELLED in every thread"
+else
+	no "the stall server did not start"; cat "$t/stall.log" >&2
+fi
+kill "$stall_pid" 2>/dev/null
+wait "$stall_pid" 2>/dev/null
 
 [ $fail = 0 ] && echo "remote_exec_client: all checks passed"
 exit $fail

@@ -10,11 +10,14 @@
  *                                    "status N", "stdout: ...", "stderr: ..."; exit 0, or 3 with
  *                                    the error on stderr when the farm failed */
 #include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "check.h"
 #include "cache/pb.h"
@@ -419,6 +422,93 @@ run(int argc, char **argv)
 	return rc ? 3 : 0;
 }
 
+/* ---- threads: calls on several threads of one process, as a remote round makes them
+ * (compile/offload.c): each its own fb_reapi (shared), one held open (not shared) ---- */
+
+struct call_arg {
+	const char *url;
+	long ms;
+	const atomic_int *stop;
+	double secs;
+	int rc;
+	char msg[300];
+};
+
+static double
+mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void *
+one_call(void *p)
+{
+	struct call_arg *a = p;
+	static const char *const argv[] = {"true"};
+	static const unsigned char data[] = "x\n";
+	struct fb_rexec_input in = {"in/x", data, 2, 0, ""};
+	struct fb_rexec_spec s = {argv, 1, NULL, 0, NULL, 0, NULL, 0, &in, 1, 0};
+	struct fb_remote_opts o = {.url = a->url, .writable = 1, .timeout_ms = a->ms, .stop = a->stop, .shared = 1};
+	struct fb_reapi *g = NULL;
+	struct fb_rexec_action *act = NULL;
+	struct fb_error e = {0};
+	uint64_t sent = 0;
+	double t0 = mono();
+	a->rc = fb_reapi_open(&o, &g, &e);
+	if (!a->rc)
+		a->rc = fb_rexec_action_new(&s, &act, &e);
+	if (!a->rc)
+		a->rc = fb_rexec_upload(g, act, &sent, &e);
+	a->secs = mono() - t0;
+	snprintf(a->msg, sizeof(a->msg), "%.299s", e.msg);
+	fb_rexec_action_free(act);
+	fb_reapi_close(g);
+	return NULL;
+}
+
+/* rexec_test threads URL N MS [STOP_MS]: N threads each upload one blob to URL (a server that
+ * never answers) with a call deadline of MS; with STOP_MS the stop flag is set after that long.
+ * Prints one line per thread: "thread I rc RC secs S: MESSAGE". */
+static int
+threads(int argc, char **argv)
+{
+	int n = atoi(argv[3]);
+	long ms = atol(argv[4]), stop_ms = argc > 5 ? atol(argv[5]) : 0;
+	if (n < 1 || n > 64 || ms < 1)
+		return 2;
+	atomic_int stop = 0;
+	/* the holder starts gRPC with a call of its own (0.5 s: the server never answers), as the
+	 * toolchain's upload does before a round, and is closed last */
+	struct fb_remote_opts ho = {.url = argv[2], .writable = 1, .timeout_ms = 500};
+	struct fb_reapi *hold = NULL;
+	static const unsigned char one[] = "h";
+	struct fb_reapi_blob b = {.size = 1, .put = one};
+	struct fb_error e = {0};
+	uint64_t sent = 0;
+	fb_sha256_buf_hex(one, 1, b.hex);
+	if (fb_reapi_open(&ho, &hold, &e) == 0)
+		fb_reapi_write_blobs(hold, &b, 1, &sent, &e);
+	struct call_arg a[64];
+	pthread_t t[64];
+	for (int i = 0; i < n; i++) {
+		a[i] = (struct call_arg){argv[2], ms, &stop, 0, 0, ""};
+		pthread_create(&t[i], NULL, one_call, &a[i]);
+	}
+	if (stop_ms > 0) {
+		struct timespec nap = {stop_ms / 1000, (stop_ms % 1000) * 1000000L};
+		nanosleep(&nap, NULL);
+		atomic_store(&stop, 1);
+	}
+	for (int i = 0; i < n; i++) {
+		pthread_join(t[i], NULL);
+		printf("thread %d rc %d secs %.3f: %s\n", i, a[i].rc, a[i].secs, a[i].msg);
+	}
+	fb_reapi_close(hold);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -426,6 +516,8 @@ main(int argc, char **argv)
 		return encode(argv[2]);
 	if (argc > 6 && !strcmp(argv[1], "run"))
 		return run(argc, argv);
+	if (argc > 4 && !strcmp(argv[1], "threads"))
+		return threads(argc, argv);
 	test_paths();
 	test_digest();
 	test_refusals();
