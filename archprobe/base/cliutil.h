@@ -5,6 +5,7 @@
 #define FB_CLIUTIL_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Defined once by each tool ("archprobe", "fatbuild"). */
@@ -29,5 +30,36 @@ char *xstrdup(const char *s);
 /* s[0..n) as a JSON string on stdout (fb_buf_json: quotes and backslashes escaped, every other
  * byte outside 0x20..0x7e as \u00XX). */
 void json_str(const char *s, size_t n);
+
+/* What is wrong with an option word, for cli_bad_option. */
+enum cli_bad {
+	CLI_UNKNOWN,     /* no option of the command, or only a prefix of one */
+	CLI_NEEDS_VALUE, /* the option's value is missing */
+	CLI_NO_VALUE     /* "--flag=V" for an option that takes no value */
+};
+
+/* The one line of a bad option of command cmd ("compile", "cache trim"; NULL: the tool itself),
+ * on stderr: "PROG: CMD: unknown option 'W' (did you mean '--arch-list'?); see 'PROG CMD --help'"
+ * (CLI_NEEDS_VALUE: "option 'W' needs a value"; CLI_NO_VALUE: "option 'W' takes no value"). The
+ * help named is that of cmd's first word. word: as typed, its "=VALUE" left out. known: the
+ * spellings the command takes ("-o", "--target"; NULL-terminated, or NULL), of which one close to
+ * word (cli_suggest) is offered. The caller exits with AP_EXIT_USAGE. */
+void cli_bad_option(const char *cmd, const char *word, enum cli_bad why, const char *const *known);
+
+struct option;
+/* getopt_long(argc, argv, shorts, longs, NULL) for command cmd (as cli_bad_option's), with opterr
+ * off and long options matched whole: the prefix getopt would take ("--kernel" for "--kernels")
+ * is refused. A bad option (unknown, a prefix, a value missing or given to an option that takes
+ * none) is said in one line by cli_bad_option, the command's options offered, and '?' returned
+ * (':' never is). shorts: getopt's string, under 60 bytes; a ':' after a leading '+' or '-' is
+ * implied. */
+int cli_getopt(int argc, char **argv, const char *shorts, const struct option *longs, const char *cmd);
+
+/* Of the words of cands (NULL-terminated), the one typed most likely meant: the one closest to it
+ * (Damerau-Levenshtein over the words without leading dashes, a case or look-alike change such as
+ * O for 0 or _ for - counting half; at most two edits and, counted in halves, fewer than the longer
+ * word's bytes), when that one is the only closest; else the one word it is a prefix of. Copied
+ * into out; false when there is none. */
+bool cli_suggest(const char *typed, const char *const *cands, char *out, size_t size);
 
 #endif

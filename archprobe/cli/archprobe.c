@@ -180,8 +180,7 @@ parse_args(int argc, char **argv, struct cli *c)
 		c->fmt = FMT_NVPTX_ARCH;
 	else if (!strncmp(base, "__nvcc_device_query", 19))
 		c->fmt = FMT_NVCC_QUERY;
-	opterr = 0;
-	while ((o = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+	while ((o = cli_getopt(argc, argv, "vh", longopts, NULL)) != -1) {
 		switch (o) {
 		case O_FORMAT:
 			if ((c->fmt = parse_format(optarg)) < 0)
@@ -212,12 +211,7 @@ parse_args(int argc, char **argv, struct cli *c)
 		case 'h':
 			usage(stdout);
 			return -1;
-		default:
-			if (optopt && optopt < 256)
-				return usage_error("unknown option '-%c'", optopt);
-			if (optopt)
-				return usage_error("option '%s' needs a value", argv[optind - 1]);
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+		default: return AP_EXIT_USAGE;
 		}
 	}
 	if (optind < argc)

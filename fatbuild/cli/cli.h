@@ -37,7 +37,7 @@ int cmd_env(int argc, char **argv);
 int cmd_size(int argc, char **argv);
 int cmd_prune(int argc, char **argv);
 /* prune/size arch lists (cmd_prune.c): -arch/-gencode/--generate-code taken out of argv (names
- * appended; the new argc, or -1 with "CMD: -arch/-gencode needs a value" said, CMD = argv[0]);
+ * appended; the new argc, or -1 with "CMD: option '-arch' needs a value" said, CMD = argv[0]);
  * then those names and --arch-list LIST (NULL: none) resolved (warnings printed) into *ts (free
  * it; *nt entries) and joined into text. With optional, no names at all is no targets (*ts NULL,
  * text ""), else an error. Returns 0 or the exit code. */

@@ -245,11 +245,10 @@ parse_args(int argc, char **argv, struct fb_build_opts *o, const char **src, con
            const char **props, int *no_server)
 {
 	int c, at;
-	opterr = 0;
 	optind = 1;
 	for (;;) {
 		at = optind; /* the word getopt reads next (it permutes nothing with "-") */
-		if ((c = getopt_long(argc, argv, "-:o:I:D:j:vh", longopts, NULL)) == -1)
+		if ((c = cli_getopt(argc, argv, "-o:I:D:j:vh", longopts, "build")) == -1)
 			break;
 		switch (c) {
 		case 1: src[o->nsources++] = optarg; break;
@@ -298,13 +297,12 @@ parse_args(int argc, char **argv, struct fb_build_opts *o, const char **src, con
 		case OPT_NO_NVCC_THREADS: o->no_nvcc_threads = true; break;
 		case OPT_NO_HOST_PCH: o->no_host_pch = true; break;
 		case OPT_NO_EDGE_CACHE: o->no_edge_cache = true; break;
-		case ':': warn("build: %s needs a value", argv[at]); goto usage;
-		default: warn("build: unknown option '%s'", argv[at]); goto usage;
+		default: return AP_EXIT_USAGE;
 		}
 	}
 	if (at < argc) { /* getopt stopped at a "--" */
-		warn("build: unknown option '%s'", argv[at]);
-		goto usage;
+		cli_bad_option("build", argv[at], CLI_UNKNOWN, NULL);
+		return AP_EXIT_USAGE;
 	}
 	return -1;
 usage:

@@ -216,17 +216,19 @@ print_stats(const struct fb_config *cfg)
 static int
 trim(const struct fb_config *cfg, int argc, char **argv)
 {
-	static const struct option longs[] = {{"max-size", required_argument, NULL, 'm'}, {NULL, 0, NULL, 0}};
+	static const struct option longs[] = {
+		{"max-size", required_argument, NULL, 'm'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+	};
 	uint64_t max;
 	const char *given = NULL;
 	optind = 1;
-	opterr = 0;
-	for (int c; (c = getopt_long(argc, argv, "+", longs, NULL)) != -1;) {
-		if (c != 'm') {
-			warn("cache trim: %s '%s'", optopt ? "bad option" : "unknown option", argv[optind - 1]);
-			fputs(synopsis, stderr);
-			return AP_EXIT_USAGE;
+	for (int c; (c = cli_getopt(argc, argv, "+h", longs, "cache trim")) != -1;) {
+		if (c == 'h') {
+			usage(stdout);
+			return AP_EXIT_OK;
 		}
+		if (c != 'm')
+			return AP_EXIT_USAGE;
 		given = optarg;
 	}
 	if (optind != argc) {
@@ -296,6 +298,11 @@ cmd_cache(int argc, char **argv)
 			return fail_fb(&err);
 		puts(dir);
 		return AP_EXIT_OK;
+	}
+	if (argv[1][0] == '-' && argv[1][1]) {
+		static const char *const known[] = {"-h", "--help", NULL};
+		cli_bad_option("cache", argv[1], CLI_UNKNOWN, known);
+		return AP_EXIT_USAGE;
 	}
 	warn("cache: unknown action '%.100s' (stats, clear, trim or dir)", argv[1]);
 	fputs(synopsis, stderr);

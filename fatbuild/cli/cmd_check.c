@@ -210,7 +210,7 @@ cmd_check(int argc, char **argv)
 	bool quiet = false, json = false;
 	int c, jobs = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "hqj:", longopts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "hqj:", longopts, "check")) != -1) {
 		switch (c) {
 		case 'a': arch = optarg; break;
 		case 'q': quiet = true; break;
@@ -233,7 +233,7 @@ cmd_check(int argc, char **argv)
 			json = strcmp(optarg, "json") == 0;
 			break;
 		case 'h': usage(stdout); return AP_EXIT_OK;
-		default: usage(stderr); return AP_EXIT_USAGE;
+		default: return AP_EXIT_USAGE;
 		}
 	}
 	if (!arch || (optind >= argc && !python)) {

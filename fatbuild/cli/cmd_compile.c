@@ -192,6 +192,7 @@ struct compile_cli {
 	int have_list, verbose, jobs, maxrreg, per_file, rjobs, rtimeout;
 	enum fb_compress cmode;
 	bool compress_elf;
+	bool bad_option; /* said in its one line, without the synopsis */
 	const char *const *sources;
 	size_t nsources;
 	struct fb_config cfg; /* the environment, read once at the command's start */
@@ -215,7 +216,8 @@ take_xnvrtc(struct compile_cli *c, int argc, char **argv)
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "-Xnvrtc") == 0 || strcmp(argv[i], "--Xnvrtc") == 0) {
 			if (i + 1 >= argc) {
-				warn("compile: option '%s' needs a value", argv[i]);
+				cli_bad_option("compile", argv[i], CLI_NEEDS_VALUE, NULL);
+				c->bad_option = true;
 				return -1;
 			}
 			push(&c->xopts, argv[++i]);
@@ -256,10 +258,9 @@ parse_args(struct compile_cli *c, struct fb_compile_opts *o)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	opterr = 0;
 	optind = 1;
 	int ch;
-	while ((ch = getopt_long(c->nargs, c->args, ":o:I:D:j:Gvh", longopts, NULL)) != -1) {
+	while ((ch = cli_getopt(c->nargs, c->args, "o:I:D:j:Gvh", longopts, "compile")) != -1) {
 		switch (ch) {
 		case OPT_ARCH: c->list = optarg; c->have_list = 1; break;
 		case OPT_STD: c->std = optarg; break;
@@ -306,8 +307,7 @@ parse_args(struct compile_cli *c, struct fb_compile_opts *o)
 			fputs(usage_text2, stdout);
 			usage_more(stdout);
 			return AP_EXIT_OK;
-		case ':': warn("compile: option '%s' needs a value", c->args[optind - 1]); return AP_EXIT_USAGE;
-		default: warn("compile: unknown option '%s'", c->args[optind - 1]); return AP_EXIT_USAGE;
+		default: c->bad_option = true; return AP_EXIT_USAGE;
 		}
 	}
 	c->sources = (const char *const *)c->args + optind;
@@ -697,7 +697,7 @@ cmd_compile(int argc, char **argv)
 	if (bad)
 		rc = bad < 0 ? AP_EXIT_USAGE : bad;
 	if (rc >= 0) {
-		if (rc == AP_EXIT_USAGE && bad <= 0)
+		if (rc == AP_EXIT_USAGE && bad <= 0 && !c.bad_option)
 			fputs(synopsis, stderr);
 		cli_free(&c);
 		return rc;

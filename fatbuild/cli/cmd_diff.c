@@ -122,6 +122,7 @@ row(char mark, size_t c, size_t i, const struct fb_entry *a, const struct fb_ent
 int
 cmd_diff(int argc, char **argv)
 {
+	static const char *const known[] = {"-q", "-h", "--help", "--", NULL};
 	int quiet = 0, a = 1;
 	for (; a < argc && argv[a][0] == '-' && argv[a][1]; a++) {
 		if (strcmp(argv[a], "-h") == 0 || strcmp(argv[a], "--help") == 0) {
@@ -136,8 +137,7 @@ cmd_diff(int argc, char **argv)
 			a++;
 			break;
 		}
-		warn("diff: unknown option '%s'", argv[a]);
-		usage(stderr);
+		cli_bad_option("diff", argv[a], CLI_UNKNOWN, known);
 		return AP_EXIT_USAGE;
 	}
 	if (argc - a != 2) {

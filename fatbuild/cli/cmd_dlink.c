@@ -50,6 +50,8 @@ struct dlink_args {
 static int
 parse_args(int argc, char **argv, struct dlink_args *d, struct fb_dlink_opts *o)
 {
+	static const char *const known[] = {"--target", "--lto", "--devrt", "-G", "--lineinfo", "-Xnvjitlink",
+	                                    "-o", "-v", "-h", "--help", NULL};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -57,8 +59,7 @@ parse_args(int argc, char **argv, struct dlink_args *d, struct fb_dlink_opts *o)
 			return AP_EXIT_OK;
 		} else if (strcmp(a, "-o") == 0 || strcmp(a, "--target") == 0 || strcmp(a, "-Xnvjitlink") == 0) {
 			if (i + 1 >= argc) {
-				warn("dlink: %s needs a value", a);
-				usage(stderr);
+				cli_bad_option("dlink", a, CLI_NEEDS_VALUE, NULL);
 				return AP_EXIT_USAGE;
 			}
 			const char *v = argv[++i];
@@ -81,8 +82,7 @@ parse_args(int argc, char **argv, struct dlink_args *d, struct fb_dlink_opts *o)
 		} else if (strcmp(a, "-v") == 0) {
 			d->verbose = true;
 		} else if (a[0] == '-' && a[1]) {
-			warn("dlink: unknown option '%s'", a);
-			usage(stderr);
+			cli_bad_option("dlink", a, CLI_UNKNOWN, known);
 			return AP_EXIT_USAGE;
 		} else {
 			d->in[d->nin++] = a;

@@ -79,26 +79,29 @@ struct lists {
 	const char *rexec, *rtimeout;
 };
 
+/* The options before "--": those taking a value, in slot_of's order, then the help's. */
+static const char *const edge_opts[] = {
+	"-o", "--depfile", "--base", "--tool", "--deps-of", "--quiet-dir", "--unkeyed", "--remote-exec-property",
+	"--remote-exec", "--remote-exec-timeout", "--remote-cmd", "-h", "--help", NULL,
+};
+
 /* The slot option a takes its value into, or NULL for an unknown option. */
 static const char **
 slot_of(const char *a, struct fb_edge_opts *o, struct lists *l)
 {
-	return strcmp(a, "-o") == 0                          ? &o->output
-	       : strcmp(a, "--depfile") == 0                 ? &o->depfile
-	       : strcmp(a, "--base") == 0                    ? &l->bases[o->nbases]
-	       : strcmp(a, "--tool") == 0                    ? &l->tools[o->ntools]
-	       : strcmp(a, "--deps-of") == 0                 ? &l->more[o->nmore_deps]
-	       : strcmp(a, "--quiet-dir") == 0               ? &l->quiet[o->nquiet]
-	       : strcmp(a, "--unkeyed") == 0                 ? &l->unkeyed[o->nunkeyed]
-	       : strcmp(a, "--remote-exec-property") == 0    ? &l->props[l->nprops]
-	       : strcmp(a, "--remote-exec") == 0             ? &l->rexec
-	       : strcmp(a, "--remote-exec-timeout") == 0     ? &l->rtimeout
-	       : strcmp(a, "--remote-cmd") == 0              ? &o->remote_cmd
-	                                                     : NULL;
+	const char **slots[] = {
+		&o->output, &o->depfile, &l->bases[o->nbases], &l->tools[o->ntools], &l->more[o->nmore_deps],
+		&l->quiet[o->nquiet], &l->unkeyed[o->nunkeyed], &l->props[l->nprops], &l->rexec, &l->rtimeout,
+		&o->remote_cmd,
+	};
+	for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++)
+		if (strcmp(a, edge_opts[i]) == 0)
+			return slots[i];
+	return NULL;
 }
 
 /* The options before "--" into o and l: the index of "--", -1 for --help, -2 for a usage error
- * (said). */
+ * (said in its one line). */
 static int
 parse(int argc, char **argv, struct fb_edge_opts *o, struct lists *l)
 {
@@ -109,7 +112,7 @@ parse(int argc, char **argv, struct fb_edge_opts *o, struct lists *l)
 			return -1;
 		const char **slot = slot_of(a, o, l);
 		if (!slot || i + 1 >= argc) {
-			warn(slot ? "edge: %s needs a value" : "edge: unknown option '%s'", a);
+			cli_bad_option("edge", a, slot ? CLI_NEEDS_VALUE : CLI_UNKNOWN, edge_opts);
 			return -2;
 		}
 		*slot = argv[++i];
@@ -215,7 +218,7 @@ cmd_edge(int argc, char **argv)
 	else if (i > 0 && (i + 1 >= argc || !o.output || !o.depfile))
 		warn("edge: -o OBJ, --depfile DEP and -- COMMAND are required");
 	if (i == -1 || i < 0 || i + 1 >= argc || !o.output || !o.depfile) {
-		if (i != -1)
+		if (i > 0)
 			usage(stderr);
 		free(v);
 		return i == -1 ? AP_EXIT_OK : AP_EXIT_USAGE;

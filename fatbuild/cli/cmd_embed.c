@@ -42,6 +42,8 @@ cmd_embed(int argc, char **argv)
 	const char *out = NULL;
 	struct fb_embed_opts o = {0};
 	bool merge = false;
+	static const char *const known[] = {"-o", "--output", "--symbol", "--hidden", "--no-segment", "--merge",
+	                                    "-h", "--help", NULL};
 	char **in = xcalloc((size_t)argc, sizeof(*in));
 	size_t nin = 0;
 	for (int i = 1; i < argc; i++) {
@@ -52,8 +54,7 @@ cmd_embed(int argc, char **argv)
 			return AP_EXIT_OK;
 		} else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 || strcmp(a, "--symbol") == 0) {
 			if (i + 1 >= argc) {
-				warn("embed: %s needs a value", a);
-				usage(stderr);
+				cli_bad_option("embed", a, CLI_NEEDS_VALUE, NULL);
 				free(in);
 				return AP_EXIT_USAGE;
 			}
@@ -70,8 +71,7 @@ cmd_embed(int argc, char **argv)
 		} else if (strcmp(a, "--merge") == 0) {
 			merge = true;
 		} else if (a[0] == '-' && a[1]) {
-			warn("embed: unknown option '%s'", a);
-			usage(stderr);
+			cli_bad_option("embed", a, CLI_UNKNOWN, known);
 			free(in);
 			return AP_EXIT_USAGE;
 		} else {

@@ -313,6 +313,10 @@ cmd_env(int argc, char **argv)
 			return AP_EXIT_OK;
 		} else if (strcmp(argv[i], "--include-paths") == 0) {
 			include_only = 1;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			static const char *const known[] = {"--include-paths", "-h", "--help", NULL};
+			cli_bad_option("env", argv[i], CLI_UNKNOWN, known);
+			return AP_EXIT_USAGE;
 		} else {
 			warn("env: unknown argument '%s'", argv[i]);
 			usage(stderr);

@@ -105,7 +105,7 @@ cmd_extract(int argc, char **argv)
 	int c;
 	char *end;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "ho:", longopts, "extract")) != -1) {
 		switch (c) {
 		case 'a': arch = optarg; break;
 		case 'o': out = optarg; break;
@@ -124,7 +124,7 @@ cmd_extract(int argc, char **argv)
 			}
 			break;
 		case 'h': usage(stdout); return AP_EXIT_OK;
-		default: usage(stderr); return AP_EXIT_USAGE;
+		default: return AP_EXIT_USAGE;
 		}
 	}
 	if (!arch || !out || optind + 1 != argc) {

@@ -95,9 +95,8 @@ parse_args(int argc, char **argv, struct flags_args *f)
 		{NULL, 0, NULL, 0},
 	};
 	int c;
-	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "+h", longopts, "flags")) != -1) {
 		switch (c) {
 		case OPT_ARCH:
 			f->list = optarg;
@@ -127,13 +126,7 @@ parse_args(int argc, char **argv, struct flags_args *f)
 		case 'h':
 			usage(stdout);
 			return AP_EXIT_OK;
-		default:
-			if (optopt)
-				warn("flags: option '%s' needs a value", argv[optind - 1]);
-			else
-				warn("flags: unknown option '%s'", argv[optind - 1]);
-			fputs(synopsis, stderr);
-			return AP_EXIT_USAGE;
+		default: return AP_EXIT_USAGE;
 		}
 	}
 	if (optind < argc) {

@@ -267,7 +267,7 @@ cmd_inspect(int argc, char **argv)
 	struct opts o = {false, false, 0};
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "hk", longopts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "hk", longopts, "inspect")) != -1) {
 		switch (c) {
 		case 'f':
 			if (strcmp(optarg, "json") == 0)
@@ -288,7 +288,7 @@ cmd_inspect(int argc, char **argv)
 			}
 			break;
 		case 'h': usage(stdout); return AP_EXIT_OK;
-		default: usage(stderr); return AP_EXIT_USAGE;
+		default: return AP_EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {

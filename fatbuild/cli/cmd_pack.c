@@ -153,7 +153,7 @@ cmd_pack(int argc, char **argv)
 	bool debug = false, text_only = false;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "ho:g", longopts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "ho:g", longopts, "pack")) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'i': ident = optarg; break;
@@ -174,7 +174,7 @@ cmd_pack(int argc, char **argv)
 			}
 			break;
 		case 'h': usage(stdout); return AP_EXIT_OK;
-		default: usage(stderr); return AP_EXIT_USAGE;
+		default: return AP_EXIT_USAGE;
 		}
 	}
 	if (!out || optind >= argc) {

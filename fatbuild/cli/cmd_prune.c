@@ -95,7 +95,7 @@ prune_take_nvcc_args(int argc, char **argv, char *names, size_t n)
 		}
 		if (!val) {
 			if (i + 1 >= argc) {
-				warn("%s: -arch/-gencode needs a value", argv[0]);
+				cli_bad_option(argv[0], a, CLI_NEEDS_VALUE, NULL);
 				return -1;
 			}
 			val = argv[++i];
@@ -239,16 +239,14 @@ cmd_prune(int argc, char **argv)
 	};
 	char names[4096] = "";
 	argc = prune_take_nvcc_args(argc, argv, names, sizeof(names));
-	if (argc < 0) {
-		usage(stderr);
+	if (argc < 0)
 		return AP_EXIT_USAGE;
-	}
 	const char *list = NULL, *outp = NULL;
 	bool in_place = false, dry = false, quiet = false;
 	struct fb_prune_opts po = {0};
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "ho:q", longopts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "ho:q", longopts, "prune")) != -1) {
 		switch (c) {
 		case 'a': list = optarg; break;
 		case 'o': outp = optarg; break;
@@ -259,7 +257,7 @@ cmd_prune(int argc, char **argv)
 		case 'n': dry = true; break;
 		case 'q': quiet = true; break;
 		case 'h': usage(stdout); return AP_EXIT_OK;
-		default: usage(stderr); return AP_EXIT_USAGE;
+		default: return AP_EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 1 || (!outp && !dry)) {

@@ -209,17 +209,15 @@ cmd_size(int argc, char **argv)
 	};
 	char names[4096] = "";
 	argc = prune_take_nvcc_args(argc, argv, names, sizeof(names));
-	if (argc < 0) {
-		fputs(usage_text, stderr);
+	if (argc < 0)
 		return AP_EXIT_USAGE;
-	}
 	const char *list = NULL;
 	struct sopts o = {false, false, true, NULL};
 	struct fb_size_opts so = {0};
 	so.zstd_level = 3;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "hv", longopts, "size")) != -1) {
 		switch (c) {
 		case 'a': list = optarg; break;
 		case 'f':
@@ -244,7 +242,7 @@ cmd_size(int argc, char **argv)
 		case 'L': so.prune_lto = true; break;
 		case 'R': so.prune_relocatable = true; break;
 		case 'h': fputs(usage_text, stdout); return AP_EXIT_OK;
-		default: fputs(usage_text, stderr); return AP_EXIT_USAGE;
+		default: return AP_EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {

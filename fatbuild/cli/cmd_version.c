@@ -22,6 +22,11 @@ cmd_version(int argc, char **argv)
 		       AP_EXIT_OK, AP_EXIT_FAIL);
 		return AP_EXIT_OK;
 	}
+	if (argc > 1 && argv[1][0] == '-' && argv[1][1]) {
+		static const char *const known[] = {"-h", "--help", NULL};
+		cli_bad_option("version", argv[1], CLI_UNKNOWN, known);
+		return AP_EXIT_USAGE;
+	}
 	if (argc > 1) {
 		warn("version: unexpected argument '%s'", argv[1]);
 		return AP_EXIT_USAGE;

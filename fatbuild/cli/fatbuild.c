@@ -124,6 +124,22 @@ take_nvrtc(int argc, char **argv)
 	return w;
 }
 
+/* "unknown command 'W'", with the listed command it likely meant. */
+static int
+unknown_command(const char *w)
+{
+	const char *names[sizeof(commands) / sizeof(commands[0]) + 1] = {0};
+	char pick[32], hint[64] = "";
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (commands[i].summary)
+			names[n++] = commands[i].name;
+	if (cli_suggest(w, names, pick, sizeof(pick)))
+		snprintf(hint, sizeof(hint), " (did you mean '%s'?)", pick);
+	warn("unknown command '%s'%s; see 'fatbuild --help'", w, hint);
+	return AP_EXIT_USAGE;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -151,6 +167,5 @@ main(int argc, char **argv)
 		argv[0] = "build";
 		return cmd_build(argc, argv);
 	}
-	warn("unknown command '%s' (run 'fatbuild --help')", argv[1]);
-	return AP_EXIT_USAGE;
+	return unknown_command(argv[1]);
 }

@@ -1,6 +1,6 @@
-# build: --help teaches; bad usage prints usage to stderr and exits 2; bad input says what; a
-# remote executor that is not a grpc:// URL (option or environment) and bad remote-execution
-# values are usage errors before anything runs.
+# build: --help teaches; bad usage exits 2 (a bad option in one line, without the usage); bad
+# input says what; a remote executor that is not a grpc:// URL (option or environment) and bad
+# remote-execution values are usage errors before anything runs.
 . "$FB_TESTS_DIR/cli/lib.sh"
 $FATBUILD build --help | head -n 1
 run1 $FATBUILD build -o x.so

@@ -1,4 +1,4 @@
-# Bad usage: usage on stderr, exit 2, one case after another.
+# Bad usage: exit 2, the synopsis on stderr (a bad option: its one line), one case after another.
 . "$FB_TESTS_DIR/cli/lib.sh"
 run2 $FATBUILD compile --arch-list 8.0 k.cu
 run2 $FATBUILD compile -o x.fatbin

@@ -1,4 +1,4 @@
-# --help teaches (stdout, exit 0); bad usage prints the usage on stderr with exit 2.
+# --help teaches (stdout, exit 0); bad usage exits 2 (a bad option: one line, no usage).
 . "$FB_TESTS_DIR/cli/probe/prelude.inc"
 $ARCHPROBE --help | head -3; echo "[exit ${PIPESTATUS[0]}]"
 $ARCHPROBE -h | grep -c 'Exit codes'
