@@ -1,5 +1,5 @@
 /* cliutil.c: messages, die-on-OOM allocation and JSON strings for the two CLIs only; their bad
- * options, each said in one line with the option likely meant. */
+ * options and near-miss arch names, each said in one line with what was likely meant. */
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
@@ -160,12 +160,15 @@ distance(const char *a, size_t an, const char *b, size_t bn)
 	return d[an][bn];
 }
 
-/* The search for the word meant: the closest candidate so far and the ones typed is a prefix of. */
+/* The search for the word meant: the closest candidate so far and the ones typed is a prefix of.
+ * check (NULL: every candidate will do) keeps out a candidate it does not accept (below 0). */
 struct near {
 	const char *typed; /* without its leading dashes */
 	size_t tn;
 	int best, ties, nprefix;
 	char pick[WORD_MAX + 16], prefix[WORD_MAX + 16];
+	int (*check)(const char *cand, void *ctx);
+	void *ctx;
 };
 
 static void
@@ -189,7 +192,7 @@ near_add(struct near *b, const char *cand)
 	int d = distance(b->typed, b->tn, c, cn);
 	bool near_enough = d <= 4 && (size_t)d < longer && (b->best < 0 || d <= b->best) && strcmp(b->pick, cand);
 	bool prefix = b->tn < cn && strncmp(b->typed, c, b->tn) == 0 && strcmp(b->prefix, cand) != 0;
-	if (!near_enough && !prefix)
+	if ((!near_enough && !prefix) || (b->check && b->check(cand, b->ctx) < 0))
 		return;
 	if (near_enough) {
 		b->ties = d == b->best ? b->ties + 1 : 0;
@@ -349,4 +352,66 @@ cli_getopt(int argc, char **argv, const char *shorts, const struct option *longs
 		return '?';
 	}
 	return c;
+}
+
+/* ---- near-miss arch names ---- */
+
+static bool
+has_sm(const int *v, int n, int sm)
+{
+	for (int i = 0; i < n; i++)
+		if (v[i] == sm)
+			return true;
+	return false;
+}
+
+/* The spellings of one arch with suffix v ("", "a", "f") offered to b. */
+static void
+arch_spellings(struct near *b, int sm, const char *v)
+{
+	char w[48];
+	snprintf(w, sizeof(w), "%d.%d%s", sm / 10, sm % 10, v);
+	near_add(b, w);
+	snprintf(w, sizeof(w), "%d.%d%s+PTX", sm / 10, sm % 10, v);
+	near_add(b, w);
+	static const char *const forms[] = {"%d%s", "%d%s-real", "%d%s-virtual", "sm_%d%s", "compute_%d%s"};
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		snprintf(w, sizeof(w), forms[i], sm, v);
+		near_add(b, w);
+	}
+}
+
+bool
+cli_arch_suggest(const char *list, int (*check)(const char *item, void *ctx), void *ctx,
+                 const struct cli_arches *ks, char *out, size_t size)
+{
+	static const char seps[] = " \t\n\r\v\f,;";
+	static const char *const keywords[] = {"native", "auto", "all", "all-major"};
+	char item[WORD_MAX + 1];
+	const char *p = list ? list : "";
+	for (p += strspn(p, seps); *p; p += strspn(p, seps)) {
+		size_t n = strcspn(p, seps);
+		if (n >= sizeof(item))
+			return false; /* too long to be a slip, and too long to be the item that parsed */
+		memcpy(item, p, n);
+		item[n] = 0;
+		p += n;
+		if (check(item, ctx) >= 0)
+			continue;
+		struct near b;
+		near_init(&b, item, n);
+		b.check = check;
+		b.ctx = ctx;
+		for (size_t k = 0; k < sizeof(keywords) / sizeof(keywords[0]); k++)
+			near_add(&b, keywords[k]);
+		for (int i = 0; i < ks->nsm; i++) {
+			arch_spellings(&b, ks->sm[i], "");
+			if (has_sm(ks->a, ks->na, ks->sm[i]))
+				arch_spellings(&b, ks->sm[i], "a");
+			if (has_sm(ks->f, ks->nf, ks->sm[i]))
+				arch_spellings(&b, ks->sm[i], "f");
+		}
+		return near_result(&b, out, size);
+	}
+	return false;
 }

@@ -62,4 +62,18 @@ int cli_getopt(int argc, char **argv, const char *shorts, const struct option *l
  * into out; false when there is none. */
 bool cli_suggest(const char *typed, const char *const *cands, char *out, size_t size);
 
+/* The arches a toolkit knows, as struct ap_toolkit lists them (10*major+minor). */
+struct cli_arches {
+	const int *sm, *a, *f; /* the real arches; those taking the 'a' and the 'f' suffix */
+	int nsm, na, nf;
+};
+/* For an arch list its parser refused: the first item (the list split at spaces, tabs, newlines,
+ * ',' and ';' as docs/archlist.md §2 splits it) that check() says does not parse, and the
+ * spelling of ks's arches (8.6, 8.6+PTX, 86, 86-real, 86-virtual, sm_86, compute_86, with their
+ * a and f) or of the keywords native, auto, all, all-major, that cli_suggest finds for it and
+ * check() parses. check(item, ctx): 0 accepted, -1 does not parse, 1 parses but is refused.
+ * Copied into out; false when no item fails to parse alone or none is close. */
+bool cli_arch_suggest(const char *list, int (*check)(const char *item, void *ctx), void *ctx,
+                      const struct cli_arches *ks, char *out, size_t size);
+
 #endif

@@ -595,6 +595,30 @@ fail(const struct ap_error *err)
 	return ap_exit_code(err->code);
 }
 
+/* An item alone, for cli_arch_suggest: 0 it resolves, -1 it does not parse, 1 it is refused. */
+static int
+item_check(const char *item, void *ctx)
+{
+	struct ap_archlist *l = NULL;
+	int rc = ap_archlist_resolve(item, ctx, &l, NULL);
+	ap_archlist_free(l);
+	return rc == 0 ? 0 : rc == AP_EPARSE ? -1 : 1;
+}
+
+/* fail() for --arch-list's error, with the spelling a near-miss item likely meant. */
+static int
+fail_list(const struct run *x, const struct ap_error *err)
+{
+	struct ap_resolve_opts one = x->ro;
+	struct cli_arches ks = {x->tk.sm, x->tk.a, x->tk.f, x->tk.nsm, x->tk.na, x->tk.nf};
+	char pick[64];
+	one.no_probe = true; /* an item alone is checked, never a device asked */
+	if (err->code != AP_EPARSE || !cli_arch_suggest(x->c->arch_list, item_check, &one, &ks, pick, sizeof(pick)))
+		return fail(err);
+	msg("%s (did you mean '%s'?)", err->msg, pick);
+	return ap_exit_code(err->code);
+}
+
 /* Whether the format prints an arch list (all but the drop-ins). */
 static bool
 list_format(const struct cli *c)
@@ -644,7 +668,7 @@ answer_list(struct run *x)
 	}
 	x->ro.fallback = c->fallback_opt;
 	if (ap_archlist_resolve(c->arch_list, &x->ro, &x->l, &err) != 0)
-		return fail(&err);
+		return fail_list(x, &err);
 	print_warnings(x->l);
 	return emit(c, x->r, probed, x->l, NULL);
 }

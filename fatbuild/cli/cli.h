@@ -76,6 +76,16 @@ int cli_rexec_prop_check(const char *v, const char *cmd);
 /* Prints "fatbuild: msg" for a library error and returns its exit code. */
 int fail_fb(const struct fb_error *e);
 int fail_ap(const struct ap_error *e);
+/* fail_ap for the error of resolving list with ro (its toolkit, else the one in use): when the
+ * list has an item that does not parse and a spelling of the toolkit's arches is close to it,
+ * the line ends in " (did you mean '8.0'?)". */
+int fail_archlist(const struct ap_error *e, const char *list, const struct ap_resolve_opts *ro);
+/* That ending for code (an ap_status; only AP_EPARSE gets one) into buf, "" when there is none;
+ * returns buf. check NULL: an item is checked by resolving it alone with ro; else check says
+ * (cli_arch_suggest's). The candidates are the arches of ro's toolkit, else of the one in use,
+ * else of CUDA 13.0's built-in table. */
+const char *archlist_hint(int code, const char *list, const struct ap_resolve_opts *ro,
+                          int (*check)(const char *item, void *ctx), char *buf, size_t size);
 /* stop.c: splits the process into a supervisor, which never returns from this call (it waits
  * and exits with the worker's status), and the worker, which returns and runs the command in a
  * process group of its own. SIGINT, SIGTERM and SIGHUP then stop the worker's whole group. */

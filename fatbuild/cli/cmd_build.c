@@ -426,6 +426,14 @@ cmd_build(int argc, char **argv)
 	warn_lines(res.warnings);
 	if (!o.emit_ninja_only && !cli_stopped())
 		cli_cache_trim_after(max_size, o.verbose); /* what every edge of the build put there */
+	if (brc != 0 && err.code == FB_EARCH && !cli_stopped()) { /* the list's near-miss item named */
+		char hint[96];
+		struct ap_resolve_opts ro = {.config = &cfg};
+		const char *list = o.arch_list ? o.arch_list : cfg.torch_cuda_arch_list;
+		warn("%s%s", err.msg, archlist_hint(err.ap_code, list, &ro, NULL, hint, sizeof(hint)));
+		rc = fb_error_exit_code(&err);
+		goto out;
+	}
 	if (brc != 0) {
 		rc = cli_stopped() ? cli_stop_exit("build") : fail_fb(&err);
 		goto out;

@@ -134,6 +134,15 @@ probe_native(struct ap_target *devs, size_t *ndev)
 	return AP_EXIT_OK;
 }
 
+/* An --arch item, for archlist_hint: 0 when parse_devices takes it, else -1. */
+static int
+device_check(const char *item, void *ctx)
+{
+	struct ap_target t;
+	(void)ctx;
+	return strcmp(item, "native") == 0 || parse_arch(item, &t) == 0 ? 0 : -1;
+}
+
 /* --arch LIST into devs; 0 or the exit code (message said). */
 static int
 parse_devices(const char *arch, struct ap_target *devs, size_t *ndev)
@@ -144,7 +153,9 @@ parse_devices(const char *arch, struct ap_target *devs, size_t *ndev)
 		if (strcmp(tok, "native") == 0) {
 			rc = probe_native(devs, ndev);
 		} else if (*ndev == MAXDEV || parse_arch(tok, &devs[*ndev]) != 0) {
-			warn("check: '%s' is not a compute capability like 8.9 or sm_90a", tok);
+			char hint[96];
+			warn("check: '%s' is not a compute capability like 8.9 or sm_90a%s", tok,
+			     archlist_hint(AP_EPARSE, arch, NULL, device_check, hint, sizeof(hint)));
 			rc = AP_EXIT_USAGE;
 		} else {
 			(*ndev)++;

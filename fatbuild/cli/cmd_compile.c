@@ -440,7 +440,7 @@ resolve_targets(const struct fb_config *cfg, const char *list, struct ap_target 
 	struct ap_archlist *l = NULL;
 	struct ap_resolve_opts ro = {.config = cfg};
 	if (ap_archlist_resolve(list, &ro, &l, &aerr))
-		return cli_stopped() ? cli_stop_exit("compile") : fail_ap(&aerr);
+		return cli_stopped() ? cli_stop_exit("compile") : fail_archlist(&aerr, list, &ro);
 	warn_archlist(l);
 	*out = targets_copy(l, n);
 	ap_archlist_free(l);

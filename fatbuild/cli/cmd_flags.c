@@ -213,7 +213,7 @@ cmd_flags(int argc, char **argv)
 	struct ap_archlist *l = NULL;
 	struct ap_error err = {0};
 	if (ap_archlist_resolve(f.list, &opts, &l, &err))
-		return fail_ap(&err);
+		return fail_archlist(&err, f.list, &opts);
 	warn_archlist(l);
 	rc = print_list(l, &f);
 	ap_archlist_free(l);

@@ -121,7 +121,7 @@ prune_resolve(const char *text, struct ap_archlist **out)
 		return AP_EXIT_USAGE;
 	}
 	if (ap_archlist_resolve(text, &ro, out, &aerr) != 0)
-		return fail_ap(&aerr);
+		return fail_archlist(&aerr, text, &ro);
 	warn_archlist(*out);
 	return AP_EXIT_OK;
 }

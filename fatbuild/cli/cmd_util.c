@@ -95,6 +95,49 @@ fail_ap(const struct ap_error *e)
 	return ap_exit_code(e->code);
 }
 
+/* An item alone, for cli_arch_suggest: 0 it resolves, -1 it does not parse, 1 it is refused. */
+static int
+item_check(const char *item, void *ctx)
+{
+	struct ap_archlist *l = NULL;
+	int rc = ap_archlist_resolve(item, ctx, &l, NULL);
+	ap_archlist_free(l);
+	return rc == 0 ? 0 : rc == AP_EPARSE ? -1 : 1;
+}
+
+const char *
+archlist_hint(int code, const char *list, const struct ap_resolve_opts *ro,
+              int (*check)(const char *item, void *ctx), char *buf, size_t size)
+{
+	struct ap_toolkit tk;
+	struct ap_resolve_opts one = ro ? *ro : (struct ap_resolve_opts){0};
+	char pick[64];
+	buf[0] = 0;
+	if (code != AP_EPARSE)
+		return buf;
+	/* The toolkit only gives the candidates: without one installed (check needs none), CUDA
+	 * 13.0's built-in table gives them as well. */
+	if (one.toolkit)
+		tk = *one.toolkit;
+	else if (ap_toolkit_detect(NULL, &tk, NULL) != 0 && ap_toolkit_builtin(13000, &tk, NULL) != 0)
+		return buf;
+	one.toolkit = &tk;
+	one.no_probe = true; /* an item alone is checked, never a device asked */
+	struct cli_arches ks = {tk.sm, tk.a, tk.f, tk.nsm, tk.na, tk.nf};
+	if (cli_arch_suggest(list, check ? check : item_check, check ? NULL : &one, &ks, pick, sizeof(pick)))
+		snprintf(buf, size, " (did you mean '%s'?)", pick);
+	return buf;
+}
+
+int
+fail_archlist(const struct ap_error *e, const char *list, const struct ap_resolve_opts *ro)
+{
+	char hint[96];
+	const char *msg = e->msg[0] ? e->msg : ap_strerror(e->code);
+	warn("%s%s", msg, archlist_hint(e->code, list, ro, NULL, hint, sizeof(hint)));
+	return ap_exit_code(e->code);
+}
+
 int
 cli_remote_mode_env(const struct fb_config *cfg, const char *mode, const char *cmd)
 {
