@@ -62,6 +62,27 @@ fatal(int code, const char *fmt, ...)
 	exit(code);
 }
 
+void
+cli_exit_codes(FILE *f)
+{
+	fputs("Exit codes: The same in archprobe and fatbuild (docs/exit-codes.md):\n"
+	      "  0    success\n"
+	      "  1    the job failed: a build or compile error, no image fits, no visible GPU for native, no\n"
+	      "       toolkit, an input that is missing or not a regular file\n"
+	      "  2    usage or bad input: a bad option, an unparseable or unsupported arch, an output that\n"
+	      "       names an input\n"
+	      "  3    no CUDA driver\n"
+	      "  4    the driver is NVIDIA's stub library\n"
+	      "  5    driver error\n"
+	      "  6    the device probe timed out or crashed\n"
+	      "  7    a build, build root or cache directory another user could write into; nothing was\n"
+	      "       read from it or written (docs/security.md)\n"
+	      "  129, 130, 143\n"
+	      "       stopped by SIGHUP, SIGINT (Ctrl-C) or SIGTERM, 128 + the signal: what it started was\n"
+	      "       stopped and nothing written\n",
+	      f);
+}
+
 void *
 xmalloc(size_t n)
 {

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* Defined once by each tool ("archprobe", "fatbuild"). */
 extern const char cli_prog[];
@@ -19,6 +20,11 @@ void vwarn(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* warn(), then exit(code). */
 _Noreturn void fatal(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The exit-code table of docs/exit-codes.md, which both tools share, as their --help lists it:
+ * "Exit codes: ..." then one "  CODE  meaning" line per code (the man pages' EXIT STATUS). The
+ * codes are enum ap_exit's (archprobe.h), which archprobe/cli/archprobe.c holds them to. */
+void cli_exit_codes(FILE *f);
 
 /* malloc, calloc, reallocarray and strdup that end the tool ("PROG: out of memory", exit 1:
  * AP_EXIT_FAIL of docs/exit-codes.md) instead of returning NULL; a size of 0 is 1. */

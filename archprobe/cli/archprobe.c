@@ -70,13 +70,19 @@ usage(FILE *f)
 	        "  cmake -DCMAKE_CUDA_ARCHITECTURES=\"$(archprobe --format cmake --fallback all-major)\" ..\n"
 	        "  TORCH_CUDA_ARCH_LIST=\"$(archprobe --format torch)\" pip install .\n"
 	        "  clang --nvptx-arch-tool=\"archprobe --format nvptx-arch\" ...   (or a symlink named nvptx-arch)\n"
-	        "\n"
-	        "Exit codes: %d success; %d no visible device (the message mentions CUDA_VISIBLE_DEVICES when\n"
-	        "set), no toolkit; %d bad usage or arch list; %d no CUDA driver; %d the driver is NVIDIA's stub\n"
-	        "library; %d driver error; %d the probe timed out or crashed. With --fallback (not --strict) the\n"
-	        "probe failures %d and %d-%d print the fallback and exit %d.\n",
-	        AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE, AP_EXIT_FAIL, AP_EXIT_OK, AP_EXIT_DRIVER, AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE, AP_EXIT_NODRIVER, AP_EXIT_STUB, AP_EXIT_DRIVER, AP_EXIT_TIMEOUT, AP_EXIT_FAIL, AP_EXIT_NODRIVER, AP_EXIT_TIMEOUT, AP_EXIT_OK);
+	        "\n",
+	        AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE, AP_EXIT_FAIL, AP_EXIT_OK, AP_EXIT_DRIVER);
+	cli_exit_codes(f);
+	fprintf(f,
+	        "No visible device: the message names CUDA_VISIBLE_DEVICES when it is set.\n"
+	        "With --fallback (not --strict) the probe failures %d and %d-%d print the fallback and exit %d.\n",
+	        AP_EXIT_FAIL, AP_EXIT_NODRIVER, AP_EXIT_TIMEOUT, AP_EXIT_OK);
 }
+
+/* cli_exit_codes writes the codes as numbers; these are they. */
+_Static_assert(AP_EXIT_OK == 0 && AP_EXIT_FAIL == 1 && AP_EXIT_USAGE == 2 && AP_EXIT_NODRIVER == 3 &&
+                   AP_EXIT_STUB == 4 && AP_EXIT_DRIVER == 5 && AP_EXIT_TIMEOUT == 6 && AP_EXIT_UNSAFE == 7,
+               "the exit codes of cli_exit_codes (base/cliutil.c)");
 
 enum { FMT_TABLE = 100, FMT_JSON, FMT_NVPTX_ARCH, FMT_NVCC_QUERY };
 

@@ -126,8 +126,11 @@ usage(FILE *f)
 	        "\n"
 	        "Examples:\n"
 	        "  fatbuild --arch-list \"8.0 8.6+PTX\" -o libx.so kernels.cu host.cpp\n"
-	        "  fatbuild build --torch --python-module --name muladd -o . muladd.cpp muladd.cu\n",
-	        128 + SIGINT, 128 + SIGTERM, 128 + SIGHUP);
+	        "  fatbuild build --torch --python-module --name muladd -o . muladd.cpp muladd.cu\n"
+	        "\n"
+	        "Exit codes: %d built, %d a compile or link failed, %d usage or bad arch list, %d a build dir\n"
+	        "or cache another user could write into, 128+signal when stopped; every code: 'fatbuild --help'.\n",
+	        128 + SIGINT, 128 + SIGTERM, 128 + SIGHUP, AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE, AP_EXIT_UNSAFE);
 }
 
 enum { OPT_ARCH = 256, OPT_NAME, OPT_BUILD_DIR, OPT_CFLAGS, OPT_CXXFLAGS, OPT_LDFLAGS, OPT_NVCC_FLAGS,

@@ -108,9 +108,10 @@ usage_more(FILE *f)
 	        "  fatbuild compile --arch-list \"8.0 9.0 12.0+PTX\" -o build/kernels/ softmax.cu gemm.cu\n"
 	        "  fatbuild compile --arch-list 9.0a -I include --depfile k.fatbin.d -o k.fatbin k.cu\n"
 	        "\n"
-	        "Exit codes: %d success, %d compile error or no NVRTC, %d usage or bad arch list, 128+signal\n"
-	        "when stopped by SIGINT, SIGTERM or SIGHUP (its NVRTC jobs are stopped, nothing is written).\n",
-	        AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE);
+	        "Exit codes: %d success, %d compile error or no NVRTC, %d usage or bad arch list, %d a cache\n"
+	        "directory another user could write into, 128+signal when stopped by SIGINT, SIGTERM or SIGHUP\n"
+	        "(its NVRTC jobs are stopped, nothing is written); every code: 'fatbuild --help'.\n",
+	        AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE, AP_EXIT_UNSAFE);
 }
 
 enum { OPT_ARCH = 256, OPT_STD, OPT_FAST, OPT_LINEINFO, OPT_MAXRREG, OPT_DEPFILE, OPT_EMIT, OPT_NOCACHE,

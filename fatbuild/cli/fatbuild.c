@@ -66,11 +66,8 @@ usage(FILE *f)
 	        "  fatbuild --arch-list \"8.0 8.6+PTX\" -o libsaxpy.so saxpy.cu saxpy_host.c\n"
 	        "  fatbuild inspect libsaxpy.so\n"
 	        "  fatbuild check --arch 8.9 libsaxpy.so\n"
-	        "\n"
-	        "Exit codes: %d success, %d the job failed (build error, no image fits),\n"
-	        "%d usage or bad input (unparseable or unsupported arch), %d no CUDA driver,\n"
-	        "%d the driver is NVIDIA's stub, %d driver error, %d probe timed out or crashed.\n",
-	        AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE, AP_EXIT_NODRIVER, AP_EXIT_STUB, AP_EXIT_DRIVER, AP_EXIT_TIMEOUT);
+	        "\n");
+	cli_exit_codes(f);
 }
 
 /* A source file makes an argument list a build rather than a flags query. */
