@@ -19,7 +19,7 @@ expect() { # want-exit stderr-substring cmd...
 }
 for c in pack inspect check extract; do
 	expect 0 "usage: fatbuild $c" "$FB" "$c" --help
-	expect 2 "usage: fatbuild $c" "$FB" "$c" --no-such-option
+	expect 2 "fatbuild: $c: unknown option '--no-such-option'; see 'fatbuild $c --help'" "$FB" "$c" --no-such-option
 done
 printf '.version 9.0\n.target sm_80\n.address_size 64\n' >a.ptx
 printf '.version 9.0\n.target sm_90a\n.address_size 64\n' >b.ptx

@@ -160,8 +160,9 @@ class Package(unittest.TestCase):
 
     def test_failure_said_once(self):
         """A failed build's error appears once: streamed (setup.py, load(verbose=True)) it was
-        shown as it came, so the exception is torch's bare words and no command line is printed
-        first; kept (load(verbose=False)) the exception carries it from the failed edge on."""
+        shown as it came, so the exception is torch's bare words, and setup.py's route prints no
+        command line first; kept (load(verbose=False)) the exception carries it from the failed
+        edge on."""
         import contextlib
         import io
         with tempfile.TemporaryDirectory() as d:

@@ -234,13 +234,15 @@ class _Unchanged:
 
 
 def _torch_build(name, sources, output, bdir, cxx, nvcc, ldflags, with_cuda, verbose, stream, error_prefix,
-                 program=False, eager_pch=False, arch_from=None):
+                 program=False, eager_pch=False, arch_from=None, show_command=False):
     """`fatbuild build --torch --no-torch-flags` with the words torch's builder would use (cxx,
     nvcc: lists, nvcc None without CUDA; ldflags). The arch list is fatbuild's unless the nvcc
     words name the arches (torch's rule); arch_from: the project's nvcc flags that decide it.
     Shows ninja's output as it comes with stream (and -v's commands with verbose), else keeps
     it for an error: RuntimeError (FatbuildError) error_prefix + ": " + what failed; with stream
-    the error was shown as it came, so the exception says error_prefix alone, as torch's does."""
+    the error was shown as it came, so the exception says error_prefix alone, as torch's does.
+    show_command: print the fatbuild command first (load(verbose=True) asks for it; a setup.py
+    build does not: its log is torch's progress and the compilers' words)."""
     os.makedirs(bdir, mode=0o700, exist_ok=True)
     _seed_torch_query(bdir, sys.executable)
     args = ["build", "--torch", "--no-torch-flags", "--backend", "nvcc", "--python", sys.executable,
@@ -264,6 +266,8 @@ def _torch_build(name, sources, output, bdir, cxx, nvcc, ldflags, with_cuda, ver
     if stamp.idle(stream):
         return os.path.abspath(output)
     stamp.forget()
+    if show_command:
+        print("fatbuild.py: " + " ".join([find_executable("fatbuild")] + args), flush=True)
     rc, out = run_streamed("fatbuild", args, stream=stream, env=env)
     if rc != 0:
         stamp.forget()
@@ -315,7 +319,7 @@ def _jit(name, sources, extra_cflags, extra_cuda_cflags, extra_sycl_cflags, extr
     output = os.path.join(build_directory, name + suffix)
     _torch_build(name, sources, output, build_directory, cxx, nvcc, ld, with_cuda, verbose, stream=verbose,
                  error_prefix=f"Error building extension '{name}'", program=is_standalone, eager_pch=eager_pch,
-                 arch_from=[f.strip() for f in extra_cuda_cflags or []])
+                 arch_from=[f.strip() for f in extra_cuda_cflags or []], show_command=verbose)
     if is_standalone:
         return output
     return _import_module(name, output, is_python_module)
