@@ -145,6 +145,9 @@ struct fb_exec_out {
  * connection until the first call. */
 int fb_exec_open(const struct fb_exec_opts *o, struct fb_exec **out, struct fb_error *err);
 void fb_exec_close(struct fb_exec *x);
+/* fb_exec_close without waiting for gRPC's threads to end: for a caller that forks nothing next
+ * (a stopped or failed round: the wait could last a call's whole deadline to a stalled server). */
+void fb_exec_close_nowait(struct fb_exec *x);
 /* Before the caller forks: gRPC's threads stop until the next call (as fb_cache_idle). */
 void fb_exec_idle(struct fb_exec *x);
 /* Puts the files the executor's CAS lacks there (files many commands share, sent once). 0 or

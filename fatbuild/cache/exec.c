@@ -98,6 +98,16 @@ fb_exec_close(struct fb_exec *x)
 }
 
 void
+fb_exec_close_nowait(struct fb_exec *x)
+{
+	if (!x)
+		return;
+	fb_reapi_close_nowait(x->g);
+	x->g = NULL;
+	fb_exec_close(x);
+}
+
+void
 fb_exec_idle(struct fb_exec *x)
 {
 	if (x)

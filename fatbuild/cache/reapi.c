@@ -209,6 +209,14 @@ fb_reapi_idle(struct fb_reapi *g)
 }
 
 void
+fb_reapi_close_nowait(struct fb_reapi *g)
+{
+	if (g)
+		g->shared = 1;
+	fb_reapi_close(g);
+}
+
+void
 fb_reapi_close(struct fb_reapi *g)
 {
 	if (!g)
@@ -795,6 +803,12 @@ fb_reapi_open(const struct fb_remote_opts *o, struct fb_reapi **out, struct fb_e
 
 void
 fb_reapi_close(struct fb_reapi *g)
+{
+	(void)g;
+}
+
+void
+fb_reapi_close_nowait(struct fb_reapi *g)
 {
 	(void)g;
 }

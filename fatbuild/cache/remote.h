@@ -135,6 +135,10 @@ struct fb_reapi_blob {
  * connection is made until the first call. */
 int fb_reapi_open(const struct fb_remote_opts *o, struct fb_reapi **out, struct fb_error *err);
 void fb_reapi_close(struct fb_reapi *g);
+/* fb_reapi_close without waiting for gRPC's threads to end (as a shared one): for a caller that
+ * forks nothing next, such as a stopped or failed round, whose wait could last the whole
+ * deadline of a call to a server that stopped answering. */
+void fb_reapi_close_nowait(struct fb_reapi *g);
 /* Stops gRPC's threads until the next call (see fb_remote_idle); NULL is fine. */
 void fb_reapi_idle(struct fb_reapi *g);
 /* GetActionResult for the compile key: 0 with the ActionResult's bytes in *rec (malloc'd),

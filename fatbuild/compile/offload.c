@@ -697,7 +697,13 @@ fb_offload_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error
 		r->remote = 1;
 		rc = fb_run_jobs(r, maxjobs, failed, err);
 		r->remote = 0;
-		fb_exec_close(r->hold); /* waits for gRPC's threads: the local round forks next */
+		/* the local round forks next: wait for gRPC's threads to end. A failed or stopped
+		 * round forks nothing, and the wait could last a call's whole deadline to a stalled
+		 * server (SIGTERM took 59 s), so it does not wait. */
+		if (rc || atomic_load(&r->stop))
+			fb_exec_close_nowait(r->hold);
+		else
+			fb_exec_close(r->hold);
 		r->hold = NULL;
 	} else if (n) /* another edge of the build may have said it while this one sent */
 		quiet = fb_exec_state_seen(o->remote_state, r->exec_why, sizeof(r->exec_why));
