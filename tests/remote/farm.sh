@@ -19,6 +19,8 @@
 farm_pkg="buildgrid==0.9.1"
 farm_pids=
 farm_pgdir=
+# runuser lives in /usr/sbin, which a plain user's PATH (or env -i's) may lack
+farm_runuser=$(command -v runuser || echo /usr/sbin/runuser)
 farm_srv=
 farm_venv() {
 	local venv=$1 py=${FB_PYTHON313:-}
@@ -53,7 +55,7 @@ farm_pg() {
 	echo "$farm_pgdir" >"$d/pgdir"
 	if [ "$(id -u)" = 0 ]; then
 		chown postgres "$farm_pgdir" || return 1
-		as=(runuser -u postgres --)
+		as=("$farm_runuser" -u postgres --)
 	fi
 	port=$(rx_free_port) || return 1
 	# the encoding and locale explicit: without LANG initdb makes a SQL_ASCII cluster, on which
@@ -118,7 +120,7 @@ farm_stop() {
 	[ -n "$farm_pgdir" ] && [ -d "$farm_pgdir/data" ] || return 0
 	local pg as=()
 	pg=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
-	[ "$(id -u)" = 0 ] && as=(runuser -u postgres --)
+	[ "$(id -u)" = 0 ] && as=("$farm_runuser" -u postgres --)
 	"${as[@]}" "$pg/pg_ctl" -D "$farm_pgdir/data" -m immediate stop >/dev/null 2>&1
 	rm -rf "$farm_pgdir"
 	farm_pgdir=
