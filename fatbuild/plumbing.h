@@ -33,17 +33,13 @@ int fb_depfile_write(const char *path, const char *target, const char *const *de
  * be opened: NVRTC compiles device code only. The header's name goes to header. */
 bool fb_nvrtc_missing_host_header(const char *log, char *header, size_t size);
 
-/* A remote cache URL as messages show it: a user:password@ and any ?query or #fragment become
- * *** (either may hold a credential). Cut to fit size. */
-void fb_remote_url_redact(const char *url, char *out, size_t size);
-
 /* `fatbuild env`: what the remote executor at url (grpc://, docs/remote-cache.md §9) says of
  * itself (GetCapabilities: "execution, properties OSFamily,ISA"), within timeout_ms, into buf.
  * 0, or FB_EIO (unreachable, refused: err says how), FB_EINVAL, FB_ENOTOOL (no gRPC). */
 int fb_exec_probe(const char *url, const char *header, long timeout_ms, char *buf, size_t size, struct fb_error *err);
 
 /* `fatbuild compile` and `fatbuild edge` count where their jobs ran for the build's summary
- * (cache/cache.h, fb_exec_tally). */
+ * (rexec/exec.c; fb_exec_tally_take in rexec/rexec.h reads the sums). */
 void fb_exec_tally_add(const char *state, int kind, size_t ran, size_t cached, size_t total);
 
 /* One host or nvcc compile of a build, cached (extension/edgecache.c; docs/caches.md "Host and

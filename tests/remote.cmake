@@ -30,7 +30,7 @@ set_tests_properties(build_edgecache PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LAB
 add_test(NAME remote_exec_infra COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_exec_infra.sh)
 set_tests_properties(remote_exec_infra PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "remote;slow" TIMEOUT 600
                      COST 30 SKIP_RETURN_CODE 77 RESOURCE_LOCK rexec_venvs)
-# remote_exec_client: fatbuild's own REAPI execution layer (cache/rexec.c): its messages against the
+# remote_exec_client: fatbuild's own REAPI execution layer (rexec/action.c): its messages against the
 # protobuf runtime, one nvcc compile against buildbox-casd (the venvs are the ones above).
 add_test(NAME remote_exec_client COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/remote_exec_client.sh $<TARGET_FILE:rexec_test>)
 set_tests_properties(remote_exec_client PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS remote TIMEOUT 300

@@ -19,6 +19,7 @@
 #include "cache/store.h"
 #include "compile/compile.h"
 #include "base/safefs.h"
+#include "base/strbuf.h"
 #include "plumbing.h"
 
 static void

@@ -1,4 +1,4 @@
-/* rexec_test.c: remote execution's protocol layer (fatbuild/cache/rexec.c, docs/remote-cache.md
+/* rexec_test.c: remote execution's protocol layer (fatbuild/rexec/action.c, docs/remote-cache.md
  * §9). Without arguments: the unit checks (paths, refusals, digests independent of the spec's
  * order, the Operation decoder on messages written here). Two modes serve
  * tests/remote_exec_client.sh:
@@ -21,7 +21,7 @@
 
 #include "check.h"
 #include "cache/pb.h"
-#include "cache/rexec.h"
+#include "rexec/action.h"
 #include "fatbuild.h"
 
 static const char *const argv1[] = {"nvcc", "-cubin", "-arch=sm_90", "-o", "out/k.cubin", "k/axpy.cu"};
@@ -33,7 +33,7 @@ static const unsigned char src[] = "extern \"C\" __global__ void k() {}\n";
 /* A spec with a tree that needs its directories sorted by name, not by path ("a.b" and "a"),
  * an executable, an empty file and an empty directory name's neighbour. */
 static void
-spec1(struct fb_rexec_spec *s, struct fb_rexec_input in[6])
+spec1(struct fb_rexec_spec *s, struct fb_exec_input in[6])
 {
 	static const char *const paths[6] = {"k/axpy.cu", "a/x.h", "a.b/y.h", "a/deep/z.h", "tool", "k/empty.h"};
 	memset(in, 0, 6 * sizeof(*in));
@@ -67,7 +67,7 @@ static void
 test_digest(void)
 {
 	struct fb_rexec_spec s;
-	struct fb_rexec_input in[6], rev[6];
+	struct fb_exec_input in[6], rev[6];
 	struct fb_rexec_action *a = NULL, *b = NULL;
 	struct fb_error e = {0};
 	char h1[65], h2[65];
@@ -105,7 +105,7 @@ static void
 test_refusals(void)
 {
 	struct fb_rexec_spec s;
-	struct fb_rexec_input in[6];
+	struct fb_exec_input in[6];
 	struct fb_rexec_action *a = NULL;
 	const struct fb_rexec_pair dup[] = {{"PATH", "x"}, {"PATH", "y"}}, eq[] = {{"A=B", "x"}};
 	const char *const outs[] = {"/abs"}, *const twice[] = {"o", "o"};
@@ -232,7 +232,7 @@ static int
 encode(const char *dir)
 {
 	struct fb_rexec_spec s;
-	struct fb_rexec_input in[6];
+	struct fb_exec_input in[6];
 	struct fb_rexec_action *a;
 	struct fb_error e = {0};
 	spec1(&s, in);
@@ -271,7 +271,7 @@ encode(const char *dir)
 /* ---- run: one Execute against a real executor ---- */
 
 struct tree {
-	struct fb_rexec_input *in;
+	struct fb_exec_input *in;
 	int n;
 };
 
@@ -301,7 +301,7 @@ walk(const char *root, const char *rel, struct tree *t)
 		}
 		if (!S_ISREG(st.st_mode))
 			continue;
-		struct fb_rexec_input *ni = realloc(t->in, (size_t)(t->n + 1) * sizeof(*ni));
+		struct fb_exec_input *ni = realloc(t->in, (size_t)(t->n + 1) * sizeof(*ni));
 		unsigned char *data = malloc((size_t)st.st_size + 1);
 		FILE *f = fopen(full, "rb");
 		if (!ni || !data || !f || fread(data, 1, (size_t)st.st_size, f) != (size_t)st.st_size)
@@ -314,7 +314,7 @@ walk(const char *root, const char *rel, struct tree *t)
 			free(data);
 			break;
 		}
-		t->in[t->n] = (struct fb_rexec_input){strdup(r), data, (size_t)st.st_size, (st.st_mode & 0100) != 0, ""};
+		t->in[t->n] = (struct fb_exec_input){strdup(r), data, (size_t)st.st_size, (st.st_mode & 0100) != 0, ""};
 		t->n++;
 	}
 	closedir(d);
@@ -448,7 +448,7 @@ one_call(void *p)
 	struct call_arg *a = p;
 	static const char *const argv[] = {"true"};
 	static const unsigned char data[] = "x\n";
-	struct fb_rexec_input in = {"in/x", data, 2, 0, ""};
+	struct fb_exec_input in = {"in/x", data, 2, 0, ""};
 	struct fb_rexec_spec s = {argv, 1, NULL, 0, NULL, 0, NULL, 0, &in, 1, 0};
 	struct fb_remote_opts o = {.url = a->url, .writable = 1, .timeout_ms = a->ms, .stop = a->stop, .shared = 1};
 	struct fb_reapi *g = NULL;

@@ -1,5 +1,5 @@
-/* strbuf.c: growable strings and string lists, and the line of a tool's log that a one-line
- * message quotes (strbuf.h). */
+/* strbuf.c: growable strings and string lists, the line of a tool's log that a one-line
+ * message quotes, and a URL as messages show it (strbuf.h). */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -139,4 +139,56 @@ fb_log_first_line(const char *log, const char *const *needles, const char *fallb
 		snprintf(buf, size, "%.*s", (int)strcspn(first, "\n"), first);
 	else
 		snprintf(buf, size, "%s", fallback);
+}
+
+/* Appends n bytes of s to out (size bytes, k used so far), cut where it is full. */
+static void
+redact_put(char *out, size_t size, size_t *k, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n && *k + 1 < size; i++)
+		out[(*k)++] = s[i];
+	if (size)
+		out[*k] = 0;
+}
+
+/* scheme://[userinfo@]host[:port][/path][?query][#fragment]: every part that may hold a password
+ * or a token becomes ***: the userinfo, a segment's parameters from its first ';' (`;token=`),
+ * the value of a segment shaped key=value (a '=' in it, `%3B` spelt or not), and everything from
+ * the '?' or '#' on (`?access_token=`, `&key=`: the whole query, whatever its names). Only
+ * redacted pieces are ever written, so a cut short by size shows no secret either. */
+void
+fb_remote_url_redact(const char *url, char *out, size_t size)
+{
+	size_t k = 0;
+	if (size)
+		out[0] = 0;
+	const char *sep = strstr(url, "://");
+	if (sep && strcspn(url, "/?#@") < (size_t)(sep - url))
+		sep = NULL; /* a "://" inside the path or query is no scheme */
+	const char *host = sep ? sep + 3 : url;
+	size_t hn = strcspn(host, "/?#");
+	const char *at = NULL;
+	for (const char *q = host; q < host + hn; q++)
+		if (*q == '@')
+			at = q;
+	redact_put(out, size, &k, url, (size_t)(host - url));
+	if (at)
+		redact_put(out, size, &k, "***@", 4);
+	const char *p = at ? at + 1 : host, *end = p + strcspn(p, "?#");
+	while (p < end) {
+		size_t seg = strcspn(p, "/?#"), cut = strcspn(p, ";=/?#");
+		if (cut < seg) {
+			redact_put(out, size, &k, p, cut + 1);
+			redact_put(out, size, &k, "***", 3);
+		} else {
+			redact_put(out, size, &k, p, seg);
+		}
+		p += seg;
+		if (p < end)
+			redact_put(out, size, &k, p++, 1); /* the '/' */
+	}
+	if (*end) {
+		redact_put(out, size, &k, end, 1);
+		redact_put(out, size, &k, "***", 3);
+	}
 }

@@ -41,4 +41,8 @@ void fb_strlist_free(struct fb_strlist *l);
  * non-empty line, else fallback, into buf (NVRTC's compile logs, nvJitLink's link logs). */
 void fb_log_first_line(const char *log, const char *const *needles, const char *fallback, char *buf, size_t size);
 
+/* A remote's URL (the compile cache's, an executor's) as messages show it: a user:password@ and
+ * any ?query or #fragment become *** (either may hold a credential). Cut to fit size. */
+void fb_remote_url_redact(const char *url, char *out, size_t size);
+
 #endif

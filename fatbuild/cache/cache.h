@@ -7,7 +7,6 @@
 #ifndef FB_CACHE_CACHE_H
 #define FB_CACHE_CACHE_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -91,93 +90,5 @@ void fb_cache_put(struct fb_cache *c, const char *key, const struct fb_cache_ent
  * errors, uploads and traffic) and misses (the jobs compiled) to the local store's counters
  * (dir/stats, docs/remote-cache.md §4). Without a local store, or c NULL, nothing. */
 int fb_cache_record(struct fb_cache *c, uint64_t misses, struct fb_error *err);
-
-/* ---- exec.c: remote execution of one command on a REAPI executor (docs/remote-cache.md §9),
- * over rexec.c's protocol layer; what compile/ needs of it, in plain words ---- */
-
-struct fb_exec;
-struct fb_exec_opts {
-	const char *url;               /* grpc(s)://HOST:PORT[/INSTANCE] */
-	const char *header;            /* one request header ("Authorization: Bearer T"), or NULL */
-	long timeout_ms;               /* each Execute, queue and run together; <= 0: 600 s */
-	const char *const *props;      /* platform properties "K=V", besides OSFamily=linux, ISA=x86-64 */
-	size_t nprops;
-	/* Several commands at once, each on a thread of its own with its own fb_exec
-	 * (compile/offload.c): stop, once set, cancels the call under way within 100 ms and fails
-	 * every later one; shared: close does not wait for gRPC's threads to end, since the others
-	 * use it (the caller keeps one fb_exec opened without shared and closes it last). */
-	const atomic_int *stop;
-	int shared;
-};
-/* A file of the input root: a relative path (§9), its bytes (read only when the executor's CAS
- * lacks them) and its SHA-256 when known ("" to have it computed). */
-struct fb_exec_input {
-	const char *path;
-	const unsigned char *data;
-	size_t size;
-	int executable;
-	char hex[65];
-};
-/* The command: argv[0] a path relative to the input root; env all it sees; outputs the files
- * it writes, relative paths. */
-struct fb_exec_cmd {
-	const char *const *argv;
-	int argc;
-	const char *const *env;        /* "NAME=VALUE" */
-	int nenv;
-	const char *const *outputs;
-	int noutputs;
-	const struct fb_exec_input *inputs;
-	int ninputs;
-};
-#define FB_EXEC_MAX_OUTPUTS 8
-/* What the command did: exit_code, its stderr, and each output's bytes (data[i] NULL when it did
- * not write outputs[i]), every one verified against its digest; cached: the executor's action
- * cache answered. Cleared with fb_exec_out_clear. */
-struct fb_exec_out {
-	int exit_code;
-	int cached;
-	unsigned char *data[FB_EXEC_MAX_OUTPUTS];
-	size_t size[FB_EXEC_MAX_OUTPUTS];
-	char *err;
-};
-/* FB_EINVAL (not a grpc URL, a bad property), FB_ENOTOOL (no gRPC in this build), FB_ENOMEM. No
- * connection until the first call. */
-int fb_exec_open(const struct fb_exec_opts *o, struct fb_exec **out, struct fb_error *err);
-void fb_exec_close(struct fb_exec *x);
-/* fb_exec_close without waiting for gRPC's threads to end: for a caller that forks nothing next
- * (a stopped or failed round: the wait could last a call's whole deadline to a stalled server). */
-void fb_exec_close_nowait(struct fb_exec *x);
-/* Before the caller forks: gRPC's threads stop until the next call (as fb_cache_idle). */
-void fb_exec_idle(struct fb_exec *x);
-/* Puts the files the executor's CAS lacks there (files many commands share, sent once). 0 or
- * FB_EIO (err: what the executor said). */
-int fb_exec_upload(struct fb_exec *x, const struct fb_exec_input *in, int n, struct fb_error *err);
-/* Runs c: 0 once it ran (out filled, whatever its exit code); FB_EIO when the executor failed it
- * (unreachable, refused, QUEUED past the timeout, a failed run, a missing or damaged output;
- * err says what happened), FB_EINVAL for a bad command, FB_ENOMEM. */
-int fb_exec_run(struct fb_exec *x, const struct fb_exec_cmd *c, struct fb_exec_out *out, struct fb_error *err);
-void fb_exec_out_clear(struct fb_exec_out *o);
-/* The executor's failure as the processes of one build share it (`fatbuild build` runs each
- * compile edge as a process of its own): the file STATE-exec beside the remote cache's state file
- * STATE (fb_cache_opts.remote_state; NULL: none). seen: 1 when another process of the build
- * found the executor failing (why: what it said). claim: leaves why there; 1 when this process
- * was first (or there is no build) and so says it, 0 when another one did. */
-int fb_exec_state_seen(const char *state, char *why, size_t size);
-int fb_exec_state_claim(const char *state, const char *why);
-/* Where the jobs of one build ran, counted by its processes in STATE-exec-tally (appended, one
- * line per process): kind 0 for a compile edge's NVRTC jobs, 1 for a host or nvcc edge; ran at
- * the executor, served by a cache, of total. take: the sums (t[0] NVRTC, t[1] edges) and the
- * file removed; 1 when there was a tally. Nothing without a state file (exec.c). `fatbuild
- * build -v` says the sums, its URL shown as fb_remote_url_redact shows it (remote.c). */
-struct fb_exec_tally {
-	size_t ran, cached, total;
-};
-void fb_exec_tally_add(const char *state, int kind, size_t ran, size_t cached, size_t total);
-int fb_exec_tally_take(const char *state, struct fb_exec_tally t[2]);
-void fb_remote_url_redact(const char *url, char *out, size_t size);
-/* What GetCapabilities says of execution, into buf ("execution on, SHA256, priorities 1..9"), or
- * FB_EIO / FB_EFORMAT with err. */
-int fb_exec_capabilities(struct fb_exec *x, char *buf, size_t size, struct fb_error *err);
 
 #endif

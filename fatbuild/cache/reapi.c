@@ -36,6 +36,7 @@
 #include "pb.h"
 #include "remote.h"
 #include "base/error.h"
+#include "base/strbuf.h"
 #include "base/proc.h"
 #include "plumbing.h"
 

@@ -32,6 +32,7 @@
 #include "pb.h"
 #include "remote.h"
 #include "base/error.h"
+#include "base/strbuf.h"
 #include "base/safefs.h"
 #include "plumbing.h"
 
@@ -749,56 +750,4 @@ fb_remote_sink_close(struct fb_remote_sink *s)
 	if (s->fd >= 0)
 		close(s->fd);
 	s->fd = -1;
-}
-
-/* Appends n bytes of s to out (size bytes, k used so far), cut where it is full. */
-static void
-redact_put(char *out, size_t size, size_t *k, const char *s, size_t n)
-{
-	for (size_t i = 0; i < n && *k + 1 < size; i++)
-		out[(*k)++] = s[i];
-	if (size)
-		out[*k] = 0;
-}
-
-/* scheme://[userinfo@]host[:port][/path][?query][#fragment]: every part that may hold a password
- * or a token becomes ***: the userinfo, a segment's parameters from its first ';' (`;token=`),
- * the value of a segment shaped key=value (a '=' in it, `%3B` spelt or not), and everything from
- * the '?' or '#' on (`?access_token=`, `&key=`: the whole query, whatever its names). Only
- * redacted pieces are ever written, so a cut short by size shows no secret either. */
-void
-fb_remote_url_redact(const char *url, char *out, size_t size)
-{
-	size_t k = 0;
-	if (size)
-		out[0] = 0;
-	const char *sep = strstr(url, "://");
-	if (sep && strcspn(url, "/?#@") < (size_t)(sep - url))
-		sep = NULL; /* a "://" inside the path or query is no scheme */
-	const char *host = sep ? sep + 3 : url;
-	size_t hn = strcspn(host, "/?#");
-	const char *at = NULL;
-	for (const char *q = host; q < host + hn; q++)
-		if (*q == '@')
-			at = q;
-	redact_put(out, size, &k, url, (size_t)(host - url));
-	if (at)
-		redact_put(out, size, &k, "***@", 4);
-	const char *p = at ? at + 1 : host, *end = p + strcspn(p, "?#");
-	while (p < end) {
-		size_t seg = strcspn(p, "/?#"), cut = strcspn(p, ";=/?#");
-		if (cut < seg) {
-			redact_put(out, size, &k, p, cut + 1);
-			redact_put(out, size, &k, "***", 3);
-		} else {
-			redact_put(out, size, &k, p, seg);
-		}
-		p += seg;
-		if (p < end)
-			redact_put(out, size, &k, p++, 1); /* the '/' */
-	}
-	if (*end) {
-		redact_put(out, size, &k, end, 1);
-		redact_put(out, size, &k, "***", 3);
-	}
 }

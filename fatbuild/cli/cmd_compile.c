@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "base/config.h"
 #include "base/safefs.h"
+#include "base/strbuf.h"
 #include "plumbing.h"
 
 static const char synopsis[] =

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "base/config.h"
+#include "base/strbuf.h"
 #include "plumbing.h"
 
 static void

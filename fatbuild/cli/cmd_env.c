@@ -12,6 +12,7 @@
 #include "base/cpus.h"
 #include "base/config.h"
 #include "base/words.h"
+#include "base/strbuf.h"
 #include "plumbing.h"
 
 extern char **environ;

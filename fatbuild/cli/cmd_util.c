@@ -10,6 +10,7 @@
 #include "base/cpus.h"
 #include "base/config.h"
 #include "base/safefs.h"
+#include "base/strbuf.h"
 #include "plumbing.h"
 
 void

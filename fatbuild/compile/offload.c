@@ -1,18 +1,13 @@
 /* offload.c: the NVRTC jobs the caches missed, run at a remote executor (docs/remote-cache.md §9
- * "Remote NVRTC jobs"). Each job is one Action whose input root holds everything it needs, so
- * any Linux x86-64 worker runs it without a CUDA install:
- *
- *   _fb/nvrtc-worker                 fatbuild-nvrtc-worker (nvrtc_worker.c), libc only
- *   _fb/t/lib64/libnvrtc.so.N        the NVRTC this run loaded, and its builtins library
- *   _fb/r/ABSOLUTE/PATH              the source and headers the client names by absolute path
- *   _fb/c/CWD/RELATIVE/PATH          those it names relative to its working directory CWD
- *
- * (under _fb/, since a sandbox mounts its own /usr, /bin and /lib over the root's). The worker
- * gets the job's options with every -I mapped the same way and the source's own name, so NVRTC
- * finds the same headers in the same order and names the source as a local compile does; its log
- * is mapped back. The headers are those the scan of #include lines found (depfile.c, the toolkit's
- * included), at every path NVRTC opens them by, and every file a __has_include probe finds, so
- * that a probe answers as it does here. A header that chooses an include by macro (thrust's
+ * "Remote NVRTC jobs"). Each job is one Action whose input root (rexec/jobroot.c lays it out)
+ * holds everything it needs, so any Linux x86-64 worker runs it without a CUDA install: the
+ * worker program (nvrtc_worker.c), the NVRTC this run loaded and its builtins library, and the
+ * source and headers at their paths mapped below _fb/. The worker gets the job's options with
+ * every -I mapped the same way and the source's own name, so NVRTC finds the same headers in the
+ * same order and names the source as a local compile does; its log is mapped back. The headers
+ * are those the scan of #include lines found (depfile.c, the toolkit's included), at every path
+ * NVRTC opens them by, and every file a __has_include probe finds, so that a probe answers as it
+ * does here. A header that chooses an include by macro (thrust's
  * #include __THRUST_DEVICE_SYSTEM_TAG_HEADER) cannot be followed: when it is the toolkit's, the
  * job gets the toolkit's include/ tree whole; when it is the client's, the job stays here. A job
  * whose compile at the executor cannot open a header the scan missed is compiled here. The
@@ -21,18 +16,17 @@
  * starts it here), never in a forked child, so no gRPC state crosses a fork
  * (docs/remote-cache.md §9); each job has a channel of its own and answers through a pipe as a
  * local worker does (child.c), or with FB_RESULT_FARM when the executor failed it: that job,
- * and every one not yet sent, is compiled here, and the run says so once. */
-#define _GNU_SOURCE /* getcwd, realpath, pipe2 */
+ * and every one not yet sent, is compiled here, and the run says so once. What is the round's
+ * (its threads, its jobs, their answers) stays here; the root's layout, the shared files' reads
+ * and the build's upload lock are remote execution's (rexec/rexec.h). */
+#define _GNU_SOURCE /* pipe2 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include "depfile.h"
@@ -40,8 +34,8 @@
 #include "base/safefs.h"
 #include "fatbin/elfid.h"
 
-#define WORKER "_fb/nvrtc-worker"
-#define TOOLKIT "_fb/t"
+#define WORKER FB_JOBROOT_WORKER
+#define TOOLKIT FB_JOBROOT_TOOLKIT
 
 int
 fb_job_check(const struct run *r, const struct job *j, const struct fb_cache_entry *e, struct fb_error *err)
@@ -55,61 +49,6 @@ fb_job_check(const struct run *r, const struct job *j, const struct fb_cache_ent
 	if (!rc && j->ptx != NONE)
 		rc = fb_image_check(FB_KIND_PTX, &tg[j->ptx], e->ptx, e->ptx_size, err);
 	return rc;
-}
-
-/* p as a path of the input root (the table above), with "." and ".." parts resolved; -1 when it
- * does not fit. */
-static int
-root_path(const char *cwd, const char *p, char *out, size_t size)
-{
-	char full[2 * PATH_MAX + 2];
-	int abs = p[0] == '/';
-	snprintf(full, sizeof(full), "%s/%s", abs ? "" : cwd, p);
-	size_t n = (size_t)snprintf(out, size, "_fb/%c", abs ? 'r' : 'c'), base = n;
-	char *save = NULL; /* the round's threads call this at once: strtok_r */
-	for (char *part = strtok_r(full, "/", &save); part; part = strtok_r(NULL, "/", &save)) {
-		if (strcmp(part, ".") == 0)
-			continue;
-		if (strcmp(part, "..") == 0) {
-			while (n > base && out[n - 1] != '/')
-				n--;
-			if (n > base)
-				n--;
-			out[n] = 0;
-			continue;
-		}
-		if (n + strlen(part) + 2 > size)
-			return -1;
-		n += (size_t)snprintf(out + n, size - n, "/%s", part);
-	}
-	return 0;
-}
-
-/* Replaces every "from" in *s by "to" (to no longer than from), in place. */
-static void
-replace_all(char *s, const char *from, const char *to)
-{
-	size_t nf = strlen(from), nt = strlen(to);
-	char *w = s;
-	for (const char *p = s; *p;) {
-		if (strncmp(p, from, nf) == 0) {
-			memmove(w, to, nt);
-			w += nt;
-			p += nf;
-		} else
-			*w++ = *p++;
-	}
-	*w = 0;
-}
-
-/* The worker's log with the root's paths spelled as the client spells them. */
-static void
-log_unmap(const struct run *r, char *log)
-{
-	char c[PATH_MAX + 16];
-	snprintf(c, sizeof(c), "_fb/c%s/", strcmp(r->cwd, "/") ? r->cwd : "");
-	replace_all(log, c, "");
-	replace_all(log, "_fb/r/", "/");
 }
 
 /* Whether p is below the toolkit's include/ directory. */
@@ -186,7 +125,7 @@ add_input(const struct run *r, struct jobroot *jr, const char *p, const char *da
           struct fb_error *err)
 {
 	char path[2 * PATH_MAX + 16];
-	if (root_path(r->cwd, p, path, sizeof(path)))
+	if (fb_jobroot_path(r->cwd, p, path, sizeof(path)))
 		return fb_seterr(err, FB_EINVAL, "%s: path too long", p);
 	for (int i = 0; i < jr->nin; i++)
 		if (strcmp(jr->names[i], path) == 0)
@@ -245,7 +184,7 @@ jobroot_make(const struct run *r, const struct job *j, struct fb_job_opts *jo, s
 			jr->argv[jr->argc++] = jo->v[k];
 			continue;
 		}
-		if (root_path(r->cwd, jo->v[k] + 2, path, sizeof(path)))
+		if (fb_jobroot_path(r->cwd, jo->v[k] + 2, path, sizeof(path)))
 			return fb_seterr(err, FB_EINVAL, "%s: path too long", jo->v[k]);
 		if (!(jr->mapped[k] = malloc(strlen(path) + 3)))
 			return fb_seterr(err, FB_ENOMEM, "out of memory");
@@ -307,7 +246,7 @@ answer_out(const struct run *r, const struct job *j, struct fb_exec_out *x, int 
 	}
 	memcpy(log, x->data[LOG], x->size[LOG]);
 	log[x->size[LOG]] = 0;
-	log_unmap(r, log);
+	fb_jobroot_log_unmap(r->cwd, log);
 	const char *miss = result != 0 ? strstr(log, "cannot open source file") : NULL;
 	if (miss && !needs_tree(r, &r->src[j->src]) && header_here(r, &r->src[j->src], log, miss)) {
 		/* a header the scan did not find, which a compile here finds: not the source's fault */
@@ -473,103 +412,7 @@ fb_offload_stop(struct run *r, struct unit *u)
 static int
 tc_map(struct run *r, int i, const char *path, const char *name, int exec, const char *hex, char *why, size_t wsize)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
-		if (fd >= 0)
-			close(fd);
-		snprintf(why, wsize, "cannot read %.400s", path);
-		return -1;
-	}
-	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED) {
-		snprintf(why, wsize, "cannot map %.400s", path);
-		return -1;
-	}
-	r->tc_map[i] = m;
-	r->tc_mapsize[i] = (size_t)st.st_size;
-	r->tc[i] = (struct fb_exec_input){name, m, (size_t)st.st_size, exec, ""};
-	if (hex && strlen(hex) == 64)
-		memcpy(r->tc[i].hex, hex, 65);
-	else
-		fb_sha256_buf_hex(m, (size_t)st.st_size, r->tc[i].hex);
-	return 0;
-}
-
-/* Every regular file below dir (symbolic links to files followed, to directories not) into
- * r->tk, by root path, read and hashed; -1 with why. */
-static int
-tk_walk(struct run *r, const char *dir, size_t *cap, char *why, size_t wsize)
-{
-	DIR *d = opendir(dir);
-	if (!d) {
-		snprintf(why, wsize, "cannot read the toolkit's headers in %.400s", dir);
-		return -1;
-	}
-	int rc = 0;
-	for (struct dirent *de; !rc && (de = readdir(d));) {
-		char p[PATH_MAX], rp[2 * PATH_MAX + 16];
-		struct stat ls, st;
-		if (de->d_name[0] == '.' || snprintf(p, sizeof(p), "%s/%s", dir, de->d_name) >= (int)sizeof(p) ||
-		    lstat(p, &ls) != 0 || stat(p, &st) != 0)
-			continue;
-		if (S_ISDIR(ls.st_mode)) {
-			rc = tk_walk(r, p, cap, why, wsize);
-			continue;
-		}
-		if (!S_ISREG(st.st_mode) || root_path("/", p, rp, sizeof(rp)))
-			continue;
-		if (r->ntk == *cap) {
-			size_t nc = *cap ? 2 * *cap : 1024;
-			struct fb_exec_input *v = realloc(r->tk, nc * sizeof(*v));
-			if (!v)
-				break;
-			r->tk = v;
-			*cap = nc;
-		}
-		struct fb_exec_input *in = &r->tk[r->ntk];
-		char *text = NULL;
-		size_t size = 0;
-		*in = (struct fb_exec_input){0};
-		if (fb_read_file(p, &text, &size, NULL) != 0 || !(in->path = strdup(rp))) {
-			free(text);
-			continue;
-		}
-		in->data = (const unsigned char *)text;
-		in->size = size;
-		fb_sha256_buf_hex(text, size, in->hex);
-		r->ntk++;
-	}
-	closedir(d);
-	return rc;
-}
-
-/* In a build (a state file, in the build dir's private tmp/), its NVRTC edges send the shared
- * files one at a time: the first sends them, the others then find them in the CAS
- * (FindMissingBlobs) rather than all sending the same 140 MB at once (then with the toolkit's
- * headers), which timed out at BuildGrid with 14 edges starting together (docs/remote-cache.md
- * §9, "in a build"). The lock is
- * flock(2) on that directory, which needs no file of its own and is dropped with the process.
- * -1: no build, or no lock (then each edge sends what the CAS lacks, as alone). */
-static int
-upload_lock(const struct fb_compile_opts *o)
-{
-	char dir[PATH_MAX];
-	if (!o->remote_state || snprintf(dir, sizeof(dir), "%s", o->remote_state) >= (int)sizeof(dir))
-		return -1;
-	char *sl = strrchr(dir, '/');
-	if (!sl || sl == dir)
-		return -1;
-	*sl = 0;
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	while (fd >= 0 && flock(fd, LOCK_EX) != 0) {
-		if (errno != EINTR || (o->cancel && *o->cancel)) {
-			close(fd);
-			return -1;
-		}
-	}
-	return fd;
+	return fb_jobroot_map(path, name, exec, hex, &r->tc[i], &r->tc_map[i], &r->tc_mapsize[i], why, wsize);
 }
 
 /* The worker, NVRTC and its builtins, mapped, hashed (NVRTC's digest is the cache key's when
@@ -609,14 +452,14 @@ toolchain(struct run *r, char *why, size_t wsize)
 	snprintf(inc, sizeof(inc), "%s/include", r->home);
 	if (tc_map(r, 0, r->o->remote_exec_worker, WORKER, 1, NULL, why, wsize) ||
 	    tc_map(r, 1, file, names[0], 0, hex, why, wsize) || tc_map(r, 2, builtins, names[1], 0, NULL, why, wsize) ||
-	    (tree && tk_walk(r, inc, &cap, why, wsize)))
+	    (tree && fb_jobroot_tree(inc, &r->tk, &r->ntk, &cap, why, wsize)))
 		return -1;
 	const struct fb_compile_opts *o = r->o;
 	struct fb_exec_opts xo = {o->remote_exec, o->remote_header, o->remote_exec_timeout_ms, o->remote_exec_props,
 	                          o->nremote_exec_props, &r->stop, 0};
 	struct fb_exec *x = NULL;
 	struct fb_error e = {0};
-	int lock = upload_lock(o);
+	int lock = fb_jobroot_lock(o->remote_state, o->cancel); /* one build sends them once */
 	if (lock >= 0 && fb_exec_state_seen(o->remote_state, why, wsize)) { /* it failed while we waited */
 		close(lock);
 		return -1;

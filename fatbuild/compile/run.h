@@ -20,6 +20,7 @@
 #include "base/error.h"
 #include "base/strbuf.h"
 #include "cache/cache.h"
+#include "rexec/rexec.h"
 
 #define NONE ((size_t)-1)
 

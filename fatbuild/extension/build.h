@@ -15,6 +15,7 @@
 #include "fatbuild.h"
 #include "base/strbuf.h"
 #include "cache/cache.h"
+#include "rexec/rexec.h"
 #include "ninja.h"
 #include "torch.h"
 
@@ -62,7 +63,7 @@ struct gen {
 	const char *rexec;
 	bool rexec_off;
 	int ninja_jobs;
-	struct fb_exec_tally tally[2]; /* after ninja, while remote: where the jobs ran (cache.h) */
+	struct fb_exec_tally tally[2]; /* after ninja, while remote: where the jobs ran (rexec/rexec.h) */
 	bool tallied;
 	struct tools t;
 	struct fb_ninja *nj;

@@ -1,7 +1,7 @@
 /* edge_remote.c: a host or nvcc compile edge both caches missed, run at a REAPI executor
  * (docs/remote-cache.md §9 "Host and nvcc edges"): the header list (the edge cache's manifest or
- * the last depfile, else the compiler's -M run here), the Action (edge_action.c), the run through
- * the cache's exec.c, and what decides between the compile's own answer and a fallback. Any
+ * the last depfile, else the compiler's -M run here), the Action (rexec/edge_action.c), the run
+ * through rexec/exec.c, and what decides between the compile's own answer and a fallback. Any
  * failure of the executor leaves the edge to the local compile, said once per build through the
  * state file the compile jobs use (fb_exec_state_claim). */
 #define _GNU_SOURCE /* realpath */
@@ -19,10 +19,10 @@
 #include "base/error.h"
 #include "base/safefs.h"
 #include "base/strbuf.h"
-#include "edge_action.h"
 #include "edge_remote.h"
 #include "edgecache.h"
 #include "fatbin/elfid.h"
+#include "rexec/rexec.h"
 
 extern char **environ;
 
@@ -77,6 +77,18 @@ depfile_files(const char *text, struct fb_strlist *files)
 	char path[PATH_MAX], abs[PATH_MAX];
 	for (const char *pos = fb_depfile_deps(text); fb_depfile_next(&pos, path, sizeof(path));)
 		fb_strlist_add(files, path[0] != '/' && realpath(path, abs) ? abs : path);
+}
+
+/* The depfile text of a remote compile with FB_EDGE_ROOT/ spelled / again: the files it names,
+ * absolute, into deps. */
+static int
+depfile_back(const char *text, struct fb_strlist *deps)
+{
+	char path[PATH_MAX];
+	size_t n = strlen(FB_EDGE_ROOT);
+	for (const char *pos = fb_depfile_deps(text); fb_depfile_next(&pos, path, sizeof(path));)
+		fb_strlist_add(deps, strncmp(path, FB_EDGE_ROOT "/", n + 1) == 0 ? path + n : path);
+	return deps->oom ? -1 : 0;
 }
 
 /* The files the compile reads, learnt here with the compiler's -M (a preprocessing pass: the
@@ -211,7 +223,7 @@ take_result(struct fb_exec_out *out, struct fb_edge_remote *res, struct fb_error
 	if (fb_elf_host_object(out->data[0], out->size[0], &e) != 0)
 		return fb_seterr(err, FB_EIO, "the worker's object: %.300s", e.msg);
 	char *text = strndup((const char *)out->data[1], out->size[1]);
-	if (!text || fb_edge_depfile_back(text, &res->deps) != 0) {
+	if (!text || depfile_back(text, &res->deps) != 0) {
 		free(text);
 		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	}

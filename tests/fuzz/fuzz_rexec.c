@@ -1,4 +1,4 @@
-/* fuzz_rexec.c: remote execution's protocol layer (cache/rexec.c, docs/remote-cache.md §9):
+/* fuzz_rexec.c: remote execution's protocol layer (rexec/action.c, docs/remote-cache.md §9):
  * what an executor answers, which any server may get wrong, and the input-root builder. Input:
  * a selector byte, then
  *   0: one google.longrunning.Operation (fb_rexec_decode_operation; the seeds in
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "cache/pb.h"
-#include "cache/rexec.h"
+#include "rexec/action.h"
 #include "fatbuild.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -44,7 +44,7 @@ static void
 paths(const unsigned char *p, size_t n)
 {
 	enum { MAXIN = 64 };
-	struct fb_rexec_input in[MAXIN], rev[MAXIN];
+	struct fb_exec_input in[MAXIN], rev[MAXIN];
 	char *buf = malloc(n + 1), *s = buf;
 	int k = 0;
 	if (!buf)
@@ -55,7 +55,7 @@ paths(const unsigned char *p, size_t n)
 		char *nl = strchr(s, '\n');
 		if (nl)
 			*nl = 0;
-		in[k] = (struct fb_rexec_input){s, (const unsigned char *)s, strlen(s), k & 1, ""};
+		in[k] = (struct fb_exec_input){s, (const unsigned char *)s, strlen(s), k & 1, ""};
 		k++;
 		s = nl ? nl + 1 : NULL;
 	}

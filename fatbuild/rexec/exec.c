@@ -1,5 +1,6 @@
 /* exec.c: one command run on a REAPI executor (docs/remote-cache.md §9), for the NVRTC jobs of
- * fb_compile (compile/offload.c): the plain description of cache.h turned into rexec.c's spec,
+ * fb_compile (compile/offload.c) and the host and nvcc edges of a build (extension/edge_remote.c):
+ * the plain description of rexec.h turned into action.c's spec,
  * uploaded, executed within the timeout and its outputs fetched and verified; every way the
  * executor can fail the command (unreachable, refused, QUEUED past the timeout, a server error
  * running it, an output missing) is FB_EIO with one line saying what happened, for the caller to
@@ -10,11 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cache.h"
-#include "pb.h"
-#include "remote.h"
+#include "action.h"
 #include "rexec.h"
 #include "base/error.h"
+#include "cache/pb.h"
+#include "cache/remote.h"
 #include "plumbing.h"
 
 enum {
@@ -243,12 +244,11 @@ static int
 make_action(struct fb_exec *x, const struct fb_exec_cmd *c, struct fb_rexec_action **a, struct fb_error *err)
 {
 	struct fb_rexec_pair *env = calloc((size_t)c->nenv + 1, sizeof(*env));
-	struct fb_rexec_input *in = calloc((size_t)c->ninputs + 1, sizeof(*in));
 	char *ebuf = NULL;
 	size_t elen = 0;
 	for (int i = 0; i < c->nenv; i++)
 		elen += strlen(c->env[i]) + 1;
-	int rc = env && in && (ebuf = malloc(elen + 1)) ? 0 : fb_seterr(err, FB_ENOMEM, "out of memory");
+	int rc = env && (ebuf = malloc(elen + 1)) ? 0 : fb_seterr(err, FB_ENOMEM, "out of memory");
 	char *w = ebuf;
 	for (int i = 0; !rc && i < c->nenv; i++) {
 		const char *eq = strchr(c->env[i], '=');
@@ -261,17 +261,11 @@ make_action(struct fb_exec *x, const struct fb_exec_cmd *c, struct fb_rexec_acti
 			w += strlen(c->env[i]) + 1;
 		}
 	}
-	for (int i = 0; !rc && i < c->ninputs; i++) {
-		in[i] = (struct fb_rexec_input){c->inputs[i].path, c->inputs[i].data, c->inputs[i].size,
-		                                c->inputs[i].executable, ""};
-		memcpy(in[i].hex, c->inputs[i].hex, 65);
-	}
-	struct fb_rexec_spec s = {c->argv, c->argc, env, c->nenv, c->outputs, c->noutputs, x->props, x->nprops, in,
-	                          c->ninputs, 0};
+	struct fb_rexec_spec s = {c->argv, c->argc, env, c->nenv, c->outputs, c->noutputs, x->props, x->nprops,
+	                          c->inputs, c->ninputs, 0};
 	if (!rc)
 		rc = fb_rexec_action_new(&s, a, err);
 	free(env);
-	free(in);
 	free(ebuf);
 	return rc;
 }

@@ -19,8 +19,7 @@
 #include "base/error.h"
 #include "base/safefs.h"
 #include "base/strbuf.h"
-#include "edge_action.h"
-#include "edgecache.h"
+#include "rexec.h"
 
 /* /usr's directories a worker's system has as the client's does: the compiler, its headers and
  * libraries. /usr/local is not among them (a project's or fatbuild's headers may lie there). */
@@ -391,16 +390,6 @@ fb_edge_action_free(struct fb_edge_action *x)
 	}
 	free(x->in);
 	free(x);
-}
-
-int
-fb_edge_depfile_back(const char *text, struct fb_strlist *deps)
-{
-	char path[PATH_MAX];
-	size_t n = strlen(FB_EDGE_ROOT);
-	for (const char *pos = fb_depfile_deps(text); fb_depfile_next(&pos, path, sizeof(path));)
-		fb_strlist_add(deps, strncmp(path, FB_EDGE_ROOT "/", n + 1) == 0 ? path + n : path);
-	return deps->oom ? -1 : 0;
 }
 
 void

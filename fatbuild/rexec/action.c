@@ -1,5 +1,5 @@
-/* rexec.c: remote execution over REAPI v2 (docs/remote-cache.md §9), the client's protocol
- * layer on the channel of reapi.c. Messages of build.bazel.remote.execution.v2
+/* action.c: remote execution over REAPI v2 (docs/remote-cache.md §9), the client's protocol
+ * layer on the channel of cache/reapi.c. Messages of build.bazel.remote.execution.v2
  * (bazelbuild/remote-apis, remote_execution.proto), written and read by hand as the cache's are
  * (pb.c), with the field numbers below:
  *
@@ -26,10 +26,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "hash.h"
-#include "pb.h"
-#include "rexec.h"
+#include "action.h"
 #include "base/error.h"
+#include "cache/pb.h"
 
 enum {
 	DEPTH_MAX = 256,     /* directory levels of an input root */
@@ -47,7 +46,7 @@ struct msg {
 struct fb_rexec_action {
 	struct msg *m;         /* 0 Command, 1 Action, 2.. Directories, the root first */
 	int nm, cap;
-	struct fb_rexec_input *in; /* the inputs, hex filled, sorted by path (paths borrowed) */
+	struct fb_exec_input *in; /* the inputs, hex filled, sorted by path (paths borrowed) */
 	int nin;
 };
 
@@ -116,7 +115,7 @@ cmp_pair(const void *x, const void *y)
 static int
 cmp_input(const void *x, const void *y)
 {
-	return strcmp(((const struct fb_rexec_input *)x)->path, ((const struct fb_rexec_input *)y)->path);
+	return strcmp(((const struct fb_exec_input *)x)->path, ((const struct fb_exec_input *)y)->path);
 }
 
 /* Sorted copies of the spec's lists (pointers into it), checked: env names once each and

@@ -1,8 +1,8 @@
-/* rexec.h: remote execution over REAPI v2 (docs/remote-cache.md §9), the client's protocol
- * layer (rexec.c) on the gRPC channel of the REAPI cache (reapi.c, §8): an Action's messages
+/* action.h: remote execution over REAPI v2 (docs/remote-cache.md §9), the client's protocol
+ * layer (action.c) on the gRPC channel of the REAPI cache (cache/reapi.c, §8): an Action's messages
  * (Command, the input root's Directory tree, Action) from a plain description, their upload,
  * Execution.Execute followed to its end within a deadline, and the result's outputs fetched and
- * verified. Private to libfatbuild.
+ * verified. Private to rexec/: other parts use exec.c's plain face, rexec.h.
  *
  * A caller (a compile job, a build edge) does, on an fb_reapi opened on the executor's URL:
  *
@@ -18,27 +18,15 @@
  * 0 from execute with r.status != 0 is the server's failure to run the action (also a farm
  * failure); 0 with r.status == 0 is the command's own result, r.exit_code and its stderr
  * being the compiler's answer, error or not. Nothing here prints or keeps global state. */
-#ifndef FB_CACHE_REXEC_H
-#define FB_CACHE_REXEC_H
+#ifndef FB_REXEC_ACTION_H
+#define FB_REXEC_ACTION_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "fatbuild.h"
-#include "remote.h"
-
-/* A file of the input root: its path relative to the root ("k/axpy.cu": no leading '/', no
- * empty, "." or ".." part), its bytes (the caller's; read during fb_rexec_action_new, when
- * hex is "", and during fb_rexec_upload) and whether it is executable. hex: its SHA-256 when
- * the caller knows it ("" to have it computed), trusted as given. Keep inputs below a directory
- * of their own: a worker's sandbox mounts its /bin, /lib, /usr over the root's (§9). */
-struct fb_rexec_input {
-	const char *path;
-	const unsigned char *data;
-	size_t size;
-	int executable;
-	char hex[65];
-};
+#include "input.h"
+#include "cache/remote.h"
 
 /* An environment variable or a platform property. */
 struct fb_rexec_pair {
@@ -58,7 +46,7 @@ struct fb_rexec_spec {
 	int noutputs;
 	const struct fb_rexec_pair *props;
 	int nprops;
-	const struct fb_rexec_input *inputs;
+	const struct fb_exec_input *inputs;
 	int ninputs;
 	int do_not_cache;
 };
