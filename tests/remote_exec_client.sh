@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# remote_exec_client.sh: fatbuild's remote-execution protocol layer (fatbuild/cache/rexec.c,
+# remote_exec_client.sh: fatbuild's remote-execution protocol layer (fatbuild/rexec/action.c,
 # docs/remote-cache.md §9), through tests/rexec_test's modes. (1) The messages it writes (Command,
 # Action, the input root's Directories) are byte for byte those the protobuf runtime writes from
 # the same spec with BuildGrid's compiled remote_execution.proto (tests/remote/check_rexec.py).

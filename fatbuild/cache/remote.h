@@ -154,7 +154,7 @@ int fb_reapi_read_blobs(struct fb_reapi *g, struct fb_reapi_blob *b, int n, stru
 /* Uploads those of b[0..n) the server lacks (FindMissingBlobs, then BatchUpdateBlobs or
  * ByteStream.Write); *sent: the bytes sent. 0 or FB_EIO. */
 int fb_reapi_write_blobs(struct fb_reapi *g, struct fb_reapi_blob *b, int n, uint64_t *sent, struct fb_error *err);
-/* For the channel's other users (rexec.c, remote execution): one call of method
+/* For the channel's other users (rexec/action.c and rexec/exec.c, remote execution): one call of method
  * ("/package.Service/Method") with the one request req[0..n), each answer message handed to
  * on_msg (nonzero, err filled, cancels the call), with the deadline timeout_ms (0: the
  * channel's). The call's gRPC status code (why: its text), or -1 when on_msg refused an
