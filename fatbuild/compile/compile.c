@@ -470,7 +470,8 @@ run_jobs(struct run *r, const char *home, struct fb_compile_result *res, struct 
 	/* remote execution, when asked for: many more jobs at once than CPUs here; what it leaves
 	 * goes to the build's compile server, then to local workers */
 	int rjobs = opts->remote_jobs > 0 ? opts->remote_jobs : 4 * jobs_of(r->cfg, 0);
-	rc = fb_offload_jobs(r, rjobs > FB_JOBS_MAX ? FB_JOBS_MAX : rjobs, &failed, err);
+	rc = fb_offload_begin(r) ? fb_run_jobs(r, rjobs > FB_JOBS_MAX ? FB_JOBS_MAX : rjobs, &failed, err) : 0;
+	rc = fb_offload_end(r, rc);
 	int maxjobs = jobs_of(r->cfg, opts->jobs);
 	if (!rc) {
 		server_jobs(r, home, res);

@@ -517,12 +517,11 @@ units_reset(struct run *r)
 }
 
 int
-fb_offload_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error *err)
+fb_offload_begin(struct run *r)
 {
 	const struct fb_compile_opts *o = r->o;
 	size_t n = 0;
-	int rc = 0;
-	*failed = NULL;
+	r->exec_quiet = 0;
 	if (!o->remote_exec || !*o->remote_exec)
 		return 0;
 	for (size_t i = 0; i < r->njobs; i++) {
@@ -531,14 +530,25 @@ fb_offload_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error
 			j->state = J_HELD;
 		n += j->state == J_PENDING;
 	}
-	int quiet = n && fb_exec_state_seen(o->remote_state, r->exec_why, sizeof(r->exec_why));
-	if (quiet) /* another process of the build found it failing, and said so */
-		n = 0;
-	else if (n && !getcwd(r->cwd, sizeof(r->cwd)))
+	r->exec_quiet = n && fb_exec_state_seen(o->remote_state, r->exec_why, sizeof(r->exec_why));
+	if (r->exec_quiet || !n) /* another process of the build found it failing, and said so */
+		return 0;
+	if (!getcwd(r->cwd, sizeof(r->cwd)))
 		snprintf(r->exec_why, sizeof(r->exec_why), "cannot tell the working directory");
-	else if (n && toolchain(r, r->exec_why, sizeof(r->exec_why)) == 0) {
-		r->remote = 1;
-		rc = fb_run_jobs(r, maxjobs, failed, err);
+	else if (toolchain(r, r->exec_why, sizeof(r->exec_why)) == 0)
+		return r->remote = 1;
+	else /* another edge of the build may have said it while this one sent */
+		r->exec_quiet = fb_exec_state_seen(o->remote_state, r->exec_why, sizeof(r->exec_why));
+	return 0;
+}
+
+int
+fb_offload_end(struct run *r, int rc)
+{
+	const struct fb_compile_opts *o = r->o;
+	if (!o->remote_exec || !*o->remote_exec)
+		return rc;
+	if (r->remote) {
 		r->remote = 0;
 		/* the local round forks next: wait for gRPC's threads to end. A failed or stopped
 		 * round forks nothing, and the wait could last a call's whole deadline to a stalled
@@ -548,8 +558,8 @@ fb_offload_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error
 		else
 			fb_exec_close(r->hold);
 		r->hold = NULL;
-	} else if (n) /* another edge of the build may have said it while this one sent */
-		quiet = fb_exec_state_seen(o->remote_state, r->exec_why, sizeof(r->exec_why));
+	}
+	int quiet = r->exec_quiet;
 	units_reset(r);
 	for (size_t i = 0; i < r->njobs; i++) {
 		struct job *j = &r->jobs[i];

@@ -126,6 +126,7 @@ struct run {
 	atomic_int stop;            /* set to end a remote round's threads (their calls cancelled) */
 	struct fb_exec *hold;       /* keeps gRPC up across the round's threads; closed last, waiting */
 	char exec_why[512];
+	int exec_quiet;             /* exec_why was said by another process of the build */
 	struct fb_exec_input tc[3];
 	void *tc_map[3];
 	size_t tc_mapsize[3];
@@ -174,11 +175,16 @@ int fb_answer_write(int fd, int rc, int result, int pch, const char *log, const 
 /* Whether e holds what job j makes, for its targets (fatbin/elfid.c): 0; FB_ENOIMAGE when it
  * lacks an image; another code, err saying what is wrong. */
 int fb_job_check(const struct run *r, const struct job *j, const struct fb_cache_entry *e, struct fb_error *err);
-/* Runs the pending jobs that can run remotely at r->o->remote_exec, at most maxjobs at a
- * time; what the executor fails stays pending for the local workers, and the first failure
- * stops the round (r->exec_why). 0, FB_ECOMPILE with *failed (a compile error from the
- * executor, as a local one), or another error. */
-int fb_offload_jobs(struct run *r, int maxjobs, struct job **failed, struct fb_error *err);
+/* The remote round, around fb_run_jobs (the caller runs it when begin says so): begin holds the
+ * jobs that stay here and, when a job can go to r->o->remote_exec and the executor has not
+ * failed in this build, sends the shared files and sets r->remote: 1, the round is to run; 0,
+ * none (r->exec_why says why when the executor failed). end, after the round (rc its result;
+ * 0 when none ran), closes the executor's handle, gives the jobs it left back to the local
+ * round (each one's where saying why) and says the executor's failure once per build (the
+ * run's exec_note); rc. What the executor fails stays pending for the local workers, and the
+ * first failure stops the round (r->exec_why). */
+int fb_offload_begin(struct run *r);
+int fb_offload_end(struct run *r, int rc);
 /* A remote round's unit runs on a thread of this process, never in a forked child, so no gRPC
  * state crosses a fork (docs/remote-cache.md §9): start makes its pipe (u->fd, read here) and
  * thread; join, after EOF on u->fd, waits for the thread and gives its exit code; stop (on a
