@@ -19,7 +19,7 @@
 #include "base/config.h"
 #include "base/safefs.h"
 
-#define FIX "remove it or chmod go-w it (fatbuild then hashes NVRTC in every compile)"
+#define FIX "remove it or chmod go-w it (fatbuild then hashes NVRTC and nvcc's tools in every compile)"
 
 int
 fb_key_path(const char *base, const char *path, char *out, size_t size)
@@ -152,10 +152,11 @@ same_file(const struct stat *a, const struct stat *b)
 	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
 }
 
-/* The library's digest, from this user's memo or by hashing it (then remembered, best effort:
- * a directory fb_dir_make refuses, or none at all, only means hashing every time). */
-static int
-library_digest(const struct fb_config *cfg, const char *file, const volatile sig_atomic_t *cancel, char digest[65])
+/* Best effort memo: a directory fb_dir_make refuses, or none at all, only means hashing every
+ * time. */
+int
+fb_key_file_digest(const struct fb_config *cfg, const char *file, const volatile sig_atomic_t *cancel,
+                   char digest[65])
 {
 	struct stat st, after;
 	char dir[PATH_MAX], memo[PATH_MAX + 80];
@@ -193,7 +194,7 @@ fb_key_nvrtc(const struct fb_config *config, const char *ident, const volatile s
 		return -1;
 	memcpy(file, ident + used, (size_t)flen);
 	file[flen] = 0;
-	if (library_digest(cfg, file, cancel, digest) != 0)
+	if (fb_key_file_digest(cfg, file, cancel, digest) != 0)
 		return -1;
 	if (snprintf(out, size, "nvrtc %d sha256 %s", version, digest) >= (int)size)
 		return -1;

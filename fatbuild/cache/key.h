@@ -24,4 +24,10 @@ int fb_key_names_file(const char *text, size_t size);
 int fb_key_nvrtc(const struct fb_config *cfg, const char *ident, const volatile sig_atomic_t *cancel, char *out,
                  size_t size);
 
+/* The SHA-256 (hex) of a program or library file, remembered as fb_key_nvrtc remembers NVRTC's
+ * (per file, device, inode, size, mtime, ctime), so a tool in a key is hashed once. 0, or -1
+ * when it cannot be read (or cancel was set). cfg: as fb_key_nvrtc's. */
+int fb_key_file_digest(const struct fb_config *cfg, const char *file, const volatile sig_atomic_t *cancel,
+                       char digest[65]);
+
 #endif
