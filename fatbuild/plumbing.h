@@ -109,4 +109,34 @@ int fb_zstd_size(const void *data, size_t size, int level, uint64_t *out, struct
  * path, PATH's value; one when they are the same): malloc'd strings in dirs[0..*n). */
 int fb_python_site_dirs(const char *path, const char *python, char *dirs[2], size_t *n, struct fb_error *err);
 
+/* The launcher's nvcc (fatbuild/launch/; docs/launcher.md): one `nvcc ... -c X.cu` run as
+ * nvcc's own --dryrun steps, each cicc and ptxas through the compile cache, the device steps
+ * side by side. res->split: the compile is done (its files written) and res->out / res->err
+ * hold what nvcc would have printed on stdout and stderr; false: nothing was kept of the
+ * split and the caller runs nvcc as it is, res->why saying why (words it does not take, a
+ * step that failed). Cache trouble never fails it (res->note). 0, or FB_ENOMEM. */
+struct fb_launch_opts {
+	const char *nvcc;              /* the nvcc to run, a path */
+	char *const *words;            /* its arguments, NULL-terminated */
+	bool no_cache;                 /* run every step (no cache at all) */
+	const char *cache_dir;         /* NULL or "": fb_cache_dir() */
+	const char *remote_cache, *remote_header; /* as fb_edge_opts' */
+	bool remote_read_only;
+	long remote_timeout_ms;
+	const char *remote_state, *remote_tmpdir;
+	const struct fb_config *config; /* TMPDIR, the cache's and the tools' digests; NULL: read here */
+};
+struct fb_launch_result {
+	bool split;
+	char why[256];
+	char *out, *err;               /* NUL-terminated */
+	size_t out_size, err_size;
+	char *steps;                   /* "cicc compute_80 hit, ptxas sm_80 miss, ..." */
+	unsigned hits, misses;
+	int jobs;                      /* the steps it ran at once, at most */
+	char note[256];                /* cache trouble, for the log */
+};
+int fb_launch_nvcc(const struct fb_launch_opts *o, struct fb_launch_result *res, struct fb_error *err);
+void fb_launch_result_clear(struct fb_launch_result *r);
+
 #endif

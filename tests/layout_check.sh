@@ -47,6 +47,7 @@ allowed() {
 	fatbuild/scan) echo "base" ;;
 	fatbuild/extension) echo "base fatbin cache/cache.h rexec/rexec.h compile devlink scan/backend.h" ;;
 	fatbuild/check) echo "base fatbin" ;;
+	fatbuild/launch) echo "base cache/cache.h" ;;
 	fatbuild/runtime) echo "fatbin/format.h" ;;
 	*) echo "" ;;
 	esac
@@ -70,6 +71,9 @@ fatbuild/devlink 0 jitlink.c jitlink.h
 fatbuild/devlink 1 dlink.c
 fatbuild/scan 0 hosthdr.c hosthdr.h ppcond.c ppcond.h
 fatbuild/scan 1 backend.c backend.h
+fatbuild/launch 0 plan.h splitwords.c plan.c
+fatbuild/launch 1 stepcache.h stepcache.c
+fatbuild/launch 2 launch.c
 '
 
 # RANK[fatbuild/PART/FILE]: the rank of each file of the table.

@@ -91,6 +91,7 @@ read_cli(struct fb_config *c)
 	c->cache_max_size = getenv("FATBUILD_CACHE_MAX_SIZE");
 	c->compile_verbose = getenv("FATBUILD_COMPILE_VERBOSE");
 	c->edge_log = getenv("FATBUILD_EDGE_LOG");
+	c->launch_log = getenv("FATBUILD_LAUNCH_LOG");
 	c->tmpdir = getenv("TMPDIR");
 	c->remote_executor = getenv("FATBUILD_REMOTE_EXECUTOR");
 }

@@ -30,6 +30,7 @@
  *   the CLIs      FATBUILD_REMOTE_CACHE FATBUILD_REMOTE_CACHE_HEADER FATBUILD_REMOTE_CACHE_MODE
  *                 FATBUILD_REMOTE_CACHE_STATE FATBUILD_REMOTE_CACHE_TIMEOUT
  *                 FATBUILD_CACHE_MAX_SIZE FATBUILD_COMPILE_VERBOSE FATBUILD_EDGE_LOG TMPDIR
+ *                 FATBUILD_LAUNCH_LOG (the launcher's log, `fatbuild nvcc`)
  *                 FATBUILD_REMOTE_EXECUTOR, and some of the above (`fatbuild env` shows them,
  *                 `archprobe` its own)
  *
@@ -67,6 +68,7 @@ struct fb_config {
 	const char *cache_max_size;                      /* FATBUILD_CACHE_MAX_SIZE, text */
 	const char *compile_verbose, *edge_log, *tmpdir; /* FATBUILD_COMPILE_VERBOSE, FATBUILD_EDGE_LOG */
 	const char *remote_executor;                     /* FATBUILD_REMOTE_EXECUTOR */
+	const char *launch_log;                          /* FATBUILD_LAUNCH_LOG */
 	/* the locale a remote edge's compile gets, so its messages read as a local one's */
 	const char *lang, *lc_all, *lc_ctype, *lc_messages;
 };

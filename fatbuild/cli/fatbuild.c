@@ -140,6 +140,9 @@ unknown_command(const char *w)
 int
 main(int argc, char **argv)
 {
+	/* A launcher's words are the compiler's: none of them is fatbuild's (not even --nvrtc). */
+	if (argc >= 2 && launch_is_compiler(argv[1]))
+		return cmd_launch(argc - 1, argv + 1);
 	if ((argc = take_nvrtc(argc, argv)) < 0)
 		return AP_EXIT_USAGE;
 	if (argc < 2) {

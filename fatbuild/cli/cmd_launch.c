@@ -1,0 +1,174 @@
+/* cmd_launch.c: fatbuild as a compiler launcher (docs/launcher.md): `fatbuild nvcc ARGS`,
+ * `fatbuild /path/to/nvcc ARGS` (CMake's CMAKE_CUDA_COMPILER_LAUNCHER) and `fatbuild gcc ARGS`
+ * (CC="fatbuild gcc"). An nvcc compile the split takes runs as nvcc's steps with each arch
+ * cached (fb_launch_nvcc); anything else, and any compile whose split fails, is the plain
+ * command exec'd as it is, so its output and exit status are the compiler's own. */
+#define _GNU_SOURCE /* realpath */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/strbuf.h"
+#include "base/words.h"
+#include "cli.h"
+#include "plumbing.h"
+
+static const char *
+base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+/* name, or name-N (gcc-13, clang-18) */
+static bool
+named(const char *b, const char *name)
+{
+	size_t n = strlen(name);
+	if (strncmp(b, name, n) != 0)
+		return false;
+	if (!b[n])
+		return true;
+	return b[n] == '-' && b[n + 1] && strspn(b + n + 1, "0123456789.") == strlen(b + n + 1);
+}
+
+bool
+launch_is_compiler(const char *w)
+{
+	static const char *const names[] = {"nvcc", "gcc", "g++", "c++", "cc", "clang", "clang++", NULL};
+	const char *b = base_name(w);
+	for (size_t i = 0; names[i]; i++)
+		if (named(b, names[i]))
+			return true;
+	return false;
+}
+
+/* One line for FATBUILD_LAUNCH_LOG: "VERDICT INPUT: DETAIL", control bytes as '?'. */
+static void
+log_line(const char *path, const char *verdict, char **argv, const char *detail)
+{
+	FILE *f = path && *path ? fopen(path, "a") : NULL;
+	if (!f)
+		return;
+	static const char *const exts[] = {".cu", ".c", ".cc", ".cpp", ".cxx", ".C", NULL};
+	const char *input = "-";
+	for (int i = 1; argv[i]; i++) {
+		const char *dot = strrchr(argv[i], '.');
+		for (size_t k = 0; argv[i][0] != '-' && dot && exts[k]; k++)
+			if (strcmp(dot, exts[k]) == 0)
+				input = argv[i];
+	}
+	struct fb_buf b = {0};
+	fb_buf_printf(&b, "%s %s %s: %s", verdict, base_name(argv[0]), input, detail);
+	for (size_t i = 0; b.s && i < b.len; i++)
+		if ((unsigned char)b.s[i] < 0x20 || b.s[i] == 0x7f)
+			b.s[i] = '?';
+	if (b.s)
+		fprintf(f, "%s\n", b.s);
+	free(b.s);
+	fclose(f);
+}
+
+/* Runs the command as it is; returns only when it cannot. */
+static int
+exec_plain(const char *prog, char **argv)
+{
+	fflush(stdout);
+	if (strchr(prog, '/'))
+		execv(prog, argv);
+	else
+		execvp(prog, argv);
+	warn("cannot run %s: %s", prog, strerror(errno));
+	return 127;
+}
+
+/* The nvcc `fatbuild nvcc` means: the toolkit's (CUDA_HOME, else the nvcc on PATH), as
+ * `fatbuild build` finds it; a path is itself. 0, or -1 with the message said. */
+static int
+find_nvcc(const char *word, const struct fb_config *cfg, char *out, size_t size)
+{
+	if (strchr(word, '/')) {
+		snprintf(out, size, "%s", word);
+		return 0;
+	}
+	char home[PATH_MAX];
+	struct ap_error ae = {0};
+	if (ap_cuda_home(home, sizeof(home), &ae) == 0 && (size_t)snprintf(out, size, "%s/bin/%s", home, word) < size &&
+	    access(out, X_OK) == 0)
+		return 0;
+	const char *pos = cfg->path;
+	if (fb_path_next(&pos, word, out, size))
+		return 0;
+	warn("nvcc not found: %s (set CUDA_HOME, or put nvcc on PATH)", ae.msg[0] ? ae.msg : "no toolkit");
+	return -1;
+}
+
+/* Whether path is this very program (a launcher that would call itself for ever). */
+static bool
+is_self(const char *path)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", a, sizeof(a) - 1);
+	if (n <= 0 || !realpath(path, b))
+		return false;
+	a[n] = 0;
+	return strcmp(a, b) == 0;
+}
+
+/* The cache's settings from the environment, as `fatbuild edge` takes them. */
+static int
+cache_opts(struct fb_launch_opts *o, const struct fb_config *cfg)
+{
+	const char *mode = cfg->remote_cache_mode, *tmo = cfg->remote_cache_timeout;
+	if (cli_remote_mode_env(cfg, mode, "nvcc"))
+		return -1;
+	o->remote_cache = cfg->remote_cache;
+	o->remote_header = cfg->remote_cache_header;
+	o->remote_read_only = mode && strcmp(mode, "read") == 0;
+	o->remote_timeout_ms = tmo && *tmo ? (long)(strtod(tmo, NULL) * 1000) : 0;
+	o->remote_state = cfg->remote_cache_state;
+	o->remote_tmpdir = cfg->tmpdir;
+	return 0;
+}
+
+int
+cmd_launch(int argc, char **argv)
+{
+	struct fb_config cfg;
+	fb_config_read(&cfg);
+	(void)argc;
+	if (!named(base_name(argv[0]), "nvcc")) {
+		log_line(cfg.launch_log, "pass", argv, "a host compiler: run as it is");
+		return exec_plain(argv[0], argv);
+	}
+	char nvcc[PATH_MAX];
+	if (find_nvcc(argv[0], &cfg, nvcc, sizeof(nvcc)) != 0)
+		return 127;
+	if (is_self(nvcc)) {
+		warn("%s is fatbuild itself: name the real nvcc", nvcc);
+		return AP_EXIT_USAGE;
+	}
+	struct fb_launch_opts o = {.nvcc = nvcc, .words = argv + 1, .config = &cfg};
+	if (cache_opts(&o, &cfg) != 0)
+		return AP_EXIT_USAGE;
+	struct fb_launch_result r;
+	struct fb_error err = {0};
+	if (fb_launch_nvcc(&o, &r, &err) != 0)
+		snprintf(r.why, sizeof(r.why), "%.200s", err.msg);
+	if (!r.split) {
+		log_line(cfg.launch_log, "pass", argv, r.why);
+		fb_launch_result_clear(&r);
+		return exec_plain(nvcc, argv);
+	}
+	fwrite(r.out, 1, r.out_size, stdout);
+	fwrite(r.err, 1, r.err_size, stderr);
+	char detail[1024];
+	snprintf(detail, sizeof(detail), "%s%s%s", r.steps && r.steps[0] ? r.steps : "no cicc or ptxas step",
+	         r.note[0] ? "; cache: " : "", r.note);
+	log_line(cfg.launch_log, "split", argv, detail);
+	fb_launch_result_clear(&r);
+	return fflush(stdout) == 0 ? AP_EXIT_OK : AP_EXIT_FAIL;
+}
