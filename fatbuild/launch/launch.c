@@ -360,12 +360,13 @@ fb_launch_nvcc(const struct fb_launch_opts *o, struct fb_launch_result *res, str
 	struct fb_config local;
 	const struct fb_config *cfg = fb_config_or_read(o->config, &local);
 	int threads;
-	char **dep = NULL;
+	char **plan = NULL, **dep = NULL;
 	memset(res, 0, sizeof(*res));
-	if (!fb_launch_words_ok(o->words, &threads, &dep, res->why, sizeof(res->why)))
+	if (!fb_launch_words_ok(o->words, &threads, &plan, &dep, res->why, sizeof(res->why)))
 		return 0;
 	struct fb_plan p;
-	int rc = fb_plan_make(o->nvcc, o->words, cfg, &p, res->why, sizeof(res->why), err);
+	int rc = fb_plan_make(o->nvcc, plan, cfg, &p, res->why, sizeof(res->why), err);
+	fb_launch_vec_free(plan);
 	if (rc && rc != FB_EFORMAT)
 		snprintf(res->why, sizeof(res->why), "%.250s", err ? err->msg : "no plan");
 	struct run r = {.p = &p, .cfg = cfg};

@@ -426,13 +426,8 @@ fb_plan_make(const char *nvcc, char *const *words, const struct fb_config *cfg, 
 	struct fb_strlist argv = {0};
 	fb_strlist_add(&argv, nvcc);
 	fb_strlist_add(&argv, "--dryrun");
-	for (size_t i = 0; words[i]; i++) {
-		bool threads = strcmp(words[i], "--threads") == 0 || strcmp(words[i], "-t") == 0;
-		if (threads && words[i + 1])
-			i++;
-		else if (strncmp(words[i], "--threads=", 10) != 0 && strncmp(words[i], "-t=", 3) != 0)
-			fb_strlist_add(&argv, words[i]);
-	}
+	for (size_t i = 0; words[i]; i++)
+		fb_strlist_add(&argv, words[i]);
 	if (argv.oom) {
 		fb_strlist_free(&argv);
 		return fb_seterr(err, FB_ENOMEM, "out of memory");

@@ -37,11 +37,13 @@ struct fb_plan {
 
 /* The words (nvcc's arguments, argv[0] not among them) the split takes: one input, -c, and
  * options it knows. 1 when it takes them, with *threads the value of --threads/-t (-1 when
- * absent) and *dep (malloc'd, or NULL) the words of the `nvcc -M` that writes the depfile
- * -MD/-MMD ask for; 0 with why saying what it does not take ("-E", "unknown option '--x'"). */
-int fb_launch_words_ok(char *const *words, int *threads, char ***dep, char *why, size_t size);
+ * absent), *plan the words to ask nvcc's plan for (less --threads and the depfile's options)
+ * and *dep (or NULL) the words of the `nvcc -M` that writes the depfile -MD/-MMD ask for,
+ * both malloc'd (fb_launch_vec_free); 0 with why saying what it does not take ("-E (preprocess
+ * only)", "an option the split does not know (--x)"). */
+int fb_launch_words_ok(char *const *words, int *threads, char ***plan, char ***dep, char *why, size_t size);
 
-/* Runs `nvcc --dryrun WORDS` (words less --threads) and parses what it prints into p, the
+/* Runs `nvcc --dryrun WORDS` (fb_launch_words_ok's plan words) and parses what it prints into p, the
  * temporaries moved into p->tmpdir (under tmp; NULL: /tmp). 0; FB_EFORMAT with why saying what
  * it did not take (a line it cannot read, a tool it does not know: the caller runs nvcc as it
  * is); FB_EIO or FB_ENOMEM with err. */

@@ -89,11 +89,13 @@ is(const struct opt *o, const char *a, const char *b)
 	return strcmp(o->name, a) == 0 || (b && strcmp(o->name, b) == 0);
 }
 
-/* The words of the `nvcc -M` (-MM for -MMD) that writes what -MD asks for: the compile's
- * words less -MD, -c, -o and --threads, with -MT naming the object when none is given (the
- * target -MD writes). NULL on OOM. */
+/* The words of the compile less what the split does otherwise: for the plan (dep false), less
+ * -MD, -MMD, -MF, -MT and --threads, which the dry run would turn into a step only nvcc itself
+ * runs ("-- Filter Dependencies --"); for the `nvcc -M` (-MM for -MMD) that writes what -MD
+ * asks for (dep true), less -MD, -c, -o and --threads, with -MT naming the object when none is
+ * given (the target -MD writes). NULL on OOM. */
 static char **
-dep_words(char *const *w, bool mm, const char *out, bool has_mt)
+copy_words(char *const *w, bool dep, bool mm, const char *out, bool has_mt)
 {
 	struct fb_strlist l = {0};
 	for (size_t i = 0; w[i]; i++) {
@@ -101,7 +103,11 @@ dep_words(char *const *w, bool mm, const char *out, bool has_mt)
 		const struct opt *o = lookup(w[i], &inl);
 		bool skip = o && (is(o, "-MD", "--generate-dependencies-with-compile") ||
 		                  is(o, "-MMD", "--generate-nonsystem-dependencies-with-compile") ||
-		                  is(o, "-c", "--compile") || is(o, "-o", "--output-file") || is(o, "--threads", "-t"));
+		                  is(o, "--threads", "-t"));
+		if (o && dep)
+			skip |= is(o, "-c", "--compile") || is(o, "-o", "--output-file");
+		else if (o)
+			skip |= is(o, "-MF", "--dependency-output") || is(o, "-MT", "--dependency-target-name");
 		if (!skip)
 			fb_strlist_add(&l, w[i]);
 		if (o && (o->how & V) && !inl && w[i + 1]) {
@@ -110,8 +116,9 @@ dep_words(char *const *w, bool mm, const char *out, bool has_mt)
 			i++;
 		}
 	}
-	fb_strlist_add(&l, mm ? "-MM" : "-M");
-	if (!has_mt && out) {
+	if (dep)
+		fb_strlist_add(&l, mm ? "-MM" : "-M");
+	if (dep && !has_mt && out) {
 		fb_strlist_add(&l, "-MT");
 		fb_strlist_add(&l, out);
 	}
@@ -202,11 +209,11 @@ take_word(char *const *w, size_t i, struct seen *s, int *threads, int *skip, cha
 }
 
 int
-fb_launch_words_ok(char *const *words, int *threads, char ***dep, char *why, size_t size)
+fb_launch_words_ok(char *const *words, int *threads, char ***plan, char ***dep, char *why, size_t size)
 {
 	struct seen s = {0};
 	*threads = -1;
-	*dep = NULL;
+	*plan = *dep = NULL;
 	for (size_t i = 0; words[i]; i++) {
 		int skip;
 		if (take_word(words, i, &s, threads, &skip, why, size))
@@ -222,7 +229,12 @@ fb_launch_words_ok(char *const *words, int *threads, char ***dep, char *why, siz
 		snprintf(why, size, "%s", bad);
 		return 0;
 	}
-	if ((s.md || s.mm) && !(*dep = dep_words(words, s.mm && !s.md, s.out, s.mt))) {
+	*plan = copy_words(words, false, false, NULL, false);
+	if ((s.md || s.mm) && *plan)
+		*dep = copy_words(words, true, s.mm && !s.md, s.out, s.mt);
+	if (!*plan || ((s.md || s.mm) && !*dep)) {
+		fb_launch_vec_free(*plan);
+		*plan = NULL;
 		snprintf(why, size, "out of memory");
 		return 0;
 	}

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# launch_nvcc.sh: fatbuild as nvcc's launcher (docs/launcher.md).
+# (a) a CMake CUDA project with CMAKE_CUDA_COMPILER_LAUNCHER=fatbuild builds at arch 80; then
+#     80;90 in the same build dir runs only sm_90's cicc and ptxas (1 miss each, sm_80's hits,
+#     counted from FATBUILD_LAUNCH_LOG); a new build dir with the warm cache runs none.
+# (b) the split's object is plain nvcc's byte for byte once nvcc's temp-file stem
+#     (tmpxft_PID_N, which differs between any two plain runs) is masked, its device code equal
+#     by `fatbuild diff`, and its -MD depfile equal to plain nvcc's.
+# (c) a compile error: stdout, stderr and exit status those of plain nvcc; a warning: the same
+#     stderr, from a cold split and from a hit.
+# (d) --version, -E and -M print what plain nvcc prints.
+set -u
+: "${FATBUILD_BIN:?}"
+command -v nvcc >/dev/null || { echo "SKIP: no nvcc on PATH"; exit 77; }
+command -v cmake >/dev/null && command -v ninja >/dev/null || { echo "SKIP: cmake or ninja missing"; exit 77; }
+w=$(mktemp -d "${TMPDIR:-/tmp}/fblaunchnvcc.XXXXXX")
+trap 'rm -rf "$w"' EXIT
+export FATBUILD_CACHE_DIR=$w/cache FATBUILD_LAUNCH_LOG=$w/launch.log
+fail=0
+no() { echo "FAIL: $*" >&2; fail=1; }
+nvcc=$(command -v nvcc)
+count() { grep -o "$1 [a-z_0-9]* $2" "$FATBUILD_LAUNCH_LOG" 2>/dev/null | wc -l; }
+
+mkdir -p "$w/proj"
+cat >"$w/proj/CMakeLists.txt" <<'EOF'
+cmake_minimum_required(VERSION 3.18)
+project(lk CUDA)
+add_library(lk STATIC k.cu)
+EOF
+printf '__global__ void scale(float *x, float a) { x[threadIdx.x] *= a; }\n' >"$w/proj/k.cu"
+configure() { # DIR ARCHES
+	cmake -S "$w/proj" -B "$1" -G Ninja -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_COMPILER_LAUNCHER="$FATBUILD_BIN" \
+		-DCMAKE_CUDA_ARCHITECTURES="$2" >"$w/cmake.out" 2>&1 || { cat "$w/cmake.out" >&2; no "cmake $1 $2"; }
+}
+build() { # DIR
+	: >"$FATBUILD_LAUNCH_LOG"
+	cmake --build "$1" >"$w/build.out" 2>&1 || { cat "$w/build.out" >&2; no "build $1"; }
+}
+
+# (a)
+configure "$w/b1" 80
+build "$w/b1"
+grep -q '^split ' "$FATBUILD_LAUNCH_LOG" || { cat "$FATBUILD_LAUNCH_LOG" >&2; no "(a) the arch-80 compile was not split"; }
+configure "$w/b1" "80;90"
+build "$w/b1"
+[ "$(count cicc miss)" = 1 ] && [ "$(count ptxas miss)" = 1 ] && [ "$(count cicc hit)" = 1 ] &&
+	[ "$(count ptxas hit)" = 1 ] && grep -q 'cicc compute_90 miss' "$FATBUILD_LAUNCH_LOG" &&
+	grep -q 'ptxas sm_90 miss' "$FATBUILD_LAUNCH_LOG" ||
+	{ cat "$FATBUILD_LAUNCH_LOG" >&2; no "(a) 80 then 80;90: want sm_90's cicc and ptxas alone to run"; }
+configure "$w/b2" "80;90"
+build "$w/b2"
+[ "$(count cicc miss)" = 0 ] && [ "$(count ptxas miss)" = 0 ] && [ "$(count cicc hit)" = 2 ] ||
+	{ cat "$FATBUILD_LAUNCH_LOG" >&2; no "(a) a new build dir with a warm cache ran cicc or ptxas"; }
+[ -s "$w/b2/CMakeFiles/lk.dir/k.cu.o" ] || no "(a) no object in the new build dir"
+
+# (b)
+mkdir -p "$w/x/s" "$w/x/p"
+cp "$w/proj/k.cu" "$w/x/k.cu"
+cd "$w/x" || exit 1
+gen=(-gencode arch=compute_80,code=sm_80 -gencode "arch=compute_90,code=[sm_90,compute_90]")
+"$FATBUILD_BIN" nvcc "${gen[@]}" -O3 -MD -MT k.o -MF s/k.d -c k.cu -o s/k.o || no "(b) split compile failed"
+nvcc "${gen[@]}" -O3 -MD -MT k.o -MF p/k.d -c k.cu -o p/k.o || no "(b) plain compile failed"
+tail -1 "$FATBUILD_LAUNCH_LOG" | grep -q '^split ' || no "(b) the compile was not split: $(tail -1 "$FATBUILD_LAUNCH_LOG")"
+mask() { perl -pe 's/tmpxft_[0-9a-f]{8}_[0-9a-f]{8}/tmpxft_XXXXXXXX_XXXXXXXX/g' "$1"; }
+cmp -s <(mask s/k.o) <(mask p/k.o) || no "(b) the split's object differs from plain nvcc's beyond nvcc's temp-file stem"
+"$FATBUILD_BIN" diff s/k.o p/k.o >diff.out 2>&1
+grep -q 'all 3 entries identical' diff.out || { cat diff.out >&2; no "(b) fatbuild diff: device code differs"; }
+cmp -s s/k.d p/k.d || no "(b) the -MD depfile differs from plain nvcc's"
+
+# (c)
+printf '__global__ void bad(float *x) { x[0] = undeclared; }\n' >bad.cu
+printf '__global__ void warn(float *x) { int unused; x[0] = 1.f; }\n' >warn.cu
+same() { # WHAT ARGS...: fatbuild nvcc ARGS and nvcc ARGS print the same and exit the same
+	local what=$1
+	shift
+	"$FATBUILD_BIN" nvcc "$@" >f.out 2>f.err
+	local fs=$?
+	nvcc "$@" >n.out 2>n.err
+	local ns=$?
+	[ "$fs" = "$ns" ] || no "$what: exit $fs, plain nvcc $ns"
+	cmp -s f.out n.out || { diff f.out n.out | head -5 >&2; no "$what: stdout differs from plain nvcc's"; }
+	cmp -s f.err n.err || { diff f.err n.err | head -5 >&2; no "$what: stderr differs from plain nvcc's"; }
+}
+same "(c) a compile error" "${gen[@]}" -c bad.cu -o bad.o
+[ -s n.err ] && ! [ -e bad.o ] || no "(c) the error case did not fail"
+tail -1 "$FATBUILD_LAUNCH_LOG" | grep -q '^pass .*exited' || no "(c) the failed split is not logged"
+same "(c) a warning, cold" "${gen[@]}" -c warn.cu -o warn.o
+grep -q 'unused' n.err || no "(c) the warning case printed no warning"
+same "(c) a warning, from the cache" "${gen[@]}" -c warn.cu -o warn.o
+tail -1 "$FATBUILD_LAUNCH_LOG" | grep -q 'cicc compute_90 hit' || no "(c) the second warning compile was not a hit"
+
+# (d)
+same "(d) --version" --version
+same "(d) -E" -E k.cu
+same "(d) -M" -M k.cu
+grep -q '^pass nvcc k.cu: -M (dependencies only)' "$FATBUILD_LAUNCH_LOG" || no "(d) -M is not logged as a passthrough"
+
+[ "$fail" = 0 ] && echo "launch_nvcc: ok"
+exit "$fail"
