@@ -42,6 +42,8 @@ usage(FILE *f)
 	        "usage: fatbuild COMMAND [OPTIONS] ...\n"
 	        "       fatbuild --arch-list LIST [--format F]      (same as 'fatbuild flags')\n"
 	        "       fatbuild [--arch-list LIST] -o OUT.so SOURCES...   (same as 'fatbuild build')\n"
+	        "       fatbuild nvcc|/path/to/nvcc|gcc|g++|cc|c++|clang|clang++ ARGS...\n"
+	        "                (a compiler launcher: nvcc's per-arch steps cached; docs/launcher.md)\n"
 	        "\n"
 	        "Builds CUDA code for every GPU you ship to: turns an arch list into compiler flags,\n"
 	        "compiles kernels with NVRTC for every arch, builds loadable extensions, and writes,\n"
