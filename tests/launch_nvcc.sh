@@ -66,6 +66,11 @@ cmp -s <(mask s/k.o) <(mask p/k.o) || no "(b) the split's object differs from pl
 "$FATBUILD_BIN" diff s/k.o p/k.o >diff.out 2>&1
 grep -q 'all 3 entries identical' diff.out || { cat diff.out >&2; no "(b) fatbuild diff: device code differs"; }
 cmp -s s/k.d p/k.d || no "(b) the -MD depfile differs from plain nvcc's"
+# the chains side by side (--threads 2) and cold (a cache of its own): the same object
+mkdir -p t
+FATBUILD_CACHE_DIR=$w/cache-t "$FATBUILD_BIN" nvcc "${gen[@]}" -O3 --threads 2 -c k.cu -o t/k.o || no "(b) --threads 2 failed"
+tail -1 "$FATBUILD_LAUNCH_LOG" | grep -q '^split .*cicc compute_90 miss' || no "(b) --threads 2 was not split cold"
+cmp -s <(mask t/k.o) <(mask p/k.o) || no "(b) the --threads 2 object differs from plain nvcc's"
 
 # (c)
 printf '__global__ void bad(float *x) { x[0] = undeclared; }\n' >bad.cu
@@ -94,6 +99,12 @@ same "(d) --version" --version
 same "(d) -E" -E k.cu
 same "(d) -M" -M k.cu
 grep -q '^pass nvcc k.cu: -M (dependencies only)' "$FATBUILD_LAUNCH_LOG" || no "(d) -M is not logged as a passthrough"
+
+# a host compiler runs as it is
+printf 'int twice(int x) { return 2 * x; }\n' >h.c
+"$FATBUILD_BIN" cc -c h.c -o h1.o && cc -c h.c -o h2.o && cmp -s h1.o h2.o || no "fatbuild cc -c: not cc's object"
+[ "$("$FATBUILD_BIN" cc --version 2>&1)" = "$(cc --version 2>&1)" ] || no "fatbuild cc --version: not cc's"
+tail -1 "$FATBUILD_LAUNCH_LOG" | grep -q '^pass cc -: a host compiler' || no "fatbuild cc is not logged"
 
 [ "$fail" = 0 ] && echo "launch_nvcc: ok"
 exit "$fail"

@@ -1,0 +1,170 @@
+/* launch_test.c: the launcher's pieces without nvcc: which words are split (splitwords.c), and
+ * a step's files through the cache's blob (stepcache.c): written back under another run's
+ * temporaries, and damaged or foreign blobs refused. */
+#define _GNU_SOURCE /* mkdtemp */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "base/safefs.h"
+#include "launch/plan.h"
+#include "launch/stepcache.h"
+
+/* fb_launch_words_ok on a NULL-terminated list; *why gets the reason when refused. */
+static int
+ok(const char *const *w, char *why, int *threads, char ***plan, char ***dep)
+{
+	return fb_launch_words_ok((char *const *)w, threads, plan, dep, why, 256);
+}
+
+static bool
+has(char **v, const char *w)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		if (strcmp(v[i], w) == 0)
+			return true;
+	return false;
+}
+
+static void
+test_words(void)
+{
+	char why[256], **plan, **dep;
+	int t;
+	const char *torch[] = {"-I/x/include", "-isystem", "/py/include", "-D__CUDA_NO_HALF_OPERATORS__",
+	                       "--expt-relaxed-constexpr", "--compiler-options", "'-fPIC'", "-O3", "-std=c++17",
+	                       "-gencode=arch=compute_80,code=sm_80", "-MD", "-MF", "k.o.d", "-c", "k.cu", "-o",
+	                       "k.o", "--threads", "4", NULL};
+	CHECK(ok(torch, why, &t, &plan, &dep) == 1);
+	CHECK(t == 4);
+	CHECK(!has(plan, "-MD") && !has(plan, "-MF") && !has(plan, "k.o.d") && !has(plan, "--threads") && has(plan, "-c"));
+	CHECK(has(dep, "-M") && has(dep, "-MF") && has(dep, "-MT") && !has(dep, "-c") && !has(dep, "-o") && !has(dep, "4"));
+	fb_launch_vec_free(plan);
+	fb_launch_vec_free(dep);
+	const char *cmake[] = {"-forward-unknown-to-host-compiler", "--generate-code=arch=compute_80,code=[compute_80,sm_80]",
+	                       "-MD", "-MT", "a.o", "-MF", "a.o.d", "-x", "cu", "-c", "/s/k.cu", "-o", "a.o", NULL};
+	CHECK(ok(cmake, why, &t, &plan, &dep) == 1);
+	CHECK(t == -1 && has(dep, "a.o"));
+	fb_launch_vec_free(plan);
+	fb_launch_vec_free(dep);
+	static const struct {
+		const char *w[6];
+		const char *why;
+	} refused[] = {
+		{{"-E", "k.cu", NULL}, "-E (preprocess only)"},
+		{{"-M", "k.cu", NULL}, "-M (dependencies only)"},
+		{{"--version", NULL}, "--version (a version query)"},
+		{{"-c", "@opts", "k.cu", NULL}, "a response file (@opts)"},
+		{{"-c", "--frobnicate", "k.cu", NULL}, "an option the split does not know (--frobnicate)"},
+		{{"-c", "a.cu", "b.cu", NULL}, "more than one input"},
+		{{"k.cu", "-o", "k.o", NULL}, "no -c (not a compile)"},
+		{{"-c", "-rdc=true", "k.cu", NULL}, "relocatable device code (-rdc true)"},
+		{{"-dc", "k.cu", NULL}, "-dc (relocatable device code)"},
+		{{"-c", "-x", "c++", "k.cu", NULL}, "-x c++ (not cu)"},
+		{{"-c", "k.cpp", NULL}, "an input that is not a .cu"},
+		{{"-c", "-MD", "k.cu", NULL}, "-MD without -MF"},
+		{{"-c", "k.cu", "-o", NULL}, "-o without its value"},
+		{{"-c", "--threads", "many", "k.cu", NULL}, "--threads many (not a count)"},
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		why[0] = 0;
+		CHECK(ok(refused[i].w, why, &t, &plan, &dep) == 0);
+		CHECK_STR(why, refused[i].why);
+		CHECK(!plan && !dep);
+	}
+}
+
+/* A cicc-like step in dir: -o DIR/tmpxft_a-2_k.ptx --stub_file_name DIR/tmpxft_a-3_k.stub.c
+ * --include_file_name tmpxft_a-4_k.fatbin.c, with run's stem. */
+static void
+make_step(struct fb_step *s, bool *temp, const char *dir, const char *stem)
+{
+	static char w[4][512];
+	snprintf(w[0], sizeof(w[0]), "%s/%s-2_k.ptx", dir, stem);
+	snprintf(w[1], sizeof(w[1]), "%s/%s-3_k.stub.c", dir, stem);
+	snprintf(w[2], sizeof(w[2]), "%s-4_k.fatbin.c", stem);
+	static char *argv[8];
+	char *v[] = {"cicc", "-o", w[0], "--stub_file_name", w[1], "--include_file_name", w[2], NULL};
+	memcpy(argv, v, sizeof(v));
+	memset(s, 0, sizeof(*s));
+	s->argv = argv;
+	s->argc = 7;
+	s->kind = FB_STEP_CICC;
+	for (int i = 0; i < 7; i++)
+		temp[i] = i == 2 || i == 4 || i == 6;
+}
+
+static void
+test_blob(void)
+{
+	char d1[] = "/tmp/launch_test.XXXXXX", d2[] = "/tmp/launch_test.XXXXXX";
+	CHECK(mkdtemp(d1) && mkdtemp(d2));
+	struct fb_plan p = {0};
+	snprintf(p.tmpdir, sizeof(p.tmpdir), "%s", d1);
+	struct fb_step s;
+	bool temp[8], before[8] = {0};
+	struct fb_step_seen seen = {temp, before};
+	make_step(&s, temp, d1, "tmpxft_0000aaaa_00000000");
+	char stub[1024];
+	snprintf(stub, sizeof(stub), "#include \"%s\"\n# 1 \"%s\"\nint x;\n", s.argv[6], s.argv[4]);
+	CHECK(fb_write_file_atomic(s.argv[4], stub, strlen(stub), 0600, NULL) == 0);
+	CHECK(fb_write_file_atomic(s.argv[2], ".version 9.0\n", 13, 0600, NULL) == 0);
+	unsigned char *blob = NULL;
+	size_t n = 0;
+	CHECK(fb_step_pack(&p, &s, &seen, &blob, &n) == 0);
+	CHECK(blob && !memmem(blob, n, d1, strlen(d1)) && !memmem(blob, n, "tmpxft_", 7));
+
+	/* another run: other dir, other stem; the files come back with its names */
+	struct fb_step s2;
+	make_step(&s2, temp, d2, "tmpxft_0000bbbb_00000000");
+	CHECK(fb_step_unpack(&s2, &seen, blob, n, false, NULL) == 0);
+	CHECK(fb_step_unpack(&s2, &seen, blob, n, true, NULL) == 0);
+	char *got = NULL, want[1024];
+	size_t gn;
+	snprintf(want, sizeof(want), "#include \"%s\"\n# 1 \"%s\"\nint x;\n", s2.argv[6], s2.argv[4]);
+	CHECK(fb_read_file(s2.argv[4], &got, &gn, NULL) == 0);
+	CHECK_STR(got, want);
+	free(got);
+	CHECK(fb_read_file(s2.argv[2], &got, &gn, NULL) == 0);
+	CHECK_STR(got, ".version 9.0\n");
+	free(got);
+
+	/* damaged or foreign: cut short, a reference to a word that is no temporary, an input */
+	struct fb_error e = {0};
+	CHECK(fb_step_unpack(&s2, &seen, blob, n - 2, false, &e) == FB_EFORMAT);
+	CHECK(fb_step_unpack(&s2, &seen, (const unsigned char *)"junk", 4, false, &e) == FB_EFORMAT);
+	unsigned char *bad = malloc(n);
+	memcpy(bad, blob, n);
+	char *ref = memmem(bad, n, " 6\n", 3); /* the #include's reference to word 6 */
+	CHECK(ref != NULL);
+	if (ref) {
+		ref[1] = '5'; /* word 5 is --include_file_name, not a temporary */
+		CHECK(fb_step_unpack(&s2, &seen, bad, n, false, &e) == FB_EFORMAT);
+	}
+	free(bad);
+	before[2] = true; /* the PTX an input of the step: not one of its files */
+	CHECK(fb_step_unpack(&s2, &seen, blob, n, false, &e) == FB_EFORMAT);
+	before[2] = false;
+	free(blob);
+
+	/* a file that names the temp dir other than as a word is not kept */
+	char leak[1024];
+	make_step(&s, temp, d1, "tmpxft_0000aaaa_00000000");
+	snprintf(leak, sizeof(leak), "see %s/elsewhere\n", d1);
+	CHECK(fb_write_file_atomic(s.argv[4], leak, strlen(leak), 0600, NULL) == 0);
+	blob = NULL;
+	CHECK(fb_step_pack(&p, &s, &seen, &blob, &n) == -1 && !blob);
+	fb_dir_remove(d1, 1);
+	fb_dir_remove(d2, 1);
+}
+
+int
+main(void)
+{
+	test_words();
+	test_blob();
+	return check_done();
+}
