@@ -105,6 +105,10 @@ printf 'int twice(int x) { return 2 * x; }\n' >h.c
 "$FATBUILD_BIN" cc -c h.c -o h1.o && cc -c h.c -o h2.o && cmp -s h1.o h2.o || no "fatbuild cc -c: not cc's object"
 [ "$("$FATBUILD_BIN" cc --version 2>&1)" = "$(cc --version 2>&1)" ] || no "fatbuild cc --version: not cc's"
 tail -1 "$FATBUILD_LAUNCH_LOG" | grep -q '^pass cc -: a host compiler' || no "fatbuild cc is not logged"
+# a cross compiler's name with a target prefix and a version, as CMake passes it, by path
+mkdir -p "$w/bin" && ln -s "$(command -v cc)" "$w/bin/x86_64-test-linux-gnu-gcc-99"
+[ "$("$FATBUILD_BIN" "$w/bin/x86_64-test-linux-gnu-gcc-99" --version 2>&1 | tail -n +2)" = "$(cc --version 2>&1 | tail -n +2)" ] ||
+	no "fatbuild TRIPLET-gcc-N: not run as a compiler"
 
 [ "$fail" = 0 ] && echo "launch_nvcc: ok"
 exit "$fail"

@@ -35,8 +35,8 @@ int cmd_dlink(int argc, char **argv);
 int cmd_edge(int argc, char **argv);
 /* The launcher (cmd_launch.c): argv[0] is the compiler ("nvcc", "/usr/bin/gcc"). */
 int cmd_launch(int argc, char **argv);
-/* Whether w names a compiler the launcher takes (nvcc, gcc, g++, c++, cc, clang, clang++, or
- * one of them with a version, gcc-13; a path to one). */
+/* Whether w names a compiler the launcher takes (nvcc, gcc, g++, c++, cc, clang, clang++, one
+ * of them with a target's prefix or a version, x86_64-linux-gnu-g++-12; a path to one). */
 bool launch_is_compiler(const char *w);
 int cmd_env(int argc, char **argv);
 int cmd_size(int argc, char **argv);

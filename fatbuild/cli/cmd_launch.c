@@ -23,16 +23,18 @@ base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
-/* name, or name-N (gcc-13, clang-18) */
+/* b is name, with a target's prefix (x86_64-linux-gnu-gcc), a version (gcc-13, clang-18), or
+ * both. */
 static bool
 named(const char *b, const char *name)
 {
-	size_t n = strlen(name);
-	if (strncmp(b, name, n) != 0)
+	size_t len = strlen(b), n = strlen(name);
+	const char *dash = strrchr(b, '-');
+	if (dash && dash[1] && strspn(dash + 1, "0123456789.") == strlen(dash + 1))
+		len = (size_t)(dash - b); /* a version */
+	if (len < n || strncmp(b + len - n, name, n) != 0)
 		return false;
-	if (!b[n])
-		return true;
-	return b[n] == '-' && b[n + 1] && strspn(b + n + 1, "0123456789.") == strlen(b + n + 1);
+	return len == n || b[len - n - 1] == '-';
 }
 
 bool
