@@ -425,7 +425,7 @@ test_remote_open(void)
 {
 	struct fb_remote *r = NULL;
 	struct fb_error e = {0};
-	struct fb_remote_opts o = {.url = "ftp://example/cache"};
+	struct fb_remote_open_opts o = {.url = "ftp://example/cache"};
 	CHECK(fb_remote_open(&o, &r, &e) == FB_EINVAL);
 	CHECK(r == NULL);
 	CHECK(strstr(e.msg, "http://") != NULL);
@@ -544,7 +544,7 @@ test_state(const char *dir)
 {
 	char state[512];
 	snprintf(state, sizeof(state), "%s/remote.state", dir);
-	struct fb_remote_opts o = {.url = "http://u:pw@127.0.0.1:1/x", .timeout_ms = 2000, .state = state, .tmpdir = dir};
+	struct fb_remote_open_opts o = {.url = "http://u:pw@127.0.0.1:1/x", .timeout_ms = 2000, .state = state, .tmpdir = dir};
 	struct fb_remote *r = NULL, *r2 = NULL;
 	struct fb_error e = {0};
 	if (fb_remote_open(&o, &r, &e) != 0)
@@ -617,7 +617,7 @@ test_reapi(void)
 	/* nobody listens: the first call fails (UNAVAILABLE) and marks the remote broken */
 	struct fb_remote *r = NULL;
 	struct fb_error e = {0};
-	struct fb_remote_opts o = {.url = "grpc://127.0.0.1:1/main", .timeout_ms = 2000, .writable = 1,
+	struct fb_remote_open_opts o = {.url = "grpc://127.0.0.1:1/main", .timeout_ms = 2000, .writable = 1,
 	                           .header = "Authorization: Bearer t"};
 	int rc = fb_remote_open(&o, &r, &e);
 	CHECK(rc == 0 || rc == FB_ENOTOOL); /* FB_ENOTOOL: built without libgrpc */

@@ -384,7 +384,7 @@ run(int argc, char **argv)
 	}
 	s.inputs = t.in;
 	s.ninputs = t.n;
-	struct fb_remote_opts o = {.url = argv[2], .writable = 1, .timeout_ms = 10000};
+	struct fb_remote_open_opts o = {.url = argv[2], .writable = 1, .timeout_ms = 10000};
 	struct fb_reapi *g = NULL;
 	struct fb_rexec_action *a = NULL;
 	struct fb_rexec_result r = {0};
@@ -450,7 +450,7 @@ one_call(void *p)
 	static const unsigned char data[] = "x\n";
 	struct fb_exec_input in = {"in/x", data, 2, 0, ""};
 	struct fb_rexec_spec s = {argv, 1, NULL, 0, NULL, 0, NULL, 0, &in, 1, 0};
-	struct fb_remote_opts o = {.url = a->url, .writable = 1, .timeout_ms = a->ms, .stop = a->stop, .shared = 1};
+	struct fb_remote_open_opts o = {.url = a->url, .writable = 1, .timeout_ms = a->ms, .stop = a->stop, .shared = 1};
 	struct fb_reapi *g = NULL;
 	struct fb_rexec_action *act = NULL;
 	struct fb_error e = {0};
@@ -481,7 +481,7 @@ threads(int argc, char **argv)
 	atomic_int stop = 0;
 	/* the holder starts gRPC with a call of its own (0.5 s: the server never answers), as the
 	 * toolchain's upload does before a round, and is closed last */
-	struct fb_remote_opts ho = {.url = argv[2], .writable = 1, .timeout_ms = 500};
+	struct fb_remote_open_opts ho = {.url = argv[2], .writable = 1, .timeout_ms = 500};
 	struct fb_reapi *hold = NULL;
 	static const unsigned char one[] = "h";
 	struct fb_reapi_blob b = {.size = 1, .put = one};

@@ -57,7 +57,7 @@ enum {
 	BACKOFF_MS = 100,
 	IDLE_SLACK_MS = 1000,    /* fb_reapi_idle's wait beyond the connect deadline */
 	DEADLINE_SLACK_MS = 2000, /* a batch's wait beyond its call's deadline */
-	STOP_POLL_MS = 100       /* how often a wait looks at fb_remote_opts.stop */
+	STOP_POLL_MS = 100       /* how often a wait looks at fb_remote_open_opts.stop */
 };
 
 /* The channel and gRPC's threads exist only between start() and stop(): gRPC keeps threads
@@ -83,7 +83,7 @@ struct fb_reapi {
 	char hkey[128];          /* the header's name, lowercased (gRPC's rule); "" for none */
 	char *hval;
 	uint64_t batch_max;      /* the batch limit; 0 until GetCapabilities was asked */
-	const atomic_int *stop;  /* fb_remote_opts.stop and .shared */
+	const atomic_int *stop;  /* fb_remote_open_opts.stop and .shared */
 	int shared;
 };
 
@@ -109,7 +109,7 @@ set_header(struct fb_reapi *g, const char *line, struct fb_error *err)
 }
 
 int
-fb_reapi_open(const struct fb_remote_opts *o, struct fb_reapi **out, struct fb_error *err)
+fb_reapi_open(const struct fb_remote_open_opts *o, struct fb_reapi **out, struct fb_error *err)
 {
 	*out = NULL;
 	struct fb_reapi *g = calloc(1, sizeof(*g));
@@ -794,7 +794,7 @@ fb_reapi_instance(const struct fb_reapi *g)
 }
 #else
 int
-fb_reapi_open(const struct fb_remote_opts *o, struct fb_reapi **out, struct fb_error *err)
+fb_reapi_open(const struct fb_remote_open_opts *o, struct fb_reapi **out, struct fb_error *err)
 {
 	(void)o;
 	*out = NULL;

@@ -15,7 +15,7 @@
  * compile run reuses one kept-alive connection. The first transport failure (no connection, a
  * timeout, a 5xx) marks the remote broken: every later call answers FB_EIO at once, so a dead
  * or slow server costs one timeout per run, never a failed build; with a state file (the
- * build's, fb_remote_opts.state) the other processes of the build see it too and ask nothing.
+ * build's, fb_remote_open_opts.state) the other processes of the build see it too and ask nothing.
  * A blob streams into an unnamed temporary file, hashed as it comes and cut at the size its
  * record declares, and is read into memory only once its size and SHA-256 match (§5). URLs
  * in messages have their credentials shown as *** (fb_remote_url_redact). */
@@ -179,7 +179,7 @@ read_state(struct fb_remote *r)
 
 /* What both transports keep of o; NULL when out of memory. */
 static struct fb_remote *
-remote_new(const struct fb_remote_opts *o)
+remote_new(const struct fb_remote_open_opts *o)
 {
 	struct fb_remote *r = calloc(1, sizeof(*r));
 	if (!r)
@@ -202,7 +202,7 @@ remote_new(const struct fb_remote_opts *o)
 
 /* A grpc:// remote: the same fb_remote, its requests through reapi.c. */
 static int
-open_reapi(const struct fb_remote_opts *o, struct fb_remote **out, struct fb_error *err)
+open_reapi(const struct fb_remote_open_opts *o, struct fb_remote **out, struct fb_error *err)
 {
 	struct fb_remote *r = remote_new(o);
 	if (!r)
@@ -217,7 +217,7 @@ open_reapi(const struct fb_remote_opts *o, struct fb_remote **out, struct fb_err
 }
 
 int
-fb_remote_open(const struct fb_remote_opts *o, struct fb_remote **out, struct fb_error *err)
+fb_remote_open(const struct fb_remote_open_opts *o, struct fb_remote **out, struct fb_error *err)
 {
 	*out = NULL;
 	if (fb_reapi_url(o->url))

@@ -17,7 +17,7 @@
 
 struct fb_remote;
 
-struct fb_remote_opts {
+struct fb_remote_open_opts {
 	const char *url;         /* http(s)://, the root that holds ac/ and cas/; or grpc(s)://HOST:PORT[/INSTANCE] */
 	const char *header;      /* one extra request header ("Authorization: Bearer T"), or NULL */
 	int writable;            /* 0: never PUT */
@@ -41,7 +41,7 @@ struct fb_remote_counts {
 };
 
 /* FB_ENOTOOL when libcurl does not load (err->msg says so), FB_EINVAL for a bad URL. */
-int fb_remote_open(const struct fb_remote_opts *o, struct fb_remote **out, struct fb_error *err);
+int fb_remote_open(const struct fb_remote_open_opts *o, struct fb_remote **out, struct fb_error *err);
 void fb_remote_close(struct fb_remote *r);
 /* Before the run forks its jobs: a transport with threads of its own (gRPC, reapi.c) stops
  * them, so that no child inherits a lock one of them held; the next call starts them again.
@@ -133,7 +133,7 @@ struct fb_reapi_blob {
 
 /* FB_EINVAL for a bad URL or header, FB_ENOTOOL for a fatbuild built without gRPC. No
  * connection is made until the first call. */
-int fb_reapi_open(const struct fb_remote_opts *o, struct fb_reapi **out, struct fb_error *err);
+int fb_reapi_open(const struct fb_remote_open_opts *o, struct fb_reapi **out, struct fb_error *err);
 void fb_reapi_close(struct fb_reapi *g);
 /* fb_reapi_close without waiting for gRPC's threads to end (as a shared one): for a caller that
  * forks nothing next, such as a stopped or failed round, whose wait could last the whole

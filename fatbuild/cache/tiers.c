@@ -59,7 +59,7 @@ fb_cache_open(const struct fb_cache_opts *o, const struct fb_cache_hooks *h, str
 	struct fb_config local;
 	c->dflags = fb_cache_flags(fb_config_or_read(o->config, &local));
 	if (o->remote && *o->remote) {
-		struct fb_remote_opts ro = {.url = o->remote,
+		struct fb_remote_open_opts ro = {.url = o->remote,
 		                            .header = o->remote_header,
 		                            .writable = !o->remote_read_only,
 		                            .timeout_ms = o->remote_timeout_ms,

@@ -74,7 +74,7 @@ fb_exec_open(const struct fb_exec_opts *o, struct fb_exec **out, struct fb_error
 	if (!x)
 		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	x->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : EXEC_TIMEOUT_MS;
-	struct fb_remote_opts ro = {.url = o->url, .header = o->header, .writable = 1, .timeout_ms = TRANSFER_TIMEOUT_MS,
+	struct fb_remote_open_opts ro = {.url = o->url, .header = o->header, .writable = 1, .timeout_ms = TRANSFER_TIMEOUT_MS,
 	                            .stop = o->stop, .shared = o->shared};
 	int rc = set_props(x, o, err);
 	if (!rc)
