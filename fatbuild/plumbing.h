@@ -68,22 +68,14 @@ struct fb_edge_opts {
 	 * collector heap, which follows the machine's memory: docs/pytorch.md "gcc's collector"). */
 	const char *const *unkeyed; size_t nunkeyed;
 	const char *cache_dir;     /* NULL or "": fb_cache_dir() */
-	const char *remote_cache;  /* NULL: none */
-	const char *remote_header;
-	bool remote_read_only;
-	long remote_timeout_ms;
-	const char *remote_state;  /* as fb_compile_opts.remote_state */
-	const char *remote_tmpdir; /* as fb_compile_opts.remote_tmpdir */
+	struct fb_remote_opts remote; /* the remote cache and executor (fatbuild/cache.h); zero: none */
 	const volatile sig_atomic_t *cancel; /* as fb_build_opts.cancel: the command is signalled */
 	/* The configuration (PATH, the variables that enter the key, the cache's): `fatbuild edge`
 	 * reads it once at its start; NULL: fb_edge_run reads it once. */
 	const struct fb_config *config;
 	/* Remote execution (docs/remote-cache.md §9 "Host and nvcc edges"): on a miss of both
-	 * caches the compile runs at this REAPI executor (NULL or "": here). remote_cmd: the
-	 * compile alone as shell words, when argv is a shell line around it (nvcc's keep dir). */
-	const char *remote_exec;
-	const char *const *remote_exec_props; size_t nremote_exec_props;
-	long remote_exec_timeout_ms;
+	 * caches the compile runs at remote.exec (NULL or "": here). remote_cmd: the compile alone
+	 * as shell words, when argv is a shell line around it (nvcc's keep dir). */
 	const char *remote_cmd;
 };
 enum fb_edge_hit { FB_EDGE_RAN = 0, FB_EDGE_LOCAL = 1, FB_EDGE_REMOTE = 2, FB_EDGE_EXEC = 3, FB_EDGE_EXEC_CACHED = 4 };
@@ -120,10 +112,7 @@ struct fb_launch_opts {
 	char *const *words;            /* its arguments, NULL-terminated */
 	bool no_cache;                 /* run every step (no cache at all) */
 	const char *cache_dir;         /* NULL or "": fb_cache_dir() */
-	const char *remote_cache, *remote_header; /* as fb_edge_opts' */
-	bool remote_read_only;
-	long remote_timeout_ms;
-	const char *remote_state, *remote_tmpdir;
+	struct fb_remote_opts remote;  /* the remote cache (fatbuild/cache.h), as fb_edge_opts'; zero: none */
 	const struct fb_config *config; /* TMPDIR, the cache's and the tools' digests; NULL: read here */
 };
 struct fb_launch_result {

@@ -1,6 +1,7 @@
 /* config.c: the one place the toolkit reads its environment (config.h lists every variable,
- * by who reads it). */
+ * by who reads it), and where a child's environment is made from it. */
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 #include "config.h"
@@ -112,4 +113,37 @@ fb_config_or_read(const struct fb_config *c, struct fb_config *local)
 		return c;
 	fb_config_read(local);
 	return local;
+}
+
+/* Whether entry ("NAME=VALUE") is a variable that one of set names (as "NAME=..." or "NAME"). */
+static int
+named(const char *entry, const char *const *set, size_t n)
+{
+	size_t len = strcspn(entry, "=");
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(set[i], entry, len) == 0 && (set[i][len] == '=' || set[i][len] == 0))
+			return 1;
+	return 0;
+}
+
+char **
+fb_config_child_env(const char *const *set, size_t n)
+{
+	extern char **environ;
+	size_t nenv = 0, k = 0;
+	while (environ[nenv])
+		nenv++;
+	if (nenv > ((size_t)-1) / sizeof(char *) - n - 1)
+		return NULL;
+	char **env = malloc((nenv + n + 1) * sizeof(*env));
+	if (!env)
+		return NULL;
+	for (size_t i = 0; i < nenv; i++)
+		if (!named(environ[i], set, n))
+			env[k++] = environ[i];
+	for (size_t i = 0; i < n; i++)
+		if (strchr(set[i], '='))
+			env[k++] = (char *)set[i];
+	env[k] = NULL;
+	return env;
 }

@@ -4,9 +4,10 @@
  * headers name struct fb_config only as an opaque type, for the `config` member of their
  * options (NULL there: the library reads it once at its entry).
  *
- * A string is the environment's pointer, or NULL when the variable is unset: valid until the
- * variable is next set, so a caller that sets one (fatbuild build sets
- * FATBUILD_COMPILE_SOCKET for its edges) reads the configuration again for what runs after.
+ * A string is the environment's pointer, or NULL when the variable is unset. Nothing sets a
+ * variable in the toolkit's own process: what its children are to see goes into the
+ * environment they are started with (fb_config_child_env: fb_build gives ninja's edges the
+ * build's compile server and remote cache that way).
  * A switch is 1, 0, or -1 when unset or anything else (fb_config_switch). A number stays the
  * text its one reader parses and reports, as it did before it was gathered here (MAX_JOBS
  * through fb_jobs_default, ARCHPROBE_TIMEOUT in probe.c, the CLIs' sizes and timeouts).
@@ -38,6 +39,8 @@
  * reads its FBRT_* variables itself. */
 #ifndef FB_CONFIG_H
 #define FB_CONFIG_H
+
+#include <stddef.h>
 
 struct fb_config {
 	/* archprobe */
@@ -81,6 +84,12 @@ void fb_config_read(struct fb_config *c);
 /* c when it is not NULL, else *local filled by fb_config_read: how a library entry whose
  * caller passed no configuration reads it once and passes it down. */
 const struct fb_config *fb_config_or_read(const struct fb_config *c, struct fb_config *local);
+
+/* The environment a child process is started with (execve, posix_spawn): this process's,
+ * less every variable set names ("NAME=VALUE" replaces NAME, "NAME" alone leaves it out),
+ * then set's "NAME=VALUE" entries. The entries point into set and the environment: set stays
+ * until the child is started. One free(); NULL when out of memory. */
+char **fb_config_child_env(const char *const *set, size_t n);
 
 /* An on/off switch's text read one way for all of them: 1 when it is 1, yes, true or on; 0
  * when 0, no, false or off (any case); -1 when NULL or anything else, where the caller's

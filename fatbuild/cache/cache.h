@@ -55,12 +55,10 @@ struct fb_cache_hooks {
 
 struct fb_cache_opts {
 	const char *dir;               /* the local store, as fb_cache_local_dir gave it; NULL: none */
-	const char *remote;            /* http(s):// or grpc(s):// (docs/remote-cache.md); NULL or "": none */
-	const char *remote_header;     /* one request header ("Authorization: Bearer T"), or NULL */
-	bool remote_read_only;         /* never upload */
-	long remote_timeout_ms;        /* per request; <= 0: 10 s */
-	const char *remote_state;      /* the build's state file of a failed remote (§5); NULL: none */
-	const char *remote_tmpdir;     /* where downloads are staged; NULL: /tmp */
+	/* remote->cache: http(s):// or grpc(s):// (docs/remote-cache.md), with its header, mode,
+	 * timeout, the build's state file of a failed remote (§5) and staging dir; NULL, or a cache
+	 * NULL or "": none */
+	const struct fb_remote_opts *remote;
 	const struct fb_config *config;/* FATBUILD_CACHE_SHARED (the store's checks); NULL: read here */
 };
 

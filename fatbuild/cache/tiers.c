@@ -58,13 +58,14 @@ fb_cache_open(const struct fb_cache_opts *o, const struct fb_cache_hooks *h, str
 	}
 	struct fb_config local;
 	c->dflags = fb_cache_flags(fb_config_or_read(o->config, &local));
-	if (o->remote && *o->remote) {
-		struct fb_remote_open_opts ro = {.url = o->remote,
-		                            .header = o->remote_header,
-		                            .writable = !o->remote_read_only,
-		                            .timeout_ms = o->remote_timeout_ms,
-		                            .state = o->remote_state,
-		                            .tmpdir = o->remote_tmpdir};
+	const struct fb_remote_opts *r = o->remote;
+	if (r && r->cache && *r->cache) {
+		struct fb_remote_open_opts ro = {.url = r->cache,
+		                                 .header = r->header,
+		                                 .writable = !r->read_only,
+		                                 .timeout_ms = r->timeout_ms,
+		                                 .state = r->state,
+		                                 .tmpdir = r->tmpdir};
 		struct fb_error e = {0};
 		if (fb_remote_open(&ro, &c->remote, &e) != 0)
 			note(h, FB_CACHE_REMOTE_OFF, e.msg);

@@ -64,13 +64,26 @@ int check_output(const char *cmd, const char *what, const char *out, const char 
 /* -j N of command cmd into *jobs: a whole number from lo up; one above FB_JOBS_MAX is capped
  * with a note, as make and ninja take any -j. 0, or -1 with "CMD: invalid -j value 'V'" said. */
 int parse_jobs(const char *cmd, const char *v, int lo, int *jobs);
-/* A note when MAX_JOBS asks for more than FB_JOBS_MAX jobs, and MAX_JOBS set to that for the
- * commands this one starts (they then say nothing). */
+/* A note when MAX_JOBS asks for more than FB_JOBS_MAX jobs (fb_build gives its edges
+ * MAX_JOBS=FB_JOBS_MAX then, so that they say nothing). */
 void note_max_jobs(const struct fb_config *cfg, const char *cmd);
 /* 0, or AP_EXIT_USAGE after one line naming it when mode is FATBUILD_REMOTE_CACHE_MODE's own
  * value (cfg's pointer: no option replaced it) and neither read nor readwrite; cmd: the
  * subcommand for the message. Checked before anything runs (a build: before ninja). */
 int cli_remote_mode_env(const struct fb_config *cfg, const char *mode, const char *cmd);
+/* The remote options a command was given (NULL or 0: not given). */
+struct cli_remote_flags {
+	const char *cache, *mode, *exec;  /* --remote-cache, --remote-cache-mode, --remote-exec */
+	const char *const *props;         /* --remote-exec-property, nprops of them */
+	size_t nprops;
+	int jobs;                         /* --remote-jobs */
+	long exec_timeout_ms;             /* --remote-exec-timeout */
+};
+/* *r resolved once for the library: each flag over its variable (FATBUILD_REMOTE_CACHE, _MODE,
+ * FATBUILD_REMOTE_EXECUTOR), the rest from the environment (FATBUILD_REMOTE_CACHE_HEADER,
+ * _TIMEOUT in seconds, _STATE, TMPDIR). Strings point into f and cfg; nothing is checked here
+ * (cli_remote_mode_env, cli_rexec_url_check). */
+void cli_remote_resolve(const struct fb_config *cfg, const struct cli_remote_flags *f, struct fb_remote_opts *r);
 /* 0, or -1 after one line naming it when url (--remote-exec or FATBUILD_REMOTE_EXECUTOR; NULL
  * or "": none) is not a grpc:// or grpcs:// URL: a mistake to say at once, not a farm that fails
  * each build. cmd: the subcommand for the message. */

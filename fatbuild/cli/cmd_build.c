@@ -72,8 +72,8 @@ usage(FILE *f)
 	        "                     distcc), as CMake's <LANG>_COMPILER_LAUNCHER; default\n"
 	        "                     $FATBUILD_LAUNCHER\n"
 	        "  --remote-cache URL, --remote-cache-mode read|readwrite\n"
-	        "                     the shared compile cache for the NVRTC, host and nvcc edges (sets\n"
-	        "                     FATBUILD_REMOTE_CACHE / _MODE for them; see 'fatbuild compile -h')\n"
+	        "                     the shared compile cache for the NVRTC, host and nvcc edges (given\n"
+	        "                     them as FATBUILD_REMOTE_CACHE / _MODE; see 'fatbuild compile -h')\n"
 	        "  -v                 show every command, and where each NVRTC job ran: remote, local\n"
 	        "                     (and why) or cached\n",
 	        FB_JOBS_MAX);
@@ -180,14 +180,14 @@ static const struct option longopts[] = {
 
 /* The value of an option that takes a word from a fixed set; 0 or -1 (reported). */
 static int
-parse_value(int opt, const char *v, struct fb_build_opts *o)
+parse_value(int opt, const char *v, struct fb_build_opts *o, struct cli_remote_flags *rf)
 {
 	if (opt == OPT_REMOTE_MODE) {
 		if (strcmp(v, "read") != 0 && strcmp(v, "readwrite") != 0) {
 			warn("build: invalid --remote-cache-mode '%s' (read or readwrite)", v);
 			return -1;
 		}
-		setenv("FATBUILD_REMOTE_CACHE_MODE", v, 1);
+		rf->mode = v;
 	} else if (opt == OPT_BACKEND) {
 		if (strcmp(v, "nvrtc") == 0) {
 			o->backend = FB_BACKEND_NVRTC;
@@ -205,47 +205,47 @@ parse_value(int opt, const char *v, struct fb_build_opts *o)
 	return 0;
 }
 
-/* A remote-execution option (docs/remote-cache.md §9) into o; props (argc entries) takes the
+/* A remote-execution option (docs/remote-cache.md §9) into rf; props (argc entries) takes the
  * platform properties. 0 or -1 (reported). */
 static int
-parse_rexec(int opt, const char *v, struct fb_build_opts *o, const char **props)
+parse_rexec(int opt, const char *v, struct cli_remote_flags *rf, const char **props)
 {
 	char *end;
 	long n = strtol(v, &end, 10);
 	bool number = *v && !*end && v[0] != '-' && v[0] != '+';
 	switch (opt) {
-	case OPT_REXEC: o->remote_exec = v; return 0;
+	case OPT_REXEC: rf->exec = v; return 0;
 	case OPT_REXEC_PROP:
 		if (cli_rexec_prop_check(v, "build"))
 			return -1;
-		props[o->nremote_exec_props++] = v;
+		props[rf->nprops++] = v;
 		return 0;
 	case OPT_REXEC_JOBS:
 		if (!number || n < 1 || n > FB_JOBS_MAX) {
 			warn("build: invalid --remote-jobs '%s' (want 1..%d)", v, FB_JOBS_MAX);
 			return -1;
 		}
-		o->remote_jobs = (int)n;
+		rf->jobs = (int)n;
 		return 0;
 	default:
 		if (!number || n < 1 || n > 86400) {
 			warn("build: invalid --remote-exec-timeout '%s' (want 1..86400 seconds)", v);
 			return -1;
 		}
-		o->remote_exec_timeout_ms = n * 1000L;
+		rf->exec_timeout_ms = n * 1000L;
 		return 0;
 	}
 }
 
-/* Fills o from argv; src, inc, def and props (argc entries each) take the sources, -I and -D
- * values and the platform properties;
+/* Fills o and rf (the remote options) from argv; src, inc, def and props (argc entries each)
+ * take the sources, -I and -D values and the platform properties;
  * *no_server is set by --no-compile-server.
  * Operands and options mix in any order ("-": getopt returns operands in place, as 1), and a
  * "--" is refused as an unknown option. Returns -1 to go on, else the exit code (help shown,
  * or the usage error reported). */
 static int
-parse_args(int argc, char **argv, struct fb_build_opts *o, const char **src, const char **inc, const char **def,
-           const char **props, int *no_server)
+parse_args(int argc, char **argv, struct fb_build_opts *o, struct cli_remote_flags *rf, const char **src,
+           const char **inc, const char **def, const char **props, int *no_server)
 {
 	int c, at;
 	optind = 1;
@@ -275,20 +275,18 @@ parse_args(int argc, char **argv, struct fb_build_opts *o, const char **src, con
 		case OPT_WITH_CUDA: o->torch_cuda = 1; break;
 		case OPT_NO_CUDA: o->torch_cuda = -1; break;
 		case OPT_LAUNCHER: o->launcher = optarg; break;
-		case OPT_REMOTE:
-			setenv("FATBUILD_REMOTE_CACHE", optarg, 1); /* the NVRTC edges run fatbuild compile */
-			break;
+		case OPT_REMOTE: rf->cache = optarg; break;
 		case OPT_REMOTE_MODE:
 		case OPT_BACKEND:
 		case 'j':
-			if (parse_value(c, optarg, o))
+			if (parse_value(c, optarg, o, rf))
 				goto usage;
 			break;
 		case OPT_REXEC:
 		case OPT_REXEC_PROP:
 		case OPT_REXEC_JOBS:
 		case OPT_REXEC_TIMEOUT:
-			if (parse_rexec(c, optarg, o, props))
+			if (parse_rexec(c, optarg, rf, props))
 				goto usage;
 			break;
 		case 'v': o->verbose = true; break;
@@ -319,31 +317,30 @@ struct server {
 	int jobs, off, verbose;
 	pid_t pid;
 	char dir[4096];
+	char sock[4096];
 	const struct fb_config *cfg;
 };
 
-static void
+/* fb_build_opts.on_build_dir: the server's socket, which fb_build gives the edges; NULL: none. */
+static const char *
 start_server(void *ctx, const char *build_dir)
 {
 	struct server *s = ctx;
 	if (s->off || s->cfg->compile_server == 0 || !s->program)
-		return;
+		return NULL;
 	struct fb_jobs_info ji; /* fb_compile_default_jobs(): as the ninja pool the NVRTC edges run in */
 	fb_jobs_default(NULL, NULL, 0, s->cfg->max_jobs, FB_JOBS_MAX, &ji);
 	int jobs = ji.jobs;
 	if (s->jobs > 0 && s->jobs < jobs)
 		jobs = s->jobs;
-	char sock[4096];
 	struct fb_error err = {0};
-	if (fb_compile_server_start(s->program, build_dir, jobs, &s->pid, sock, sizeof(sock), &err) != 0) {
+	if (fb_compile_server_start(s->program, build_dir, jobs, &s->pid, s->sock, sizeof(s->sock), &err) != 0) {
 		if (s->verbose)
 			warn("build: note: no compile server: %s", err.msg);
-		return;
+		return NULL;
 	}
 	snprintf(s->dir, sizeof(s->dir), "%s", build_dir);
-	setenv("FATBUILD_COMPILE_SOCKET", sock, 1); /* ninja and its edges get the environment */
-	if (s->verbose)
-		setenv("FATBUILD_COMPILE_VERBOSE", "1", 1); /* each edge says where its jobs ran, and the PCH */
+	return s->sock;
 }
 
 /* The running program's absolute path, for the edges to call back. */
@@ -361,9 +358,7 @@ int
 cmd_build(int argc, char **argv)
 {
 	struct server srv = {0};
-	unsetenv("FATBUILD_COMPILE_SOCKET"); /* only this build's own server */
-	unsetenv("FATBUILD_COMPILE_VERBOSE");
-	struct fb_config cfg; /* read once, after the two above: what the build itself uses */
+	struct fb_config cfg; /* read once: what the build itself uses */
 	fb_config_read(&cfg);
 	srv.cfg = &cfg;
 	struct fb_build_opts o = {0};
@@ -373,18 +368,16 @@ cmd_build(int argc, char **argv)
 	const char **inc = xcalloc((size_t)argc, sizeof(*inc));
 	const char **def = xcalloc((size_t)argc, sizeof(*def));
 	const char **props = xcalloc((size_t)argc, sizeof(*props));
-	o.remote_exec_props = props;
-	int rc = parse_args(argc, argv, &o, src, inc, def, props, &srv.off);
+	struct cli_remote_flags rf = {.props = props};
+	int rc = parse_args(argc, argv, &o, &rf, src, inc, def, props, &srv.off);
 	if (rc >= 0)
 		goto out;
 	rc = AP_EXIT_USAGE;
 	if (cli_remote_mode_env(&cfg, cfg.remote_cache_mode, "build")) /* the edges would fail in ninja */
 		goto out;
-	const char *rexec = o.remote_exec ? o.remote_exec : cfg.remote_executor;
-	if (cli_rexec_url_check(rexec, "build"))
+	cli_remote_resolve(&cfg, &rf, &o.remote); /* fb_build gives its edges what they need of it */
+	if (cli_rexec_url_check(o.remote.exec, "build"))
 		goto out;
-	if (o.verbose && rexec && *rexec) /* each NVRTC edge says where its jobs ran, with or without the server */
-		setenv("FATBUILD_COMPILE_VERBOSE", "1", 1);
 	if (!o.output && o.torch && o.name)
 		o.output = "."; /* --torch --name NAME: ./NAME.so, or the module */
 	if ((o.python || o.python_module || o.torch_cuda || o.torch_no_flags) && !o.torch) {

@@ -479,20 +479,15 @@ fill_opts(struct fb_compile_opts *o, const struct compile_cli *c, struct progres
 	o->progress = on_progress;
 	o->progress_ctx = pr;
 	o->cancel = cli_cancel_flag();
-	o->remote_cache = c->remote && *c->remote ? c->remote : NULL;
-	o->remote_header = c->cfg.remote_cache_header;
-	o->remote_read_only = c->remote_mode && strcmp(c->remote_mode, "read") == 0;
-	const char *tmo = c->cfg.remote_cache_timeout;
-	o->remote_timeout_ms = tmo && *tmo ? (long)(strtod(tmo, NULL) * 1000) : 0;
-	o->remote_state = c->cfg.remote_cache_state; /* set by fatbuild build for its edges */
-	o->remote_tmpdir = c->cfg.tmpdir;
+	struct cli_remote_flags f = {c->remote, c->remote_mode, c->rexec, c->rprops.v, c->rprops.n, c->rjobs,
+	                             c->rtimeout * 1000L};
+	cli_remote_resolve(&c->cfg, &f, &o->remote);
+	if (o->remote.cache && !*o->remote.cache)
+		o->remote.cache = NULL;
+	if (o->remote.exec && !*o->remote.exec)
+		o->remote.exec = NULL;
 	o->cache_basedir = c->cfg.cache_basedir;
 	o->config = &c->cfg;
-	o->remote_exec = c->rexec && *c->rexec ? c->rexec : NULL;
-	o->remote_exec_props = c->rprops.v;
-	o->nremote_exec_props = c->rprops.n;
-	o->remote_jobs = c->rjobs;
-	o->remote_exec_timeout_ms = c->rtimeout * 1000L;
 }
 
 /* The fatbuild-nvrtc-worker in ../libexec/fatbuild/ from this program's directory (installed
@@ -622,14 +617,14 @@ summary(const struct fb_compile_result *res, const struct fb_compile_opts *o, co
 	     res->nvrtc_version % 1000 / 10, c->jobs ? c->jobs : fb_compile_default_jobs(), seconds);
 	if (res->pch_made + res->pch_used + res->pch_refused)
 		warn("compile: PCH made %zu, used %zu, refused %zu", res->pch_made, res->pch_used, res->pch_refused);
-	if (o->remote_cache) {
+	if (o->remote.cache) {
 		char shown[512];
-		fb_remote_url_redact(o->remote_cache, shown, sizeof(shown));
+		fb_remote_url_redact(o->remote.cache, shown, sizeof(shown));
 		warn("compile: remote cache %s: %zu of %zu jobs served", shown, res->nremote, res->njobs);
 	}
-	if (o->remote_exec) {
+	if (o->remote.exec) {
 		char shown[512];
-		fb_remote_url_redact(o->remote_exec, shown, sizeof(shown));
+		fb_remote_url_redact(o->remote.exec, shown, sizeof(shown));
 		warn("compile: remote-exec %s: %zu of %zu jobs ran there", shown, res->nexecuted, res->njobs);
 	}
 }
@@ -652,7 +647,7 @@ compile_and_write(struct fb_compile_opts *o, const struct compile_cli *c)
 		warn("compile: note: %s", res->server_note);
 	if (res && res->exec_note[0]) { /* the executor failed: one line, always */
 		char shown[512];
-		fb_remote_url_redact(o->remote_exec, shown, sizeof(shown));
+		fb_remote_url_redact(o->remote.exec, shown, sizeof(shown));
 		warn("remote-exec: %s: %s; compiling here", shown, res->exec_note);
 	}
 	if (res && res->pch_off[0] && (c->verbose || !res->pch_unsupported))
@@ -672,8 +667,8 @@ compile_and_write(struct fb_compile_opts *o, const struct compile_cli *c)
 		goto done;
 	}
 	rc = write_outputs(res, o, c);
-	if (o->remote_exec && *o->remote_exec) /* for `fatbuild build -v`'s summary */
-		fb_exec_tally_add(o->remote_state, 0, res->nexecuted, res->ncached, res->njobs);
+	if (o->remote.exec && *o->remote.exec) /* for `fatbuild build -v`'s summary */
+		fb_exec_tally_add(o->remote.state, 0, res->nexecuted, res->ncached, res->njobs);
 	if (!rc && c->verbose)
 		summary(res, o, c, now() - t0);
 done:
@@ -723,11 +718,11 @@ cmd_compile(int argc, char **argv)
 		char pchp[PATH_MAX], worker[PATH_MAX + 32];
 		pch_parent(c.out, pchp, sizeof(pchp));
 		worker_path(worker, sizeof(worker));
-		o.remote_exec_worker = worker;
 		o.pch_parent = pchp;
 		o.targets = targets;
 		o.ntargets = nt;
 		fill_opts(&o, &c, &pr);
+		o.remote.worker = worker;
 		rc = compile_and_write(&o, &c);
 		if (!o.no_cache && !cli_stopped())
 			cli_cache_trim_after(max_size, c.verbose);

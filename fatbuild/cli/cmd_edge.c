@@ -129,16 +129,16 @@ parse(int argc, char **argv, struct fb_edge_opts *o, struct lists *l)
 	return i;
 }
 
-/* The executor's options (FATBUILD_REMOTE_EXECUTOR when --remote-exec is not given): 0, or a
+/* The remote cache and executor: the options over the environment, resolved once. 0, or a
  * usage error said. */
 static int
-remote_exec_opts(struct fb_edge_opts *o, const struct lists *l, const struct fb_config *cfg)
+remote_opts(struct fb_edge_opts *o, const struct lists *l, const struct fb_config *cfg)
 {
-	const char *url = l->rexec ? l->rexec : cfg->remote_executor;
-	o->remote_exec = url && *url ? url : NULL;
-	o->remote_exec_props = l->props;
-	o->nremote_exec_props = l->nprops;
-	if (cli_rexec_url_check(o->remote_exec, "edge"))
+	struct cli_remote_flags f = {.exec = l->rexec, .props = l->props, .nprops = l->nprops};
+	cli_remote_resolve(cfg, &f, &o->remote);
+	if (o->remote.exec && !*o->remote.exec)
+		o->remote.exec = NULL;
+	if (cli_rexec_url_check(o->remote.exec, "edge"))
 		return AP_EXIT_USAGE;
 	if (l->rtimeout) {
 		char *end = NULL;
@@ -147,25 +147,9 @@ remote_exec_opts(struct fb_edge_opts *o, const struct lists *l, const struct fb_
 			warn("edge: invalid --remote-exec-timeout '%s' (seconds, 1 to 86400)", l->rtimeout);
 			return AP_EXIT_USAGE;
 		}
-		o->remote_exec_timeout_ms = s * 1000L;
+		o->remote.exec_timeout_ms = s * 1000L;
 	}
-	return 0;
-}
-
-/* The remote cache's settings from the environment: 0, or a usage error said. */
-static int
-remote_cache_opts(struct fb_edge_opts *o, struct fb_config *cfg)
-{
-	o->remote_cache = cfg->remote_cache;
-	o->remote_header = cfg->remote_cache_header;
-	const char *mode = cfg->remote_cache_mode, *tmo = cfg->remote_cache_timeout;
-	if (cli_remote_mode_env(cfg, mode, "edge"))
-		return AP_EXIT_USAGE;
-	o->remote_read_only = mode && strcmp(mode, "read") == 0;
-	o->remote_timeout_ms = tmo && *tmo ? (long)(strtod(tmo, NULL) * 1000) : 0;
-	o->remote_state = cfg->remote_cache_state; /* set by fatbuild build */
-	o->remote_tmpdir = cfg->tmpdir;
-	return 0;
+	return cli_remote_mode_env(cfg, cfg->remote_cache_mode, "edge");
 }
 
 /* What the edge did, for FATBUILD_EDGE_LOG. */
@@ -188,17 +172,17 @@ report(const struct fb_edge_opts *o, const struct fb_edge_result *r, const struc
 		fputs(r->log, stderr);
 	if (r->exec_note[0]) {
 		char shown[512];
-		fb_remote_url_redact(o->remote_exec, shown, sizeof(shown));
+		fb_remote_url_redact(o->remote.exec, shown, sizeof(shown));
 		warn("remote-exec: %s: %s; compiling here", shown, r->exec_note);
 	}
 	if (r->note[0])
 		warn("warning: %s", r->note);
 	log_edge(cfg->edge_log, what_ran(r), o->output);
-	if (o->remote_exec && *o->remote_exec) /* for `fatbuild build -v`'s summary */
-		fb_exec_tally_add(o->remote_state, 1, r->hit == FB_EDGE_EXEC || r->hit == FB_EDGE_EXEC_CACHED,
+	if (o->remote.exec && *o->remote.exec) /* for `fatbuild build -v`'s summary */
+		fb_exec_tally_add(o->remote.state, 1, r->hit == FB_EDGE_EXEC || r->hit == FB_EDGE_EXEC_CACHED,
 		                  r->hit == FB_EDGE_LOCAL || r->hit == FB_EDGE_REMOTE, 1);
 	/* `fatbuild build -v`: where each edge ran and why, as compile's jobs say it */
-	if (o->remote_exec && cfg->compile_verbose && strcmp(cfg->compile_verbose, "1") == 0) {
+	if (o->remote.exec && cfg->compile_verbose && strcmp(cfg->compile_verbose, "1") == 0) {
 		const char *name = strrchr(o->output, '/') ? strrchr(o->output, '/') + 1 : o->output;
 		bool hit = r->hit == FB_EDGE_LOCAL || r->hit == FB_EDGE_REMOTE;
 		fprintf(stderr, "edge %s (%s)\n", name, hit ? "cached" : r->where[0] ? r->where : "local");
@@ -228,9 +212,7 @@ cmd_edge(int argc, char **argv)
 	if (!rc)
 		rc = check_output("edge", "--depfile", o.depfile, NULL, 0);
 	if (!rc)
-		rc = remote_exec_opts(&o, &l, &cfg);
-	if (!rc)
-		rc = remote_cache_opts(&o, &cfg);
+		rc = remote_opts(&o, &l, &cfg);
 	if (rc) {
 		free(v);
 		return rc;

@@ -120,19 +120,15 @@ is_self(const char *path)
 	return strcmp(a, b) == 0;
 }
 
-/* The cache's settings from the environment, as `fatbuild edge` takes them. */
+/* The cache's settings from the environment, as `fatbuild edge` takes them (no flags: the
+ * launcher's words are the compiler's). */
 static int
 cache_opts(struct fb_launch_opts *o, const struct fb_config *cfg)
 {
-	const char *mode = cfg->remote_cache_mode, *tmo = cfg->remote_cache_timeout;
-	if (cli_remote_mode_env(cfg, mode, "nvcc"))
+	if (cli_remote_mode_env(cfg, cfg->remote_cache_mode, "nvcc"))
 		return -1;
-	o->remote_cache = cfg->remote_cache;
-	o->remote_header = cfg->remote_cache_header;
-	o->remote_read_only = mode && strcmp(mode, "read") == 0;
-	o->remote_timeout_ms = tmo && *tmo ? (long)(strtod(tmo, NULL) * 1000) : 0;
-	o->remote_state = cfg->remote_cache_state;
-	o->remote_tmpdir = cfg->tmpdir;
+	cli_remote_resolve(cfg, &(struct cli_remote_flags){0}, &o->remote);
+	o->remote.exec = NULL; /* cicc and ptxas run here (per-arch remote steps are not built yet) */
 	return 0;
 }
 

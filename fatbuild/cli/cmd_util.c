@@ -67,9 +67,6 @@ note_max_jobs(const struct fb_config *cfg, const char *cmd)
 	if (!ji.capped)
 		return;
 	warn("%s: note: MAX_JOBS=%s capped at %d, the most jobs fatbuild runs at once", cmd, mj, FB_JOBS_MAX);
-	char v[16];
-	snprintf(v, sizeof(v), "%d", FB_JOBS_MAX);
-	setenv("MAX_JOBS", v, 1);
 }
 
 int
@@ -176,4 +173,24 @@ cli_rexec_prop_check(const char *v, const char *cmd)
 		return 0;
 	warn("%s: invalid --remote-exec-property '%s' (want KEY=VALUE)", cmd, v);
 	return -1;
+}
+
+void
+cli_remote_resolve(const struct fb_config *cfg, const struct cli_remote_flags *f, struct fb_remote_opts *r)
+{
+	const char *mode = f->mode ? f->mode : cfg->remote_cache_mode;
+	const char *tmo = cfg->remote_cache_timeout;
+	*r = (struct fb_remote_opts){0};
+	r->cache = f->cache ? f->cache : cfg->remote_cache;
+	r->header = cfg->remote_cache_header;
+	r->read_only = mode && strcmp(mode, "read") == 0;
+	/* to the nearest millisecond, so that fb_build's "S.mmm" for its edges reads back the same */
+	r->timeout_ms = tmo && *tmo ? (long)(strtod(tmo, NULL) * 1000 + 0.5) : 0;
+	r->state = cfg->remote_cache_state; /* fb_build names it for its edges */
+	r->tmpdir = cfg->tmpdir;
+	r->exec = f->exec ? f->exec : cfg->remote_executor;
+	r->exec_props = f->props;
+	r->nexec_props = f->nprops;
+	r->jobs = f->jobs;
+	r->exec_timeout_ms = f->exec_timeout_ms;
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -87,12 +88,14 @@ has_sources(int argc, char **argv)
 	return 0;
 }
 
-/* Takes --nvrtc PATH / --nvrtc=PATH out of argv (up to a "--") into FATBUILD_NVRTC, made
- * absolute so that the compiles ninja runs elsewhere find it. Returns the new argc, or -1. */
+/* Takes --nvrtc PATH / --nvrtc=PATH out of argv (up to a "--"), the last one's path made
+ * absolute into var ("FATBUILD_NVRTC=PATH", size bytes; "" when there is none). Returns the
+ * new argc, or -1 (reported). */
 static int
-take_nvrtc(int argc, char **argv)
+take_nvrtc(int argc, char **argv, char *var, size_t size)
 {
 	int w = 1;
+	var[0] = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *v = NULL;
 		if (strcmp(argv[i], "--") == 0) {
@@ -117,10 +120,25 @@ take_nvrtc(int argc, char **argv)
 			warn("--nvrtc %s: %s", v, strerror(errno));
 			return -1;
 		}
-		setenv("FATBUILD_NVRTC", abs, 1);
+		snprintf(var, size, "FATBUILD_NVRTC=%s", abs);
 	}
 	argv[w] = NULL;
 	return w;
+}
+
+/* --nvrtc is FATBUILD_NVRTC for the whole command: the program runs again, without the option,
+ * with the variable in its environment, where every configuration read of its own and every
+ * process it starts (the compiles ninja runs elsewhere, the compile server) find it. Returns
+ * only when that cannot be done (reported). */
+static void
+run_with_nvrtc(char **argv, const char *var)
+{
+	const char *set[] = {var};
+	char **envp = fb_config_child_env(set, 1);
+	if (envp)
+		execve("/proc/self/exe", argv, envp);
+	warn("--nvrtc: cannot run fatbuild again with %s: %s", var, envp ? strerror(errno) : "out of memory");
+	free(envp);
 }
 
 /* "unknown command 'W'", with the listed command it likely meant. */
@@ -145,8 +163,13 @@ main(int argc, char **argv)
 	/* A launcher's words are the compiler's: none of them is fatbuild's (not even --nvrtc). */
 	if (argc >= 2 && launch_is_compiler(argv[1]))
 		return cmd_launch(argc - 1, argv + 1);
-	if ((argc = take_nvrtc(argc, argv)) < 0)
+	char nvrtc[PATH_MAX + 16];
+	if ((argc = take_nvrtc(argc, argv, nvrtc, sizeof(nvrtc))) < 0)
 		return AP_EXIT_USAGE;
+	if (nvrtc[0]) {
+		run_with_nvrtc(argv, nvrtc);
+		return AP_EXIT_FAIL;
+	}
 	if (argc < 2) {
 		usage(stderr);
 		return AP_EXIT_USAGE;

@@ -305,8 +305,7 @@ cache_start(struct run *r)
 	const struct fb_compile_opts *o = r->o;
 	if (!r->use_cache)
 		return;
-	struct fb_cache_opts co = {r->cache_dir,          o->remote_cache,      o->remote_header, o->remote_read_only,
-	                           o->remote_timeout_ms, o->remote_state,      o->remote_tmpdir,      r->cfg};
+	struct fb_cache_opts co = {.dir = r->cache_dir, .remote = &o->remote, .config = r->cfg};
 	struct lookup l = {r, NULL};
 	struct fb_cache_hooks h = {NULL, on_cache_event, &l};
 	fb_cache_open(&co, &h, &r->cache, NULL); /* out of memory: no cache, every get a miss */
@@ -469,7 +468,7 @@ run_jobs(struct run *r, const char *home, struct fb_compile_result *res, struct 
 	struct job *failed = NULL;
 	/* remote execution, when asked for: many more jobs at once than CPUs here; what it leaves
 	 * goes to the build's compile server, then to local workers */
-	int rjobs = opts->remote_jobs > 0 ? opts->remote_jobs : 4 * jobs_of(r->cfg, 0);
+	int rjobs = opts->remote.jobs > 0 ? opts->remote.jobs : 4 * jobs_of(r->cfg, 0);
 	rc = fb_offload_begin(r) ? fb_run_jobs(r, rjobs > FB_JOBS_MAX ? FB_JOBS_MAX : rjobs, &failed, err) : 0;
 	rc = fb_offload_end(r, rc);
 	int maxjobs = jobs_of(r->cfg, opts->jobs);

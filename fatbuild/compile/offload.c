@@ -279,8 +279,8 @@ run_remote(struct run *r, struct job *j, struct fb_job_opts *jo, int fd, char *w
 	static const char *const outputs[] = {"out/result", "out/log", "out/ptx", "out/cubin"};
 	static const char *const env[] = {"LC_ALL=C", "LD_LIBRARY_PATH=" TOOLKIT "/lib64"};
 	const struct fb_compile_opts *o = r->o;
-	struct fb_exec_opts xo = {o->remote_exec, o->remote_header, o->remote_exec_timeout_ms, o->remote_exec_props,
-	                          o->nremote_exec_props, &r->stop, 1};
+	struct fb_exec_opts xo = {o->remote.exec, o->remote.header, o->remote.exec_timeout_ms, o->remote.exec_props,
+	                          o->remote.nexec_props, &r->stop, 1};
 	struct jobroot jr = {0};
 	struct fb_exec *x = NULL;
 	struct fb_exec_out out = {0};
@@ -440,7 +440,7 @@ toolchain(struct run *r, char *why, size_t wsize)
 	snprintf(builtins, sizeof(builtins), "%s/libnvrtc-builtins.so.%d.%d", bdir, ver / 1000, ver % 1000 / 10);
 	snprintf(names[0], sizeof(names[0]), TOOLKIT "/lib64/libnvrtc.so.%d", ver / 1000);
 	snprintf(names[1], sizeof(names[1]), TOOLKIT "/lib64/libnvrtc-builtins.so.%d.%d", ver / 1000, ver % 1000 / 10);
-	if (!r->o->remote_exec_worker || !*r->o->remote_exec_worker) {
+	if (!r->o->remote.worker || !*r->o->remote.worker) {
 		snprintf(why, wsize, "no fatbuild-nvrtc-worker program to send");
 		return -1;
 	}
@@ -450,17 +450,17 @@ toolchain(struct run *r, char *why, size_t wsize)
 	for (size_t i = 0; i < r->njobs && !tree; i++)
 		tree = r->jobs[i].state == J_PENDING && needs_tree(r, &r->src[r->jobs[i].src]);
 	snprintf(inc, sizeof(inc), "%s/include", r->home);
-	if (tc_map(r, 0, r->o->remote_exec_worker, WORKER, 1, NULL, why, wsize) ||
+	if (tc_map(r, 0, r->o->remote.worker, WORKER, 1, NULL, why, wsize) ||
 	    tc_map(r, 1, file, names[0], 0, hex, why, wsize) || tc_map(r, 2, builtins, names[1], 0, NULL, why, wsize) ||
 	    (tree && fb_jobroot_tree(inc, &r->tk, &r->ntk, &cap, why, wsize)))
 		return -1;
 	const struct fb_compile_opts *o = r->o;
-	struct fb_exec_opts xo = {o->remote_exec, o->remote_header, o->remote_exec_timeout_ms, o->remote_exec_props,
-	                          o->nremote_exec_props, &r->stop, 0};
+	struct fb_exec_opts xo = {o->remote.exec, o->remote.header, o->remote.exec_timeout_ms, o->remote.exec_props,
+	                          o->remote.nexec_props, &r->stop, 0};
 	struct fb_exec *x = NULL;
 	struct fb_error e = {0};
-	int lock = fb_jobroot_lock(o->remote_state, o->cancel); /* one build sends them once */
-	if (lock >= 0 && fb_exec_state_seen(o->remote_state, why, wsize)) { /* it failed while we waited */
+	int lock = fb_jobroot_lock(o->remote.state, o->cancel); /* one build sends them once */
+	if (lock >= 0 && fb_exec_state_seen(o->remote.state, why, wsize)) { /* it failed while we waited */
 		close(lock);
 		return -1;
 	}
@@ -522,7 +522,7 @@ fb_offload_begin(struct run *r)
 	const struct fb_compile_opts *o = r->o;
 	size_t n = 0;
 	r->exec_quiet = 0;
-	if (!o->remote_exec || !*o->remote_exec)
+	if (!o->remote.exec || !*o->remote.exec)
 		return 0;
 	for (size_t i = 0; i < r->njobs; i++) {
 		struct job *j = &r->jobs[i];
@@ -530,7 +530,7 @@ fb_offload_begin(struct run *r)
 			j->state = J_HELD;
 		n += j->state == J_PENDING;
 	}
-	r->exec_quiet = n && fb_exec_state_seen(o->remote_state, r->exec_why, sizeof(r->exec_why));
+	r->exec_quiet = n && fb_exec_state_seen(o->remote.state, r->exec_why, sizeof(r->exec_why));
 	if (r->exec_quiet || !n) /* another process of the build found it failing, and said so */
 		return 0;
 	if (!getcwd(r->cwd, sizeof(r->cwd)))
@@ -538,7 +538,7 @@ fb_offload_begin(struct run *r)
 	else if (toolchain(r, r->exec_why, sizeof(r->exec_why)) == 0)
 		return r->remote = 1;
 	else /* another edge of the build may have said it while this one sent */
-		r->exec_quiet = fb_exec_state_seen(o->remote_state, r->exec_why, sizeof(r->exec_why));
+		r->exec_quiet = fb_exec_state_seen(o->remote.state, r->exec_why, sizeof(r->exec_why));
 	return 0;
 }
 
@@ -546,7 +546,7 @@ int
 fb_offload_end(struct run *r, int rc)
 {
 	const struct fb_compile_opts *o = r->o;
-	if (!o->remote_exec || !*o->remote_exec)
+	if (!o->remote.exec || !*o->remote.exec)
 		return rc;
 	if (r->remote) {
 		r->remote = 0;
@@ -570,7 +570,7 @@ fb_offload_end(struct run *r, int rc)
 			         quiet ? "earlier in this build" : "the warning says how");
 	}
 	fb_text_oneline(r->exec_why);
-	if (r->exec_why[0] && !quiet && fb_exec_state_claim(o->remote_state, r->exec_why))
+	if (r->exec_why[0] && !quiet && fb_exec_state_claim(o->remote.state, r->exec_why))
 		snprintf(r->res->exec_note, sizeof(r->res->exec_note), "%s", r->exec_why);
 	return rc;
 }

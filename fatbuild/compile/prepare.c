@@ -195,7 +195,7 @@ fb_run_load_sources(struct run *r, struct fb_error *err)
 		const char **dirs = fb_deps_dirs(s->dir, r->common, r->ncommon, &ndirs);
 		if (!dirs)
 			return fb_seterr(err, FB_ENOMEM, "out of memory");
-		if (r->o->remote_exec && *r->o->remote_exec) /* the jobs' input roots (offload.c) */
+		if (r->o->remote.exec && *r->o->remote.exec) /* the jobs' input roots (offload.c) */
 			rc = fb_deps_scan_root(s->path, dirs, ndirs, &s->deps, &s->extra, s->computed, sizeof(s->computed), err);
 		else
 			rc = fb_deps_scan(s->path, dirs, ndirs, &s->deps, err);

@@ -176,7 +176,7 @@ int fb_answer_write(int fd, int rc, int result, int pch, const char *log, const 
  * lacks an image; another code, err saying what is wrong. */
 int fb_job_check(const struct run *r, const struct job *j, const struct fb_cache_entry *e, struct fb_error *err);
 /* The remote round, around fb_run_jobs (the caller runs it when begin says so): begin holds the
- * jobs that stay here and, when a job can go to r->o->remote_exec and the executor has not
+ * jobs that stay here and, when a job can go to r->o->remote.exec and the executor has not
  * failed in this build, sends the shared files and sets r->remote: 1, the round is to run; 0,
  * none (r->exec_why says why when the executor failed). end, after the round (rc its result;
  * 0 when none ran), closes the executor's handle, gives the jobs it left back to the local

@@ -29,6 +29,7 @@
 
 #include "run.h"
 #include "base/bytes.h"
+#include "base/config.h"
 #include "base/proc.h"
 #include "base/safefs.h"
 #include "plumbing.h"
@@ -689,14 +690,22 @@ fb_compile_server_start(const char *program, const char *build_dir, int jobs, pi
 	if (snprintf(sock, size, "%s/tmp/%s", build_dir, FB_SERVER_SOCKET) >= (int)size ||
 	    strlen(sock) >= sizeof(((struct sockaddr_un *)0)->sun_path))
 		return fb_seterr(err, FB_EINVAL, "%s/tmp/%s: too long for a socket name", build_dir, FB_SERVER_SOCKET);
-	if (pipe(p) != 0)
+	/* nor a compile server the caller's environment names: it serves, it is no client */
+	const char *set[] = {tmpdir, "FATBUILD_COMPILE_SOCKET", "FATBUILD_COMPILE_VERBOSE"};
+	char **envp = fb_config_child_env(set, sizeof(set) / sizeof(set[0]));
+	if (!envp)
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	if (pipe(p) != 0) {
+		free(envp);
 		return fb_seterr(err, FB_EIO, "pipe failed: %s", strerror(errno));
+	}
 	snprintf(jobs_s, sizeof(jobs_s), "%d", jobs);
 	snprintf(fd_s, sizeof(fd_s), "%d", p[1]);
 	pid_t parent = getpid(), c = fork();
 	if (c < 0) {
 		close(p[0]);
 		close(p[1]);
+		free(envp);
 		return fb_seterr(err, FB_EIO, "fork failed: %s", strerror(errno));
 	}
 	if (c == 0) {
@@ -705,11 +714,11 @@ fb_compile_server_start(const char *program, const char *build_dir, int jobs, pi
 		signal(SIGINT, SIG_DFL);      /* exec keeps an ignored signal ignored */
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
-		putenv(tmpdir);
 		char *argv[] = {(char *)program, "__compile-server", (char *)build_dir, jobs_s, fd_s, NULL};
-		execv(program, argv);
+		execve(program, argv, envp);
 		_exit(127);
 	}
+	free(envp);
 	close(p[1]);
 	char b = 0;
 	struct pollfd pf = {p[0], POLLIN, 0};

@@ -499,10 +499,11 @@ start_gen(struct gen *g, const struct fb_config *cfg)
 	g->jobs_default = ji.jobs;
 	g->jobs = g->o->jobs > 0 ? (g->o->jobs > FB_JOBS_MAX ? FB_JOBS_MAX : g->o->jobs) : ji.jobs;
 	g->cpus = ji.quota > 0 && ji.quota < ji.cpus ? ji.quota : ji.cpus;
-	const char *rx = g->o->remote_exec ? g->o->remote_exec : cfg->remote_executor;
+	g->max_jobs_capped = ji.capped;
+	const char *rx = g->o->remote.exec ? g->o->remote.exec : cfg->remote_executor;
 	g->rexec = rx && *rx ? rx : NULL;
 	g->rexec_off = !g->rexec && cfg->remote_executor && *cfg->remote_executor;
-	long rj = g->o->remote_jobs > 0 ? g->o->remote_jobs : 4L * g->jobs;
+	long rj = g->o->remote.jobs > 0 ? g->o->remote.jobs : 4L * g->jobs;
 	g->ninja_jobs = !g->rexec ? g->jobs : rj > FB_JOBS_MAX ? FB_JOBS_MAX : (int)rj;
 }
 

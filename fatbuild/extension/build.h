@@ -55,10 +55,11 @@ struct gen {
 	int jobs;              /* fb_compile_jobs(o->jobs): ninja's -j */
 	int jobs_default;      /* fb_compile_default_jobs(): MAX_JOBS, else the CPUs (quota too) */
 	int cpus;              /* the CPUs this process may use (affinity mask, cgroup quota) */
+	bool max_jobs_capped;  /* MAX_JOBS asked for more than FB_JOBS_MAX: the edges get that */
 	/* Remote execution (docs/remote-cache.md §9): the executor the NVRTC edges send their jobs
-	 * to (o->remote_exec, else FATBUILD_REMOTE_EXECUTOR; NULL: none); rexec_off: none because
+	 * to (o->remote.exec, else FATBUILD_REMOTE_EXECUTOR; NULL: none); rexec_off: none because
 	 * the caller said "" while the environment, which the edges inherit, names one. ninja_jobs:
-	 * ninja's -j, the remote edges in flight (o->remote_jobs, else 4 x jobs) while remote, else
+	 * ninja's -j, the remote edges in flight (o->remote.jobs, else 4 x jobs) while remote, else
 	 * jobs; the edges that stay here then run in the local pool of jobs. */
 	const char *rexec;
 	bool rexec_off;

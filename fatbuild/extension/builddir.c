@@ -15,8 +15,6 @@
 #include "base/error.h"
 #include "base/safefs.h"
 
-extern char **environ;
-
 #define FIX "remove it, or pass --build-dir DIR (or set FATBUILD_BUILD_DIR) naming a directory of your own"
 
 /* The build root: FATBUILD_BUILD_DIR (*explicit set), else $XDG_CACHE_HOME/fatbuild/build, else
@@ -87,30 +85,6 @@ fb_builddir_prepare(const struct fb_config *cfg, const char *build_dir, const ch
 	if (!rc && snprintf(sub, sizeof(sub), "%s/tmp", dir) < (int)sizeof(sub))
 		rc = fb_dir_make(sub, "build dir", FIX, 0, err);
 	return rc;
-}
-
-char **
-fb_builddir_env(const char *dir)
-{
-	size_t n = 0, len = strlen(dir) + sizeof("TMPDIR=/tmp");
-	size_t slen = strlen(dir) + sizeof(FB_REMOTE_STATE_ENV "=/" FB_REMOTE_STATE);
-	while (environ[n])
-		n++;
-	char **env = malloc((n + 3) * sizeof(*env) + len + slen);
-	if (!env)
-		return NULL;
-	char *tmpdir = (char *)(env + n + 3), *state = tmpdir + len;
-	snprintf(tmpdir, len, "TMPDIR=%s/tmp", dir);
-	snprintf(state, slen, FB_REMOTE_STATE_ENV "=%s/" FB_REMOTE_STATE, dir);
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], "TMPDIR=", 7) != 0 &&
-		    strncmp(environ[i], FB_REMOTE_STATE_ENV "=", sizeof(FB_REMOTE_STATE_ENV)) != 0)
-			env[k++] = environ[i];
-	env[k++] = tmpdir;
-	env[k++] = state;
-	env[k] = NULL;
-	return env;
 }
 
 static bool

@@ -15,15 +15,10 @@ int fb_builddir_prepare(const struct fb_config *cfg, const char *build_dir, cons
                         struct fb_error *err);
 
 /* The file in which the processes of one build share a failed remote cache
- * (docs/remote-cache.md §5), below the build dir, and the variable that names it to them. */
+ * (docs/remote-cache.md §5), below the build dir, and the variable that names it to them (in
+ * the environment ninja runs with, ninja_run.c). */
 #define FB_REMOTE_STATE "tmp/remote-cache.state"
 #define FB_REMOTE_STATE_ENV "FATBUILD_REMOTE_CACHE_STATE"
-
-/* environ with TMPDIR=DIR/tmp (created 0700 by fb_builddir_prepare), so compilers'
- * temporaries stay out of shared temp dirs, and FATBUILD_REMOTE_CACHE_STATE=DIR/tmp/
- * remote-cache.state: what ninja and every command it runs get. One free(); NULL when out of
- * memory. */
-char **fb_builddir_env(const char *dir);
 
 /* The link edge writes BUILD_DIR/out/BASENAME (staged); OUT is a copy of it. Before ninja: a
  * staged file that OUT no longer matches (OUT missing, or size or mtime differ) is removed, so

@@ -177,7 +177,7 @@ toolchain_dirs(const struct fb_edge_opts *o, const struct fb_config *cfg, struct
 static const char *
 tools_state(const struct fb_edge_opts *o, char *buf, size_t size)
 {
-	return o->remote_state && *o->remote_state && snprintf(buf, size, "%s-tools", o->remote_state) < (int)size ? buf
+	return o->remote.state && *o->remote.state && snprintf(buf, size, "%s-tools", o->remote.state) < (int)size ? buf
 	                                                                                                           : NULL;
 }
 
@@ -189,7 +189,7 @@ farm_failed(const struct fb_edge_opts *o, bool tools, struct fb_edge_result *r, 
 	char why[512], st[4200];
 	snprintf(why, sizeof(why), "%.500s", msg && *msg ? msg : "failed");
 	fb_text_oneline(why);
-	if (fb_exec_state_claim(tools ? tools_state(o, st, sizeof(st)) : o->remote_state, why))
+	if (fb_exec_state_claim(tools ? tools_state(o, st, sizeof(st)) : o->remote.state, why))
 		snprintf(r->exec_note, sizeof(r->exec_note), "%s", why);
 	snprintf(r->where, sizeof(r->where), "local: %s",
 	         tools ? "the worker cannot run the compiler" : "the executor failed");
@@ -200,8 +200,8 @@ farm_failed(const struct fb_edge_opts *o, bool tools, struct fb_edge_result *r, 
 static int
 exec_once(const struct fb_edge_opts *o, struct fb_edge_action *x, struct fb_exec_out *out, struct fb_error *err)
 {
-	struct fb_exec_opts xo = {o->remote_exec, o->remote_header, o->remote_exec_timeout_ms, o->remote_exec_props,
-	                          o->nremote_exec_props, NULL, 0};
+	struct fb_exec_opts xo = {o->remote.exec, o->remote.header, o->remote.exec_timeout_ms, o->remote.exec_props,
+	                          o->remote.nexec_props, NULL, 0};
 	struct fb_exec *e = NULL;
 	struct fb_exec_cmd c = {(const char *const *)x->argv, (int)x->argc, x->env,    x->nenv, x->outputs,
 	                        x->noutputs,                   x->in,         (int)x->nin};
@@ -348,7 +348,7 @@ remote_run(const struct fb_edge_opts *o, const struct fb_config *cfg, const stru
 {
 	char why[400] = "";
 	const char *env = moving_env(cfg);
-	if (fb_exec_state_seen(o->remote_state, why, sizeof(why))) {
+	if (fb_exec_state_seen(o->remote.state, why, sizeof(why))) {
 		snprintf(r->where, sizeof(r->where), "local: the executor failed (earlier in this build)");
 		return 0;
 	}

@@ -22,7 +22,7 @@ struct fb_edge_remote {
 	struct fb_strlist deps;
 };
 
-/* Runs o's compile at o->remote_exec; known: the files it read last time (the edge cache's
+/* Runs o's compile at o->remote.exec; known: the files it read last time (the edge cache's
  * manifest, local paths; NULL or empty: the last depfile, else the compiler's -M here). 1 when
  * it ran there (a compile error is a result too): r->status its exit, r->log its stderr, r->hit
  * FB_EDGE_EXEC or _EXEC_CACHED, and on success the object and the depfile written as a local

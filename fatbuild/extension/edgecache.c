@@ -641,9 +641,7 @@ store_open(struct store *s)
 	bool local = fb_cache_local_dir(s->cfg, s->o->cache_dir, dir, sizeof(dir), &e) == 0;
 	if (!local)
 		note(s, "edge cache off", e.msg);
-	struct fb_cache_opts co = {local ? dir : NULL,      s->o->remote_cache, s->o->remote_header,
-	                           s->o->remote_read_only, s->o->remote_timeout_ms, s->o->remote_state,
-	                           s->o->remote_tmpdir,          s->cfg};
+	struct fb_cache_opts co = {.dir = local ? dir : NULL, .remote = &s->o->remote, .config = s->cfg};
 	struct fb_cache_hooks h = {NULL, on_cache_event, s};
 	fb_cache_open(&co, &h, &s->cache, NULL); /* out of memory: no cache, the command runs */
 }
@@ -878,7 +876,7 @@ fb_edge_run(const struct fb_edge_opts *o, struct fb_edge_result *r, struct fb_er
 		fb_cache_idle(s.cache); /* no thread of a gRPC remote runs beside the command */
 		if (s.capped[0]) /* compiled here: a remote executor would be sent the file */
 			note(&s, "edge cache not used", s.capped);
-		int ran = o->remote_exec && *o->remote_exec && !s.capped[0] ? fb_edge_remote_run(o, s.cfg, &s.known, r, err)
+		int ran = o->remote.exec && *o->remote.exec && !s.capped[0] ? fb_edge_remote_run(o, s.cfg, &s.known, r, err)
 		                                                             : 0;
 		rc = ran < 0 ? -ran : ran ? 0 : run(o, &r->status, err);
 		struct fb_buf list = {0};

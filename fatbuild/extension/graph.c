@@ -128,13 +128,13 @@ rexec_words(const struct gen *g, struct cmd *c)
 		return;
 	arg(c, "--remote-exec");
 	arg(c, g->rexec);
-	for (size_t i = 0; i < g->o->nremote_exec_props; i++) {
+	for (size_t i = 0; i < g->o->remote.nexec_props; i++) {
 		arg(c, "--remote-exec-property");
-		arg(c, g->o->remote_exec_props[i]);
+		arg(c, g->o->remote.exec_props[i]);
 	}
-	if (g->o->remote_exec_timeout_ms > 0) {
+	if (g->o->remote.exec_timeout_ms > 0) {
 		char s[32];
-		bfmt(s, sizeof(s), "%ld", (g->o->remote_exec_timeout_ms + 999) / 1000);
+		bfmt(s, sizeof(s), "%ld", (g->o->remote.exec_timeout_ms + 999) / 1000);
 		arg(c, "--remote-exec-timeout");
 		arg(c, s);
 	}

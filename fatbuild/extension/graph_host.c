@@ -295,17 +295,17 @@ remote_words(struct gen *g, struct cmd *c, const char *core)
 		arg(c, "--remote-exec");
 		arg(c, "");
 	}
-	if (!g->rexec) /* the executor fb_build resolved (o->remote_exec, else the configuration's) */
+	if (!g->rexec) /* the executor fb_build resolved (o->remote.exec, else the configuration's) */
 		return;
 	arg(c, "--remote-exec");
 	arg(c, g->rexec);
-	for (size_t i = 0; i < o->nremote_exec_props; i++) {
+	for (size_t i = 0; i < o->remote.nexec_props; i++) {
 		arg(c, "--remote-exec-property");
-		arg(c, o->remote_exec_props[i]);
+		arg(c, o->remote.exec_props[i]);
 	}
-	if (o->remote_exec_timeout_ms > 0) {
+	if (o->remote.exec_timeout_ms > 0) {
 		char s[32];
-		bfmt(s, sizeof(s), "%ld", (o->remote_exec_timeout_ms + 999) / 1000);
+		bfmt(s, sizeof(s), "%ld", (o->remote.exec_timeout_ms + 999) / 1000);
 		arg(c, "--remote-exec-timeout");
 		arg(c, s);
 	}

@@ -19,12 +19,12 @@
 #include <unistd.h>
 
 #include "fatbuild.h"
+#include "base/config.h"
 #include "base/error.h"
 #include "base/safefs.h"
+#include "base/strbuf.h"
 #include "build.h"
 #include "builddir.h"
-
-extern char **environ;
 
 static bool
 log_stamp(const char *dir, struct stat *st)
@@ -72,10 +72,56 @@ lock_wait(struct gen *g, int fd, const char *path, bool record, struct fb_error 
 	}
 }
 
+/* "NAME=VALUE" (value NULL: "NAME", the variable left out) into set. */
+static void
+env_put(struct fb_strlist *set, const char *name, const char *value)
+{
+	struct fb_buf b = {0};
+	fb_buf_printf(&b, value ? "%s=%s" : "%s", name, value ? value : "");
+	if (b.oom || !b.s)
+		set->oom = true;
+	else
+		fb_strlist_add(set, b.s);
+	free(b.s);
+}
+
+/* What ninja and every command it runs get besides this process's environment, into set: the
+ * status output.c reads; TMPDIR=BUILD_DIR/tmp, so that the compilers' temporaries stay in the
+ * private build dir; the build's state file of a failed remote (docs/remote-cache.md §5); the
+ * caller's remote cache (o->remote.cache not NULL; else the environment's is left as it is);
+ * the build's own compile server (sock; NULL: none, not even one the environment names) and,
+ * with -v, that the NVRTC and host edges say where each job ran; MAX_JOBS capped as fb_build
+ * caps it, so that no edge says it again. */
+static void
+ninja_env(const struct gen *g, const char *sock, struct fb_strlist *set)
+{
+	const struct fb_remote_opts *r = &g->o->remote;
+	char path[PATHMAX + 32], ms[48];
+	env_put(set, "NINJA_STATUS", "[%f/%t] ");
+	bfmt(path, sizeof(path), "%s/tmp", g->dir);
+	env_put(set, "TMPDIR", path);
+	bfmt(path, sizeof(path), "%s/" FB_REMOTE_STATE, g->dir);
+	env_put(set, FB_REMOTE_STATE_ENV, path);
+	if (r->cache) {
+		bfmt(ms, sizeof(ms), "%ld.%03ld", r->timeout_ms / 1000, r->timeout_ms % 1000);
+		env_put(set, "FATBUILD_REMOTE_CACHE", r->cache);
+		env_put(set, "FATBUILD_REMOTE_CACHE_MODE", r->read_only ? "read" : "readwrite");
+		env_put(set, "FATBUILD_REMOTE_CACHE_HEADER", r->header);
+		env_put(set, "FATBUILD_REMOTE_CACHE_TIMEOUT", r->timeout_ms > 0 ? ms : NULL);
+	}
+	env_put(set, "FATBUILD_COMPILE_SOCKET", sock);
+	env_put(set, "FATBUILD_COMPILE_VERBOSE", g->o->verbose && (sock || g->rexec) ? "1" : NULL);
+	if (g->max_jobs_capped) {
+		bfmt(ms, sizeof(ms), "%d", FB_JOBS_MAX);
+		env_put(set, "MAX_JOBS", ms);
+	}
+}
+
 /* fork + exec rather than posix_spawn: the child sets PR_SET_PDEATHSIG (SIGTERM: ninja then
- * stops its edges as on a Ctrl-C) and takes the run lock before it becomes ninja. */
+ * stops its edges as on a Ctrl-C) and takes the run lock before it becomes ninja, with envp
+ * (ninja_env). */
 static int
-spawn_ninja(struct gen *g, const char **argv, int lock, const char *runpath, int outfd, pid_t *pid)
+spawn_ninja(struct gen *g, const char **argv, char **envp, int lock, const char *runpath, int outfd, pid_t *pid)
 {
 	pid_t parent = getpid();
 	int p[2];
@@ -114,11 +160,7 @@ spawn_ninja(struct gen *g, const char **argv, int lock, const char *runpath, int
 				e = errno;
 		}
 		if (!e) {
-			/* the status output.c reads; TMPDIR=BUILD_DIR/tmp: the compilers' temporaries stay
-			 * in the private build dir */
-			setenv("NINJA_STATUS", "[%f/%t] ", 1);
-			char **envp = fb_builddir_env(g->dir);
-			execve(g->t.ninja, (char *const *)argv, envp ? envp : environ);
+			execve(g->t.ninja, (char *const *)argv, envp);
 			e = errno;
 		}
 		ssize_t w = write(p[1], &e, sizeof(e));
@@ -305,6 +347,36 @@ stop_bg(struct gen *g, pid_t *pids)
 	free(pids);
 }
 
+/* Each build asks the remote cache and the executor again: a failure is remembered for one
+ * build only. Fills state (size bytes) with the remote cache's state file, and takes the tally
+ * an earlier build left there (one that was stopped). */
+static void
+reset_remote(struct gen *g, char *state, size_t size)
+{
+	bfmt(state, size, "%s/" FB_REMOTE_STATE, g->dir);
+	unlink(state);
+	bfmt(state, size, "%s/" FB_REMOTE_STATE "-exec", g->dir); /* the executor's (§9) */
+	unlink(state);
+	bfmt(state, size, "%s/" FB_REMOTE_STATE "-tools-exec", g->dir); /* a worker without the compiler (§9) */
+	unlink(state);
+	bfmt(state, size, "%s/" FB_REMOTE_STATE, g->dir);
+	fb_exec_tally_take(state, g->tally);
+}
+
+/* Under the lock: the build's compile server (o->on_build_dir, when a kernel goes to NVRTC),
+ * then the environment ninja runs with (ninja_env; set holds its entries until ninja started).
+ * NULL when out of memory. */
+static char **
+start_env(struct gen *g, struct fb_strlist *set)
+{
+	bool nvrtc = false;
+	for (size_t i = 0; i < g->o->nsources; i++)
+		nvrtc |= g->langs[i] == L_KERNEL;
+	const char *sock = nvrtc && g->o->on_build_dir ? g->o->on_build_dir(g->o->on_build_dir_ctx, g->dir) : NULL;
+	ninja_env(g, sock, set);
+	return set->oom ? NULL : fb_config_child_env((const char *const *)set->v, set->n);
+}
+
 int
 fb_build_run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 {
@@ -326,20 +398,14 @@ fb_build_run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	int rc = take_locks(g, &lock, runpath, sizeof(runpath), err);
 	if (rc)
 		return rc;
-	/* Each build asks the remote cache again: a failure is remembered for one build only. */
-	bfmt(state, sizeof(state), "%s/" FB_REMOTE_STATE, g->dir);
-	unlink(state);
-	bfmt(state, sizeof(state), "%s/" FB_REMOTE_STATE "-exec", g->dir); /* the executor's (§9) */
-	unlink(state);
-	bfmt(state, sizeof(state), "%s/" FB_REMOTE_STATE "-tools-exec", g->dir); /* a worker without the compiler (§9) */
-	unlink(state);
-	bfmt(state, sizeof(state), "%s/" FB_REMOTE_STATE, g->dir);
-	fb_exec_tally_take(state, g->tally); /* an earlier build's, left by a stopped one */
-	bool nvrtc = false;
-	for (size_t i = 0; i < g->o->nsources; i++)
-		nvrtc |= g->langs[i] == L_KERNEL;
-	if (nvrtc && g->o->on_build_dir)
-		g->o->on_build_dir(g->o->on_build_dir_ctx, g->dir); /* under the lock: the build's compile server */
+	reset_remote(g, state, sizeof(state));
+	struct fb_strlist set = {0};
+	char **envp = start_env(g, &set);
+	if (!envp) {
+		fb_strlist_free(&set);
+		close(lock);
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	}
 	struct stat before, after;
 	bool had = log_stamp(g->dir, &before);
 	pid_t pid = -1;
@@ -356,7 +422,9 @@ fb_build_run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 		rc = errno;
 	pid_t *bg = rc ? NULL : start_bg(g);
 	if (!rc)
-		rc = spawn_ninja(g, argv, lock, runpath, out[1], &pid);
+		rc = spawn_ninja(g, argv, envp, lock, runpath, out[1], &pid);
+	free(envp);
+	fb_strlist_free(&set);
 	if (out[1] >= 0)
 		close(out[1]);
 	if (rc != 0) {

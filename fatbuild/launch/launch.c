@@ -290,8 +290,7 @@ cache_open(const struct fb_launch_opts *o, const struct fb_config *cfg, struct r
 	bool local = fb_cache_local_dir(cfg, o->cache_dir, dir, sizeof(dir), &e) == 0;
 	if (!local)
 		snprintf(r->note, sizeof(r->note), "%.250s", e.msg);
-	struct fb_cache_opts co = {local ? dir : NULL, o->remote_cache,      o->remote_header, o->remote_read_only,
-	                           o->remote_timeout_ms, o->remote_state, o->remote_tmpdir,  cfg};
+	struct fb_cache_opts co = {local ? dir : NULL, &o->remote, cfg};
 	struct fb_cache_hooks h = {NULL, on_event, r};
 	fb_cache_open(&co, &h, &c, NULL); /* out of memory: no cache, the steps run */
 	return c;

@@ -92,8 +92,10 @@ struct fb_build_opts {
 	 * "distcc"), as CMake's <LANG>_COMPILER_LAUNCHER; NULL: FATBUILD_LAUNCHER, else none. */
 	const char *launcher;
 	/* Called once the build dir is made and checked, before ninja runs, when a kernel goes to
-	 * NVRTC (not with emit_ninja_only): the CLI starts the build's compile server there. */
-	void (*on_build_dir)(void *ctx, const char *build_dir);
+	 * NVRTC (not with emit_ninja_only): the CLI starts the build's compile server there and
+	 * returns its socket, which the NVRTC edges are given (FATBUILD_COMPILE_SOCKET in the
+	 * environment ninja runs with; docs/compile-server.md), or NULL when none started. */
+	const char *(*on_build_dir)(void *ctx, const char *build_dir);
 	void *on_build_dir_ctx;
 	/* nvcc edges run one nvcc with --threads (host pass and targets in parallel) unless set or
 	 * nvcc_flags/cuda_flags hold -t/--threads. */
@@ -116,14 +118,12 @@ struct fb_build_opts {
 	 * ...: archprobe.h's struct fb_config), read once by the tools and passed down; NULL:
 	 * fb_build reads it once at its start. Callers outside the tools leave it NULL. */
 	const struct fb_config *config;
-	/* Remote execution (docs/remote-cache.md §9): the compiles both caches miss run at a REAPI
-	 * executor, "grpc://HOST:PORT"; NULL: the configuration's FATBUILD_REMOTE_EXECUTOR; "":
-	 * none. props: "KEY=VALUE" platform properties its workers must offer; remote_jobs: edges
-	 * in flight while remote (<= 0: 4 x jobs); timeout: each job, queued and run (<= 0: 600 s). */
-	const char *remote_exec;
-	const char *const *remote_exec_props; size_t nremote_exec_props;
-	int remote_jobs;
-	long remote_exec_timeout_ms;
+	/* The remote cache and executor (fatbuild/cache.h) of the build's edges: the edges
+	 * get the executor, its properties and timeout on their command lines (remote.jobs sizes
+	 * ninja's -j while remote), the cache through the environment ninja runs with
+	 * (FATBUILD_REMOTE_CACHE, _MODE, _HEADER, _TIMEOUT; docs/remote-cache.md §5). Zero: the
+	 * configuration's FATBUILD_REMOTE_EXECUTOR and the environment's remote cache. */
+	struct fb_remote_opts remote;
 };
 
 struct fb_build_result {

@@ -55,6 +55,43 @@ struct fb_cache_counters {
 /* dir NULL: fb_cache_dir(). No stats file yet: all zero. */
 FB_API int fb_cache_counters_read(const char *dir, struct fb_cache_counters *out, struct fb_error *err);
 
+/* The remote side of a run (docs/remote-cache.md): a shared cache and a REAPI executor, one
+ * struct for fb_compile (fb_compile_opts.remote) and fb_build (fb_build_opts.remote), and the
+ * tools' `fatbuild edge`. The tools resolve it once, their flags over the environment, and
+ * pass it down. Zero: no remote. */
+struct fb_remote_opts {
+	/* The shared cache, "http://host:port/prefix" or grpc(s)://HOST:PORT[/INSTANCE]: looked
+	 * up after the local cache misses, hits verified and copied into the local cache; a failing
+	 * server means local compiles and one line in a note, never an error. NULL or "": none
+	 * (fb_build: NULL leaves its edges the environment's FATBUILD_REMOTE_CACHE*). */
+	const char *cache;
+	const char *header;            /* one request header ("Authorization: Bearer T") or NULL */
+	bool read_only;                /* never upload */
+	long timeout_ms;               /* per request; <= 0: 10 s */
+	/* A file the processes of one build share (fb_build names one in the build dir's tmp/ for
+	 * its edges): the first to find the remote failing writes it and reports; while it exists
+	 * the remote is off and nothing more is said (docs/remote-cache.md §5). NULL: this run
+	 * alone. */
+	const char *state;
+	const char *tmpdir;            /* where remote blobs are staged while they download; NULL: /tmp */
+	/* Remote execution (docs/remote-cache.md §9): the compiles both caches miss run at this
+	 * executor, grpc://HOST:PORT[/INSTANCE] (or grpcs://). NULL or "": none (fb_build: NULL is
+	 * the configuration's FATBUILD_REMOTE_EXECUTOR, "" none). Any failure of the executor means
+	 * local compiles and one line in a note, never an error; a compile error from it is one as
+	 * a local compile's. */
+	const char *exec;
+	const char *const *exec_props; /* "KEY=VALUE" platform properties, besides OSFamily and ISA */
+	size_t nexec_props;
+	/* fb_compile: jobs at the executor at once (<= 0: 4 x fb_compile_default_jobs()); fb_build:
+	 * NVRTC edges in flight while remote (<= 0: 4 x jobs). */
+	int jobs;
+	long exec_timeout_ms;          /* each job, queued and run; <= 0: 600 s */
+	/* fb_compile: the path of fatbuild-nvrtc-worker, which each NVRTC job's Action carries with
+	 * the NVRTC library and the job's source and headers (a job whose output may depend on its
+	 * paths, -G, -lineinfo, __FILE__, stays here); NULL: no remote execution of NVRTC jobs. */
+	const char *worker;
+};
+
 /* END SECTION cache */
 
 #ifdef __cplusplus

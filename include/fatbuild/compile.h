@@ -4,6 +4,7 @@
 #ifndef FATBUILD_COMPILE_H
 #define FATBUILD_COMPILE_H
 
+#include "fatbuild/cache.h"
 #include "fatbuild/fatbin.h"
 
 #ifdef __cplusplus
@@ -82,34 +83,10 @@ struct fb_compile_opts {
 	 * removed after the run. */
 	bool no_pch;
 	const char *pch_parent;        /* NULL: the cache dir; no cache and NULL: no PCH */
-	/* The shared cache (docs/remote-cache.md): looked up after the local cache misses, hits
-	 * verified and copied into the local cache. NULL: none. A failing server means local
-	 * compiles and one line in cache_note, never an error. */
-	const char *remote_cache;      /* "http://host:port/prefix" */
-	const char *remote_header;     /* one request header ("Authorization: Bearer T") or NULL */
-	bool remote_read_only;         /* never upload */
-	long remote_timeout_ms;        /* per request; <= 0: 10 s */
-	/* A file the processes of one build share (fatbuild build names one in the build dir's
-	 * tmp/ for its edges, FATBUILD_REMOTE_CACHE_STATE): the first to find the remote failing
-	 * writes it and reports; while it exists the remote is off and nothing more is said
-	 * (docs/remote-cache.md §5). NULL: this run alone. */
-	const char *remote_state;
-	const char *remote_tmpdir;     /* where remote blobs are staged while they download; NULL: /tmp */
+	struct fb_remote_opts remote;    /* the shared cache and the executor (fatbuild/cache.h); zero: none */
 	/* Paths below this directory enter the cache key relative to it (default: each source's
 	 * own directory), so that checkouts in different places share entries. */
 	const char *cache_basedir;
-	/* Remote execution (docs/remote-cache.md §9): the NVRTC jobs the caches miss run at a REAPI
-	 * executor, grpc://HOST:PORT[/INSTANCE] (or grpcs://); NULL: none. Each job's Action carries
-	 * remote_exec_worker (the fatbuild-nvrtc-worker program), the NVRTC library and the job's
-	 * source and headers; a job whose output may depend on its paths (-G, -lineinfo, __FILE__)
-	 * stays here. Any failure of the executor means local compiles and one line in exec_note,
-	 * never an error; a compile error from it is one as a local compile's. */
-	const char *remote_exec;
-	const char *const *remote_exec_props; /* "KEY=VALUE" platform properties, besides OSFamily and ISA */
-	size_t nremote_exec_props;
-	int remote_jobs;               /* jobs at the executor at once; <= 0: 4 x fb_compile_default_jobs() */
-	long remote_exec_timeout_ms;   /* each job, queued and run; <= 0: 600 s */
-	const char *remote_exec_worker; /* path of fatbuild-nvrtc-worker; NULL: no remote execution */
 	/* The configuration the environment gave (MAX_JOBS, FATBUILD_CACHE_*, the build's compile
 	 * server, ...: archprobe.h's struct fb_config), read once by the tools and passed down;
 	 * NULL: fb_compile reads it once at its start. Callers outside the tools leave it NULL. */
