@@ -223,8 +223,10 @@ check_ranks() {
 # "Configuration"); the runtime (fatbuild/runtime/) is a library of its own and reads its FBRT_*
 # variables itself. Every reader of the environment elsewhere is reported: getenv,
 # secure_getenv, and a wrapper of them by the names one would take (fb_env_get, fb_env_switch),
-# called or defined (comments and strings left out); and so is a variable config.c reads that
-# config.h's list does not name.
+# called or defined (comments and strings left out); and so is every writer of it (setenv,
+# unsetenv, putenv, clearenv): what a child is to see goes into the environment it is started
+# with (fb_config_child_env), never into the process's own; and a variable config.c reads
+# that config.h's list does not name.
 check_env() {
 	local root=$1 out
 	out=$(cd "$root" && find archprobe fatbuild -path fatbuild/runtime -prune -o -name '*.[ch]' -print | sort |
@@ -245,6 +247,10 @@ check_env() {
 			while ($t =~ /\b((?:secure_)?getenv|fb_env_get|fb_env_switch)\s*\(/g) {
 				my $line = 1 + (substr($t, 0, $-[0]) =~ tr/\n//);
 				print "layout: $f:$line: $1(): the environment is read only in $envc (struct fb_config, passed down)\n";
+			}
+			while ($t =~ /\b(setenv|unsetenv|putenv|clearenv)\s*\(/g) {
+				my $line = 1 + (substr($t, 0, $-[0]) =~ tr/\n//);
+				print "layout: $f:$line: $1(): the environment is changed only in $envc; a child gets its own (fb_config_child_env)\n";
 			}
 		}' )
 	[ -z "$out" ] && return 0
@@ -498,6 +504,15 @@ EOF
 		fresh
 		printf 'static const char *planted(void) { return getenv("HOME"); }\n' >>"$tmp/t/$file"
 		expect "getenv in $file" "$file" "getenv"
+	done
+	# The environment changed outside config.c: a child's is made for it instead.
+	for plant in 'fatbuild/cli/cmd_build.c|setenv("FATBUILD_REMOTE_CACHE", "http://x", 1)' \
+		'fatbuild/extension/ninja_run.c|unsetenv("FATBUILD_COMPILE_SOCKET")' \
+		'fatbuild/compile/server.c|putenv((char *)"TMPDIR=/tmp")' 'archprobe/cli/archprobe.c|clearenv()'; do
+		file=${plant%%|*} call=${plant#*|}
+		fresh
+		printf 'static void planted(void) { %s; }\n' "$call" >>"$tmp/t/$file"
+		expect "${call%%(*} in $file" "$file" "${call%%(*}()"
 	done
 	fresh
 	printf 'static const char *planted(void) { return fb_env_get("FATBUILD_LAUNCHER"); }\n' >>"$tmp/t/fatbuild/extension/graph_host.c"
