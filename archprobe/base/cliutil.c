@@ -278,6 +278,23 @@ cli_bad_option(const char *cmd, const char *word, enum cli_bad why, const char *
 	bad_option(cmd, word, n, why, &b);
 }
 
+void
+cli_bad_value(const char *cmd, const char *opt, const char *value, const char *const *words)
+{
+	char list[256] = "", pick[WORD_MAX + 16], hint[WORD_MAX + 40] = "";
+	size_t n = 0, hn = strcspn(cmd, " ");
+	while (words[n])
+		n++;
+	for (size_t i = 0, at = 0; i < n && at < sizeof(list); i++) {
+		int w = snprintf(list + at, sizeof(list) - at, "%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ", words[i]);
+		at += w > 0 ? (size_t)w : 0;
+	}
+	if (cli_suggest(value, words, pick, sizeof(pick)))
+		snprintf(hint, sizeof(hint), "; did you mean '%s'?", pick);
+	warn("%s: invalid %s '%.200s' (%s%s); see '%s %.*s --help'", cmd, opt, value, list, hint, cli_prog, (int)hn,
+	     cmd);
+}
+
 /* cli_bad_option with the options of shorts and longs offered. */
 static void
 getopt_bad(const char *cmd, const char *word, size_t n, enum cli_bad why, const char *shorts,

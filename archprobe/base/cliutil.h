@@ -52,6 +52,12 @@ enum cli_bad {
  * word (cli_suggest) is offered. The caller exits with AP_EXIT_USAGE. */
 void cli_bad_option(const char *cmd, const char *word, enum cli_bad why, const char *const *known);
 
+/* The one line of a bad value of an option that takes a word of a fixed set (words, NULL-
+ * terminated), on stderr: "PROG: CMD: invalid --backend 'clang' (auto, nvrtc or nvcc); see
+ * 'PROG CMD --help'", with "; did you mean 'nvrtc'?" after the words when cli_suggest finds one
+ * close to value. The caller exits with AP_EXIT_USAGE. */
+void cli_bad_value(const char *cmd, const char *opt, const char *value, const char *const *words);
+
 struct option;
 /* getopt_long(argc, argv, shorts, longs, NULL) for command cmd (as cli_bad_option's), with opterr
  * off and long options matched whole: the prefix getopt would take ("--kernel" for "--kernels")

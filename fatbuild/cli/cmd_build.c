@@ -178,13 +178,16 @@ static const struct option longopts[] = {
 	{NULL, 0, NULL, 0},
 };
 
-/* The value of an option that takes a word from a fixed set; 0 or -1 (reported). */
+/* The value of an option that takes a word from a fixed set, or -j's; 0 or -1 (reported in
+ * one line). */
 static int
 parse_value(int opt, const char *v, struct fb_build_opts *o, struct cli_remote_flags *rf)
 {
+	static const char *const modes[] = {"read", "readwrite", NULL};
+	static const char *const backends[] = {"auto", "nvrtc", "nvcc", NULL};
 	if (opt == OPT_REMOTE_MODE) {
 		if (strcmp(v, "read") != 0 && strcmp(v, "readwrite") != 0) {
-			warn("build: invalid --remote-cache-mode '%s' (read or readwrite)", v);
+			cli_bad_value("build", "--remote-cache-mode", v, modes);
 			return -1;
 		}
 		rf->mode = v;
@@ -196,7 +199,7 @@ parse_value(int opt, const char *v, struct fb_build_opts *o, struct cli_remote_f
 		} else if (strcmp(v, "auto") == 0) {
 			o->backend = FB_BACKEND_AUTO;
 		} else {
-			warn("build: unknown backend '%s' (auto, nvrtc or nvcc)", v);
+			cli_bad_value("build", "--backend", v, backends);
 			return -1;
 		}
 	} else if (parse_jobs("build", v, 0, &o->jobs)) {
@@ -280,14 +283,14 @@ parse_args(int argc, char **argv, struct fb_build_opts *o, struct cli_remote_fla
 		case OPT_BACKEND:
 		case 'j':
 			if (parse_value(c, optarg, o, rf))
-				goto usage;
+				return AP_EXIT_USAGE; /* one line, not the whole usage */
 			break;
 		case OPT_REXEC:
 		case OPT_REXEC_PROP:
 		case OPT_REXEC_JOBS:
 		case OPT_REXEC_TIMEOUT:
 			if (parse_rexec(c, optarg, rf, props))
-				goto usage;
+				return AP_EXIT_USAGE;
 			break;
 		case 'v': o->verbose = true; break;
 		case OPT_EMIT_NINJA: o->emit_ninja_only = true; break;
@@ -306,9 +309,6 @@ parse_args(int argc, char **argv, struct fb_build_opts *o, struct cli_remote_fla
 		return AP_EXIT_USAGE;
 	}
 	return -1;
-usage:
-	usage(stderr);
-	return AP_EXIT_USAGE;
 }
 
 /* The build's compile server (docs/compile-server.md), started once the build dir is ready. */

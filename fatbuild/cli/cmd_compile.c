@@ -375,7 +375,9 @@ parse_compress(struct compile_cli *c)
 		c->cmode = FB_COMPRESS_LZ4;
 		c->compress_elf = true;
 	} else {
-		warn("compile: unknown --compress '%s' (default, none, zstd, lz4)", c->compress);
+		static const char *const modes[] = {"default", "none", "zstd", "lz4", NULL};
+		cli_bad_value("compile", "--compress", c->compress, modes);
+		c->bad_option = true; /* said in one line: no synopsis */
 		return -1;
 	}
 	return 0;
@@ -387,7 +389,9 @@ static int
 check_args(struct compile_cli *c)
 {
 	if (c->remote_mode && *c->remote_mode && strcmp(c->remote_mode, "read") && strcmp(c->remote_mode, "readwrite")) {
-		warn("compile: invalid --remote-cache-mode '%s' (read or readwrite)", c->remote_mode);
+		static const char *const modes[] = {"read", "readwrite", NULL};
+		cli_bad_value("compile", "--remote-cache-mode", c->remote_mode, modes);
+		c->bad_option = true;
 		return -1;
 	}
 	if (cli_rexec_url_check(c->rexec, "compile"))
