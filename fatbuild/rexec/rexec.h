@@ -75,7 +75,7 @@ int fb_exec_run(struct fb_exec *x, const struct fb_exec_cmd *c, struct fb_exec_o
 void fb_exec_out_clear(struct fb_exec_out *o);
 /* The executor's failure as the processes of one build share it (`fatbuild build` runs each
  * compile edge as a process of its own): the file STATE-exec beside the remote cache's state file
- * STATE (fb_cache_opts.remote_state; NULL: none). seen: 1 when another process of the build
+ * STATE (fb_remote_opts.state; NULL: none). seen: 1 when another process of the build
  * found the executor failing (why: what it said). claim: leaves why there; 1 when this process
  * was first (or there is no build) and so says it, 0 when another one did. */
 int fb_exec_state_seen(const char *state, char *why, size_t size);
