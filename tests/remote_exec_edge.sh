@@ -37,6 +37,9 @@ for c in g++ gcc c++ cc nvcc; do
 	chmod +x "$t/wrap/$c"
 done
 export PATH="$t/wrap:$PATH"
+# The nvcc first on PATH is now the wrapper, whose directory is no toolkit: name the toolkit the
+# wrapper runs (a shell with no CUDA_HOME, as env -i gives, found it through PATH before).
+export CUDA_HOME=${nvcc%/bin/nvcc}
 unset FATBUILD_REMOTE_CACHE FATBUILD_REMOTE_EXECUTOR FATBUILD_REMOTE_CACHE_STATE CPATH C_INCLUDE_PATH CPLUS_INCLUDE_PATH
 
 cd "$t/src" || exit 1

@@ -124,8 +124,12 @@ tree_file(const char *p, const char *rp, struct fb_exec_input *in)
 	return 0;
 }
 
-int
-fb_jobroot_tree(const char *dir, struct fb_exec_input **v, size_t *n, size_t *cap, char *why, size_t wsize)
+/* fb_jobroot_tree's walk: links > 0 when dir was reached through a symbolic link to a directory.
+ * A toolkit found through a prefix of links (/usr/local/include/cccl -> the toolkit's, when the
+ * nvcc on PATH is /usr/local/bin/nvcc) is sent at the paths NVRTC opens it by; a second link on
+ * a path is not followed, so a link back up ends the walk there. */
+static int
+tree_walk(const char *dir, int links, struct fb_exec_input **v, size_t *n, size_t *cap, char *why, size_t wsize)
 {
 	DIR *d = opendir(dir);
 	if (!d) {
@@ -139,8 +143,9 @@ fb_jobroot_tree(const char *dir, struct fb_exec_input **v, size_t *n, size_t *ca
 		if (de->d_name[0] == '.' || snprintf(p, sizeof(p), "%s/%s", dir, de->d_name) >= (int)sizeof(p) ||
 		    lstat(p, &ls) != 0 || stat(p, &st) != 0)
 			continue;
-		if (S_ISDIR(ls.st_mode)) {
-			rc = fb_jobroot_tree(p, v, n, cap, why, wsize);
+		if (S_ISDIR(st.st_mode)) {
+			if (S_ISDIR(ls.st_mode) || !links)
+				rc = tree_walk(p, links + !S_ISDIR(ls.st_mode), v, n, cap, why, wsize);
 			continue;
 		}
 		if (!S_ISREG(st.st_mode) || fb_jobroot_path("/", p, rp, sizeof(rp)))
@@ -158,6 +163,12 @@ fb_jobroot_tree(const char *dir, struct fb_exec_input **v, size_t *n, size_t *ca
 	}
 	closedir(d);
 	return rc;
+}
+
+int
+fb_jobroot_tree(const char *dir, struct fb_exec_input **v, size_t *n, size_t *cap, char *why, size_t wsize)
+{
+	return tree_walk(dir, 0, v, n, cap, why, wsize);
 }
 
 /* In a build (a state file, in the build dir's private tmp/), its NVRTC edges send the shared

@@ -111,7 +111,7 @@ void fb_jobroot_log_unmap(const char *cwd, char *log);
  * -1 with why (an empty or unreadable file). */
 int fb_jobroot_map(const char *path, const char *name, int exec, const char *hex, struct fb_exec_input *in, void **map,
                    size_t *mapsize, char *why, size_t wsize);
-/* Every regular file below dir (symbolic links to files followed, to directories not) appended to
+/* Every regular file below dir (symbolic links to files followed, to directories once on a path) appended to
  * (*v)[0..*n) (room *cap; realloc'd), at its root path, read and hashed: path and data malloc'd,
  * the caller's to free. A file that cannot be read is left out. 0, or -1 with why. */
 int fb_jobroot_tree(const char *dir, struct fb_exec_input **v, size_t *n, size_t *cap, char *why, size_t wsize);
