@@ -1,5 +1,5 @@
 # setup.py: the muladd example as an installable package, built by fatbuild through its
-# setuptools command (pip install --no-build-isolation .): no compiler flags, paths or
+# setuptools command (pip install ., or with --no-build-isolation): no compiler flags, paths or
 # libraries here; fatbuild asks this Python's torch for them.
 from setuptools import setup
 

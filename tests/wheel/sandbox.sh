@@ -11,7 +11,9 @@
 # (INDEX: the ninja wheel, its one dependency, downloaded beforehand) and runs `fatbuild --version`,
 # `fatbuild build` of examples/saxpy, `fatbuild check` of the library built, `archprobe --fallback`
 # and `fatbuild env`. On 3.13, torch from PyPI goes into the venv and examples/torch is built with
-# fatbuild.load and its op compared with PyTorch's. Not on 3.9: torch 2.9 and newer need Python
+# fatbuild.load and its op compared with PyTorch's, and installed with pip's build isolation on
+# (examples/torch/pyproject.toml lists fatbuild in [build-system] requires; the local index through
+# --find-links and PIP_FIND_LINKS). Not on 3.9: torch 2.9 and newer need Python
 # 3.10 (torch 2.8 was the last for 3.9), and the wheel's part (the tools) is the same on both.
 # Last, the planted breach: the unrepaired linux_* wheel installed the same way must fail there
 # (the libraries it needs are hidden), so a passing run shows the sandbox hides them.
@@ -121,6 +123,18 @@ mkdir -p "$work/load"
 if [ -x "$venv/bin/fatbuild" ] && run_logged torch inbox "$venv/bin/pip" install --disable-pip-version-check -q "${TORCH_SPEC:-torch}"; then
 	run_logged load inbox env TORCH_CUDA_ARCH_LIST="8.0 9.0+PTX" MAX_JOBS=2 "$venv/bin/python" "$work/load.py" &&
 		ok "py3.13: fatbuild.load of examples/torch: $(grep 'muladd max' "$work/load.log")"
+fi
+
+# A torch project with fatbuild in its [build-system] requires (examples/torch/pyproject.toml),
+# installed with pip's build isolation on: the isolated build env gets fatbuild from the local
+# index (PIP_FIND_LINKS, which pip's build env installs read too) and setuptools and torch from
+# PyPI; then the package's op is compared with PyTorch's in the venv.
+cp -r "$ex" "$work/isolated"
+if [ -x "$venv/bin/fatbuild" ] && "$venv/bin/python" -c "import torch" 2>/dev/null &&
+	run_logged isolated inbox env PIP_FIND_LINKS="$dist $work/index" TORCH_CUDA_ARCH_LIST="8.0 9.0+PTX" MAX_JOBS=2 \
+		"$venv/bin/pip" install --disable-pip-version-check --find-links "$dist" "$work/isolated"; then
+	run_logged isolated-import inbox "$venv/bin/python" "$ex/check.py" --package fb_muladd &&
+		ok "py3.13: pip install with build isolation, fatbuild from the local index: $(tail -n 1 "$work/isolated-import.log")"
 fi
 
 # The planted breach: the unrepaired wheel needs what the sandbox hides.
