@@ -27,6 +27,16 @@ static int check_count;
 		} \
 	} while (0)
 
+/* Whether the NULL-terminated list v (NULL: empty) holds the word w. */
+static inline int
+check_has(char **v, const char *w)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		if (strcmp(v[i], w) == 0)
+			return 1;
+	return 0;
+}
+
 static inline int
 check_done(void)
 {

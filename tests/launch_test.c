@@ -20,15 +20,6 @@ ok(const char *const *w, char *why, int *threads, char ***plan, char ***dep)
 	return fb_launch_words_ok((char *const *)w, threads, plan, dep, why, 256);
 }
 
-static bool
-has(char **v, const char *w)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		if (strcmp(v[i], w) == 0)
-			return true;
-	return false;
-}
-
 static void
 test_words(void)
 {
@@ -40,14 +31,14 @@ test_words(void)
 	                       "k.o", "--threads", "4", NULL};
 	CHECK(ok(torch, why, &t, &plan, &dep) == 1);
 	CHECK(t == 4);
-	CHECK(!has(plan, "-MD") && !has(plan, "-MF") && !has(plan, "k.o.d") && !has(plan, "--threads") && has(plan, "-c"));
-	CHECK(has(dep, "-M") && has(dep, "-MF") && has(dep, "-MT") && !has(dep, "-c") && !has(dep, "-o") && !has(dep, "4"));
+	CHECK(!check_has(plan, "-MD") && !check_has(plan, "-MF") && !check_has(plan, "k.o.d") && !check_has(plan, "--threads") && check_has(plan, "-c"));
+	CHECK(check_has(dep, "-M") && check_has(dep, "-MF") && check_has(dep, "-MT") && !check_has(dep, "-c") && !check_has(dep, "-o") && !check_has(dep, "4"));
 	fb_launch_vec_free(plan);
 	fb_launch_vec_free(dep);
 	const char *cmake[] = {"-forward-unknown-to-host-compiler", "--generate-code=arch=compute_80,code=[compute_80,sm_80]",
 	                       "-MD", "-MT", "a.o", "-MF", "a.o.d", "-x", "cu", "-c", "/s/k.cu", "-o", "a.o", NULL};
 	CHECK(ok(cmake, why, &t, &plan, &dep) == 1);
-	CHECK(t == -1 && has(dep, "a.o"));
+	CHECK(t == -1 && check_has(dep, "a.o"));
 	fb_launch_vec_free(plan);
 	fb_launch_vec_free(dep);
 	static const struct {

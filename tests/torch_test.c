@@ -321,15 +321,6 @@ at(char **v, const char *w)
 	return (size_t)-1;
 }
 
-static bool
-has(char **v, const char *w)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		if (strcmp(v[i], w) == 0)
-			return true;
-	return false;
-}
-
 static void
 test_torch_query(void)
 {
@@ -378,39 +369,39 @@ test_torch_query(void)
 	/* The words, as torch 2.15's load() has them: defines, then torch's, CUDA's and Python's
 	 * include dirs in that order; no ABI macro for a new-ABI torch. */
 	char **v = fb_torch_cxx_words(t, "muladd", "/cuda");
-	CHECK(has(v, "-DTORCH_EXTENSION_NAME=muladd") && has(v, "-DTORCH_API_INCLUDE_EXTENSION_H"));
-	CHECK(!has(v, "-D_GLIBCXX_USE_CXX11_ABI=1") && has(v, "-std=c++20"));
-	CHECK(has(v, "/t/include") && has(v, "/py/include") && has(v, "/cuda/include") && has(v, "-isystem"));
+	CHECK(check_has(v, "-DTORCH_EXTENSION_NAME=muladd") && check_has(v, "-DTORCH_API_INCLUDE_EXTENSION_H"));
+	CHECK(!check_has(v, "-D_GLIBCXX_USE_CXX11_ABI=1") && check_has(v, "-std=c++20"));
+	CHECK(check_has(v, "/t/include") && check_has(v, "/py/include") && check_has(v, "/cuda/include") && check_has(v, "-isystem"));
 	CHECK(at(v, "/t/include") < at(v, "/cuda/include") && at(v, "/cuda/include") < at(v, "/py/include"));
-	CHECK(!has(v, "--expt-relaxed-constexpr"));
+	CHECK(!check_has(v, "--expt-relaxed-constexpr"));
 	fb_torch_words_free(v);
 	v = fb_torch_cxx_words(t, NULL, NULL); /* a program without CUDA: no name, no CUDA dir */
-	CHECK(!has(v, "-DTORCH_EXTENSION_NAME=muladd") && !has(v, "-DTORCH_API_INCLUDE_EXTENSION_H") &&
-	      !has(v, "/cuda/include") && has(v, "/py/include"));
+	CHECK(!check_has(v, "-DTORCH_EXTENSION_NAME=muladd") && !check_has(v, "-DTORCH_API_INCLUDE_EXTENSION_H") &&
+	      !check_has(v, "/cuda/include") && check_has(v, "/py/include"));
 	fb_torch_words_free(v);
 	t->cxx11_abi = 0; /* an old-ABI torch gets the macro, as its builder added it */
 	v = fb_torch_cxx_words(t, "m", NULL);
-	CHECK(has(v, "-D_GLIBCXX_USE_CXX11_ABI=0"));
+	CHECK(check_has(v, "-D_GLIBCXX_USE_CXX11_ABI=0"));
 	fb_torch_words_free(v);
 	t->cxx11_abi = 1;
 	v = fb_torch_nvcc_words(t, "m", "/usr", "-O2 -std=c++17");
-	CHECK(has(v, "--expt-relaxed-constexpr") && has(v, "-D__CUDA_NO_HALF_OPERATORS__") &&
-	      has(v, "-D__CUDA_NO_BFLOAT16_CONVERSIONS__"));
-	CHECK(!has(v, "-std=c++20")); /* the user's -std wins (nvcc refuses two) */
-	CHECK(!has(v, "/usr/include"));
+	CHECK(check_has(v, "--expt-relaxed-constexpr") && check_has(v, "-D__CUDA_NO_HALF_OPERATORS__") &&
+	      check_has(v, "-D__CUDA_NO_BFLOAT16_CONVERSIONS__"));
+	CHECK(!check_has(v, "-std=c++20")); /* the user's -std wins (nvcc refuses two) */
+	CHECK(!check_has(v, "/usr/include"));
 	fb_torch_words_free(v);
 	/* A module: no RUNPATH of this machine's torch (torch is loaded first, as with torch's own
 	 * builds); a program: the rpath, and no torch_python. */
 	v = fb_torch_link_words(t, "/cuda", true, false);
-	CHECK(has(v, "-L/t/lib") && has(v, "-lc10") && has(v, "-lc10_cuda") && has(v, "-ltorch_cpu") &&
-	      has(v, "-ltorch_cuda") && has(v, "-ltorch") && has(v, "-ltorch_python") && !has(v, "-Wl,-rpath,/t/lib") &&
-	      has(v, "-lcudart"));
+	CHECK(check_has(v, "-L/t/lib") && check_has(v, "-lc10") && check_has(v, "-lc10_cuda") && check_has(v, "-ltorch_cpu") &&
+	      check_has(v, "-ltorch_cuda") && check_has(v, "-ltorch") && check_has(v, "-ltorch_python") && !check_has(v, "-Wl,-rpath,/t/lib") &&
+	      check_has(v, "-lcudart"));
 	fb_torch_words_free(v);
 	v = fb_torch_link_words(t, "/cuda", false, false);
-	CHECK(has(v, "-ltorch_python") && !has(v, "-lc10_cuda") && !has(v, "-ltorch_cuda") && !has(v, "-lcudart"));
+	CHECK(check_has(v, "-ltorch_python") && !check_has(v, "-lc10_cuda") && !check_has(v, "-ltorch_cuda") && !check_has(v, "-lcudart"));
 	fb_torch_words_free(v);
 	v = fb_torch_link_words(t, "/cuda", false, true);
-	CHECK(!has(v, "-ltorch_python") && has(v, "-Wl,-rpath,/t/lib"));
+	CHECK(!check_has(v, "-ltorch_python") && check_has(v, "-Wl,-rpath,/t/lib"));
 	fb_torch_words_free(v);
 
 	/* The CUDA check: major differs -> a warning; minor only -> none. */
