@@ -9,6 +9,10 @@
 # (c) a compile error: stdout, stderr and exit status those of plain nvcc; a warning: the same
 #     stderr, from a cold split and from a hit.
 # (d) --version, -E and -M print what plain nvcc prints.
+# (e) two checkouts of a git project at two paths: in the second, k.cu (a header-only
+#     dependency in a subfolder, absolute -I) runs no cicc or ptxas; anon.cu (an anonymous
+#     namespace: nvcc's hash of the source's path is in its PTX) and as.cu (assert: the path in
+#     a string) run theirs, and hit in their own checkout; every object is plain nvcc's there.
 set -u
 : "${FATBUILD_BIN:?}"
 command -v nvcc >/dev/null || { echo "SKIP: no nvcc on PATH"; exit 77; }
@@ -99,6 +103,35 @@ same "(d) --version" --version
 same "(d) -E" -E k.cu
 same "(d) -M" -M k.cu
 grep -q '^pass nvcc k.cu: -M (dependencies only)' "$FATBUILD_LAUNCH_LOG" || no "(d) -M is not logged as a passthrough"
+
+# (e)
+ex() { perl -pe 's/tmpxft_[0-9a-f]{8}_[0-9a-f]{8}/tmpxft_XXXXXXXX_XXXXXXXX/g' "$1"; }
+for c in A "B at another/path"; do
+	d="$w/co/$c"
+	mkdir -p "$d/third/inc" "$d/build" && git -C "$d" init -q || no "(e) git init $c"
+	printf '#pragma once\n__device__ inline float twice(float x) { return 2 * x; }\n' >"$d/third/inc/h.cuh"
+	printf '#include "h.cuh"\n__global__ void scale(float *x) { x[threadIdx.x] = twice(x[threadIdx.x]); }\n' >"$d/k.cu"
+	printf 'namespace { __device__ int hid; }\n__global__ void an(int *x) { x[0] = hid; }\n' >"$d/anon.cu"
+	printf '#include <cassert>\n__global__ void as(int *x) { assert(x[0]); }\n' >"$d/as.cu"
+	: >"$FATBUILD_LAUNCH_LOG"
+	for f in k anon as; do
+		(cd "$d/build" && FATBUILD_CACHE_DIR=$w/cache-e "$FATBUILD_BIN" nvcc -I"$d/third/inc" "${gen[@]}" -c "$d/$f.cu" -o $f.o &&
+			nvcc -I"$d/third/inc" "${gen[@]}" -c "$d/$f.cu" -o $f.plain.o) || no "(e) $c $f.cu failed"
+		cmp -s <(ex "$d/build/$f.o") <(ex "$d/build/$f.plain.o") || no "(e) $c: $f.o is not plain nvcc's"
+	done
+	cp "$FATBUILD_LAUNCH_LOG" "$w/e-$(echo "$c" | cut -c1).log"
+done
+grep -q "split nvcc $w/co/B at another/path/k.cu: cicc compute_80 hit, ptxas sm_80 hit, cicc compute_90 hit, ptxas sm_90 hit\$" "$w/e-B.log" ||
+	{ cat "$w/e-B.log" >&2; no "(e) the second checkout's k.cu ran cicc or ptxas"; }
+for f in anon as; do
+	[ "$(grep -c "/$f.cu: .*miss" "$w/e-A.log")" = 1 ] && [ "$(grep "/$f.cu:" "$w/e-B.log" | grep -o 'cicc [a-z_0-9]* miss' | wc -l)" = 2 ] ||
+		{ cat "$w/e-A.log" "$w/e-B.log" >&2; no "(e) $f.cu: want its cicc steps run in each checkout"; }
+done
+d="$w/co/A"
+(cd "$d/build" && FATBUILD_CACHE_DIR=$w/cache-e "$FATBUILD_BIN" nvcc "${gen[@]}" -c "$d/anon.cu" -o anon2.o) || no "(e) anon.cu again"
+tail -1 "$FATBUILD_LAUNCH_LOG" | grep -q 'anon.cu: cicc compute_80 hit, ptxas sm_80 hit, cicc compute_90 hit' ||
+	{ tail -1 "$FATBUILD_LAUNCH_LOG" >&2; no "(e) anon.cu in its own checkout again: not a hit"; }
+cmp -s <(ex "$d/build/anon2.o") <(ex "$d/build/anon.plain.o") || no "(e) anon.cu's hit is not plain nvcc's object"
 
 # a host compiler runs as it is
 printf 'int twice(int x) { return 2 * x; }\n' >h.c

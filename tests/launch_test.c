@@ -6,11 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "base/safefs.h"
+#include "base/config.h"
 #include "launch/plan.h"
+#include "launch/projroot.h"
 #include "launch/stepcache.h"
 
 /* fb_launch_words_ok on a NULL-terminated list; *why gets the reason when refused. */
@@ -97,7 +100,7 @@ test_blob(void)
 	snprintf(p.tmpdir, sizeof(p.tmpdir), "%s", d1);
 	struct fb_step s;
 	bool temp[8], before[8] = {0};
-	struct fb_step_seen seen = {temp, before};
+	struct fb_step_seen seen = {.temp = temp, .before = before};
 	make_step(&s, temp, d1, "tmpxft_0000aaaa_00000000");
 	char stub[1024];
 	snprintf(stub, sizeof(stub), "#include \"%s\"\n# 1 \"%s\"\nint x;\n", s.argv[6], s.argv[4]);
@@ -105,7 +108,7 @@ test_blob(void)
 	CHECK(fb_write_file_atomic(s.argv[2], ".version 9.0\n", 13, 0600, NULL) == 0);
 	unsigned char *blob = NULL;
 	size_t n = 0;
-	CHECK(fb_step_pack(&p, &s, &seen, &blob, &n) == 0);
+	CHECK(fb_step_pack(&p, &s, &seen, false, &blob, &n) == 0);
 	CHECK(blob && !memmem(blob, n, d1, strlen(d1)) && !memmem(blob, n, "tmpxft_", 7));
 
 	/* another run: other dir, other stem; the files come back with its names */
@@ -147,7 +150,131 @@ test_blob(void)
 	snprintf(leak, sizeof(leak), "see %s/elsewhere\n", d1);
 	CHECK(fb_write_file_atomic(s.argv[4], leak, strlen(leak), 0600, NULL) == 0);
 	blob = NULL;
-	CHECK(fb_step_pack(&p, &s, &seen, &blob, &n) == -1 && !blob);
+	CHECK(fb_step_pack(&p, &s, &seen, false, &blob, &n) == -1 && !blob);
+	fb_dir_remove(d1, 1);
+	fb_dir_remove(d2, 1);
+}
+
+/* The project's root: FATBUILD_CACHE_BASEDIR, .git, setup.py, the top of CMakeLists.txt's. */
+static void
+test_root(void)
+{
+	char d[] = "/tmp/launch_test.XXXXXX", path[1024], root[1024];
+	CHECK(mkdtemp(d) != NULL);
+	const char *dirs[] = {"g/.git", "g/third/inc", "py/pkg/csrc", "cm/src/cuda", "none/x"};
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", d, dirs[i]);
+		for (char *c = path + strlen(d) + 1; (c = strchr(c, '/')); *c++ = '/') {
+			*c = 0;
+			mkdir(path, 0700);
+		}
+		CHECK(mkdir(path, 0700) == 0);
+	}
+	const char *files[] = {"py/setup.py", "py/pkg/csrc/CMakeLists.txt", "cm/CMakeLists.txt", "cm/src/CMakeLists.txt",
+	                       "cm/src/cuda/CMakeLists.txt"};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", d, files[i]);
+		CHECK(fb_write_file_atomic(path, "", 0, 0600, NULL) == 0);
+	}
+	struct {
+		const char *src, *root;
+	} want[] = {
+		{"g/third/inc/k.cu", "g"},     /* the git top above a header-only dependency */
+		{"py/pkg/csrc/k.cu", "py"},    /* setup.py's dir, over a CMakeLists.txt below it */
+		{"cm/src/cuda/k.cu", "cm"},    /* the top of the CMakeLists.txt chain */
+		{"none/x/k.cu", "none/x"},     /* the source's own dir */
+	};
+	struct fb_config cfg = {0};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		char w[1024];
+		snprintf(path, sizeof(path), "%s/%s", d, want[i].src);
+		snprintf(w, sizeof(w), "%s/%s", d, want[i].root);
+		CHECK(fb_project_root(&cfg, path, root, sizeof(root)) == 0);
+		CHECK_STR(root, w);
+	}
+	snprintf(root, sizeof(root), "%s/g/third/", d); /* the variable wins, its trailing '/' gone */
+	cfg.cache_basedir = root;
+	snprintf(path, sizeof(path), "%s/g/third/inc/k.cu", d);
+	char got[1024], w[1024];
+	CHECK(fb_project_root(&cfg, path, got, sizeof(got)) == 0);
+	snprintf(w, sizeof(w), "%s/g/third", d);
+	CHECK_STR(got, w);
+	snprintf(path, sizeof(path), "%s/py/pkg/csrc/k.cu", d); /* not below it: the variable is no root */
+	CHECK(fb_project_root(&cfg, path, got, sizeof(got)) == 0);
+	snprintf(w, sizeof(w), "%s/py", d);
+	CHECK_STR(got, w);
+	CHECK(fb_project_root(&cfg, "k.cu", got, sizeof(got)) == -1);
+	CHECK(fb_project_root(&cfg, "/k.cu", got, sizeof(got)) == -1);
+	fb_dir_remove(d, 1);
+
+	const char *ok = "# 1 \"/r/p/k.cu\"\n#line 7 \"/r/p/inc/h.cuh\"\n# 2 \"/r/project/x.h\"\nint x;\n";
+	CHECK(fb_root_in_markers_only(ok, strlen(ok), "/r/p"));
+	const char *lit = "# 1 \"/r/p/k.cu\"\nconst char *f = \"/r/p/k.cu\";\n";
+	CHECK(!fb_root_in_markers_only(lit, strlen(lit), "/r/p"));
+	const char *mid = "# 1 \"/mnt/r/p/k.cu\"\n";
+	CHECK(!fb_root_in_markers_only(mid, strlen(mid), "/r/p"));
+	const char *ptx = ".file 1 \"/r/p/k.cu\"\n";
+	CHECK(!fb_root_in_markers_only(ptx, strlen(ptx), "/r/p"));
+	char *sp = NULL;
+	size_t spn = 0;
+	CHECK(fb_root_spell(ok, strlen(ok), "/r/p", &sp, &spn) == 0);
+	CHECK_STR(sp, "# 1 \"@P/k.cu\"\n#line 7 \"@P/inc/h.cuh\"\n# 2 \"/r/project/x.h\"\nint x;\n");
+	CHECK(spn == strlen(sp));
+	free(sp);
+}
+
+/* A based entry: the root in the stub's line marker comes back as another checkout's root;
+ * a root outside a marker, or the module id's hash, keeps a step off the based key. */
+static void
+test_based(void)
+{
+	char d1[] = "/tmp/launch_test.XXXXXX", d2[] = "/tmp/launch_test.XXXXXX";
+	CHECK(mkdtemp(d1) && mkdtemp(d2));
+	struct fb_plan p = {0};
+	snprintf(p.tmpdir, sizeof(p.tmpdir), "%s", d1);
+	struct fb_step s, s2;
+	bool temp[8], before[8] = {0};
+	struct fb_step_seen seen = {.temp = temp, .before = before, .based = true, .root = "/home/a/proj"};
+	make_step(&s, temp, d1, "tmpxft_0000aaaa_00000000");
+	const char *stub = "# 1 \"/home/a/proj/k.cu\"\nint x;\n";
+	CHECK(fb_write_file_atomic(s.argv[4], stub, strlen(stub), 0600, NULL) == 0);
+	CHECK(fb_write_file_atomic(s.argv[2], ".entry _Z1kPi\n", 14, 0600, NULL) == 0);
+	unsigned char *blob = NULL;
+	size_t n = 0;
+	CHECK(fb_step_pack(&p, &s, &seen, true, &blob, &n) == 0);
+	CHECK(blob && !memmem(blob, n, "/home/a", 7));
+	make_step(&s2, temp, d2, "tmpxft_0000bbbb_00000000");
+	struct fb_step_seen other = {.temp = temp, .before = before, .based = true, .root = "/srv/b/checkout"};
+	CHECK(fb_step_unpack(&s2, &other, blob, n, true, NULL) == 0);
+	char *got = NULL;
+	size_t gn;
+	CHECK(fb_read_file(s2.argv[4], &got, &gn, NULL) == 0);
+	CHECK_STR(got, "# 1 \"/srv/b/checkout/k.cu\"\nint x;\n");
+	free(got);
+	struct fb_error e = {0};
+	other.based = false; /* a reference to the root needs a based lookup */
+	CHECK(fb_step_unpack(&s2, &other, blob, n, false, &e) == FB_EFORMAT);
+	free(blob);
+
+	/* the module id's hash in the PTX (an anonymous namespace's names): exact only */
+	seen.modid = "_b496dc99_4_k_cu__Z1kPi";
+	CHECK(fb_write_file_atomic(s.argv[2], ".global .u32 _ZN45_GLOBAL__N__b496dc99_4_k_cu__Z1kPi3hidE;\n", 58, 0600, NULL) == 0);
+	blob = NULL;
+	CHECK(fb_step_pack(&p, &s, &seen, true, &blob, &n) == -1 && !blob);
+	CHECK(fb_step_pack(&p, &s, &seen, false, &blob, &n) == 0 && blob);
+	free(blob);
+	seen.modid = NULL;
+	/* the root in a string (__FILE__): exact only */
+	const char *file = "# 1 \"/home/a/proj/k.cu\"\nstatic const char f[] = \"/home/a/proj/k.cu\";\n";
+	CHECK(fb_write_file_atomic(s.argv[4], file, strlen(file), 0600, NULL) == 0);
+	blob = NULL;
+	CHECK(fb_step_pack(&p, &s, &seen, true, &blob, &n) == -1 && !blob);
+
+	/* the marker: passes the check, writes nothing */
+	const unsigned char *m = (const unsigned char *)FB_STEP_EXACT;
+	CHECK(fb_step_is_exact(m, strlen(FB_STEP_EXACT)));
+	CHECK(fb_step_unpack(&s2, &other, m, strlen(FB_STEP_EXACT), false, &e) == 0);
+	CHECK(fb_step_unpack(&s2, &other, m, strlen(FB_STEP_EXACT), true, &e) == FB_EFORMAT);
 	fb_dir_remove(d1, 1);
 	fb_dir_remove(d2, 1);
 }
@@ -157,5 +284,7 @@ main(void)
 {
 	test_words();
 	test_blob();
+	test_root();
+	test_based();
 	return check_done();
 }

@@ -71,7 +71,7 @@ fatbuild/devlink 0 jitlink.c jitlink.h
 fatbuild/devlink 1 dlink.c
 fatbuild/scan 0 hosthdr.c hosthdr.h ppcond.c ppcond.h
 fatbuild/scan 1 backend.c backend.h
-fatbuild/launch 0 plan.h splitwords.c plan.c
+fatbuild/launch 0 plan.h splitwords.c plan.c projroot.h projroot.c
 fatbuild/launch 1 stepcache.h stepcache.c
 fatbuild/launch 2 launch.c
 '

@@ -16,6 +16,7 @@
 #include "base/strbuf.h"
 #include "cache/cache.h"
 #include "plumbing.h"
+#include "projroot.h"
 #include "stepcache.h"
 
 /* A chain: steps [first, last] of the plan that run one after the other. */
@@ -36,6 +37,7 @@ struct run {
 	size_t nchains, next;
 	int failed;                   /* the first failed step + 1 */
 	char why[256];
+	char root[PATH_MAX];          /* the project's (projroot.h); "" when none */
 	unsigned hits, misses;
 	char note[256];
 };
@@ -69,17 +71,30 @@ on_get_event(void *ctx, enum fb_cache_event ev, const char *msg)
 	on_event(((struct check_ctx *)ctx)->r, ev, msg);
 }
 
-/* A hit of step i: its files written, its stderr kept. true when served. */
+/* The entry under key into e: its tier, FB_CACHE_MISS when none fits the step. */
+static int
+lookup(struct run *r, const struct check_ctx *cc, const char *key, struct fb_cache_entry *e)
+{
+	struct fb_cache_hooks h = {entry_fits, on_get_event, (void *)cc};
+	pthread_mutex_lock(&r->lock);
+	int tier = fb_cache_get(r->cache, key, &h, e);
+	pthread_mutex_unlock(&r->lock);
+	return tier;
+}
+
+/* A hit of step i: its files written, its stderr kept. true when served. The based key first
+ * when the step has one: an entry there, or the marker that sends the lookup to key. */
 static bool
 serve(struct run *r, size_t i, const char *key, const struct fb_step_seen *seen)
 {
 	const struct fb_step *s = &r->steps[i];
 	struct check_ctx cc = {s, seen, r};
-	struct fb_cache_hooks h = {entry_fits, on_get_event, &cc};
 	struct fb_cache_entry e = {0};
-	pthread_mutex_lock(&r->lock);
-	int tier = fb_cache_get(r->cache, key, &h, &e);
-	pthread_mutex_unlock(&r->lock);
+	int tier = seen->based ? lookup(r, &cc, seen->based_key, &e) : FB_CACHE_MISS;
+	if (!seen->based || (tier != FB_CACHE_MISS && fb_step_is_exact(e.cubin, e.cubin_size))) {
+		fb_cache_entry_clear(&e);
+		tier = lookup(r, &cc, key, &e);
+	}
 	bool ok = tier != FB_CACHE_MISS && fb_step_unpack(s, seen, e.cubin, e.cubin_size, true, NULL) == 0;
 	if (ok) {
 		r->outs[i].err = strdup(e.log ? e.log : "");
@@ -91,19 +106,33 @@ serve(struct run *r, size_t i, const char *key, const struct fb_step_seen *seen)
 	return ok;
 }
 
-/* Keeps what step i made under key. */
+static void
+put(struct run *r, const char *key, struct fb_cache_entry *e)
+{
+	struct fb_cache_hooks h = {NULL, on_event, r};
+	pthread_mutex_lock(&r->lock);
+	fb_cache_put(r->cache, key, e, &h);
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* Keeps what step i made: under the based key when its files allow it; else under key, and
+ * the marker under the based key. */
 static void
 keep(struct run *r, size_t i, const char *key, const struct fb_step_seen *seen)
 {
 	struct fb_cache_entry e = {0};
-	if (r->outs[i].out_size || fb_step_pack(r->p, &r->steps[i], seen, &e.cubin, &e.cubin_size) != 0)
+	if (r->outs[i].out_size || !(e.log = strdup(r->outs[i].err ? r->outs[i].err : "")))
 		return;
-	e.log = strdup(r->outs[i].err ? r->outs[i].err : "");
-	struct fb_cache_hooks h = {NULL, on_event, r};
-	pthread_mutex_lock(&r->lock);
-	if (e.log)
-		fb_cache_put(r->cache, key, &e, &h);
-	pthread_mutex_unlock(&r->lock);
+	if (seen->based && fb_step_pack(r->p, &r->steps[i], seen, true, &e.cubin, &e.cubin_size) == 0) {
+		put(r, seen->based_key, &e);
+	} else if (fb_step_pack(r->p, &r->steps[i], seen, false, &e.cubin, &e.cubin_size) == 0) {
+		put(r, key, &e);
+		if (seen->based) {
+			struct fb_cache_entry m = {.cubin = (unsigned char *)FB_STEP_EXACT,
+			                           .cubin_size = strlen(FB_STEP_EXACT), .log = ""};
+			put(r, seen->based_key, &m);
+		}
+	}
 	fb_cache_entry_clear(&e);
 }
 
@@ -130,7 +159,7 @@ run_step(struct run *r, size_t i)
 	struct fb_step_seen seen = {0};
 	char key[65];
 	bool keyed = (s->kind == FB_STEP_CICC || s->kind == FB_STEP_PTXAS) && fb_cache_on(r->cache) &&
-	             fb_step_key(r->p, s, r->cfg, key, &seen) == 0;
+	             fb_step_key(r->p, s, r->cfg, r->root[0] ? r->root : NULL, key, &seen) == 0;
 	if (keyed && serve(r, i, key, &seen)) {
 		fb_step_seen_free(&seen);
 		pthread_mutex_lock(&r->lock);
@@ -296,6 +325,21 @@ cache_open(const struct fb_launch_opts *o, const struct fb_config *cfg, struct r
 	return c;
 }
 
+/* The project's root, from the source's path as cicc is given it (--orig_src_path_name). */
+static void
+find_root(struct run *r)
+{
+	for (size_t i = 0; i < r->p->n; i++) {
+		const struct fb_step *s = &r->p->steps[i];
+		for (int k = 1; s->kind == FB_STEP_CICC && k + 1 < s->argc; k++)
+			if (strcmp(s->argv[k], "--orig_src_path_name") == 0) {
+				if (fb_project_root(r->cfg, s->argv[k + 1], r->root, sizeof(r->root)) != 0)
+					r->root[0] = 0;
+				return;
+			}
+	}
+}
+
 /* The steps: the plan's, then the depfile's `nvcc -M` when dep is not NULL. */
 static int
 steps_of(struct run *r, const char *nvcc, char **dep)
@@ -376,6 +420,7 @@ fb_launch_nvcc(const struct fb_launch_opts *o, struct fb_launch_result *res, str
 	}
 	if (!rc) {
 		r.cache = cache_open(o, cfg, &r);
+		find_root(&r);
 		res->jobs = jobs_for(cfg, threads);
 		run_plan(&r, res->jobs);
 		fb_cache_record(r.cache, r.misses, NULL);
