@@ -13,6 +13,7 @@
 
 #include "arch.h"
 #include "arch_parse.h"
+#include "probe.h"
 #include "base/config.h"
 #include "base/error.h"
 

@@ -1,5 +1,4 @@
-/* arch.h: private to libarchprobe's arch-list modules (arch.c, toolkit.c, format.c; probe.c
- * for ap_cc_possible).
+/* arch.h: private to libarchprobe's arch-list modules (arch.c, toolkit.c, format.c).
  * Functions here are library-internal (hidden in the shared library). */
 #ifndef AP_ARCH_H
 #define AP_ARCH_H
@@ -37,13 +36,5 @@ bool ap_tk_has(const struct ap_toolkit *tk, int sm, enum ap_variant v);
 int ap_tk_newest_release(void);
 /* "13.0" for 13000 into buf; returns buf. */
 char *ap_tk_version_str(int version, char *buf, size_t size);
-
-/* Whether a GPU could have this compute capability (major 1..99, minor 0..9): what ap_probe
- * marks AP_DEVICE_BAD_CC and the resolver refuses, so that 8.12 never becomes sm_92. */
-static inline bool
-ap_cc_possible(int major, int minor)
-{
-	return major >= 1 && major <= 99 && minor >= 0 && minor <= 9;
-}
 
 #endif

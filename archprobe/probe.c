@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch.h"
 #include "probe.h"
 #include "base/config.h"
 #include "base/error.h"

@@ -1,7 +1,8 @@
 /* probe.h: private to libarchprobe: the probe's modules, each using only those after it:
  * probe.c, the entry point; probe_cache.c, the opt-in cache; probe_spawn.c, the child and its
  * deadline (ap_probe_now); probe_advice.c, outcome to advice; cuda.c, the in-process driver
- * query; probe_proto.c, the record (its trace and raw detail) and the reply protocol. */
+ * query; probe_proto.c, the record (its trace and raw detail) and the reply protocol. The
+ * arch-list resolver (arch.c), which calls ap_probe, takes ap_cc_possible from here. */
 #ifndef AP_PROBE_H
 #define AP_PROBE_H
 
@@ -72,6 +73,14 @@ void ap_probe_explain(struct ap_probe_result *r, const struct ap_probe_detail *d
  * d (NULL: its detail is dropped), editing buf in place, and returns true when it was complete. Neither trusts the other: fuzz_probe feeds parse_reply anything. */
 void ap_probe_serialize(int fd, const struct ap_probe_result *r, const struct ap_probe_detail *d);
 bool ap_probe_parse_reply(char *buf, struct ap_probe_result *r, struct ap_probe_detail *d);
+/* Whether a GPU could have this compute capability (major 1..99, minor 0..9): what ap_probe
+ * marks AP_DEVICE_BAD_CC and the resolver refuses, so that 8.12 never becomes sm_92. */
+static inline bool
+ap_cc_possible(int major, int minor)
+{
+	return major >= 1 && major <= 99 && minor >= 0 && minor <= 9;
+}
+
 /* Marks devices whose compute capability cannot be real (a broken driver, a corrupt answer from
  * the child or the cache) with AP_DEVICE_BAD_CC, so they never turn into an arch (8.12 must not
  * become 9.2); when no device is left it makes the result a driver error (d: AP_DETAIL_BAD_CC). Keeps ndevices in
