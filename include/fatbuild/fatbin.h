@@ -63,6 +63,9 @@ FB_API int fb_fatbin_write(const struct fb_fatbin *fb, enum fb_compress compress
 FB_API void fb_fatbin_set_options(struct fb_fatbin *fb, unsigned options);
 /* zstd level (default 5, which matches nvcc/fatbinary); 1..22. */
 FB_API int fb_fatbin_set_zstd_level(struct fb_fatbin *fb, int level, struct fb_error *err);
+
+/* ---- target names and what a PTX declares (target.c) ---- */
+
 /* Reads "X.Y" from a PTX ".version" and the target from ".target sm_90a" (kind AP_PTX). */
 FB_API int fb_ptx_info(const void *ptx, size_t size, int *major, int *minor, struct ap_target *target,
                        struct fb_error *err);
