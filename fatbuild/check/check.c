@@ -10,7 +10,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -36,14 +35,6 @@ struct run {
 	uint64_t bytes_done, bytes_total;
 	size_t nitems;               /* items to read (not skipped) */
 };
-
-long long
-fb_chk_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void
 entry_error(struct fb_chk_result *r, const char *path, const char *fmt, const char *a, const char *b)

@@ -88,10 +88,6 @@ struct fb_chk {
 	struct fb_error la_err;
 };
 
-/* CLOCK_MONOTONIC milliseconds: the bounds on a member's inflation (members.c) and on the
- * interpreter's answer (python.c) are kept by it. */
-long long fb_chk_now_ms(void);
-
 /* What reading one walked file gives: its files with device code (several for an archive) and
  * counts; an archive's distribution when its metadata names one. */
 struct fb_chk_result {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "clock.h"
 #include "base/error.h"
 #include "base/safefs.h"
 

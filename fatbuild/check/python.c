@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "clock.h"
 #include "base/error.h"
 #include "base/words.h"
 #include "plumbing.h"
