@@ -1,5 +1,5 @@
-/* check_report.h: fatbuild check's report as text (check_text.c, check_env.c) and JSON
- * (check_json.c), for cmd_check.c. Private to the CLI. */
+/* check_report.h: fatbuild check's report: its words (check_text.c), as text (check_files.c,
+ * check_env.c) and as JSON (check_json.c), for cmd_check.c. Private to the CLI. */
 #ifndef FB_CHECK_REPORT_H
 #define FB_CHECK_REPORT_H
 
