@@ -59,7 +59,8 @@ allowed() {
 # client), one header run.h; the driver (options, sources and jobs; fb_compile).
 RANKS='
 fatbuild/cache 0 entry.h hash.c hash.h key.c key.h pb.c pb.h
-fatbuild/cache 1 store.h cacheroot.c store.c trim.c stats.c remote.h remote.c record.c reapi.c reapi_msg.c
+fatbuild/cache 1 store.h cacheroot.c store.c trim.c stats.c remote_opts.h sink.h sink.c record.h record.c
+fatbuild/cache 1 reapi_msg.h reapi_msg.c reapi.h reapi.c remote.h remote.c
 fatbuild/cache 2 cache.h tiers.c
 fatbuild/rexec 0 input.h action.h action.c
 fatbuild/rexec 1 rexec.h exec.c jobroot.c edge_action.c

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "cache/record.h"
 #include "cache/remote.h"
 #include "cache/store.h"
 #include "compile/compile.h"

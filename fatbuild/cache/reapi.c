@@ -34,7 +34,9 @@
 #endif
 
 #include "pb.h"
-#include "remote.h"
+#include "reapi.h"
+#include "record.h"
+#include "sink.h"
 #include "base/error.h"
 #include "base/strbuf.h"
 #include "base/proc.h"

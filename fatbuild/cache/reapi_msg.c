@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "pb.h"
-#include "remote.h"
+#include "reapi_msg.h"
 #include "base/error.h"
 
 int

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "pb.h"
-#include "remote.h"
+#include "record.h"
 #include "base/error.h"
 
 /* The record is a build.bazel.remote.execution.v2.ActionResult (docs/remote-cache.md §2): one

@@ -30,7 +30,10 @@
 
 #include "hash.h"
 #include "pb.h"
+#include "reapi.h"
+#include "record.h"
 #include "remote.h"
+#include "sink.h"
 #include "base/error.h"
 #include "base/strbuf.h"
 #include "base/safefs.h"
@@ -699,55 +702,4 @@ fb_remote_put(struct fb_remote *r, const char *key, const struct fb_cache_entry 
 	if (!rc)
 		r->n.uploads++;
 	return rc;
-}
-
-/* ---- the staging of downloads, and URLs in messages ---- */
-
-int
-fb_remote_sink_open(struct fb_remote_sink *s, const char *tmpdir, uint64_t max, struct fb_error *err)
-{
-	char target[4200], tmp[4300];
-	memset(s, 0, sizeof(*s));
-	s->fd = -1;
-	s->max = max;
-	fb_sha256_init(&s->h);
-	if (snprintf(target, sizeof(target), "%s/fatbuild-download", tmpdir) >= (int)sizeof(target))
-		return fb_seterr(err, FB_EINVAL, "download directory path too long");
-	int rc = fb_tmp_open(target, 0600, tmp, sizeof(tmp), &s->fd, err);
-	if (rc)
-		return rc;
-	unlink(tmp); /* nameless from here on: nothing is left behind, nobody can open it */
-	return 0;
-}
-
-int
-fb_remote_sink_write(struct fb_remote_sink *s, const void *p, size_t n)
-{
-	if (s->over || s->failed)
-		return -1;
-	if (n > s->max - s->n) {
-		s->over = 1;
-		return -1;
-	}
-	for (size_t k = 0; k < n;) {
-		ssize_t w = write(s->fd, (const char *)p + k, n - k);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			s->failed = 1;
-			return -1;
-		}
-		k += (size_t)w;
-	}
-	fb_sha256_update(&s->h, p, n);
-	s->n += n;
-	return 0;
-}
-
-void
-fb_remote_sink_close(struct fb_remote_sink *s)
-{
-	if (s->fd >= 0)
-		close(s->fd);
-	s->fd = -1;
 }
