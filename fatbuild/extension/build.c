@@ -10,7 +10,8 @@
  * objects --nvcc -dlink--> obj/dlink.o, and the link adds -lcudadevrt.
  * Every edge carries its own command ($cmd), so ninja rebuilds exactly the edges whose command
  * changed (a flag, the arch list) or whose inputs did (depfiles for headers).
- * This file is the driver: sources, tools (tools.c), the graph (graph.c), ninja (ninja_run.c), publishing. */
+ * This file is the driver: sources, tools (tools.c), the inputs resolved into struct gen (gen.h),
+ * the graph (graph.c), ninja (ninja_run.c), publishing. */
 #define _GNU_SOURCE /* realpath */
 #include <ctype.h>
 #include <errno.h>
@@ -32,12 +33,16 @@
 #include "base/error.h"
 #include "base/safefs.h"
 #include "base/words.h"
-#include "build.h"
 #include "builddir.h"
+#include "cache/cache.h"
 #include "compile/depfile.h"
+#include "gen.h"
 #include "graph.h"
+#include "ninja.h"
+#include "ninja_run.h"
 #include "scan/backend.h"
 #include "flags.h"
+#include "tools.h"
 #include "torch.h"
 
 /* An absolute path for a file that may not exist yet: its directory must. */
@@ -227,6 +232,8 @@ take_source(struct gen *g, size_t i, struct fb_backend_scan **sc, struct fb_buil
 			note(result->notes, sizeof(result->notes), "backend %s: %s", l == L_NVCC ? "nvcc" : "nvrtc", why);
 	}
 	g->langs[i] = l;
+	g->any_cxx |= l == L_CXX;
+	g->any_nvcc |= l == L_NVCC;
 	nd->nvcc |= l == L_NVCC;
 	nd->c |= l == L_C;
 	nd->cxx |= l == L_CXX || l == L_NVCC;
@@ -320,7 +327,7 @@ check_output_headers(const struct gen *g, const char *what, const char *out, str
 static int
 check_cache(const struct gen *g, const struct needs *nd, struct fb_error *err)
 {
-	if (g->o->emit_ninja_only || !(nd->nvrtc || ((nd->c || nd->cxx) && fb_graph_edge_cache_on(g))))
+	if (g->o->emit_ninja_only || !(nd->nvrtc || ((nd->c || nd->cxx) && fb_gen_edge_cache_on(g))))
 		return 0;
 	char dir[PATHMAX];
 	struct fb_error ce = {0};
@@ -418,37 +425,19 @@ fill_result(const struct gen *g, const char *ninja_file, bool changed, struct fb
 	}
 }
 
-/* Writes build.ninja, then (unless emit_ninja_only) runs ninja and publishes the output. */
+/* Runs ninja on the graph written and publishes the output. */
 static int
-generate_and_run(struct gen *g, struct fb_build_result *result, struct fb_error *err)
+run_and_publish(const struct gen *g, const struct graph *gr, struct fb_build_result *result, struct fb_error *err)
 {
-	const struct fb_build_opts *o = g->o;
-	g->reloc = o->rdc || o->lto;
-	if (g->reloc && g->archs) {
-		g->ntparts = ap_archlist_count(g->archs);
-		if (!(g->tparts = calloc(g->ntparts, sizeof(*g->tparts))))
-			return fb_seterr(err, FB_ENOMEM, "out of memory");
-	}
-	if (!(g->nj = fb_ninja_new()))
-		return fb_seterr(err, FB_ENOMEM, "out of memory");
-	int rc = fb_build_generate(g, err);
-	char ninja_file[PATHMAX + 16];
-	bfmt(ninja_file, sizeof(ninja_file), "%s/build.ninja", g->dir);
-	bool changed = false;
-	if (!rc)
-		rc = fb_ninja_write(g->nj, ninja_file, &changed, err);
-	if (result)
-		fill_result(g, ninja_file, changed, result);
-	if (rc || o->emit_ninja_only)
-		return rc;
-	bool no_work = false, copied = false;
+	bool copied = false;
 	char staged[PATHMAX + 16];
-	fb_build_staged_path(g, staged, sizeof(staged));
+	fb_gen_staged_path(g, staged, sizeof(staged));
 	fb_builddir_unstage_stale(staged, g->out);
-	rc = fb_build_run_ninja(g, &no_work, err);
-	if (result && g->tallied) { /* -v: where the build's compiles ran (docs/remote-cache.md §9) */
+	struct ninja_result ran = {0};
+	int rc = fb_build_run_ninja(g, &gr->pch_bg, &gr->shown, &ran, err);
+	if (result && ran.tallied) { /* -v: where the build's compiles ran (docs/remote-cache.md §9) */
 		char shown[512];
-		const struct fb_exec_tally *k = &g->tally[0], *e = &g->tally[1];
+		const struct fb_exec_tally *k = &ran.tally[0], *e = &ran.tally[1];
 		char nv[128] = "", ed[128] = "";
 		fb_remote_url_redact(g->rexec, shown, sizeof(shown));
 		if (k->total || !e->total)
@@ -461,50 +450,33 @@ generate_and_run(struct gen *g, struct fb_build_result *result, struct fb_error 
 	if (!rc)
 		rc = fb_builddir_publish(staged, g->out, &copied, err);
 	if (result)
-		result->up_to_date = !rc && no_work && !copied;
+		result->up_to_date = !rc && ran.no_work && !copied;
 	return rc;
 }
 
-static void
-gen_free(struct gen *g)
+/* Writes build.ninja, then (unless emit_ninja_only) runs ninja and publishes the output. The
+ * graph is kept until ninja is done: its holds on PCH dirs, the commands output.c shows. */
+static int
+generate_and_run(const struct gen *g, struct fb_build_result *result, struct fb_error *err)
 {
-	fb_ninja_free(g->nj);
-	ap_archlist_free(g->archs);
-	fb_strlist_free(&g->objects);
-	fb_strlist_free(&g->fatbins);
-	for (size_t i = 0; g->tparts && i < g->ntparts; i++)
-		fb_strlist_free(&g->tparts[i]);
-	free(g->tparts);
-	fb_strlist_free(&g->nvcc_objs);
-	fb_strlist_free(&g->pchs);
-	fb_strlist_free(&g->pchs_used);
-	fb_strlist_free(&g->pch_bg);
-	for (size_t i = 0; i < g->npch_holds; i++)
-		close(g->pch_holds[i]);
-	free(g->pch_holds);
-	fb_strlist_free(&g->shown);
-	free(g->torch);
-	free(g->langs);
-}
-
-/* What the graph's steps take from the configuration, read once: the launcher, the job counts,
- * the CPUs and the remote executor. */
-static void
-start_gen(struct gen *g, const struct fb_config *cfg)
-{
-	g->cfg = cfg;
-	g->launcher = g->o->launcher ? g->o->launcher : cfg->launcher;
-	struct fb_jobs_info ji;
-	fb_jobs_default(NULL, NULL, 0, cfg->max_jobs, FB_JOBS_MAX, &ji);
-	g->jobs_default = ji.jobs;
-	g->jobs = g->o->jobs > 0 ? (g->o->jobs > FB_JOBS_MAX ? FB_JOBS_MAX : g->o->jobs) : ji.jobs;
-	g->cpus = ji.quota > 0 && ji.quota < ji.cpus ? ji.quota : ji.cpus;
-	g->max_jobs_capped = ji.capped;
-	const char *rx = g->o->remote.exec ? g->o->remote.exec : cfg->remote_executor;
-	g->rexec = rx && *rx ? rx : NULL;
-	g->rexec_off = !g->rexec && cfg->remote_executor && *cfg->remote_executor;
-	long rj = g->o->remote.jobs > 0 ? g->o->remote.jobs : 4L * g->jobs;
-	g->ninja_jobs = !g->rexec ? g->jobs : rj > FB_JOBS_MAX ? FB_JOBS_MAX : (int)rj;
+	struct graph gr = {0};
+	int rc = fb_graph_start(&gr, g, err);
+	if (rc) {
+		fb_graph_free(&gr);
+		return rc;
+	}
+	rc = fb_build_generate(&gr, err);
+	char ninja_file[PATHMAX + 16];
+	bfmt(ninja_file, sizeof(ninja_file), "%s/build.ninja", g->dir);
+	bool changed = false;
+	if (!rc)
+		rc = fb_ninja_write(gr.nj, ninja_file, &changed, err);
+	if (result)
+		fill_result(g, ninja_file, changed, result);
+	if (!rc && !g->o->emit_ninja_only)
+		rc = run_and_publish(g, &gr, result, err);
+	fb_graph_free(&gr);
+	return rc;
 }
 
 int
@@ -522,8 +494,7 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 		                 o->output);
 	struct gen g = {0};
 	struct fb_config local;
-	g.o = o;
-	start_gen(&g, fb_config_or_read(o->config, &local));
+	fb_gen_start(&g, o, fb_config_or_read(o->config, &local));
 	struct needs nd = {0};
 	/* never one of the sources, never a device or a FIFO */
 	int rc = out_dir ? 0 : fb_output_check("build: -o", o->output, o->sources, o->nsources, err);
@@ -553,7 +524,7 @@ fb_build(const struct fb_build_opts *o, struct fb_build_result *result, struct f
 		note(result->notes, sizeof(result->notes), "arches: nvcc builds those its flags name (the arch list is not used)");
 	if (!rc)
 		rc = generate_and_run(&g, result, err);
-	gen_free(&g);
+	fb_gen_free(&g);
 	return rc;
 }
 

@@ -1,18 +1,21 @@
 /* graph.c: the ninja graph of a build (the edges build.c's header describes): its rules and
  * the NVRTC pool, one edge per source (the NVRTC kernel edges and their merge here, the host
  * and nvcc compiles in graph_host.c), the device link, the embed and the link. One command per
- * edge, built as graph.h's command line. */
+ * edge, built as a command line of cmdline.h; here too the graph being written (graph.h's
+ * struct graph), made and freed, and an edge added to it. */
 #define _GNU_SOURCE /* strtok_r, realpath */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fatbuild.h"
 #include "base/error.h"
 #include "base/strbuf.h"
-#include "build.h"
+#include "cmdline.h"
 #include "dlink_edges.h"
+#include "gen.h"
 #include "graph.h"
 #include "torch.h"
 
@@ -23,6 +26,39 @@ abs_existing(const char *path, char *out, struct fb_error *err)
 	if (!realpath(path, out))
 		return fb_seterr(err, FB_EIO, "%s: %s", path, strerror(errno));
 	return 0;
+}
+
+int
+fb_graph_start(struct graph *gr, const struct gen *g, struct fb_error *err)
+{
+	gr->g = g;
+	if (g->reloc && g->archs) {
+		gr->ntparts = ap_archlist_count(g->archs);
+		if (!(gr->tparts = calloc(gr->ntparts, sizeof(*gr->tparts))))
+			return fb_seterr(err, FB_ENOMEM, "out of memory");
+	}
+	if (!(gr->nj = fb_ninja_new()))
+		return fb_seterr(err, FB_ENOMEM, "out of memory");
+	return 0;
+}
+
+void
+fb_graph_free(struct graph *gr)
+{
+	fb_ninja_free(gr->nj);
+	fb_strlist_free(&gr->objects);
+	fb_strlist_free(&gr->fatbins);
+	for (size_t i = 0; gr->tparts && i < gr->ntparts; i++)
+		fb_strlist_free(&gr->tparts[i]);
+	free(gr->tparts);
+	fb_strlist_free(&gr->nvcc_objs);
+	fb_strlist_free(&gr->pchs);
+	fb_strlist_free(&gr->pchs_used);
+	fb_strlist_free(&gr->pch_bg);
+	for (size_t i = 0; i < gr->npch_holds; i++)
+		close(gr->pch_holds[i]);
+	free(gr->pch_holds);
+	fb_strlist_free(&gr->shown);
 }
 
 /* "obj/3_saxpy.cu" style stem: index plus the base name with odd bytes replaced. */
@@ -43,17 +79,17 @@ fb_graph_stem(size_t i, const char *src, char *out, size_t size)
 }
 
 int
-fb_graph_edge(struct gen *g, const char *rule, const char *out, const char *const *in, size_t nin,
+fb_graph_edge(struct graph *gr, const char *rule, const char *out, const char *const *in, size_t nin,
               const char *const *implicit, size_t nimplicit, const char *cmd, const char *desc, const char *dep,
               struct fb_error *err)
 {
 	/* ninja's -j is the remote edges' when remote: what runs here keeps to the local jobs */
-	return fb_graph_edge_pool(g, g->rexec ? "local" : NULL, rule, out, in, nin, implicit, nimplicit, cmd, desc, dep,
-	                          err);
+	return fb_graph_edge_pool(gr, gr->g->rexec ? "local" : NULL, rule, out, in, nin, implicit, nimplicit, cmd, desc,
+	                          dep, err);
 }
 
 int
-fb_graph_edge_pool(struct gen *g, const char *pool, const char *rule, const char *out, const char *const *in,
+fb_graph_edge_pool(struct graph *gr, const char *pool, const char *rule, const char *out, const char *const *in,
                    size_t nin, const char *const *implicit, size_t nimplicit, const char *cmd, const char *desc,
                    const char *dep, struct fb_error *err)
 {
@@ -70,12 +106,13 @@ fb_graph_edge_pool(struct gen *g, const char *pool, const char *rule, const char
 		nvars++;
 	}
 	struct fb_ninja_edge e = {rule, &out, 1, in, nin, implicit, nimplicit, NULL, 0, vars, nvars};
-	return fb_ninja_edge(g->nj, &e, err);
+	return fb_ninja_edge(gr->nj, &e, err);
 }
+
 
 /* -I and -D words for a compiler command. */
 void
-fb_graph_includes(struct gen *g, struct cmd *c)
+fb_graph_includes(const struct gen *g, struct cmd *c)
 {
 	for (size_t i = 0; !c->rc && i < g->o->ninclude_dirs; i++) {
 		char abs[PATHMAX], a[PATHMAX + 3];
@@ -93,8 +130,9 @@ fb_graph_includes(struct gen *g, struct cmd *c)
 
 /* fatbuild embed --merge of parts into one container, merged, which the embed then takes. */
 static int
-gen_merge(struct gen *g, const char *merged, const struct fb_strlist *parts, struct fb_error *err)
+gen_merge(struct graph *gr, const char *merged, const struct fb_strlist *parts, struct fb_error *err)
 {
+	const struct gen *g = gr->g;
 	struct cmd c = {.err = err};
 	arg(&c, g->t.fatbuild);
 	swords(&c, "embed --merge -o");
@@ -107,24 +145,25 @@ gen_merge(struct gen *g, const char *merged, const struct fb_strlist *parts, str
 	char desc[512];
 	describe(desc, sizeof(desc), "MERGE %s", strrchr(merged, '/') + 1);
 	if (!rc)
-		rc = fb_graph_edge(g, "merge", merged, (const char *const *)parts->v, parts->n, NULL, 0, c.b.s, desc, NULL,
+		rc = fb_graph_edge(gr, "merge", merged, (const char *const *)parts->v, parts->n, NULL, 0, c.b.s, desc, NULL,
 		                   err);
 	free(c.b.s);
-	fb_strlist_add(&g->fatbins, merged);
+	fb_strlist_add(&gr->fatbins, merged);
 	return rc;
 }
 
-/* The remote executor's words for a kernel edge's fatbuild compile (docs/remote-cache.md §9):
- * explicit, since the edge would otherwise take FATBUILD_REMOTE_EXECUTOR from the environment
- * it inherits, which the build's own option may have replaced. */
-static void
-rexec_words(const struct gen *g, struct cmd *c)
+/* The remote executor's words for an edge's fatbuild compile or `fatbuild edge`
+ * (docs/remote-cache.md §9): explicit, since the edge would otherwise take
+ * FATBUILD_REMOTE_EXECUTOR from the environment it inherits, which the build's own option may
+ * have replaced. */
+void
+fb_graph_rexec_words(const struct gen *g, struct cmd *c)
 {
 	if (g->rexec_off) {
 		arg(c, "--remote-exec");
 		arg(c, "");
 	}
-	if (!g->rexec)
+	if (!g->rexec) /* the executor fb_build resolved (o->remote.exec, else the configuration's) */
 		return;
 	arg(c, "--remote-exec");
 	arg(c, g->rexec);
@@ -140,9 +179,11 @@ rexec_words(const struct gen *g, struct cmd *c)
 	}
 }
 
+
 static int
-gen_kernel(struct gen *g, size_t idx, const char *src, struct fb_error *err)
+gen_kernel(struct graph *gr, size_t idx, const char *src, struct fb_error *err)
 {
+	const struct gen *g = gr->g;
 	char st[256], merged[PATHMAX + 300];
 	fb_graph_stem(idx, src, st, sizeof(st));
 	bfmt(merged, sizeof(merged), "%s/obj/%s.fatbin", g->dir, st);
@@ -166,7 +207,7 @@ gen_kernel(struct gen *g, size_t idx, const char *src, struct fb_error *err)
 		arg(&c, tname);
 		fb_graph_includes(g, &c);
 		words(&c, g->o->cuda_flags, "-Xnvrtc"); /* fatbuild compile hands each to NVRTC */
-		rexec_words(g, &c);
+		fb_graph_rexec_words(g, &c);
 		arg(&c, "--depfile");
 		arg(&c, dep);
 		arg(&c, "-o");
@@ -178,126 +219,108 @@ gen_kernel(struct gen *g, size_t idx, const char *src, struct fb_error *err)
 		const char *vars[8] = {"cmd", c.b.s, "desc", desc, "dep", dep, "pool", "nvrtc"};
 		struct fb_ninja_edge ke = {"kernel", (const char *const[]){out}, 1, &src, 1, NULL, 0, NULL, 0, vars, 4};
 		if (!rc)
-			rc = fb_ninja_edge(g->nj, &ke, err);
+			rc = fb_ninja_edge(gr->nj, &ke, err);
 		free(c.b.s);
 		fb_strlist_add(&parts, out);
 		if (g->reloc)
-			fb_strlist_add(&g->tparts[i], out);
+			fb_strlist_add(&gr->tparts[i], out);
 	}
 	if (g->reloc) {
 		fb_strlist_free(&parts);
 		return rc; /* linked per target by gen_dlink */
 	}
 	if (!rc)
-		rc = gen_merge(g, merged, &parts, err);
+		rc = gen_merge(gr, merged, &parts, err);
 	fb_strlist_free(&parts);
 	return rc;
-}
-
-/* Whether torch's CUDA headers and libraries are used: --with-cuda, or .cu sources without
- * --no-cuda (torch's with_cuda). */
-bool
-fb_graph_torch_cuda(const struct gen *g)
-{
-	return g->o->torch_cuda > 0 || (g->o->torch_cuda == 0 && g->any_cu);
 }
 
 /* The device link of relocatable code: per target with fatbuild dlink (nvrtc), merged into one
  * container for the embed; or one nvcc -dlink object (nvcc). */
 static int
-gen_dlink(struct gen *g, struct fb_error *err)
+gen_dlink(struct graph *gr, struct fb_error *err)
 {
+	const struct gen *g = gr->g;
 	int rc = 0;
-	size_t n = g->ntparts;
+	size_t n = gr->ntparts;
 	struct fb_strlist linked = {0};
 	for (size_t i = 0; !rc && i < n; i++) {
 		const struct ap_target *t = ap_archlist_get(g->archs, i);
 		char tname[32], out[PATHMAX + 64], desc[96];
 		ap_target_name(t, tname, sizeof(tname));
-		if (!g->tparts[i].n)
+		if (!gr->tparts[i].n)
 			continue;
 		bfmt(out, sizeof(out), "%s/obj/dlink.%s.fatbin", g->dir, tname);
-		struct fb_dlink_edge e = {(const char *const *)g->tparts[i].v, g->tparts[i].n, out, g->o->lto,
+		struct fb_dlink_edge e = {(const char *const *)gr->tparts[i].v, gr->tparts[i].n, out, g->o->lto,
 		                          t->kind == AP_SASS};
 		char *cmd = NULL;
 		rc = fb_dlink_nvrtc_cmd(g->t.fatbuild, tname, &e, &cmd, err);
 		describe(desc, sizeof(desc), "DLINK %s", tname);
 		if (!rc)
-			rc = fb_graph_edge(g, "dlink", out, e.inputs, e.ninputs, NULL, 0, cmd, desc, NULL, err);
+			rc = fb_graph_edge(gr, "dlink", out, e.inputs, e.ninputs, NULL, 0, cmd, desc, NULL, err);
 		free(cmd);
 		fb_strlist_add(&linked, out);
 	}
 	if (!rc && linked.n) {
 		char merged[PATHMAX + 32];
 		bfmt(merged, sizeof(merged), "%s/obj/dlink.fatbin", g->dir);
-		rc = gen_merge(g, merged, &linked, err);
+		rc = gen_merge(gr, merged, &linked, err);
 	}
 	fb_strlist_free(&linked);
-	if (!rc && g->nvcc_objs.n && g->o->lto)
+	if (!rc && gr->nvcc_objs.n && g->o->lto)
 		rc = fb_dlink_nvcc_lto_check(g->t.cuda_home, err);
-	if (!rc && g->nvcc_objs.n) {
+	if (!rc && gr->nvcc_objs.n) {
 		char out[PATHMAX + 32];
 		bfmt(out, sizeof(out), "%s/obj/dlink.o", g->dir);
 		char *gencode = NULL, *cmd = NULL;
 		struct ap_error ae = {0};
 		if (ap_archlist_format(g->archs, AP_FMT_NVCC, &gencode, &ae) != 0)
 			return fb_seterr(err, FB_EARCH, "%s", ae.msg);
-		struct fb_dlink_edge e = {(const char *const *)g->nvcc_objs.v, g->nvcc_objs.n, out, g->o->lto, true};
+		struct fb_dlink_edge e = {(const char *const *)gr->nvcc_objs.v, gr->nvcc_objs.n, out, g->o->lto, true};
 		rc = fb_dlink_nvcc_cmd(g->t.cuda_home, gencode, g->t.cxx, &e, &cmd, err);
 		free(gencode);
 		if (!rc)
-			rc = fb_graph_edge(g, "dlink", out, e.inputs, e.ninputs, NULL, 0, cmd, "NVCC -dlink", NULL, err);
+			rc = fb_graph_edge(gr, "dlink", out, e.inputs, e.ninputs, NULL, 0, cmd, "NVCC -dlink", NULL, err);
 		free(cmd);
-		fb_strlist_add(&g->objects, out);
+		fb_strlist_add(&gr->objects, out);
 	}
-	if (!rc && g->nvcc_objs.oom)
+	if (!rc && gr->nvcc_objs.oom)
 		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 	return rc;
 }
 
-void
-fb_build_failed_path(const struct gen *g, char *buf, size_t size)
-{
-	bfmt(buf, size, "%s/.fatbuild.failed", g->dir);
-}
-
-/* BUILD_DIR/out/BASENAME: what the link edge writes. */
-void
-fb_build_staged_path(const struct gen *g, char *buf, size_t size)
-{
-	bfmt(buf, size, "%s/out/%s", g->dir, strrchr(g->out, '/') + 1);
-}
-
 /* obj/fatbin.o: every kernel source's container, embedded as the runtime's fbrt_fatbin. */
 static int
-gen_embed(struct gen *g, struct fb_error *err)
+gen_embed(struct graph *gr, struct fb_error *err)
 {
+	const struct gen *g = gr->g;
 	char obj[PATHMAX + 32];
 	bfmt(obj, sizeof(obj), "%s/obj/fatbin.o", g->dir);
 	struct cmd c = {.err = err};
 	arg(&c, g->t.fatbuild);
 	swords(&c, "embed --hidden --symbol fbrt_fatbin -o");
 	arg(&c, obj);
-	for (size_t i = 0; i < g->fatbins.n; i++)
-		arg(&c, g->fatbins.v[i]);
+	for (size_t i = 0; i < gr->fatbins.n; i++)
+		arg(&c, gr->fatbins.v[i]);
 	int rc = cmd_end(&c);
 	if (!rc)
-		rc = fb_graph_edge(g, "embed", obj, (const char *const *)g->fatbins.v, g->fatbins.n, NULL, 0, c.b.s,
+		rc = fb_graph_edge(gr, "embed", obj, (const char *const *)gr->fatbins.v, gr->fatbins.n, NULL, 0, c.b.s,
 		                   "EMBED fatbin.o", NULL, err);
 	free(c.b.s);
-	fb_strlist_add(&g->objects, obj);
+	fb_strlist_add(&gr->objects, obj);
 	return rc;
 }
 
 static int
-gen_link(struct gen *g, struct fb_error *err)
+gen_link(struct graph *gr, struct fb_error *err)
 {
-	int rc = g->fatbins.n ? gen_embed(g, err) : 0;
+	const struct gen *g = gr->g;
+	int rc = gr->fatbins.n ? gen_embed(gr, err) : 0;
 	if (rc)
 		return rc;
 	/* Linked inside the build dir (private), then copied to OUT by fb_builddir_publish. */
 	char staged[PATHMAX + 16], tmp[PATHMAX + 32];
-	fb_build_staged_path(g, staged, sizeof(staged));
+	fb_gen_staged_path(g, staged, sizeof(staged));
 	bfmt(tmp, sizeof(tmp), "%s.tmp.fb", staged);
 	struct cmd c = {.err = err};
 	swords(&c, g->any_cxx || g->any_nvcc ? g->t.cxx : g->t.cc);
@@ -305,12 +328,12 @@ gen_link(struct gen *g, struct fb_error *err)
 		arg(&c, "-shared");
 	arg(&c, "-o");
 	arg(&c, tmp);
-	for (size_t i = 0; i < g->objects.n; i++)
-		arg(&c, g->objects.v[i]);
+	for (size_t i = 0; i < gr->objects.n; i++)
+		arg(&c, gr->objects.v[i]);
 	arg(&c, g->t.runtime);
 	if (g->torch && !g->o->torch_no_flags) {
 		/* torch's libraries; cudart shared, the one torch itself loaded. */
-		svec(&c, fb_torch_link_words(g->torch, g->t.cuda_home, fb_graph_torch_cuda(g) && g->torch->cuda[0],
+		svec(&c, fb_torch_link_words(g->torch, g->t.cuda_home, fb_gen_torch_cuda(g) && g->torch->cuda[0],
 		                             g->o->executable));
 	} else if (g->torch) {
 		/* the caller's ldflags name torch's libraries */
@@ -331,22 +354,23 @@ gen_link(struct gen *g, struct fb_error *err)
 	raw(&c, " || { rm -f");
 	arg(&c, tmp);
 	raw(&c, "; exit 1; }");
-	if (g->objects.oom)
+	if (gr->objects.oom)
 		cmd_oom(&c);
 	rc = cmd_end(&c);
 	const char *implicit[1] = {g->t.runtime};
 	char desc[PATHMAX + 8];
 	describe(desc, sizeof(desc), "LINK %s", strrchr(g->out, '/') + 1);
 	if (!rc)
-		rc = fb_graph_edge(g, "link", staged, (const char *const *)g->objects.v, g->objects.n, implicit, 1, c.b.s,
+		rc = fb_graph_edge(gr, "link", staged, (const char *const *)gr->objects.v, gr->objects.n, implicit, 1, c.b.s,
 		                   desc, NULL, err);
 	free(c.b.s);
 	return rc;
 }
 
 int
-fb_build_generate(struct gen *g, struct fb_error *err)
+fb_build_generate(struct graph *gr, struct fb_error *err)
 {
+	const struct gen *g = gr->g;
 	/* Every rule runs its edge's own $cmd; the compiles also read back a gcc-style depfile. */
 	static const struct {
 		const char *name;
@@ -354,9 +378,9 @@ fb_build_generate(struct gen *g, struct fb_error *err)
 	} rules[] = {{"kernel", true}, {"merge", false}, {"cc", true}, {"embed", false}, {"link", false}, {"pch", false},
 	             {"dlink", false}};
 	size_t nrules = sizeof(rules) / sizeof(rules[0]) - (g->reloc ? 0 : 1); /* dlink: relocatable code only */
-	int rc = fb_ninja_var(g->nj, "builddir", g->dir, err);
+	int rc = fb_ninja_var(gr->nj, "builddir", g->dir, err);
 	for (size_t i = 0; !rc && i < nrules; i++)
-		rc = fb_ninja_rule(g->nj, rules[i].name, "$cmd", "$desc", rules[i].deps ? "$dep" : NULL,
+		rc = fb_ninja_rule(gr->nj, rules[i].name, "$cmd", "$desc", rules[i].deps ? "$dep" : NULL,
 		                   rules[i].deps ? "gcc" : NULL, err);
 	/* NVRTC jobs run here whatever -j says: at most one per CPU (MAX_JOBS), and no more than -j;
 	 * at an executor, as many as ninja runs (the remote jobs), the rest in the local pool. */
@@ -366,22 +390,22 @@ fb_build_generate(struct gen *g, struct fb_error *err)
 	if (g->rexec)
 		depth = g->ninja_jobs;
 	if (!rc)
-		rc = fb_ninja_pool(g->nj, "nvrtc", depth, err);
+		rc = fb_ninja_pool(gr->nj, "nvrtc", depth, err);
 	if (!rc && g->rexec)
-		rc = fb_ninja_pool(g->nj, "local", g->jobs, err);
+		rc = fb_ninja_pool(gr->nj, "local", g->jobs, err);
 	for (size_t i = 0; !rc && i < g->o->nsources; i++) {
 		char src[PATHMAX];
 		enum lang lang = g->langs[i];
 		rc = abs_existing(g->o->sources[i], src, err);
 		if (!rc)
-			rc = lang == L_KERNEL ? gen_kernel(g, i, src, err) : fb_graph_host_edge(g, i, src, lang, err);
+			rc = lang == L_KERNEL ? gen_kernel(gr, i, src, err) : fb_graph_host_edge(gr, i, src, lang, err);
 	}
-	if (!rc && g->fatbins.oom)
+	if (!rc && gr->fatbins.oom)
 		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 	if (!rc && g->reloc)
-		rc = gen_dlink(g, err);
+		rc = gen_dlink(gr, err);
 	if (!rc)
-		rc = gen_link(g, err);
+		rc = gen_link(gr, err);
 	return rc;
 }
 

@@ -12,8 +12,9 @@
 #include "base/cpus.h"
 #include "base/strbuf.h"
 #include "base/words.h"
-#include "build.h"
+#include "cmdline.h"
 #include "flags.h"
+#include "gen.h"
 #include "graph.h"
 #include "hostpch.h"
 #include "repro.h"
@@ -21,7 +22,7 @@
 
 /* The launcher words (ccache, sccache, distcc) that go before a host compiler or nvcc. */
 void
-fb_graph_launcher(struct gen *g, struct cmd *c)
+fb_graph_launcher(const struct gen *g, struct cmd *c)
 {
 	if (g->launcher && *g->launcher)
 		swords(c, g->launcher);
@@ -37,19 +38,6 @@ cache_basedir(const struct gen *g, char *out, size_t size)
 	out[0] = 0;
 	if (b && *b)
 		bfmt(out, size, "%s", realpath(b, abs) ? abs : b);
-}
-
-/* The directory torch is installed in (its lib dir's parent) into out; "" without --torch. */
-void
-fb_graph_torch_dir(const struct gen *g, char *out, size_t size)
-{
-	out[0] = 0;
-	if (!g->torch)
-		return;
-	bfmt(out, size, "%s", g->torch->lib_dir);
-	char *slash = strrchr(out, '/');
-	if (slash && slash != out)
-		*slash = 0;
 }
 
 /* -ffile-prefix-map=FROM=TO into c (through nvcc as -Xcompiler words); false when FROM is
@@ -73,11 +61,11 @@ add_map(struct cmd *c, const char *from, const char *to, bool via_nvcc)
  * NULL) when it was mapped: the edge cache spells a base @Bn (edgecache.c), which is sound only
  * where the object does not name it. */
 void
-fb_graph_base_map(struct gen *g, struct cmd *c, bool via_nvcc, struct fb_strlist *bases, int which)
+fb_graph_base_map(const struct gen *g, struct cmd *c, bool via_nvcc, struct fb_strlist *bases, int which)
 {
 	char based[PATHMAX], tdir[PATHMAX];
 	cache_basedir(g, based, sizeof(based));
-	fb_graph_torch_dir(g, tdir, sizeof(tdir));
+	fb_gen_torch_dir(g, tdir, sizeof(tdir));
 	if (which == 1 && strcmp(tdir, based) == 0)
 		return;
 	const char *from = which == 0 ? based : tdir;
@@ -94,7 +82,7 @@ fb_graph_base_map(struct gen *g, struct cmd *c, bool via_nvcc, struct fb_strlist
  * (graph_pch.c: their inline functions spell __FILE__ when the PCH is made). Through nvcc as
  * -Xcompiler words. The base and torch's dir go into bases (fb_graph_base_map). */
 static void
-prefix_maps(struct gen *g, struct cmd *c, bool via_nvcc, struct fb_strlist *bases)
+prefix_maps(const struct gen *g, struct cmd *c, bool via_nvcc, struct fb_strlist *bases)
 {
 	char root[PATHMAX];
 	fb_repro_root(g->o->sources, g->o->nsources, root, sizeof(root));
@@ -119,33 +107,6 @@ fb_graph_host_opt(const struct gen *g, enum lang lang)
 	return stated ? "" : o->host_opt ? o->host_opt : "-O2";
 }
 
-/* Whether the first word of a $CC-style command is a compiler launcher. */
-static bool
-launcher_word(const char *cmd)
-{
-	static const char *const names[] = {"ccache", "sccache", "distcc", "icecc"};
-	const char *p = cmd ? cmd + strspn(cmd, " \t\n") : "";
-	size_t n = strcspn(p, " \t\n");
-	const char *base = p;
-	for (const char *q = p; q < p + n; q++)
-		if (*q == '/')
-			base = q + 1;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if ((size_t)(p + n - base) == strlen(names[i]) && strncmp(base, names[i], strlen(names[i])) == 0)
-			return true;
-	return false;
-}
-
-/* Whether host and nvcc edges go through `fatbuild edge`: not with --no-edge-cache or
- * FATBUILD_EDGE_CACHE=0, nor with a launcher (--launcher, or ccache, sccache, distcc as
- * $CC's or $CXX's first word: those do their own caching or compile elsewhere). */
-bool
-fb_graph_edge_cache_on(const struct gen *g)
-{
-	return !g->o->no_edge_cache && !(g->launcher && *g->launcher) && g->cfg->edge_cache != 0 &&
-	       !launcher_word(g->t.cc) && !launcher_word(g->t.cxx);
-}
-
 /* Appends the words of v but those that name the extension (-DTORCH_EXTENSION_NAME=...: no
  * torch header reads it, so one PCH serves every extension) and a -c (BuildExtension's flags
  * hold one, as torch's setup.py builds have it twice). */
@@ -161,14 +122,14 @@ words_but_name(struct cmd *c, char **v)
  * --no-torch-flags: the caller's flags hold them), --cxxflags; with for_pch, without the
  * extension's name. */
 void
-fb_graph_cxx_flags(struct gen *g, struct cmd *c, bool for_pch)
+fb_graph_cxx_flags(const struct gen *g, struct cmd *c, bool for_pch)
 {
 	swords(c, fb_graph_host_opt(g, L_CXX));
 	if (!fb_flags_have_pic(g->o->cxxflags))
 		arg(c, "-fPIC");
 	if (g->torch && !g->o->torch_no_flags) {
 		char **v = fb_torch_cxx_words(g->torch, g->o->executable ? NULL : g->name,
-		                              fb_graph_torch_cuda(g) ? g->t.cuda_home : NULL);
+		                              fb_gen_torch_cuda(g) ? g->t.cuda_home : NULL);
 		if (!v)
 			cmd_oom(c);
 		if (for_pch)
@@ -192,7 +153,7 @@ fb_graph_cxx_flags(struct gen *g, struct cmd *c, bool for_pch)
 /* --tool words for the programs a compile runs: $CC's or $CXX's words that are not options;
  * for nvcc also its own stages and $CXX (its -ccbin). */
 static void
-edge_tools(struct gen *g, enum lang lang, struct cmd *c)
+edge_tools(const struct gen *g, enum lang lang, struct cmd *c)
 {
 	char **w = NULL;
 	size_t nw = 0;
@@ -255,11 +216,12 @@ records_options(const char *s)
  * machine. */
 #define GCC_HEAP_WORD "--param=ggc-min-heapsize=1048576"
 static bool
-gcc_heap_on(struct gen *g)
+gcc_heap_on(struct graph *gr)
 {
-	if (g->gcc_heap)
-		return g->gcc_heap > 0;
-	g->gcc_heap = -1;
+	const struct gen *g = gr->g;
+	if (gr->gcc_heap)
+		return gr->gcc_heap > 0;
+	gr->gcc_heap = -1;
 	if ((g->launcher && *g->launcher) || records_options(g->t.cxx) || records_options(fb_graph_host_opt(g, L_CXX)) ||
 	    records_options(g->o->cxxflags))
 		return false;
@@ -269,8 +231,8 @@ gcc_heap_on(struct gen *g)
 	fb_words_free(w);
 	unsigned long long mem = fb_mem_limit(NULL, NULL), jobs = g->jobs > 0 ? (unsigned long long)g->jobs : 1;
 	if (gcc && mem / jobs >= 4ULL << 30)
-		g->gcc_heap = 1;
-	return g->gcc_heap > 0;
+		gr->gcc_heap = 1;
+	return gr->gcc_heap > 0;
 }
 
 /* Whether the edges of a --torch build leave torch's headers out of their depfiles, taking
@@ -281,35 +243,17 @@ gcc_heap_on(struct gen *g)
 static bool
 torch_stamped(const struct gen *g)
 {
-	return g->torch && g->torch->nstamp > 0 && fb_graph_edge_cache_on(g);
+	return g->torch && g->torch->nstamp > 0 && fb_gen_edge_cache_on(g);
 }
 
 /* --remote-exec and its options for `fatbuild edge` (docs/remote-cache.md §9 "Host and nvcc
  * edges"), with the compile alone as --remote-cmd (core: NULL when the edge's command is more
  * than one compile, a torch PCH made first or read, which stay here). */
 static void
-remote_words(struct gen *g, struct cmd *c, const char *core)
+remote_words(const struct gen *g, struct cmd *c, const char *core)
 {
-	const struct fb_build_opts *o = g->o;
-	if (g->rexec_off) { /* explicit: the edge would take FATBUILD_REMOTE_EXECUTOR from its environment */
-		arg(c, "--remote-exec");
-		arg(c, "");
-	}
-	if (!g->rexec) /* the executor fb_build resolved (o->remote.exec, else the configuration's) */
-		return;
-	arg(c, "--remote-exec");
-	arg(c, g->rexec);
-	for (size_t i = 0; i < o->remote.nexec_props; i++) {
-		arg(c, "--remote-exec-property");
-		arg(c, o->remote.exec_props[i]);
-	}
-	if (o->remote.exec_timeout_ms > 0) {
-		char s[32];
-		bfmt(s, sizeof(s), "%ld", (o->remote.exec_timeout_ms + 999) / 1000);
-		arg(c, "--remote-exec-timeout");
-		arg(c, s);
-	}
-	if (core) {
+	fb_graph_rexec_words(g, c);
+	if (g->rexec && core) {
 		arg(c, "--remote-cmd");
 		arg(c, core);
 	}
@@ -320,9 +264,10 @@ remote_words(struct gen *g, struct cmd *c, const char *core)
  * alone); bases: the directories besides the build dir it spells @Bn (prefix_maps); deps_of: the header list of the PCH the compile reads (BUILD_DIR/pch/ID/h.h.d),
  * which joins the key, as gcc's depfile names none of the headers inside a PCH (clang's does). */
 static int
-cache_edge(struct gen *g, enum lang lang, const char *out, const char *dep, const struct fb_strlist *bases,
+cache_edge(struct graph *gr, enum lang lang, const char *out, const char *dep, const struct fb_strlist *bases,
            const char *deps_of, const char *core, char **cmd, struct fb_error *err)
 {
+	const struct gen *g = gr->g;
 	struct cmd c = {.err = err};
 	raw(&c, "exec");
 	arg(&c, g->t.fatbuild);
@@ -346,7 +291,7 @@ cache_edge(struct gen *g, enum lang lang, const char *out, const char *dep, cons
 		arg(&c, "--quiet-dir");
 		arg(&c, g->torch->include[i]);
 	}
-	if (lang == L_CXX && gcc_heap_on(g)) {
+	if (lang == L_CXX && gcc_heap_on(gr)) {
 		arg(&c, "--unkeyed");
 		arg(&c, GCC_HEAP_WORD);
 	}
@@ -368,9 +313,10 @@ cache_edge(struct gen *g, enum lang lang, const char *out, const char *dep, cons
  * it needs; *prefix: the words that make it first, malloc'd; *deps_of: its header list,
  * malloc'd). */
 static int
-host_words(struct gen *g, const char *src, enum lang lang, struct cmd *c, const char **pch, char **prefix,
+host_words(struct graph *gr, const char *src, enum lang lang, struct cmd *c, const char **pch, char **prefix,
            char **deps_of, struct fb_error *err)
 {
+	const struct gen *g = gr->g;
 	fb_graph_launcher(g, c);
 	swords(c, lang == L_C ? g->t.cc : g->t.cxx); /* each word of $CC on its own */
 	arg(c, "-c");
@@ -381,11 +327,10 @@ host_words(struct gen *g, const char *src, enum lang lang, struct cmd *c, const 
 		swords(c, g->o->cflags);
 		return 0;
 	}
-	if (gcc_heap_on(g))
+	if (gcc_heap_on(gr))
 		arg(c, GCC_HEAP_WORD);
 	fb_graph_cxx_flags(g, c, false);
-	g->any_cxx = true;
-	return fb_graph_host_pch(g, src, c, pch, prefix, deps_of, err);
+	return fb_graph_host_pch(gr, src, c, pch, prefix, deps_of, err);
 }
 
 /* Whether the build also compiles C or C++ (a --torch source with torch's headers is the
@@ -406,9 +351,10 @@ has_host_edges(const struct gen *g)
  * its own (removed after), at a lower priority when its --threads run beside host compiles;
  * C++ after its PCH prefix; through `fatbuild edge` with the edge cache. Into *cmd (malloc'd). */
 static int
-wrap_compile(struct gen *g, enum lang lang, const char *core, const char *keep, const char *prefix, const char *out,
+wrap_compile(struct graph *gr, enum lang lang, const char *core, const char *keep, const char *prefix, const char *out,
              const char *dep, const struct fb_strlist *bases, const char *deps_of, char **cmd, struct fb_error *err)
 {
+	const struct gen *g = gr->g;
 	struct cmd c = {.err = err};
 	if (lang == L_NVCC) {
 		/* nvcc's intermediates get fixed names in a directory of their own (-keep): unnamed, they
@@ -428,8 +374,8 @@ wrap_compile(struct gen *g, enum lang lang, const char *core, const char *keep, 
 		raw(&c, core);
 	}
 	int rc = cmd_end(&c);
-	if (!rc && fb_graph_edge_cache_on(g))
-		rc = cache_edge(g, lang, out, dep, bases, deps_of, prefix ? NULL : core, &c.b.s, err);
+	if (!rc && fb_gen_edge_cache_on(g))
+		rc = cache_edge(gr, lang, out, dep, bases, deps_of, prefix ? NULL : core, &c.b.s, err);
 	if (rc)
 		free(c.b.s);
 	else
@@ -438,8 +384,9 @@ wrap_compile(struct gen *g, enum lang lang, const char *core, const char *keep, 
 }
 
 int
-fb_graph_host_edge(struct gen *g, size_t idx, const char *src, enum lang lang, struct fb_error *err)
+fb_graph_host_edge(struct graph *gr, size_t idx, const char *src, enum lang lang, struct fb_error *err)
 {
+	const struct gen *g = gr->g;
 	char st[256], out[PATHMAX + 300], dep[PATHMAX + 310], keep[PATHMAX + 310], desc[512];
 	fb_graph_stem(idx, src, st, sizeof(st));
 	bfmt(out, sizeof(out), "%s/obj/%s.o", g->dir, st);
@@ -449,7 +396,7 @@ fb_graph_host_edge(struct gen *g, size_t idx, const char *src, enum lang lang, s
 	const char *pch = NULL;
 	char *prefix = NULL, *deps_of = NULL, *cmd = NULL;
 	int rc = lang == L_NVCC ? fb_graph_nvcc_line(g, src, keep, &c)
-	                        : host_words(g, src, lang, &c, &pch, &prefix, &deps_of, err);
+	                        : host_words(gr, src, lang, &c, &pch, &prefix, &deps_of, err);
 	struct fb_strlist bases = {0};
 	prefix_maps(g, &c, lang == L_NVCC, &bases);
 	if (bases.oom)
@@ -466,7 +413,7 @@ fb_graph_host_edge(struct gen *g, size_t idx, const char *src, enum lang lang, s
 	if (!rc)
 		rc = cmd_end(&c);
 	if (!rc)
-		rc = wrap_compile(g, lang, c.b.s, keep, prefix, out, dep, &bases, deps_of, &cmd, err);
+		rc = wrap_compile(gr, lang, c.b.s, keep, prefix, out, dep, &bases, deps_of, &cmd, err);
 	fb_strlist_free(&bases);
 	describe(desc, sizeof(desc), "%s %s", lang == L_NVCC ? "NVCC" : lang == L_C ? "CC" : "CXX",
 	         strrchr(src, '/') ? strrchr(src, '/') + 1 : src);
@@ -479,20 +426,20 @@ fb_graph_host_edge(struct gen *g, size_t idx, const char *src, enum lang lang, s
 	/* An edge that may run at the executor is not held to the local jobs (graph.c's pool):
 	 * with the edge cache, no PCH, an executor. Should the executor fail, its fallbacks run
 	 * here as many at once as ninja runs (the remote jobs). */
-	bool remote = g->rexec && !pch && !deps_of && fb_graph_edge_cache_on(g);
+	bool remote = g->rexec && !pch && !deps_of && fb_gen_edge_cache_on(g);
 	if (!rc)
-		rc = fb_graph_edge_pool(g, remote ? NULL : g->rexec ? "local" : NULL, "cc", out, &src, 1, implicit, nimplicit,
+		rc = fb_graph_edge_pool(gr, remote ? NULL : g->rexec ? "local" : NULL, "cc", out, &src, 1, implicit, nimplicit,
 		                        cmd, desc, dep, err);
 	if (!rc) {
-		fb_strlist_add(&g->shown, cmd);
-		fb_strlist_add(&g->shown, c.b.s);
+		fb_strlist_add(&gr->shown, cmd);
+		fb_strlist_add(&gr->shown, c.b.s);
 	}
 	free(c.b.s);
 	free(cmd);
 	free(prefix);
 	free(deps_of);
-	fb_strlist_add(&g->objects, out);
+	fb_strlist_add(&gr->objects, out);
 	if (lang == L_NVCC && g->reloc)
-		fb_strlist_add(&g->nvcc_objs, out);
+		fb_strlist_add(&gr->nvcc_objs, out);
 	return rc;
 }

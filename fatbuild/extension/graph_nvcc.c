@@ -9,9 +9,10 @@
 #include "base/error.h"
 #include "base/strbuf.h"
 #include "base/words.h"
-#include "build.h"
+#include "cmdline.h"
 #include "dlink_edges.h"
 #include "flags.h"
+#include "gen.h"
 #include "graph.h"
 #include "repro.h"
 #include "torch.h"
@@ -20,7 +21,7 @@
  * names of internal symbols (repro.c). gencode: the arch words (fatbuild's, or the project's
  * nvcc flags when they name the arches). */
 static void
-nvcc_seed(struct gen *g, const char *src, const char *gencode, struct cmd *c)
+nvcc_seed(const struct gen *g, const char *src, const char *gencode, struct cmd *c)
 {
 	if (c->rc)
 		return;
@@ -90,7 +91,7 @@ has_threads(const char *s)
  * the other nvcc edges leave free, at least 2: ninja cannot count threads, and an edge that
  * runs alone at the end of the build then still uses two cores. 0: no --threads. */
 long
-fb_graph_nvcc_threads(struct gen *g)
+fb_graph_nvcc_threads(const struct gen *g)
 {
 	if (g->o->no_nvcc_threads || has_threads(g->o->nvcc_flags) || has_threads(g->o->cuda_flags))
 		return 0;
@@ -129,7 +130,7 @@ fb_graph_nvcc_threads(struct gen *g)
  * -ccbin g++ -Xcompiler -m64). *pre: the launcher words to put before nvcc (NULL with --torch;
  * fb_words_free). */
 static void
-nvcc_host(struct gen *g, struct cmd *c, char ***pre)
+nvcc_host(const struct gen *g, struct cmd *c, char ***pre)
 {
 	*pre = NULL;
 	if (g->torch) {
@@ -163,7 +164,7 @@ nvcc_host(struct gen *g, struct cmd *c, char ***pre)
  * the project's nvcc flags name them, as torch's builder does), seed, where its intermediates go
  * (keep), host compiler. */
 static int
-nvcc_words(struct gen *g, const char *src, const char *keep, struct cmd *c)
+nvcc_words(const struct gen *g, const char *src, const char *keep, struct cmd *c)
 {
 	char nvcc[PATHMAX + 16];
 	bfmt(nvcc, sizeof(nvcc), "%s/bin/nvcc", g->t.cuda_home);
@@ -215,7 +216,7 @@ nvcc_words(struct gen *g, const char *src, const char *keep, struct cmd *c)
 
 /* The nvcc compile's words (nvcc_words, torch's, the host flags, the CUDA and nvcc flags). */
 int
-fb_graph_nvcc_line(struct gen *g, const char *src, const char *keep, struct cmd *c)
+fb_graph_nvcc_line(const struct gen *g, const char *src, const char *keep, struct cmd *c)
 {
 	int rc = nvcc_words(g, src, keep, c);
 	if (rc)
@@ -241,6 +242,5 @@ fb_graph_nvcc_line(struct gen *g, const char *src, const char *keep, struct cmd 
 	}
 	swords(c, g->o->cuda_flags);
 	swords(c, g->o->nvcc_flags);
-	g->any_nvcc = true;
 	return 0;
 }

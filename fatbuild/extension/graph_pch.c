@@ -10,7 +10,8 @@
 #include "base/error.h"
 #include "base/strbuf.h"
 #include "base/words.h"
-#include "build.h"
+#include "cmdline.h"
+#include "gen.h"
 #include "graph.h"
 #include "hostpch.h"
 
@@ -18,7 +19,7 @@
  * (fb_graph_cxx_flags, without the extension's name), the runtime header's and the user's -I
  * and -D, the maps of the base and of torch's dir (graph_host.c's prefix maps). Into c. */
 static void
-pch_flags(struct gen *g, struct cmd *c)
+pch_flags(const struct gen *g, struct cmd *c)
 {
 	swords(c, g->t.cxx);
 	fb_graph_cxx_flags(g, c, true);
@@ -76,19 +77,19 @@ pch_cmd(const struct fb_hostpch *p, const char *flags, char **out, struct fb_err
 /* The edge that makes p's PCH, once per graph (no deps rule: ninja would delete the header
  * list it keeps beside the PCH). */
 static int
-gen_pch_edge(struct gen *g, const struct fb_hostpch *p, const char *flags, struct fb_error *err)
+gen_pch_edge(struct graph *gr, const struct fb_hostpch *p, const char *flags, struct fb_error *err)
 {
-	for (size_t i = 0; i < g->pchs.n; i++)
-		if (strcmp(g->pchs.v[i], p->gch) == 0)
+	for (size_t i = 0; i < gr->pchs.n; i++)
+		if (strcmp(gr->pchs.v[i], p->gch) == 0)
 			return 0;
-	fb_strlist_add(&g->pchs, p->gch);
+	fb_strlist_add(&gr->pchs, p->gch);
 	char *cmd = NULL;
 	int rc = pch_cmd(p, flags, &cmd, err);
 	const char *in = p->header;
 	char desc[400];
 	describe(desc, sizeof(desc), "PCH torch headers (%.300s)", p->why);
 	if (!rc)
-		rc = fb_graph_edge(g, "pch", p->gch, &in, 1, NULL, 0, cmd, desc, NULL, err);
+		rc = fb_graph_edge(gr, "pch", p->gch, &in, 1, NULL, 0, cmd, desc, NULL, err);
 	free(cmd);
 	return rc;
 }
@@ -100,12 +101,13 @@ gen_pch_edge(struct gen *g, const struct fb_hostpch *p, const char *flags, struc
  * header: the same object. So the words are the same whether the PCH is there or not (they are
  * in the cache key), and a no-op build stays one; LINK is in the build dir (fb_hostpch_link), so
  * they stay the same with another cache dir too. The first build that wants a PCH compiles
- * without it and leaves its making to the background maker (ninja_run.c): g->pch_bg. */
+ * without it and leaves its making to the background maker (ninja_run.c): gr->pch_bg. */
 static int
-lazy_pch(struct gen *g, struct fb_hostpch *p, const char *flags, bool eager, char **prefix, struct fb_error *err)
+lazy_pch(struct graph *gr, struct fb_hostpch *p, const char *flags, bool eager, char **prefix, struct fb_error *err)
 {
+	const struct gen *g = gr->g;
 	char failed[PATHMAX + 32], *script = NULL;
-	fb_build_failed_path(g, failed, sizeof(failed));
+	fb_gen_failed_path(g, failed, sizeof(failed));
 	int rc = fb_hostpch_script(p, flags, failed, eager, &script, err);
 	if (!rc)
 		rc = fb_hostpch_link(p, g->dir, script, err);
@@ -123,10 +125,10 @@ lazy_pch(struct gen *g, struct fb_hostpch *p, const char *flags, bool eager, cha
 	raw(&c, "; } && ");
 	if (!p->use && p->stale) {
 		bool have = false;
-		for (size_t i = 0; i < g->pch_bg.n; i++)
-			have |= strcmp(g->pch_bg.v[i], sh) == 0;
+		for (size_t i = 0; i < gr->pch_bg.n; i++)
+			have |= strcmp(gr->pch_bg.v[i], sh) == 0;
 		if (!have)
-			fb_strlist_add(&g->pch_bg, sh);
+			fb_strlist_add(&gr->pch_bg, sh);
 	}
 	rc = cmd_end(&c);
 	if (rc)
@@ -136,15 +138,15 @@ lazy_pch(struct gen *g, struct fb_hostpch *p, const char *flags, bool eager, cha
 	return rc;
 }
 
-/* The build keeps p's hold on its PCH dir until ninja is done (gen_free closes it). */
+/* The build keeps p's hold on its PCH dir until ninja is done (fb_graph_free closes it). */
 static int
-keep_hold(struct gen *g, struct fb_hostpch *p, struct fb_error *err)
+keep_hold(struct graph *gr, struct fb_hostpch *p, struct fb_error *err)
 {
-	int *v = realloc(g->pch_holds, (g->npch_holds + 1) * sizeof(*v));
+	int *v = realloc(gr->pch_holds, (gr->npch_holds + 1) * sizeof(*v));
 	if (!v)
 		return fb_seterr(err, FB_ENOMEM, "out of memory");
-	g->pch_holds = v;
-	g->pch_holds[g->npch_holds++] = p->hold;
+	gr->pch_holds = v;
+	gr->pch_holds[gr->npch_holds++] = p->hold;
 	p->hold = -1;
 	return 0;
 }
@@ -155,9 +157,10 @@ keep_hold(struct gen *g, struct fb_hostpch *p, struct fb_error *err)
  * edge` puts the headers it was made from (*deps_of, malloc'd) into the object's depfile;
  * without, an edge makes it when stale, an implicit input of the compile (*implicit). */
 int
-fb_graph_host_pch(struct gen *g, const char *src, struct cmd *c, const char **implicit, char **prefix, char **deps_of,
-             struct fb_error *err)
+fb_graph_host_pch(struct graph *gr, const char *src, struct cmd *c, const char **implicit, char **prefix,
+                  char **deps_of, struct fb_error *err)
 {
+	const struct gen *g = gr->g;
 	*implicit = NULL;
 	*prefix = NULL;
 	*deps_of = NULL;
@@ -175,7 +178,7 @@ fb_graph_host_pch(struct gen *g, const char *src, struct cmd *c, const char **im
 	rc = cmd_end(&f);
 	if (!rc)
 		rc = fb_words_split(g->t.cxx, &w, &nw, err);
-	fb_graph_torch_dir(g, tdir, sizeof(tdir));
+	fb_gen_torch_dir(g, tdir, sizeof(tdir));
 	struct fb_hostpch *p = calloc(1, sizeof(*p));
 	if (p)
 		p->hold = -1;
@@ -183,29 +186,29 @@ fb_graph_host_pch(struct gen *g, const char *src, struct cmd *c, const char **im
 		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 	if (!rc && nw)
 		rc = fb_hostpch_prepare(g->cfg, block, w[0], f.b.s, g->torch->version, tdir, eager, p, err);
-	bool lazy = fb_graph_edge_cache_on(g);
+	bool lazy = fb_gen_edge_cache_on(g);
 	if (!rc && nw && p->flavor == FB_HOSTPCH_NONE)
 		nw = 0; /* a compiler of no known flavor: no PCH */
 	if (!rc && nw && !lazy && !p->use)
 		nw = 0; /* the first build that wants it: compiled without, made by the next */
 	if (!rc && nw && lazy)
-		rc = lazy_pch(g, p, f.b.s, eager, prefix, err);
+		rc = lazy_pch(gr, p, f.b.s, eager, prefix, err);
 	else if (!rc && nw && p->stale)
-		rc = gen_pch_edge(g, p, f.b.s, err);
+		rc = gen_pch_edge(gr, p, f.b.s, err);
 	if (!rc && nw) {
 		char hdr[FB_HOSTPCH_PATH + 8], d[FB_HOSTPCH_PATH + 8];
 		bfmt(hdr, sizeof(hdr), "%s/h.h", lazy ? p->link : p->dir);
 		bfmt(d, sizeof(d), "%s/h.h.d", p->link);
 		swords(c, "-Winvalid-pch -Werror=invalid-pch -include");
 		arg(c, hdr);
-		fb_strlist_add(&g->pchs_used, p->gch);
+		fb_strlist_add(&gr->pchs_used, p->gch);
 		if (!lazy)
-			*implicit = g->pchs_used.v ? g->pchs_used.v[g->pchs_used.n - 1] : NULL;
+			*implicit = gr->pchs_used.v ? gr->pchs_used.v[gr->pchs_used.n - 1] : NULL;
 		else if (!(*deps_of = strdup(d)))
 			rc = fb_seterr(err, FB_ENOMEM, "out of memory");
 	}
 	if (!rc && nw && p->hold >= 0)
-		rc = keep_hold(g, p, err);
+		rc = keep_hold(gr, p, err);
 	if (p)
 		fb_hostpch_release(p);
 	fb_words_free(w);

@@ -23,8 +23,10 @@
 #include "base/error.h"
 #include "base/safefs.h"
 #include "base/strbuf.h"
-#include "build.h"
 #include "builddir.h"
+#include "gen.h"
+#include "ninja_run.h"
+#include "output.h"
 
 static bool
 log_stamp(const char *dir, struct stat *st)
@@ -47,7 +49,7 @@ cancelled(const struct fb_build_opts *o)
  * lock is only probed: released at once, ninja takes it for itself. Polls, so that a stop
  * request is seen whether or not a signal interrupts the wait. */
 static int
-lock_wait(struct gen *g, int fd, const char *path, bool record, struct fb_error *err)
+lock_wait(const struct gen *g, int fd, const char *path, bool record, struct fb_error *err)
 {
 	for (;;) {
 		int r;
@@ -121,7 +123,7 @@ ninja_env(const struct gen *g, const char *sock, struct fb_strlist *set)
  * stops its edges as on a Ctrl-C) and takes the run lock before it becomes ninja, with envp
  * (ninja_env). */
 static int
-spawn_ninja(struct gen *g, const char **argv, char **envp, int lock, const char *runpath, int outfd, pid_t *pid)
+spawn_ninja(const struct gen *g, const char **argv, char **envp, int lock, const char *runpath, int outfd, pid_t *pid)
 {
 	pid_t parent = getpid();
 	int p[2];
@@ -183,10 +185,10 @@ spawn_ninja(struct gen *g, const char **argv, char **envp, int lock, const char 
 
 /* The link writes BUILD_DIR/out/NAME.tmp.fb and renames it; a link stopped in between leaves it. */
 static void
-remove_link_temp(struct gen *g)
+remove_link_temp(const struct gen *g)
 {
 	char staged[PATHMAX + 16], tmp[PATHMAX + 32];
-	fb_build_staged_path(g, staged, sizeof(staged));
+	fb_gen_staged_path(g, staged, sizeof(staged));
 	bfmt(tmp, sizeof(tmp), "%s.tmp.fb", staged);
 	unlink(tmp);
 }
@@ -196,7 +198,7 @@ remove_link_temp(struct gen *g)
  * the holder dies; ninja's own lock (the run lock) covers the time it outlives us. Fills *lock
  * (the build lock's descriptor, open on success) and runpath. */
 static int
-take_locks(struct gen *g, int *lock, char *runpath, size_t size, struct fb_error *err)
+take_locks(const struct gen *g, int *lock, char *runpath, size_t size, struct fb_error *err)
 {
 	char lockpath[PATHMAX + 16];
 	bfmt(lockpath, sizeof(lockpath), "%s/.fatbuild.lock", g->dir);
@@ -221,7 +223,7 @@ take_locks(struct gen *g, int *lock, char *runpath, size_t size, struct fb_error
 
 /* Waits for ninja, forwarding a stop request once; fills *status. */
 static int
-wait_ninja(struct gen *g, pid_t pid, int *status, struct fb_error *err)
+wait_ninja(const struct gen *g, pid_t pid, int *status, struct fb_error *err)
 {
 	bool forwarded = false;
 	while (waitpid(pid, status, 0) < 0) {
@@ -271,7 +273,7 @@ log_tail(const char *log, char *tail, size_t size)
 
 /* What ninja's exit status says, as an error. */
 static int
-ninja_failed(struct gen *g, int status, struct fb_error *err)
+ninja_failed(const struct gen *g, int status, struct fb_error *err)
 {
 	if (WIFSIGNALED(status))
 		return fb_seterr(err, FB_ECOMPILE, "ninja was killed by signal %d (build dir %s)", WTERMSIG(status), g->dir);
@@ -284,7 +286,7 @@ ninja_failed(struct gen *g, int status, struct fb_error *err)
 	return fb_seterr(err, FB_ECOMPILE, "build failed (log %s): %s", g->o->log, tail[0] ? tail : "see the log");
 }
 
-/* The background maker of each PCH the build wants and has not (g->pch_bg: the first build
+/* The background maker of each PCH the build wants and has not (pch_bg: the first build
  * that wants it, whose compiles go without): its pch.sh bg, run as a program with an argv (its
  * #! line; no shell command line), in a process group of its own (to stop it whole), at the
  * lowest priority, so that it takes only the cores the build leaves idle (the host compiles'
@@ -299,15 +301,15 @@ ninja_failed(struct gen *g, int status, struct fb_error *err)
  * the PCH makes it. ninja's -j and the CPUs are g's (read once at the build's start).
  * Returns their process ids (0 for one that did not start), NULL for none. */
 static pid_t *
-start_bg(struct gen *g)
+start_bg(const struct gen *g, const struct fb_strlist *pch_bg)
 {
-	if (!g->pch_bg.n)
+	if (!pch_bg->n)
 		return NULL;
 	int busy = g->jobs < (int)g->o->nsources ? g->jobs : (int)g->o->nsources;
 	if (g->cpus <= busy)
 		return NULL;
-	pid_t *pids = calloc(g->pch_bg.n, sizeof(*pids));
-	for (size_t i = 0; pids && i < g->pch_bg.n; i++) {
+	pid_t *pids = calloc(pch_bg->n, sizeof(*pids));
+	for (size_t i = 0; pids && i < pch_bg->n; i++) {
 		pid_t p = fork();
 		if (p == 0) {
 			setpgid(0, 0);
@@ -318,8 +320,8 @@ start_bg(struct gen *g)
 				dup2(null, 1);
 				dup2(null, 2);
 			}
-			char *const argv[] = {g->pch_bg.v[i], "bg", NULL};
-			execv(g->pch_bg.v[i], argv);
+			char *const argv[] = {pch_bg->v[i], "bg", NULL};
+			execv(pch_bg->v[i], argv);
 			_exit(127);
 		}
 		pids[i] = p > 0 ? p : 0;
@@ -333,9 +335,9 @@ start_bg(struct gen *g)
  * each group is gone, not only its pch.sh: a compiler stopped at the lowest priority on a busy
  * machine can outlive the script by a moment, its temporaries with it (up to 5 s). */
 static void
-stop_bg(struct gen *g, pid_t *pids)
+stop_bg(const struct fb_strlist *pch_bg, pid_t *pids)
 {
-	for (size_t i = 0; pids && i < g->pch_bg.n; i++) {
+	for (size_t i = 0; pids && i < pch_bg->n; i++) {
 		if (pids[i] <= 0)
 			continue;
 		kill(-pids[i], SIGTERM);
@@ -349,9 +351,9 @@ stop_bg(struct gen *g, pid_t *pids)
 
 /* Each build asks the remote cache and the executor again: a failure is remembered for one
  * build only. Fills state (size bytes) with the remote cache's state file, and takes the tally
- * an earlier build left there (one that was stopped). */
+ * an earlier build left there (one that was stopped) into tally. */
 static void
-reset_remote(struct gen *g, char *state, size_t size)
+reset_remote(const struct gen *g, char *state, size_t size, struct fb_exec_tally tally[2])
 {
 	bfmt(state, size, "%s/" FB_REMOTE_STATE, g->dir);
 	unlink(state);
@@ -360,14 +362,14 @@ reset_remote(struct gen *g, char *state, size_t size)
 	bfmt(state, size, "%s/" FB_REMOTE_STATE "-tools-exec", g->dir); /* a worker without the compiler (§9) */
 	unlink(state);
 	bfmt(state, size, "%s/" FB_REMOTE_STATE, g->dir);
-	fb_exec_tally_take(state, g->tally);
+	fb_exec_tally_take(state, tally);
 }
 
 /* Under the lock: the build's compile server (o->on_build_dir, when a kernel goes to NVRTC),
  * then the environment ninja runs with (ninja_env; set holds its entries until ninja started).
  * NULL when out of memory. */
 static char **
-start_env(struct gen *g, struct fb_strlist *set)
+start_env(const struct gen *g, struct fb_strlist *set)
 {
 	bool nvrtc = false;
 	for (size_t i = 0; i < g->o->nsources; i++)
@@ -378,7 +380,8 @@ start_env(struct gen *g, struct fb_strlist *set)
 }
 
 int
-fb_build_run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
+fb_build_run_ninja(const struct gen *g, const struct fb_strlist *pch_bg, const struct fb_strlist *shown,
+                   struct ninja_result *res, struct fb_error *err)
 {
 	char jobs[32];
 	const char *argv[8];
@@ -398,7 +401,7 @@ fb_build_run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	int rc = take_locks(g, &lock, runpath, sizeof(runpath), err);
 	if (rc)
 		return rc;
-	reset_remote(g, state, sizeof(state));
+	reset_remote(g, state, sizeof(state), res->tally);
 	struct fb_strlist set = {0};
 	char **envp = start_env(g, &set);
 	if (!envp) {
@@ -409,18 +412,18 @@ fb_build_run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	struct stat before, after;
 	bool had = log_stamp(g->dir, &before);
 	pid_t pid = -1;
-	int out[2] = {-1, -1}, shown = 1;
+	int out[2] = {-1, -1}, to = 1;
 	if (g->o->log && g->o->log[0]) {
-		shown = open(g->o->log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (shown < 0)
+		to = open(g->o->log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (to < 0)
 			rc = errno;
 	}
 	char failed[PATHMAX + 32];
-	fb_build_failed_path(g, failed, sizeof(failed));
+	fb_gen_failed_path(g, failed, sizeof(failed));
 	unlink(failed);
 	if (!rc && pipe2(out, O_CLOEXEC) != 0)
 		rc = errno;
-	pid_t *bg = rc ? NULL : start_bg(g);
+	pid_t *bg = rc ? NULL : start_bg(g, pch_bg);
 	if (!rc)
 		rc = spawn_ninja(g, argv, envp, lock, runpath, out[1], &pid);
 	free(envp);
@@ -430,19 +433,19 @@ fb_build_run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	if (rc != 0) {
 		if (out[0] >= 0)
 			close(out[0]);
-		stop_bg(g, bg);
-		if (shown > 1)
-			close(shown);
+		stop_bg(pch_bg, bg);
+		if (to > 1)
+			close(to);
 		close(lock);
 		return fb_seterr(err, FB_ENOTOOL, "cannot run %s: %s", g->t.ninja, strerror(rc));
 	}
-	fb_build_show_output(g, out[0], shown, pid);
-	if (shown > 1)
-		close(shown);
+	fb_build_show_output(shown, failed, g->o->cancel, out[0], to, pid);
+	if (to > 1)
+		close(to);
 	int status;
 	rc = wait_ninja(g, pid, &status, err);
-	stop_bg(g, bg);
-	g->tallied = g->rexec && fb_exec_tally_take(state, g->tally);
+	stop_bg(pch_bg, bg);
+	res->tallied = g->rexec && fb_exec_tally_take(state, res->tally);
 	if (rc) {
 		close(lock);
 		return rc;
@@ -455,7 +458,7 @@ fb_build_run_ninja(struct gen *g, bool *no_work, struct fb_error *err)
 	if (WIFSIGNALED(status) || WEXITSTATUS(status) != 0)
 		return ninja_failed(g, status, err);
 	bool has = log_stamp(g->dir, &after);
-	*no_work = had && has && before.st_size == after.st_size && before.st_mtim.tv_sec == after.st_mtim.tv_sec &&
+	res->no_work = had && has && before.st_size == after.st_size && before.st_mtim.tv_sec == after.st_mtim.tv_sec &&
 	           before.st_mtim.tv_nsec == after.st_mtim.tv_nsec;
 	return 0;
 }

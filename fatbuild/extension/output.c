@@ -1,8 +1,8 @@
 /* output.c: ninja's output as a build shows it. An edge's command is what ninja runs: for a
  * compile, the compiler's command wrapped in fatbuild's own (`fatbuild edge`, the torch PCH's
  * `{ [ -f ... ] || /bin/sh .../pch.sh; } &&`, nvcc's keep dir). What is shown is the compiler's
- * command alone (graph_host.c keeps both, g->shown): in `-v`'s "[n/N] COMMAND" lines, and for a
- * failed edge, whose block ninja prints as
+ * command alone (graph_host.c keeps both in the graph's list shown, graph_edge.h): in `-v`'s
+ * "[n/N] COMMAND" lines, and for a failed edge, whose block ninja prints as
  *     FAILED: OUTPUTS / COMMAND / what the command printed
  * which becomes
  *     FAILED: OUTPUTS / what the compiler printed / command: COMPILER'S COMMAND
@@ -17,10 +17,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "build.h"
+#include "output.h"
 
 struct filter {
-	struct gen *g;
+	const struct fb_strlist *shown; /* per compile edge: its command as ninja runs it, as shown */
+	const char *failed_path;        /* BUILD_DIR/.fatbuild.failed */
 	int out;
 	enum { NORMAL, COMMAND, MESSAGE } state;
 	char *header;     /* the "FAILED: ..." line, until the block shows it */
@@ -52,11 +53,11 @@ puts_line(int fd, const char *s)
 
 /* The command as shown, for the command ninja ran (cmd itself when it is not a compile's). */
 static const char *
-shown(const struct gen *g, const char *cmd)
+shown_cmd(const struct fb_strlist *shown, const char *cmd)
 {
-	for (size_t i = 0; i + 1 < g->shown.n; i += 2)
-		if (strcmp(g->shown.v[i], cmd) == 0)
-			return g->shown.v[i + 1];
+	for (size_t i = 0; i + 1 < shown->n; i += 2)
+		if (strcmp(shown->v[i], cmd) == 0)
+			return shown->v[i + 1];
 	return cmd;
 }
 
@@ -83,9 +84,7 @@ mark_failed(struct filter *f)
 	if (f->failed)
 		return;
 	f->failed = true;
-	char path[PATHMAX + 32];
-	fb_build_failed_path(f->g, path, sizeof(path));
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd = open(f->failed_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd >= 0)
 		close(fd);
 }
@@ -124,7 +123,7 @@ static void
 line(struct filter *f, const char *s)
 {
 	if (f->state == COMMAND) {
-		f->held = shown(f->g, s);
+		f->held = shown_cmd(f->shown, s);
 		f->state = MESSAGE;
 		return;
 	}
@@ -142,7 +141,7 @@ line(struct filter *f, const char *s)
 		f->state = COMMAND;
 	} else if (st) {
 		put(f->out, s, st);
-		puts_line(f->out, shown(f->g, s + st));
+		puts_line(f->out, shown_cmd(f->shown, s + st));
 	} else {
 		puts_line(f->out, s);
 	}
@@ -165,15 +164,16 @@ take_lines(struct filter *f, char *buf, size_t len)
 }
 
 int
-fb_build_show_output(struct gen *g, int in, int out, pid_t ninja)
+fb_build_show_output(const struct fb_strlist *shown, const char *failed, const volatile sig_atomic_t *cancel, int in,
+                     int out, pid_t ninja)
 {
-	struct filter f = {.g = g, .out = out};
+	struct filter f = {.shown = shown, .failed_path = failed, .out = out};
 	size_t cap = 1 << 16, len = 0;
 	char *buf = malloc(cap + 1);
 	bool forwarded = false;
 	for (;;) {
-		if (!forwarded && g->o->cancel && *g->o->cancel) {
-			kill(ninja, *g->o->cancel > 0 && *g->o->cancel < 65 ? *g->o->cancel : SIGTERM);
+		if (!forwarded && cancel && *cancel) {
+			kill(ninja, *cancel > 0 && *cancel < 65 ? *cancel : SIGTERM);
 			forwarded = true;
 		}
 		struct pollfd p = {.fd = in, .events = POLLIN};

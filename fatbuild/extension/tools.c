@@ -11,8 +11,9 @@
 #include "fatbuild.h"
 #include "base/config.h"
 #include "base/error.h"
-#include "build.h"
 #include "base/words.h"
+#include "gen.h"
+#include "tools.h"
 
 /* Searches path (PATH's value) for an executable; returns 0 and fills out. */
 static int
