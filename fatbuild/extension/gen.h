@@ -2,7 +2,7 @@
  * is written: the options and the configuration, the job counts and the remote executor
  * (fb_gen_start), the tools found (tools.c), the build dir and output, the arches, each
  * source's language, torch's answer. The steps read it and never change it: the ninja graph
- * (graph.c and its parts, which keep what they write in struct graph, graph.h) and ninja's
+ * (graph.c and its parts, which keep what they write in struct graph, graph_edge.h) and ninja's
  * run (ninja_run.c). Here too the helpers every step of the build uses (PATHMAX, bfmt) and what
  * gen.c answers from the inputs alone. Private; symbols are hidden. */
 #ifndef FB_BUILD_GEN_H

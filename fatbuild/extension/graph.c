@@ -1,14 +1,12 @@
 /* graph.c: the ninja graph of a build (the edges build.c's header describes): its rules and
  * the NVRTC pool, one edge per source (the NVRTC kernel edges and their merge here, the host
  * and nvcc compiles in graph_host.c), the device link, the embed and the link. One command per
- * edge, built as a command line of cmdline.h; here too the graph being written (graph.h's
- * struct graph), made and freed, and an edge added to it. */
+ * edge, built as a command line of cmdline.h, added to the graph being written (graph_edge.c). */
 #define _GNU_SOURCE /* strtok_r, realpath */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "fatbuild.h"
 #include "base/error.h"
@@ -17,6 +15,9 @@
 #include "dlink_edges.h"
 #include "gen.h"
 #include "graph.h"
+#include "graph_edge.h"
+#include "graph_host.h"
+#include "graph_words.h"
 #include "torch.h"
 
 /* An absolute, normalised path for an existing file. */
@@ -26,106 +27,6 @@ abs_existing(const char *path, char *out, struct fb_error *err)
 	if (!realpath(path, out))
 		return fb_seterr(err, FB_EIO, "%s: %s", path, strerror(errno));
 	return 0;
-}
-
-int
-fb_graph_start(struct graph *gr, const struct gen *g, struct fb_error *err)
-{
-	gr->g = g;
-	if (g->reloc && g->archs) {
-		gr->ntparts = ap_archlist_count(g->archs);
-		if (!(gr->tparts = calloc(gr->ntparts, sizeof(*gr->tparts))))
-			return fb_seterr(err, FB_ENOMEM, "out of memory");
-	}
-	if (!(gr->nj = fb_ninja_new()))
-		return fb_seterr(err, FB_ENOMEM, "out of memory");
-	return 0;
-}
-
-void
-fb_graph_free(struct graph *gr)
-{
-	fb_ninja_free(gr->nj);
-	fb_strlist_free(&gr->objects);
-	fb_strlist_free(&gr->fatbins);
-	for (size_t i = 0; gr->tparts && i < gr->ntparts; i++)
-		fb_strlist_free(&gr->tparts[i]);
-	free(gr->tparts);
-	fb_strlist_free(&gr->nvcc_objs);
-	fb_strlist_free(&gr->pchs);
-	fb_strlist_free(&gr->pchs_used);
-	fb_strlist_free(&gr->pch_bg);
-	for (size_t i = 0; i < gr->npch_holds; i++)
-		close(gr->pch_holds[i]);
-	free(gr->pch_holds);
-	fb_strlist_free(&gr->shown);
-}
-
-/* "obj/3_saxpy.cu" style stem: index plus the base name with odd bytes replaced. */
-void
-fb_graph_stem(size_t i, const char *src, char *out, size_t size)
-{
-	const char *base = strrchr(src, '/');
-	base = base ? base + 1 : src;
-	int n = snprintf(out, size, "%zu_", i);
-	for (const char *p = base; *p && (size_t)n + 1 < size; p++) {
-		char c = *p;
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
-		      c == '_'))
-			c = '_';
-		out[n++] = c;
-	}
-	out[n] = 0;
-}
-
-int
-fb_graph_edge(struct graph *gr, const char *rule, const char *out, const char *const *in, size_t nin,
-              const char *const *implicit, size_t nimplicit, const char *cmd, const char *desc, const char *dep,
-              struct fb_error *err)
-{
-	/* ninja's -j is the remote edges' when remote: what runs here keeps to the local jobs */
-	return fb_graph_edge_pool(gr, gr->g->rexec ? "local" : NULL, rule, out, in, nin, implicit, nimplicit, cmd, desc,
-	                          dep, err);
-}
-
-int
-fb_graph_edge_pool(struct graph *gr, const char *pool, const char *rule, const char *out, const char *const *in,
-                   size_t nin, const char *const *implicit, size_t nimplicit, const char *cmd, const char *desc,
-                   const char *dep, struct fb_error *err)
-{
-	const char *vars[8] = {"cmd", cmd, "desc", desc};
-	size_t nvars = 2;
-	if (dep) {
-		vars[4] = "dep";
-		vars[5] = dep;
-		nvars = 3;
-	}
-	if (pool) {
-		vars[2 * nvars] = "pool";
-		vars[2 * nvars + 1] = pool;
-		nvars++;
-	}
-	struct fb_ninja_edge e = {rule, &out, 1, in, nin, implicit, nimplicit, NULL, 0, vars, nvars};
-	return fb_ninja_edge(gr->nj, &e, err);
-}
-
-
-/* -I and -D words for a compiler command. */
-void
-fb_graph_includes(const struct gen *g, struct cmd *c)
-{
-	for (size_t i = 0; !c->rc && i < g->o->ninclude_dirs; i++) {
-		char abs[PATHMAX], a[PATHMAX + 3];
-		if (!realpath(g->o->include_dirs[i], abs))
-			bfmt(abs, sizeof(abs), "%s", g->o->include_dirs[i]);
-		bfmt(a, sizeof(a), "-I%s", abs);
-		arg(c, a);
-	}
-	for (size_t i = 0; !c->rc && i < g->o->ndefines; i++) {
-		char a[1024];
-		bfmt(a, sizeof(a), "-D%s", g->o->defines[i]);
-		arg(c, a);
-	}
 }
 
 /* fatbuild embed --merge of parts into one container, merged, which the embed then takes. */
@@ -151,34 +52,6 @@ gen_merge(struct graph *gr, const char *merged, const struct fb_strlist *parts, 
 	fb_strlist_add(&gr->fatbins, merged);
 	return rc;
 }
-
-/* The remote executor's words for an edge's fatbuild compile or `fatbuild edge`
- * (docs/remote-cache.md §9): explicit, since the edge would otherwise take
- * FATBUILD_REMOTE_EXECUTOR from the environment it inherits, which the build's own option may
- * have replaced. */
-void
-fb_graph_rexec_words(const struct gen *g, struct cmd *c)
-{
-	if (g->rexec_off) {
-		arg(c, "--remote-exec");
-		arg(c, "");
-	}
-	if (!g->rexec) /* the executor fb_build resolved (o->remote.exec, else the configuration's) */
-		return;
-	arg(c, "--remote-exec");
-	arg(c, g->rexec);
-	for (size_t i = 0; i < g->o->remote.nexec_props; i++) {
-		arg(c, "--remote-exec-property");
-		arg(c, g->o->remote.exec_props[i]);
-	}
-	if (g->o->remote.exec_timeout_ms > 0) {
-		char s[32];
-		bfmt(s, sizeof(s), "%ld", (g->o->remote.exec_timeout_ms + 999) / 1000);
-		arg(c, "--remote-exec-timeout");
-		arg(c, s);
-	}
-}
-
 
 static int
 gen_kernel(struct graph *gr, size_t idx, const char *src, struct fb_error *err)

@@ -1,4 +1,4 @@
-/* graph_nvcc.c: an nvcc compile's words (graph.h): the launcher and host compiler, the
+/* graph_nvcc.c: an nvcc compile's words (graph_nvcc.h): the launcher and host compiler, the
  * arches, the seed and source name that keep its objects the same from run to run (repro.c),
  * --threads, torch's and the project's flags. */
 #define _GNU_SOURCE /* strtok_r */
@@ -13,7 +13,8 @@
 #include "dlink_edges.h"
 #include "flags.h"
 #include "gen.h"
-#include "graph.h"
+#include "graph_nvcc.h"
+#include "graph_words.h"
 #include "repro.h"
 #include "torch.h"
 

@@ -12,12 +12,14 @@
 #include "base/words.h"
 #include "cmdline.h"
 #include "gen.h"
-#include "graph.h"
+#include "graph_edge.h"
+#include "graph_pch.h"
+#include "graph_words.h"
 #include "hostpch.h"
 
 /* The words of a --torch C++ compile that its PCH must share: the compiler, its flags
  * (fb_graph_cxx_flags, without the extension's name), the runtime header's and the user's -I
- * and -D, the maps of the base and of torch's dir (graph_host.c's prefix maps). Into c. */
+ * and -D, the maps of the base and of torch's dir (fb_graph_prefix_maps's). Into c. */
 static void
 pch_flags(const struct gen *g, struct cmd *c)
 {
