@@ -91,6 +91,53 @@ int cli_rexec_url_check(const char *url, const char *cmd);
 /* 0, or -1 after one line naming it when v (a --remote-exec-property) is not KEY=VALUE with a
  * KEY. cmd: the subcommand for the message. */
 int cli_rexec_prop_check(const char *v, const char *cmd);
+
+/* The options `fatbuild build` and `fatbuild compile` share (opt_common.c): -o, -I, -D, -j, -v,
+ * -h, --arch-list, --rdc, --lto, --remote-cache, --remote-cache-mode, --remote-exec,
+ * --remote-exec-property, --remote-jobs, --remote-exec-timeout. A command's getopt string
+ * starts with CLI_SHARED_SHORTS and its table with CLI_SHARED_LONGOPTS (with <getopt.h>), its
+ * own options after them numbered from CLI_OPT_OWN; cli_shared_opt reads each option first. */
+enum {
+	CLI_OPT_ARCH = 256, CLI_OPT_RDC, CLI_OPT_LTO, CLI_OPT_REMOTE, CLI_OPT_REMOTE_MODE, CLI_OPT_REXEC,
+	CLI_OPT_REXEC_PROP, CLI_OPT_REXEC_JOBS, CLI_OPT_REXEC_TIMEOUT,
+	CLI_OPT_OWN /* a command's own options from here */
+};
+#define CLI_SHARED_SHORTS "o:I:D:j:vh"
+#define CLI_SHARED_LONGOPTS \
+	{"arch-list", required_argument, NULL, CLI_OPT_ARCH}, {"rdc", no_argument, NULL, CLI_OPT_RDC}, \
+	{"lto", no_argument, NULL, CLI_OPT_LTO}, {"remote-cache", required_argument, NULL, CLI_OPT_REMOTE}, \
+	{"remote-cache-mode", required_argument, NULL, CLI_OPT_REMOTE_MODE}, \
+	{"remote-exec", required_argument, NULL, CLI_OPT_REXEC}, \
+	{"remote-exec-property", required_argument, NULL, CLI_OPT_REXEC_PROP}, \
+	{"remote-jobs", required_argument, NULL, CLI_OPT_REXEC_JOBS}, \
+	{"remote-exec-timeout", required_argument, NULL, CLI_OPT_REXEC_TIMEOUT}, \
+	{"help", no_argument, NULL, 'h'}
+/* How a command reads them, kept as each read them before they were shared. */
+struct cli_shared_spec {
+	const char *cmd;          /* "build", "compile": for the messages */
+	int jobs_min;             /* the least -j N (parse_jobs' lo): build 0, compile 1 */
+	bool mode_later;          /* --remote-cache-mode is kept as given, for the command to check
+	                           * after the parse (cli_remote_mode_check); else checked here */
+	bool plus_ok;             /* --remote-jobs +N and --remote-exec-timeout +S are taken */
+	const char *timeout_unit; /* after the range in --remote-exec-timeout's message */
+};
+/* What they set (NULL, 0, false: not given). incs, defs and props are xreallocarray'd. */
+struct cli_shared {
+	const struct cli_shared_spec *spec;
+	const char *arch_list, *output;
+	const char **incs, **defs, **props;
+	size_t nincs, ndefs;
+	int jobs;
+	bool verbose, rdc, lto;
+	struct cli_remote_flags remote; /* its props: props */
+};
+/* Option c (cli_getopt's) with its value v into s: 1 when it is one of them ('h' is not: each
+ * command has its own help), 0 when it is not, -1 for a bad value (said in one line). */
+int cli_shared_opt(struct cli_shared *s, int c, const char *v);
+void cli_shared_free(struct cli_shared *s);
+/* 0, or -1 after one line naming it (cli_bad_value's) when mode is neither read nor readwrite.
+ * cmd: the subcommand for the message. */
+int cli_remote_mode_check(const char *mode, const char *cmd);
 /* Prints "fatbuild: msg" for a library error and returns its exit code. */
 int fail_fb(const struct fb_error *e);
 int fail_ap(const struct ap_error *e);

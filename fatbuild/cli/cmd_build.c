@@ -133,16 +133,17 @@ usage(FILE *f)
 	        128 + SIGINT, 128 + SIGTERM, 128 + SIGHUP, AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE, AP_EXIT_UNSAFE);
 }
 
-enum { OPT_ARCH = 256, OPT_NAME, OPT_BUILD_DIR, OPT_CFLAGS, OPT_CXXFLAGS, OPT_LDFLAGS, OPT_NVCC_FLAGS,
+enum { OPT_NAME = CLI_OPT_OWN, OPT_BUILD_DIR, OPT_CFLAGS, OPT_CXXFLAGS, OPT_LDFLAGS, OPT_NVCC_FLAGS,
        OPT_CUDA_FLAGS, OPT_TORCH, OPT_PYTHON, OPT_PYTHON_MODULE, OPT_WITH_CUDA, OPT_NO_CUDA, OPT_LAUNCHER,
-       OPT_REMOTE, OPT_REMOTE_MODE, OPT_BACKEND, OPT_EMIT_NINJA, OPT_EXECUTABLE, OPT_RDC, OPT_LTO,
-       OPT_NO_SERVER, OPT_NO_NVCC_THREADS, OPT_NO_HOST_PCH, OPT_NO_EDGE_CACHE, OPT_HOST_OPT, OPT_NO_TORCH_FLAGS,
-       OPT_REXEC, OPT_REXEC_PROP, OPT_REXEC_JOBS, OPT_REXEC_TIMEOUT };
+       OPT_BACKEND, OPT_EMIT_NINJA, OPT_EXECUTABLE, OPT_NO_SERVER, OPT_NO_NVCC_THREADS, OPT_NO_HOST_PCH,
+       OPT_NO_EDGE_CACHE, OPT_HOST_OPT, OPT_NO_TORCH_FLAGS };
 
+/* The shared options (cli.h), then build's own. */
 static const struct option longopts[] = {
-	{"arch-list", required_argument, NULL, OPT_ARCH},
-	{"arch", required_argument, NULL, OPT_ARCH},
+	CLI_SHARED_LONGOPTS,
+	{"arch", required_argument, NULL, CLI_OPT_ARCH},
 	{"output", required_argument, NULL, 'o'},
+	{"verbose", no_argument, NULL, 'v'},
 	{"name", required_argument, NULL, OPT_NAME},
 	{"build-dir", required_argument, NULL, OPT_BUILD_DIR},
 	{"cflags", required_argument, NULL, OPT_CFLAGS},
@@ -158,113 +159,62 @@ static const struct option longopts[] = {
 	{"with-cuda", no_argument, NULL, OPT_WITH_CUDA},
 	{"no-cuda", no_argument, NULL, OPT_NO_CUDA},
 	{"launcher", required_argument, NULL, OPT_LAUNCHER},
-	{"remote-cache", required_argument, NULL, OPT_REMOTE},
-	{"remote-cache-mode", required_argument, NULL, OPT_REMOTE_MODE},
-	{"remote-exec", required_argument, NULL, OPT_REXEC},
-	{"remote-exec-property", required_argument, NULL, OPT_REXEC_PROP},
-	{"remote-jobs", required_argument, NULL, OPT_REXEC_JOBS},
-	{"remote-exec-timeout", required_argument, NULL, OPT_REXEC_TIMEOUT},
 	{"backend", required_argument, NULL, OPT_BACKEND},
-	{"verbose", no_argument, NULL, 'v'},
 	{"emit-ninja", no_argument, NULL, OPT_EMIT_NINJA},
 	{"executable", no_argument, NULL, OPT_EXECUTABLE},
-	{"rdc", no_argument, NULL, OPT_RDC},
-	{"lto", no_argument, NULL, OPT_LTO},
 	{"no-compile-server", no_argument, NULL, OPT_NO_SERVER},
 	{"no-nvcc-threads", no_argument, NULL, OPT_NO_NVCC_THREADS},
 	{"no-host-pch", no_argument, NULL, OPT_NO_HOST_PCH},
 	{"no-edge-cache", no_argument, NULL, OPT_NO_EDGE_CACHE},
-	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
 
-/* The value of an option that takes a word from a fixed set, or -j's; 0 or -1 (reported in
- * one line). */
+/* build reads the shared options as it always has: -j 0 is the default, a bad value is said
+ * as it is met. */
+static const struct cli_shared_spec shared_spec = {"build", 0, false, false, " seconds"};
+
+/* --backend B into o; 0 or -1 (reported in one line). */
 static int
-parse_value(int opt, const char *v, struct fb_build_opts *o, struct cli_remote_flags *rf)
+parse_backend(const char *v, struct fb_build_opts *o)
 {
-	static const char *const modes[] = {"read", "readwrite", NULL};
 	static const char *const backends[] = {"auto", "nvrtc", "nvcc", NULL};
-	if (opt == OPT_REMOTE_MODE) {
-		if (strcmp(v, "read") != 0 && strcmp(v, "readwrite") != 0) {
-			cli_bad_value("build", "--remote-cache-mode", v, modes);
-			return -1;
-		}
-		rf->mode = v;
-	} else if (opt == OPT_BACKEND) {
-		if (strcmp(v, "nvrtc") == 0) {
-			o->backend = FB_BACKEND_NVRTC;
-		} else if (strcmp(v, "nvcc") == 0) {
-			o->backend = FB_BACKEND_NVCC;
-		} else if (strcmp(v, "auto") == 0) {
-			o->backend = FB_BACKEND_AUTO;
-		} else {
-			cli_bad_value("build", "--backend", v, backends);
-			return -1;
-		}
-	} else if (parse_jobs("build", v, 0, &o->jobs)) {
+	if (strcmp(v, "nvrtc") == 0) {
+		o->backend = FB_BACKEND_NVRTC;
+	} else if (strcmp(v, "nvcc") == 0) {
+		o->backend = FB_BACKEND_NVCC;
+	} else if (strcmp(v, "auto") == 0) {
+		o->backend = FB_BACKEND_AUTO;
+	} else {
+		cli_bad_value("build", "--backend", v, backends);
 		return -1;
 	}
 	return 0;
 }
 
-/* A remote-execution option (docs/remote-cache.md §9) into rf; props (argc entries) takes the
- * platform properties. 0 or -1 (reported). */
-static int
-parse_rexec(int opt, const char *v, struct cli_remote_flags *rf, const char **props)
-{
-	char *end;
-	long n = strtol(v, &end, 10);
-	bool number = *v && !*end && v[0] != '-' && v[0] != '+';
-	switch (opt) {
-	case OPT_REXEC: rf->exec = v; return 0;
-	case OPT_REXEC_PROP:
-		if (cli_rexec_prop_check(v, "build"))
-			return -1;
-		props[rf->nprops++] = v;
-		return 0;
-	case OPT_REXEC_JOBS:
-		if (!number || n < 1 || n > FB_JOBS_MAX) {
-			warn("build: invalid --remote-jobs '%s' (want 1..%d)", v, FB_JOBS_MAX);
-			return -1;
-		}
-		rf->jobs = (int)n;
-		return 0;
-	default:
-		if (!number || n < 1 || n > 86400) {
-			warn("build: invalid --remote-exec-timeout '%s' (want 1..86400 seconds)", v);
-			return -1;
-		}
-		rf->exec_timeout_ms = n * 1000L;
-		return 0;
-	}
-}
-
-/* Fills o and rf (the remote options) from argv; src, inc, def and props (argc entries each)
- * take the sources, -I and -D values and the platform properties;
+/* The shared options into sh, build's own into o; src (argc entries) takes the sources;
  * *no_server is set by --no-compile-server.
  * Operands and options mix in any order ("-": getopt returns operands in place, as 1), and a
  * "--" is refused as an unknown option. Returns -1 to go on, else the exit code (help shown,
  * or the usage error reported). */
 static int
-parse_args(int argc, char **argv, struct fb_build_opts *o, struct cli_remote_flags *rf, const char **src,
-           const char **inc, const char **def, const char **props, int *no_server)
+parse_args(int argc, char **argv, struct fb_build_opts *o, struct cli_shared *sh, const char **src, int *no_server)
 {
 	int c, at;
 	optind = 1;
 	for (;;) {
 		at = optind; /* the word getopt reads next (it permutes nothing with "-") */
-		if ((c = cli_getopt(argc, argv, "-o:I:D:j:vh", longopts, "build")) == -1)
+		if ((c = cli_getopt(argc, argv, "-" CLI_SHARED_SHORTS, longopts, "build")) == -1)
 			break;
+		int taken = cli_shared_opt(sh, c, optarg);
+		if (taken < 0)
+			return AP_EXIT_USAGE; /* one line, not the whole usage */
+		if (taken)
+			continue;
 		switch (c) {
 		case 1: src[o->nsources++] = optarg; break;
 		case 'h': usage(stdout); return AP_EXIT_OK;
-		case OPT_ARCH: o->arch_list = optarg; break;
-		case 'o': o->output = optarg; break;
 		case OPT_NAME: o->name = optarg; break;
 		case OPT_BUILD_DIR: o->build_dir = optarg; break;
-		case 'I': inc[o->ninclude_dirs++] = optarg; break;
-		case 'D': def[o->ndefines++] = optarg; break;
 		case OPT_CFLAGS: o->cflags = optarg; break;
 		case OPT_CXXFLAGS: o->cxxflags = optarg; break;
 		case OPT_HOST_OPT: o->host_opt = strcmp(optarg, "none") == 0 ? "" : optarg; break;
@@ -278,25 +228,12 @@ parse_args(int argc, char **argv, struct fb_build_opts *o, struct cli_remote_fla
 		case OPT_WITH_CUDA: o->torch_cuda = 1; break;
 		case OPT_NO_CUDA: o->torch_cuda = -1; break;
 		case OPT_LAUNCHER: o->launcher = optarg; break;
-		case OPT_REMOTE: rf->cache = optarg; break;
-		case OPT_REMOTE_MODE:
 		case OPT_BACKEND:
-		case 'j':
-			if (parse_value(c, optarg, o, rf))
+			if (parse_backend(optarg, o))
 				return AP_EXIT_USAGE; /* one line, not the whole usage */
 			break;
-		case OPT_REXEC:
-		case OPT_REXEC_PROP:
-		case OPT_REXEC_JOBS:
-		case OPT_REXEC_TIMEOUT:
-			if (parse_rexec(c, optarg, rf, props))
-				return AP_EXIT_USAGE;
-			break;
-		case 'v': o->verbose = true; break;
 		case OPT_EMIT_NINJA: o->emit_ninja_only = true; break;
 		case OPT_EXECUTABLE: o->executable = true; break;
-		case OPT_RDC: o->rdc = true; break;
-		case OPT_LTO: o->lto = true; break;
 		case OPT_NO_SERVER: *no_server = 1; break;
 		case OPT_NO_NVCC_THREADS: o->no_nvcc_threads = true; break;
 		case OPT_NO_HOST_PCH: o->no_host_pch = true; break;
@@ -309,6 +246,22 @@ parse_args(int argc, char **argv, struct fb_build_opts *o, struct cli_remote_fla
 		return AP_EXIT_USAGE;
 	}
 	return -1;
+}
+
+/* The shared options' values into o. */
+static void
+take_shared(struct fb_build_opts *o, const struct cli_shared *sh)
+{
+	o->arch_list = sh->arch_list;
+	o->output = sh->output;
+	o->include_dirs = sh->incs;
+	o->ninclude_dirs = sh->nincs;
+	o->defines = sh->defs;
+	o->ndefines = sh->ndefs;
+	o->jobs = sh->jobs;
+	o->verbose = sh->verbose;
+	o->rdc = sh->rdc;
+	o->lto = sh->lto;
 }
 
 /* The build's compile server (docs/compile-server.md), started once the build dir is ready. */
@@ -365,17 +318,15 @@ cmd_build(int argc, char **argv)
 	o.config = &cfg;
 	o.backend = FB_BACKEND_AUTO;
 	const char **src = xcalloc((size_t)argc, sizeof(*src));
-	const char **inc = xcalloc((size_t)argc, sizeof(*inc));
-	const char **def = xcalloc((size_t)argc, sizeof(*def));
-	const char **props = xcalloc((size_t)argc, sizeof(*props));
-	struct cli_remote_flags rf = {.props = props};
-	int rc = parse_args(argc, argv, &o, &rf, src, inc, def, props, &srv.off);
+	struct cli_shared sh = {.spec = &shared_spec};
+	int rc = parse_args(argc, argv, &o, &sh, src, &srv.off);
 	if (rc >= 0)
 		goto out;
+	take_shared(&o, &sh);
 	rc = AP_EXIT_USAGE;
 	if (cli_remote_mode_env(&cfg, cfg.remote_cache_mode, "build")) /* the edges would fail in ninja */
 		goto out;
-	cli_remote_resolve(&cfg, &rf, &o.remote); /* fb_build gives its edges what they need of it */
+	cli_remote_resolve(&cfg, &sh.remote, &o.remote); /* fb_build gives its edges what they need of it */
 	if (cli_rexec_url_check(o.remote.exec, "build"))
 		goto out;
 	if (!o.output && o.torch && o.name)
@@ -396,8 +347,6 @@ cmd_build(int argc, char **argv)
 	rc = AP_EXIT_USAGE;
 	note_max_jobs(&cfg, "build"); /* the edges, which read it too, then say nothing */
 	o.sources = src;
-	o.include_dirs = inc;
-	o.defines = def;
 	char self[4096];
 	self_path(self, sizeof(self));
 	if (self[0])
@@ -439,8 +388,6 @@ cmd_build(int argc, char **argv)
 	rc = AP_EXIT_OK;
 out:
 	free(src);
-	free(inc);
-	free(def);
-	free(props);
+	cli_shared_free(&sh);
 	return rc;
 }

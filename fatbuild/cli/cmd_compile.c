@@ -115,9 +115,12 @@ usage_more(FILE *f)
 	        AP_EXIT_OK, AP_EXIT_FAIL, AP_EXIT_USAGE, AP_EXIT_UNSAFE);
 }
 
-enum { OPT_ARCH = 256, OPT_STD, OPT_FAST, OPT_LINEINFO, OPT_MAXRREG, OPT_DEPFILE, OPT_EMIT, OPT_NOCACHE,
-       OPT_COMPRESS, OPT_RDC, OPT_LTO, OPT_NOPCH, OPT_REMOTE, OPT_REMOTE_MODE, OPT_REXEC, OPT_REXEC_PROP,
-       OPT_REXEC_JOBS, OPT_REXEC_TIMEOUT };
+enum { OPT_STD = CLI_OPT_OWN, OPT_FAST, OPT_LINEINFO, OPT_MAXRREG, OPT_DEPFILE, OPT_EMIT, OPT_NOCACHE,
+       OPT_COMPRESS, OPT_NOPCH };
+
+/* compile reads the shared options as it always has: -j from 1, --remote-cache-mode checked
+ * with the other options after the parse (check_args), +N taken, no unit said. */
+static const struct cli_shared_spec shared_spec = {"compile", 1, true, true, ""};
 
 struct strv {
 	const char **v;
@@ -184,14 +187,15 @@ now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* What the command line asks for; args is argv without the -Xnvrtc pairs, the sources its tail. */
+/* What the command line asks for; args is argv without the -Xnvrtc pairs, the sources its tail;
+ * out, verbose and jobs are sh's, taken after the parse. */
 struct compile_cli {
-	struct strv incs, defs, xopts, rprops;
+	struct cli_shared sh;
+	struct strv xopts;
 	char **args;
 	int nargs;
-	const char *list, *out, *depfile, *emit, *std, *compress, *remote, *remote_mode;
-	const char *rexec;
-	int have_list, verbose, jobs, maxrreg, per_file, rjobs, rtimeout;
+	const char *out, *depfile, *emit, *std, *compress;
+	int verbose, jobs, maxrreg, per_file;
 	enum fb_compress cmode;
 	bool compress_elf;
 	bool bad_option; /* said in its one line, without the synopsis */
@@ -204,10 +208,8 @@ static void
 cli_free(struct compile_cli *c)
 {
 	free(c->args);
-	free(c->incs.v);
-	free(c->defs.v);
 	free(c->xopts.v);
-	free(c->rprops.v);
+	cli_shared_free(&c->sh);
 }
 
 /* -Xnvrtc OPT is a two-token option getopt cannot spell; take it out first. 0 or -1 (reported). */
@@ -238,7 +240,7 @@ static int
 parse_args(struct compile_cli *c, struct fb_compile_opts *o)
 {
 	static const struct option longopts[] = {
-		{"arch-list", required_argument, NULL, OPT_ARCH},
+		CLI_SHARED_LONGOPTS, /* then compile's own */
 		{"std", required_argument, NULL, OPT_STD},
 		{"use-fast-math", no_argument, NULL, OPT_FAST},
 		{"use_fast_math", no_argument, NULL, OPT_FAST},
@@ -249,22 +251,17 @@ parse_args(struct compile_cli *c, struct fb_compile_opts *o)
 		{"no-cache", no_argument, NULL, OPT_NOCACHE},
 		{"no-pch", no_argument, NULL, OPT_NOPCH},
 		{"compress", required_argument, NULL, OPT_COMPRESS},
-		{"rdc", no_argument, NULL, OPT_RDC},
-		{"lto", no_argument, NULL, OPT_LTO},
-		{"remote-cache", required_argument, NULL, OPT_REMOTE},
-		{"remote-cache-mode", required_argument, NULL, OPT_REMOTE_MODE},
-		{"remote-exec", required_argument, NULL, OPT_REXEC},
-		{"remote-exec-property", required_argument, NULL, OPT_REXEC_PROP},
-		{"remote-jobs", required_argument, NULL, OPT_REXEC_JOBS},
-		{"remote-exec-timeout", required_argument, NULL, OPT_REXEC_TIMEOUT},
-		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	optind = 1;
 	int ch;
-	while ((ch = cli_getopt(c->nargs, c->args, "o:I:D:j:Gvh", longopts, "compile")) != -1) {
+	while ((ch = cli_getopt(c->nargs, c->args, CLI_SHARED_SHORTS "G", longopts, "compile")) != -1) {
+		int taken = cli_shared_opt(&c->sh, ch, optarg);
+		if (taken < 0)
+			return AP_EXIT_USAGE;
+		if (taken)
+			continue;
 		switch (ch) {
-		case OPT_ARCH: c->list = optarg; c->have_list = 1; break;
 		case OPT_STD: c->std = optarg; break;
 		case OPT_FAST: o->fast_math = true; break;
 		case OPT_LINEINFO: o->lineinfo = true; break;
@@ -277,33 +274,7 @@ parse_args(struct compile_cli *c, struct fb_compile_opts *o)
 		case OPT_NOCACHE: o->no_cache = true; break;
 		case OPT_NOPCH: o->no_pch = true; break;
 		case OPT_COMPRESS: c->compress = optarg; break;
-		case OPT_RDC: o->rdc = true; break;
-		case OPT_LTO: o->lto = true; break;
-		case OPT_REMOTE: c->remote = optarg; break;
-		case OPT_REMOTE_MODE: c->remote_mode = optarg; break;
-		case OPT_REXEC: c->rexec = optarg; break;
-		case OPT_REXEC_PROP:
-			if (cli_rexec_prop_check(optarg, "compile"))
-				return AP_EXIT_USAGE;
-			push(&c->rprops, optarg);
-			break;
-		case OPT_REXEC_JOBS:
-			if (parse_int("--remote-jobs", optarg, 1, FB_JOBS_MAX, &c->rjobs))
-				return AP_EXIT_USAGE;
-			break;
-		case OPT_REXEC_TIMEOUT:
-			if (parse_int("--remote-exec-timeout", optarg, 1, 86400, &c->rtimeout))
-				return AP_EXIT_USAGE;
-			break;
-		case 'o': c->out = optarg; break;
-		case 'I': push(&c->incs, optarg); break;
-		case 'D': push(&c->defs, optarg); break;
-		case 'j':
-			if (parse_jobs("compile", optarg, 1, &c->jobs))
-				return AP_EXIT_USAGE;
-			break;
 		case 'G': o->device_debug = true; break;
-		case 'v': c->verbose = 1; break;
 		case 'h':
 			fputs(usage_text, stdout);
 			fputs(usage_text2, stdout);
@@ -312,6 +283,11 @@ parse_args(struct compile_cli *c, struct fb_compile_opts *o)
 		default: c->bad_option = true; return AP_EXIT_USAGE;
 		}
 	}
+	o->rdc = c->sh.rdc;
+	o->lto = c->sh.lto;
+	c->out = c->sh.output;
+	c->verbose = c->sh.verbose;
+	c->jobs = c->sh.jobs;
 	c->sources = (const char *const *)c->args + optind;
 	c->nsources = optind < c->nargs ? (size_t)(c->nargs - optind) : 0;
 	return -1;
@@ -388,13 +364,12 @@ parse_compress(struct compile_cli *c)
 static int
 check_args(struct compile_cli *c)
 {
-	if (c->remote_mode && *c->remote_mode && strcmp(c->remote_mode, "read") && strcmp(c->remote_mode, "readwrite")) {
-		static const char *const modes[] = {"read", "readwrite", NULL};
-		cli_bad_value("compile", "--remote-cache-mode", c->remote_mode, modes);
+	const char *mode = c->sh.remote.mode ? c->sh.remote.mode : c->cfg.remote_cache_mode;
+	if (mode && *mode && cli_remote_mode_check(mode, "compile")) {
 		c->bad_option = true;
 		return -1;
 	}
-	if (cli_rexec_url_check(c->rexec, "compile"))
+	if (cli_rexec_url_check(c->sh.remote.exec ? c->sh.remote.exec : c->cfg.remote_executor, "compile"))
 		return -1;
 	if (c->nsources == 0) {
 		warn("compile: no kernel sources given");
@@ -471,10 +446,10 @@ pch_parent(const char *out, char *buf, size_t n)
 static void
 fill_opts(struct fb_compile_opts *o, const struct compile_cli *c, struct progress *pr)
 {
-	o->include_dirs = c->incs.v;
-	o->ninclude_dirs = c->incs.n;
-	o->defines = c->defs.v;
-	o->ndefines = c->defs.n;
+	o->include_dirs = c->sh.incs;
+	o->ninclude_dirs = c->sh.nincs;
+	o->defines = c->sh.defs;
+	o->ndefines = c->sh.ndefs;
 	o->std = c->std;
 	o->maxrregcount = c->maxrreg;
 	o->nvrtc_opts = c->xopts.v;
@@ -483,9 +458,7 @@ fill_opts(struct fb_compile_opts *o, const struct compile_cli *c, struct progres
 	o->progress = on_progress;
 	o->progress_ctx = pr;
 	o->cancel = cli_cancel_flag();
-	struct cli_remote_flags f = {c->remote, c->remote_mode, c->rexec, c->rprops.v, c->rprops.n, c->rjobs,
-	                             c->rtimeout * 1000L};
-	cli_remote_resolve(&c->cfg, &f, &o->remote);
+	cli_remote_resolve(&c->cfg, &c->sh.remote, &o->remote);
 	if (o->remote.cache && !*o->remote.cache)
 		o->remote.cache = NULL;
 	if (o->remote.exec && !*o->remote.exec)
@@ -683,14 +656,12 @@ done:
 int
 cmd_compile(int argc, char **argv)
 {
-	struct compile_cli c = {.compress = "default"};
+	struct compile_cli c = {.sh.spec = &shared_spec, .compress = "default"};
 	struct fb_compile_opts o = {0};
 	fb_config_read(&c.cfg);
-	c.remote = c.cfg.remote_cache;
-	c.remote_mode = c.cfg.remote_cache_mode;
-	c.rexec = c.cfg.remote_executor;
 	int rc = take_xnvrtc(&c, argc, argv) ? AP_EXIT_USAGE : parse_args(&c, &o);
-	if (rc < 0 && cli_remote_mode_env(&c.cfg, c.remote_mode, "compile")) {
+	const char *mode = c.sh.remote.mode ? c.sh.remote.mode : c.cfg.remote_cache_mode;
+	if (rc < 0 && cli_remote_mode_env(&c.cfg, mode, "compile")) {
 		cli_free(&c);
 		return AP_EXIT_USAGE;
 	}
@@ -713,7 +684,7 @@ cmd_compile(int argc, char **argv)
 	cli_supervise(); /* from here on a signal stops the NVRTC jobs and the probe child too */
 	struct ap_target *targets = NULL;
 	size_t nt = 0;
-	rc = resolve_targets(&c.cfg, c.have_list ? c.list : c.cfg.torch_cuda_arch_list, &targets, &nt);
+	rc = resolve_targets(&c.cfg, c.sh.arch_list ? c.sh.arch_list : c.cfg.torch_cuda_arch_list, &targets, &nt);
 	const char *bv = c.cfg.compile_verbose; /* `fatbuild build -v` with its compile server */
 	if (bv && strcmp(bv, "1") == 0)
 		c.verbose = 1;
