@@ -419,6 +419,16 @@ arch_spellings(struct near *b, int sm, const char *v)
 	}
 }
 
+int
+cli_arch_item_check(const char *item, void *ctx)
+{
+	const struct cli_resolver *r = ctx;
+	struct ap_archlist *l = NULL;
+	int rc = r->resolve(item, r->opts, &l, NULL);
+	r->release(l);
+	return rc == 0 ? 0 : rc == r->parse_error ? -1 : 1;
+}
+
 bool
 cli_arch_suggest(const char *list, int (*check)(const char *item, void *ctx), void *ctx,
                  const struct cli_arches *ks, char *out, size_t size)

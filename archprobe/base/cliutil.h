@@ -88,4 +88,19 @@ struct cli_arches {
 bool cli_arch_suggest(const char *list, int (*check)(const char *item, void *ctx), void *ctx,
                       const struct cli_arches *ks, char *out, size_t size);
 
+/* archprobe's arch-list resolver, which base cannot call itself: the tool hands it in. */
+struct ap_archlist;
+struct ap_error;
+struct ap_resolve_opts;
+struct cli_resolver {
+	int (*resolve)(const char *text, const struct ap_resolve_opts *opts, struct ap_archlist **out,
+	               struct ap_error *err); /* ap_archlist_resolve */
+	void (*release)(struct ap_archlist *l); /* ap_archlist_free */
+	int parse_error;                        /* resolve's status for text that does not parse: AP_EPARSE */
+	const struct ap_resolve_opts *opts;     /* what each item is resolved with */
+};
+/* cli_arch_suggest's check for both tools: item resolved alone with ctx, a struct cli_resolver;
+ * 0 it resolves, -1 it does not parse, 1 it is refused. */
+int cli_arch_item_check(const char *item, void *ctx);
+
 #endif

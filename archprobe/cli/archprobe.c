@@ -601,25 +601,16 @@ fail(const struct ap_error *err)
 	return ap_exit_code(err->code);
 }
 
-/* An item alone, for cli_arch_suggest: 0 it resolves, -1 it does not parse, 1 it is refused. */
-static int
-item_check(const char *item, void *ctx)
-{
-	struct ap_archlist *l = NULL;
-	int rc = ap_archlist_resolve(item, ctx, &l, NULL);
-	ap_archlist_free(l);
-	return rc == 0 ? 0 : rc == AP_EPARSE ? -1 : 1;
-}
-
 /* fail() for --arch-list's error, with the spelling a near-miss item likely meant. */
 static int
 fail_list(const struct run *x, const struct ap_error *err)
 {
 	struct ap_resolve_opts one = x->ro;
 	struct cli_arches ks = {x->tk.sm, x->tk.a, x->tk.f, x->tk.nsm, x->tk.na, x->tk.nf};
+	struct cli_resolver r = {ap_archlist_resolve, ap_archlist_free, AP_EPARSE, &one};
 	char pick[64];
 	one.no_probe = true; /* an item alone is checked, never a device asked */
-	if (err->code != AP_EPARSE || !cli_arch_suggest(x->c->arch_list, item_check, &one, &ks, pick, sizeof(pick)))
+	if (err->code != AP_EPARSE || !cli_arch_suggest(x->c->arch_list, cli_arch_item_check, &r, &ks, pick, sizeof(pick)))
 		return fail(err);
 	msg("%s (did you mean '%s'?)", err->msg, pick);
 	return ap_exit_code(err->code);

@@ -93,16 +93,6 @@ fail_ap(const struct ap_error *e)
 	return ap_exit_code(e->code);
 }
 
-/* An item alone, for cli_arch_suggest: 0 it resolves, -1 it does not parse, 1 it is refused. */
-static int
-item_check(const char *item, void *ctx)
-{
-	struct ap_archlist *l = NULL;
-	int rc = ap_archlist_resolve(item, ctx, &l, NULL);
-	ap_archlist_free(l);
-	return rc == 0 ? 0 : rc == AP_EPARSE ? -1 : 1;
-}
-
 const char *
 archlist_hint(int code, const char *list, const struct ap_resolve_opts *ro,
               int (*check)(const char *item, void *ctx), char *buf, size_t size)
@@ -122,7 +112,8 @@ archlist_hint(int code, const char *list, const struct ap_resolve_opts *ro,
 	one.toolkit = &tk;
 	one.no_probe = true; /* an item alone is checked, never a device asked */
 	struct cli_arches ks = {tk.sm, tk.a, tk.f, tk.nsm, tk.na, tk.nf};
-	if (cli_arch_suggest(list, check ? check : item_check, check ? NULL : &one, &ks, pick, sizeof(pick)))
+	struct cli_resolver r = {ap_archlist_resolve, ap_archlist_free, AP_EPARSE, &one};
+	if (cli_arch_suggest(list, check ? check : cli_arch_item_check, check ? NULL : &r, &ks, pick, sizeof(pick)))
 		snprintf(buf, size, " (did you mean '%s'?)", pick);
 	return buf;
 }
