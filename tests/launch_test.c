@@ -1,6 +1,7 @@
-/* launch_test.c: the launcher's pieces without nvcc: which words are split (splitwords.c), and
- * a step's files through the cache's blob (stepcache.c): written back under another run's
- * temporaries, and damaged or foreign blobs refused. */
+/* launch_test.c: the launcher's pieces without nvcc: which words are split (splitwords.c), a
+ * line of the plan's shell read into words (fb_words_shell, base/words.c, which reads an edge's
+ * remote command too), and a step's files through the cache's blob (stepcache.c): written back
+ * under another run's temporaries, and damaged or foreign blobs refused. */
 #define _GNU_SOURCE /* mkdtemp */
 #include <stdbool.h>
 #include <stdio.h>
@@ -12,6 +13,8 @@
 #include "check.h"
 #include "base/safefs.h"
 #include "base/config.h"
+#include "base/strbuf.h"
+#include "base/words.h"
 #include "launch/plan.h"
 #include "launch/projroot.h"
 #include "launch/stepcache.h"
@@ -279,10 +282,65 @@ test_based(void)
 	fb_dir_remove(d2, 1);
 }
 
+/* fb_words_shell's words of s joined by '|' (NULL: refused, the status in *rc). */
+static const char *
+shell(const char *s, const struct fb_strlist *vars, bool strict, int *rc)
+{
+	static char buf[512];
+	struct fb_strlist l = {0};
+	*rc = fb_words_shell(s, vars, strict, &l, NULL);
+	buf[0] = 0;
+	for (size_t i = 0; i < l.n; i++)
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s", i ? "|" : "", l.v[i]);
+	fb_strlist_free(&l);
+	return *rc ? NULL : buf;
+}
+
+static void
+test_shell(void)
+{
+	struct fb_strlist vars = {0};
+	fb_strlist_add(&vars, "A=x y");
+	fb_strlist_add(&vars, "B=1");
+	fb_strlist_add(&vars, "B=z"); /* the last one counts */
+	int rc;
+	CHECK(fb_words_name("AB_9=x") == 4 && fb_words_name("=x") == 0);
+	CHECK_STR(fb_words_var(&vars, "B", 1), "z");
+	CHECK(fb_words_var(&vars, "C", 1) == NULL && fb_words_var(&vars, "A", 0) == NULL);
+
+	/* a line of nvcc's plan: "..." and $ from vars, any byte but the shell's syntax plain */
+	CHECK_STR(shell("cc  -DX=\"a b\" '$A' $A ${B}c \"q\\\"$B\"\t~#!", &vars, false, &rc),
+	          "cc|-DX=a b|$A|x y|zc|q\"z|~#!");
+	CHECK_STR(shell("a\\ b a\"b\"'c' '' \"\"", &vars, false, &rc), "a b|abc||");
+	CHECK_STR(shell("  ", &vars, false, &rc), "");
+	const char *refused[] = {"x | y", "x>y", "a;b", "*.cu", "$C", "${B", "${B x}", "\"open", "'open",
+	                         "\"a`b\"", "a\\", "(x)"};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		CHECK(shell(refused[i], &vars, false, &rc) == NULL && rc == 1);
+		if (rc != 1)
+			fprintf(stderr, "  plan line taken: %s\n", refused[i]);
+	}
+
+	/* an edge's command as fb_shell_quote writes it: plain words, '...' and \x, nothing else */
+	CHECK_STR(shell("cc -c 'a b' x\\;y -I/p/q,r:s@t%u+v=w ''", NULL, true, &rc), "cc|-c|a b|x;y|-I/p/q,r:s@t%u+v=w|");
+	const char *strict[] = {"$A", "\"x\"", "~", "a#b", "a;b", "'open", "a\\", "a!b"};
+	for (size_t i = 0; i < sizeof(strict) / sizeof(strict[0]); i++) {
+		CHECK(shell(strict[i], NULL, true, &rc) == NULL && rc == 1);
+		if (rc != 1)
+			fprintf(stderr, "  edge command taken: %s\n", strict[i]);
+	}
+	/* without vars, loose: " and $ are refused, other bytes plain */
+	CHECK(shell("$A", NULL, false, &rc) == NULL && rc == 1);
+	CHECK(shell("\"x\"", NULL, false, &rc) == NULL && rc == 1);
+	CHECK_STR(shell("~ a#b", NULL, false, &rc), "~|a#b");
+	fb_strlist_free(&vars);
+}
+
 int
 main(void)
 {
 	test_words();
+	test_shell();
 	test_blob();
 	test_root();
 	test_based();

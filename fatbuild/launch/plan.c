@@ -2,9 +2,9 @@
  * as a line "#$ COMMAND" on stderr, after lines "#$ NAME=VALUE" that set what the commands
  * expect in their environment (_HERE_, CICC_PATH, NVVMIR_LIBRARY_DIR, PATH, LD_LIBRARY_PATH,
  * ...). Those lines are shell: words split at blanks, "..." and '...' quoted, $NAME and
- * ${NAME} expanded from the assignments above them. A line that needs more of the shell (a
- * pipe, a redirection, a glob, a name never assigned) or names a tool the launcher does not
- * know is not taken, and nvcc then runs as it is.
+ * ${NAME} expanded from the assignments above them (fb_words_shell reads them). A line that
+ * needs more of the shell (a pipe, a redirection, a glob, a name never assigned) or names a
+ * tool the launcher does not know is not taken, and nvcc then runs as it is.
  *
  * The plan's temporaries are named TMP/tmpxft_PID_N-K_NAME after the dry run's nvcc, a process
  * that has ended: its pid may be anyone's by the time the steps run. So every TMP/tmpxft_
@@ -97,104 +97,6 @@ fb_launch_out_clear(struct fb_launch_out *o)
 	free(o->out);
 	free(o->err);
 	memset(o, 0, sizeof(*o));
-}
-
-/* ---- the plan's shell ---- */
-
-/* The value of NAME (n bytes) as the plan's assignments so far set it; NULL when never set. */
-static const char *
-var(const struct fb_strlist *vars, const char *name, size_t n)
-{
-	for (size_t i = vars->n; i-- > 0;)
-		if (strncmp(vars->v[i], name, n) == 0 && vars->v[i][n] == '=')
-			return vars->v[i] + n + 1;
-	return NULL;
-}
-
-static bool
-ident(char c)
-{
-	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-/* $NAME or ${NAME} at *s into b; false for an unset name or a bad ${. */
-static bool
-expand(const char **s, const struct fb_strlist *vars, struct fb_buf *b)
-{
-	const char *p = *s + 1;
-	bool brace = *p == '{';
-	p += brace;
-	size_t n = 0;
-	while (ident(p[n]))
-		n++;
-	const char *v = n ? var(vars, p, n) : NULL;
-	if (!v || (brace && p[n] != '}'))
-		return false;
-	fb_buf_puts(b, v);
-	*s = p + n + brace;
-	return true;
-}
-
-/* One quoted part at *s ("..." with $ expanded, '...' as it is) into b. */
-static bool
-quoted(const char **s, const struct fb_strlist *vars, struct fb_buf *b)
-{
-	char q = **s;
-	const char *p = *s + 1;
-	while (*p && *p != q) {
-		if (q == '"' && *p == '\\' && p[1] && strchr("\"\\$`", p[1])) {
-			fb_buf_put(b, p + 1, 1);
-			p += 2;
-		} else if (q == '"' && *p == '$') {
-			if (!expand(&p, vars, b))
-				return false;
-		} else if (q == '"' && *p == '`') {
-			return false;
-		} else
-			fb_buf_put(b, p++, 1);
-	}
-	if (*p != q)
-		return false;
-	*s = p + 1;
-	return true;
-}
-
-/* The words of one line of the plan into out: 0, or -1 for shell it does not read. */
-static int
-shell_words(const char *s, const struct fb_strlist *vars, struct fb_strlist *out)
-{
-	struct fb_buf w = {0};
-	bool in = false, ok = true;
-	while (ok) {
-		char c = *s;
-		if (!c || c == ' ' || c == '\t') {
-			if (in)
-				fb_strlist_add(out, w.s ? w.s : "");
-			in = false;
-			w.len = 0;
-			if (w.s)
-				w.s[0] = 0;
-			if (!c)
-				break;
-			s++;
-			continue;
-		}
-		in = true;
-		if (c == '"' || c == '\'')
-			ok = quoted(&s, vars, &w);
-		else if (c == '$')
-			ok = expand(&s, vars, &w);
-		else if (c == '\\' && s[1]) {
-			fb_buf_put(&w, s + 1, 1);
-			s += 2;
-		} else if (strchr("|&;<>()`*?[\\", c))
-			ok = false;
-		else
-			fb_buf_put(&w, s++, 1);
-	}
-	bool oom = w.oom || out->oom;
-	free(w.s);
-	return ok && !oom ? 0 : -1;
 }
 
 /* ---- the plan ---- */
@@ -321,17 +223,15 @@ static int
 plan_line(struct fb_plan *p, const char *line, struct fb_strlist *vars, char *from, size_t fsize, char *why,
           size_t size)
 {
-	size_t n = 0;
-	while (ident(line[n]))
-		n++;
+	size_t n = fb_words_name(line);
 	struct fb_strlist l = {0};
-	if (shell_words(n && line[n] == '=' ? line + n + 1 : line, vars, &l) != 0) {
+	if (fb_words_shell(n && line[n] == '=' ? line + n + 1 : line, vars, false, &l, NULL) != 0) {
 		fb_strlist_free(&l);
 		snprintf(why, size, "a line of the plan it cannot read (%.100s)", line);
 		return -1;
 	}
 	if (!(n && line[n] == '=')) {
-		const char *path = var(vars, "PATH", 4);
+		const char *path = fb_words_var(vars, "PATH", 4);
 		int rc = add_step(p, &l, path, from, fsize, why, size);
 		fb_strlist_free(&l);
 		return rc;
@@ -355,7 +255,7 @@ step_env(const struct fb_strlist *vars)
 	struct fb_strlist l = {0};
 	for (size_t i = 0; environ && environ[i]; i++) {
 		const char *eq = strchr(environ[i], '=');
-		if (!eq || !var(vars, environ[i], (size_t)(eq - environ[i])))
+		if (!eq || !fb_words_var(vars, environ[i], (size_t)(eq - environ[i])))
 			fb_strlist_add(&l, environ[i]);
 	}
 	for (size_t i = 0; i < vars->n; i++) {

@@ -19,6 +19,7 @@
 #include "base/error.h"
 #include "base/safefs.h"
 #include "base/strbuf.h"
+#include "base/words.h"
 #include "rexec.h"
 
 /* /usr's directories a worker's system has as the client's does: the compiler, its headers and
@@ -50,45 +51,7 @@ fb_edge_toolchain(const char *path, const char *const *dirs, size_t ndirs)
 int
 fb_edge_unquote(const char *s, struct fb_strlist *out, struct fb_error *err)
 {
-	struct fb_buf w = {0};
-	bool in_word = false;
-	int rc = 0;
-	for (const char *p = s;; p++) {
-		if (!*p || *p == ' ' || *p == '\t') {
-			if (in_word)
-				fb_strlist_add(out, w.s ? w.s : "");
-			in_word = false;
-			w.len = 0;
-			if (w.s)
-				w.s[0] = 0;
-			if (!*p)
-				break;
-			continue;
-		}
-		in_word = true;
-		if (*p == '\'') {
-			const char *q = strchr(p + 1, '\'');
-			if (!q) {
-				rc = 1;
-				break;
-			}
-			fb_buf_put(&w, p + 1, (size_t)(q - p - 1));
-			fb_buf_puts(&w, "");
-			p = q;
-		} else if (*p == '\\' && p[1]) {
-			fb_buf_put(&w, ++p, 1);
-		} else if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		           strchr("_./=+,:@%-", *p)) {
-			fb_buf_put(&w, p, 1);
-		} else {
-			rc = 1; /* ';', '&&', '$', ...: a shell command, not one compile */
-			break;
-		}
-	}
-	if (w.oom || out->oom)
-		rc = fb_seterr(err, FB_ENOMEM, "out of memory");
-	free(w.s);
-	return rc;
+	return fb_words_shell(s, NULL, true, out, err);
 }
 
 /* ---- the words ---- */
