@@ -39,14 +39,14 @@ test_words(void)
 	CHECK(t == 4);
 	CHECK(!check_has(plan, "-MD") && !check_has(plan, "-MF") && !check_has(plan, "k.o.d") && !check_has(plan, "--threads") && check_has(plan, "-c"));
 	CHECK(check_has(dep, "-M") && check_has(dep, "-MF") && check_has(dep, "-MT") && !check_has(dep, "-c") && !check_has(dep, "-o") && !check_has(dep, "4"));
-	fb_launch_vec_free(plan);
-	fb_launch_vec_free(dep);
+	fb_words_free(plan);
+	fb_words_free(dep);
 	const char *cmake[] = {"-forward-unknown-to-host-compiler", "--generate-code=arch=compute_80,code=[compute_80,sm_80]",
 	                       "-MD", "-MT", "a.o", "-MF", "a.o.d", "-x", "cu", "-c", "/s/k.cu", "-o", "a.o", NULL};
 	CHECK(ok(cmake, why, &t, &plan, &dep) == 1);
 	CHECK(t == -1 && check_has(dep, "a.o"));
-	fb_launch_vec_free(plan);
-	fb_launch_vec_free(dep);
+	fb_words_free(plan);
+	fb_words_free(dep);
 	static const struct {
 		const char *w[6];
 		const char *why;

@@ -409,7 +409,7 @@ fb_launch_nvcc(const struct fb_launch_opts *o, struct fb_launch_result *res, str
 		return 0;
 	struct fb_plan p;
 	int rc = fb_plan_make(o->nvcc, plan, cfg, &p, res->why, sizeof(res->why), err);
-	fb_launch_vec_free(plan);
+	fb_words_free(plan);
 	if (rc && rc != FB_EFORMAT)
 		snprintf(res->why, sizeof(res->why), "%.250s", err ? err->msg : "no plan");
 	struct run r = {.p = &p, .cfg = cfg};
@@ -433,7 +433,7 @@ fb_launch_nvcc(const struct fb_launch_opts *o, struct fb_launch_result *res, str
 	}
 	run_free(&r);
 	fb_plan_free(&p);
-	fb_launch_vec_free(dep);
+	fb_words_free(dep);
 	return 0;
 }
 

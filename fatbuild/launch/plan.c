@@ -30,14 +30,6 @@
 
 extern char **environ;
 
-void
-fb_launch_vec_free(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
 /* ---- running a command with its output kept ---- */
 
 /* Reads and removes the capture file fd/name. NULL on OOM or a read error. */
@@ -349,9 +341,9 @@ void
 fb_plan_free(struct fb_plan *p)
 {
 	for (size_t i = 0; i < p->n; i++)
-		fb_launch_vec_free(p->steps[i].argv);
+		fb_words_free(p->steps[i].argv);
 	free(p->steps);
-	fb_launch_vec_free(p->env);
+	fb_words_free(p->env);
 	free(p->msgs);
 	if (p->tmpdir[0])
 		fb_dir_remove(p->tmpdir, 1);

@@ -8,6 +8,7 @@
 
 #include "fatbuild.h"
 #include "base/error.h"
+#include "base/words.h"
 
 struct fb_config;
 
@@ -39,7 +40,7 @@ struct fb_plan {
  * options it knows. 1 when it takes them, with *threads the value of --threads/-t (-1 when
  * absent), *plan the words to ask nvcc's plan for (less --threads and the depfile's options)
  * and *dep (or NULL) the words of the `nvcc -M` that writes the depfile -MD/-MMD ask for,
- * both malloc'd (fb_launch_vec_free); 0 with why saying what it does not take ("-E (preprocess
+ * both malloc'd (fb_words_free); 0 with why saying what it does not take ("-E (preprocess
  * only)", "an option the split does not know (--x)"). */
 int fb_launch_words_ok(char *const *words, int *threads, char ***plan, char ***dep, char *why, size_t size);
 
@@ -62,7 +63,5 @@ struct fb_launch_out {
 int fb_launch_run(const char *prog, char *const *argv, char *const *env, const char *dir, struct fb_launch_out *o,
                   struct fb_error *err);
 void fb_launch_out_clear(struct fb_launch_out *o);
-/* Frees a NULL-terminated malloc'd vector of strings; NULL is fine. */
-void fb_launch_vec_free(char **v);
 
 #endif

@@ -233,7 +233,7 @@ fb_launch_words_ok(char *const *words, int *threads, char ***plan, char ***dep, 
 	if ((s.md || s.mm) && *plan)
 		*dep = copy_words(words, true, s.mm && !s.md, s.out, s.mt);
 	if (!*plan || ((s.md || s.mm) && !*dep)) {
-		fb_launch_vec_free(*plan);
+		fb_words_free(*plan);
 		*plan = NULL;
 		snprintf(why, size, "out of memory");
 		return 0;
