@@ -10,9 +10,10 @@
 #     stderr, from a cold split and from a hit.
 # (d) --version, -E and -M print what plain nvcc prints.
 # (e) two checkouts of a git project at two paths: in the second, k.cu (a header-only
-#     dependency in a subfolder, absolute -I) runs no cicc or ptxas; anon.cu (an anonymous
-#     namespace: nvcc's hash of the source's path is in its PTX) and as.cu (assert: the path in
-#     a string) run theirs, and hit in their own checkout; every object is plain nvcc's there.
+#     dependency in a subfolder, absolute -I) and anon.cu (an anonymous namespace: the module
+#     id, with nvcc's hash of the source's path, is in its PTX and cubin) run no cicc or ptxas;
+#     as.cu (assert: the path in a string) runs its steps, and hits in its own checkout; every
+#     object is plain nvcc's in its checkout.
 set -u
 : "${FATBUILD_BIN:?}"
 command -v nvcc >/dev/null || { echo "SKIP: no nvcc on PATH"; exit 77; }
@@ -121,17 +122,17 @@ for c in A "B at another/path"; do
 	done
 	cp "$FATBUILD_LAUNCH_LOG" "$w/e-$(echo "$c" | cut -c1).log"
 done
-grep -q "split nvcc $w/co/B at another/path/k.cu: cicc compute_80 hit, ptxas sm_80 hit, cicc compute_90 hit, ptxas sm_90 hit\$" "$w/e-B.log" ||
-	{ cat "$w/e-B.log" >&2; no "(e) the second checkout's k.cu ran cicc or ptxas"; }
-for f in anon as; do
-	[ "$(grep -c "/$f.cu: .*miss" "$w/e-A.log")" = 1 ] && [ "$(grep "/$f.cu:" "$w/e-B.log" | grep -o 'cicc [a-z_0-9]* miss' | wc -l)" = 2 ] ||
-		{ cat "$w/e-A.log" "$w/e-B.log" >&2; no "(e) $f.cu: want its cicc steps run in each checkout"; }
+for f in k anon; do
+	grep -q "split nvcc $w/co/B at another/path/$f.cu: cicc compute_80 hit, ptxas sm_80 hit, cicc compute_90 hit, ptxas sm_90 hit\$" "$w/e-B.log" ||
+		{ cat "$w/e-B.log" >&2; no "(e) the second checkout's $f.cu ran cicc or ptxas"; }
 done
+[ "$(grep -c "/as.cu: .*miss" "$w/e-A.log")" = 1 ] && [ "$(grep "/as.cu:" "$w/e-B.log" | grep -o 'cicc [a-z_0-9]* miss' | wc -l)" = 2 ] ||
+	{ cat "$w/e-A.log" "$w/e-B.log" >&2; no "(e) as.cu: want its cicc steps run in each checkout"; }
 d="$w/co/A"
-(cd "$d/build" && FATBUILD_CACHE_DIR=$w/cache-e "$FATBUILD_BIN" nvcc "${gen[@]}" -c "$d/anon.cu" -o anon2.o) || no "(e) anon.cu again"
-tail -1 "$FATBUILD_LAUNCH_LOG" | grep -q 'anon.cu: cicc compute_80 hit, ptxas sm_80 hit, cicc compute_90 hit' ||
-	{ tail -1 "$FATBUILD_LAUNCH_LOG" >&2; no "(e) anon.cu in its own checkout again: not a hit"; }
-cmp -s <(ex "$d/build/anon2.o") <(ex "$d/build/anon.plain.o") || no "(e) anon.cu's hit is not plain nvcc's object"
+(cd "$d/build" && FATBUILD_CACHE_DIR=$w/cache-e "$FATBUILD_BIN" nvcc "${gen[@]}" -c "$d/as.cu" -o as2.o) || no "(e) as.cu again"
+tail -1 "$FATBUILD_LAUNCH_LOG" | grep -q 'as.cu: cicc compute_80 hit, ptxas sm_80 hit, cicc compute_90 hit' ||
+	{ tail -1 "$FATBUILD_LAUNCH_LOG" >&2; no "(e) as.cu in its own checkout again: not a hit"; }
+cmp -s <(ex "$d/build/as2.o") <(ex "$d/build/as.plain.o") || no "(e) as.cu's hit is not plain nvcc's object"
 
 # a host compiler runs as it is
 printf 'int twice(int x) { return 2 * x; }\n' >h.c

@@ -259,9 +259,24 @@ test_based(void)
 	CHECK(fb_step_unpack(&s2, &other, blob, n, false, &e) == FB_EFORMAT);
 	free(blob);
 
-	/* the module id's hash in the PTX (an anonymous namespace's names): exact only */
+	/* the module id in the PTX (an anonymous namespace's names): a reference, written back as
+	 * the other checkout's; its path hash outside it: exact only */
 	seen.modid = "_b496dc99_4_k_cu__Z1kPi";
-	CHECK(fb_write_file_atomic(s.argv[2], ".global .u32 _ZN45_GLOBAL__N__b496dc99_4_k_cu__Z1kPi3hidE;\n", 58, 0600, NULL) == 0);
+	const char *ptx = ".global .u32 _ZN45_GLOBAL__N__b496dc99_4_k_cu__Z1kPi3hidE;\n";
+	CHECK(fb_write_file_atomic(s.argv[2], ptx, strlen(ptx), 0600, NULL) == 0);
+	blob = NULL;
+	CHECK(fb_step_pack(&p, &s, &seen, true, &blob, &n) == 0 && blob && !memmem(blob, n, "b496dc99", 8));
+	other.based = true;
+	other.modid = "_0123abcd_4_k_cu__Z1kPi";
+	CHECK(fb_step_unpack(&s2, &other, blob, n, true, NULL) == 0);
+	CHECK(fb_read_file(s2.argv[2], &got, &gn, NULL) == 0);
+	CHECK_STR(got, ".global .u32 _ZN45_GLOBAL__N__0123abcd_4_k_cu__Z1kPi3hidE;\n");
+	free(got);
+	other.modid = NULL; /* a reference to the module id needs one */
+	CHECK(fb_step_unpack(&s2, &other, blob, n, false, &e) == FB_EFORMAT);
+	free(blob);
+	const char *bare = ".global .u32 h_b496dc99;\n";
+	CHECK(fb_write_file_atomic(s.argv[2], bare, strlen(bare), 0600, NULL) == 0);
 	blob = NULL;
 	CHECK(fb_step_pack(&p, &s, &seen, true, &blob, &n) == -1 && !blob);
 	CHECK(fb_step_pack(&p, &s, &seen, false, &blob, &n) == 0 && blob);

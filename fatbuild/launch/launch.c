@@ -13,6 +13,7 @@
 
 #include "base/config.h"
 #include "base/cpus.h"
+#include "base/safefs.h"
 #include "base/strbuf.h"
 #include "cache/cache.h"
 #include "plumbing.h"
@@ -38,6 +39,8 @@ struct run {
 	int failed;                   /* the first failed step + 1 */
 	char why[256];
 	char root[PATH_MAX];          /* the project's (projroot.h); "" when none */
+	const char *modid_file;       /* cicc's --module_id_file_name, NULL when none */
+	char *modid;                  /* its content, read before the device steps; NULL: none */
 	unsigned hits, misses;
 	char note[256];
 };
@@ -159,7 +162,7 @@ run_step(struct run *r, size_t i)
 	struct fb_step_seen seen = {0};
 	char key[65];
 	bool keyed = (s->kind == FB_STEP_CICC || s->kind == FB_STEP_PTXAS) && fb_cache_on(r->cache) &&
-	             fb_step_key(r->p, s, r->cfg, r->root[0] ? r->root : NULL, key, &seen) == 0;
+	             fb_step_key(r->p, s, r->cfg, r->root[0] ? r->root : NULL, r->modid, key, &seen) == 0;
 	if (keyed && serve(r, i, key, &seen)) {
 		fb_step_seen_free(&seen);
 		pthread_mutex_lock(&r->lock);
@@ -259,6 +262,13 @@ run_plan(struct run *r, int jobs)
 		size_t end = i;
 		while (end < r->p->n && r->steps[end].kind != FB_STEP_OTHER)
 			end++;
+		size_t size;
+		if (!r->modid && r->modid_file && fb_read_file(r->modid_file, &r->modid, &size, NULL) != 0)
+			r->modid = NULL;
+		if (r->modid && strlen(r->modid) != size) { /* a NUL inside: no module id this reads */
+			free(r->modid);
+			r->modid = NULL;
+		}
 		make_chains(r, i, end);
 		if (dep)
 			r->chains[r->nchains++] = (struct chain){r->p->n, r->p->n};
@@ -325,18 +335,21 @@ cache_open(const struct fb_launch_opts *o, const struct fb_config *cfg, struct r
 	return c;
 }
 
-/* The project's root, from the source's path as cicc is given it (--orig_src_path_name). */
+/* The project's root, from the source's path as cicc is given it (--orig_src_path_name), and
+ * the module id's file, from cicc's first step. */
 static void
 find_root(struct run *r)
 {
 	for (size_t i = 0; i < r->p->n; i++) {
 		const struct fb_step *s = &r->p->steps[i];
 		for (int k = 1; s->kind == FB_STEP_CICC && k + 1 < s->argc; k++)
-			if (strcmp(s->argv[k], "--orig_src_path_name") == 0) {
-				if (fb_project_root(r->cfg, s->argv[k + 1], r->root, sizeof(r->root)) != 0)
-					r->root[0] = 0;
-				return;
-			}
+			if (strcmp(s->argv[k], "--orig_src_path_name") == 0 &&
+			    fb_project_root(r->cfg, s->argv[k + 1], r->root, sizeof(r->root)) != 0)
+				r->root[0] = 0;
+			else if (strcmp(s->argv[k], "--module_id_file_name") == 0)
+				r->modid_file = s->argv[k + 1];
+		if (s->kind == FB_STEP_CICC)
+			return;
 	}
 }
 
@@ -380,6 +393,7 @@ run_free(struct run *r)
 	free(r->outs);
 	free(r->tag);
 	free(r->chains);
+	free(r->modid);
 	fb_cache_close(r->cache);
 	pthread_mutex_destroy(&r->lock);
 }

@@ -8,20 +8,24 @@
  * counters, the run's temp dir) are not in the key: the same device code for one arch, asked
  * for in a command with other arches beside it, gives the same key.
  *
- * A cicc step also has a based key (docs/launcher.md "Checkouts"), "fatbuild launch step
- * based 1" and the same, with the project's root spelled "@P" in its words and in its inputs'
- * line markers, and the module id (nvcc's hash of the source's absolute path, and the source's
- * name) as "@M" without its content: two checkouts of one project have one based key. An
- * entry goes under it only when no file the step made spells the module id, its hash, or the
- * root other than in a line marker; else the entry goes under the exact key and the based key
- * holds the marker FB_STEP_EXACT, which sends a lookup there.
+ * A cicc or ptxas step also has a based key (docs/launcher.md "Checkouts"): "fatbuild launch
+ * step based 2" and the same, with the project's root spelled "@P" in its words and where its
+ * inputs' line markers name a file below it, and the module id (cudafe++'s name for the
+ * translation unit, with a hash of the source's absolute path in it) spelled "@M" wherever an
+ * input holds it, its shape less that hash in the key: two checkouts of one project have one
+ * based key. A step gets none when it asks for debug information, or an input or word spells
+ * the root elsewhere or the path hash outside the module id. An entry goes under it when its
+ * files spell the root only in line markers and the path hash only inside the module id, both
+ * kept as references; else the entry goes under the exact key and the based key holds the
+ * marker FB_STEP_EXACT, which sends a lookup there.
  *
  * The entry's object (its cubin field) is the blob of the files the step made:
  *   "fatbuild-launch-outputs 2\n"
  *   per file: "file WORD SIZE NREFS\n", NREFS lines "OFFSET WORD\n", SIZE bytes, "\n"
  * WORD is the index in argv of the word that names the file (a file) or whose text goes at
  * OFFSET of the bytes (a reference: cicc's stub names itself in a # line and the fatbinary's
- * C file in an #include); a reference to word 0 (the tool, never a temporary) is the root. The
+ * C file in an #include); a reference to word 0 (the tool, never a temporary) is the root, one
+ * to word argc the module id. The
  * log field is the step's stderr, replayed on a hit. */
 #define _GNU_SOURCE /* memmem */
 #include <stdint.h>
@@ -45,9 +49,7 @@ fb_step_seen_free(struct fb_step_seen *v)
 {
 	free(v->temp);
 	free(v->before);
-	free(v->modid);
 	v->temp = v->before = NULL;
-	v->modid = NULL;
 }
 
 /* Whether w names a temporary as a whole: below the plan's dir, or nvcc's bare tmpxft_ name. */
@@ -68,35 +70,86 @@ env_value(char *const *env, const char *name)
 	return "";
 }
 
-/* Whether a cicc step asks for debug information (nvcc's -G, -lineinfo): its line markers'
- * paths then reach the PTX. */
+/* Whether a step asks for debug information (nvcc's -G, -lineinfo): paths then reach the PTX. */
 static bool
 debug_step(const struct fb_step *s)
 {
 	for (int i = 1; i < s->argc; i++)
 		if (strcmp(s->argv[i], "-g") == 0 || strcmp(s->argv[i], "--debug_mode") == 0 ||
-		    strstr(s->argv[i], "line-info"))
+		    strstr(s->argv[i], "line-info") || strcmp(s->argv[i], "-lineinfo") == 0)
 			return true;
 	return false;
 }
 
-/* Word w into the based key: the root as its first component spelled @P; false when the word
- * spells the root anywhere else. */
-static bool
-based_word(struct fb_sha256 *b, const char *w, const char *root)
+/* The path hash of a module id ("_08f801ad_16_k_cu_06f0aa97": the hex digits between its
+ * first two '_'): its offset and length, 0 when modid is not of that form. */
+static size_t
+modid_hash(const char *modid, size_t *at)
 {
-	size_t n = strlen(root);
-	if (strncmp(w, root, n) == 0 && w[n] == '/') {
+	const char *end = modid[0] == '_' ? strchr(modid + 1, '_') : NULL;
+	size_t n = end ? (size_t)(end - modid - 1) : 0;
+	*at = 1;
+	return n >= 6 && strspn(modid + 1, "0123456789abcdefABCDEF") == n ? n : 0;
+}
+
+/* Whether data spells the module id's path hash. */
+static bool
+spells_hash(const char *data, size_t size, const char *modid)
+{
+	size_t at, n = modid_hash(modid, &at);
+	return memmem(data, size, modid + at, n) != NULL;
+}
+
+/* Word w into the based key: the root as its first component spelled @P; false when the word
+ * spells the root or the module id's hash anywhere else. */
+static bool
+based_word(struct fb_sha256 *b, const char *w, const struct fb_step_seen *seen)
+{
+	size_t n = seen->root ? strlen(seen->root) : 0;
+	if (seen->modid && spells_hash(w, strlen(w), seen->modid))
+		return false;
+	if (n && strncmp(w, seen->root, n) == 0 && w[n] == '/') {
 		fb_sha256_str(b, "@P");
 		fb_sha256_str(b, w + n);
-		return !strstr(w + n, root);
+		return !strstr(w + n, seen->root);
 	}
 	fb_sha256_str(b, w);
-	return !strstr(w, root);
+	return !n || !strstr(w, seen->root);
+}
+
+/* data with the root spelled @P (where a line marker names a file below it) and the module id
+ * @M, into *out (malloc'd); -1 when data spells the root elsewhere, or the module id's hash
+ * other than in the module id, or on OOM. */
+static int
+spell(const char *data, size_t size, const struct fb_step_seen *seen, char **out, size_t *out_size)
+{
+	char *r = NULL;
+	size_t rn = 0;
+	*out = NULL;
+	if (seen->root && !fb_root_in_markers_only(data, size, seen->root))
+		return -1;
+	if (fb_root_spell(data, size, seen->root ? seen->root : "", &r, &rn) != 0)
+		return -1;
+	struct fb_buf b = {0};
+	size_t m = seen->modid ? strlen(seen->modid) : 0, i = 0;
+	for (const char *at; m && (at = memmem(r + i, rn - i, seen->modid, m)); i = (size_t)(at - r) + m) {
+		fb_buf_put(&b, r + i, (size_t)(at - r) - i);
+		fb_buf_puts(&b, "@M");
+	}
+	fb_buf_put(&b, r + i, rn - i);
+	free(r);
+	if (b.oom || (seen->modid && spells_hash(b.s ? b.s : "", b.len, seen->modid))) {
+		free(b.s);
+		return -1;
+	}
+	*out = b.s ? b.s : strdup("");
+	*out_size = b.len;
+	return *out ? 0 : -1;
 }
 
 /* Input i of s (a temporary that exists) into the exact key h and, while seen->based, the
- * based key b. -1 when it cannot be read. */
+ * based key b (the module id's file as "@M": its shape is in the key already). -1 when it
+ * cannot be read. */
 static int
 hash_input(const struct fb_step *s, int i, struct fb_sha256 *h, struct fb_sha256 *b, struct fb_step_seen *seen)
 {
@@ -108,13 +161,10 @@ hash_input(const struct fb_step *s, int i, struct fb_sha256 *h, struct fb_sha256
 	fb_sha256_buf(data, size, d);
 	fb_sha256_update(h, d, 32);
 	bool modid = i > 1 && strcmp(s->argv[i - 1], "--module_id_file_name") == 0;
-	if (seen->based && modid && !seen->modid) {
+	if (!seen->based) {
+	} else if (modid && seen->modid && size == strlen(seen->modid) && memcmp(data, seen->modid, size) == 0) {
 		fb_sha256_str(b, "@M");
-		seen->modid = data;
-		return 0;
-	}
-	if (seen->based && fb_root_in_markers_only(data, size, seen->root) &&
-	    fb_root_spell(data, size, seen->root, &spelt, &spelt_size) == 0) {
+	} else if (!modid && spell(data, size, seen, &spelt, &spelt_size) == 0) {
 		fb_sha256_buf(spelt, spelt_size, d);
 		fb_sha256_update(b, d, 32);
 	} else {
@@ -127,33 +177,41 @@ hash_input(const struct fb_step *s, int i, struct fb_sha256 *h, struct fb_sha256
 
 int
 fb_step_key(const struct fb_plan *p, const struct fb_step *s, const struct fb_config *cfg, const char *root,
-            char key[65], struct fb_step_seen *seen)
+            const char *modid, char key[65], struct fb_step_seen *seen)
 {
 	char tool[65];
+	size_t at;
 	memset(seen, 0, sizeof(*seen));
 	seen->temp = calloc((size_t)s->argc + 1, sizeof(bool));
 	seen->before = calloc((size_t)s->argc + 1, sizeof(bool));
 	if (!seen->temp || !seen->before || fb_key_file_digest(cfg, s->prog, NULL, tool) != 0)
 		return -1;
-	seen->root = root;
-	seen->based = s->kind == FB_STEP_CICC && root && root[0] && !debug_step(s);
+	seen->root = root && root[0] ? root : NULL;
+	seen->modid = modid && modid_hash(modid, &at) ? modid : NULL;
+	seen->based = (s->kind == FB_STEP_CICC || s->kind == FB_STEP_PTXAS) && (seen->root || seen->modid) &&
+	              !(modid && !seen->modid) && !debug_step(s);
 	struct fb_sha256 h, b;
 	fb_sha256_init(&h);
 	fb_sha256_init(&b);
 	const char *libdevice = env_value(p->env, "NVVMIR_LIBRARY_DIR");
 	fb_sha256_str(&h, "fatbuild launch step 1");
-	fb_sha256_str(&b, "fatbuild launch step based 1");
+	fb_sha256_str(&b, "fatbuild launch step based 2");
 	fb_sha256_str(&h, tool);
 	fb_sha256_str(&h, libdevice);
 	fb_sha256_str(&b, tool);
 	fb_sha256_str(&b, libdevice);
+	if (seen->modid) { /* the module id less its path hash */
+		size_t n = modid_hash(seen->modid, &at);
+		fb_sha256_update(&b, seen->modid, at);
+		fb_sha256_str(&b, seen->modid + at + n);
+	}
 	for (int i = 1; i < s->argc; i++) {
 		const char *w = s->argv[i];
 		if (!temp_word(p, w)) {
 			if (strstr(w, "tmpxft_") || strstr(w, p->tmpdir))
 				return -1;
 			fb_sha256_str(&h, w);
-			seen->based = seen->based && based_word(&b, w, root);
+			seen->based = seen->based && based_word(&b, w, seen);
 			continue;
 		}
 		seen->temp[i] = true;
@@ -175,10 +233,16 @@ fb_step_key(const struct fb_plan *p, const struct fb_step *s, const struct fb_co
 	return 0;
 }
 
-/* The word (index) of s whose text starts at b, the longest; 0 for the root (root not NULL)
- * followed by '/'; -1 when none. */
+/* What a based entry's files spell by reference besides the step's temporaries: the root
+ * (word 0) and the module id (word argc). */
+struct based {
+	const char *root, *modid;
+};
+
+/* The word (index) of s whose text starts at b, the longest; with bs, 0 for the root followed
+ * by '/' and s->argc for the module id; -1 when none. */
 static int
-ref_at(const struct fb_step *s, const struct fb_step_seen *seen, const char *root, const unsigned char *b,
+ref_at(const struct fb_step *s, const struct fb_step_seen *seen, const struct based *bs, const unsigned char *b,
        size_t n)
 {
 	int best = -1;
@@ -190,43 +254,41 @@ ref_at(const struct fb_step *s, const struct fb_step_seen *seen, const char *roo
 			len = k;
 		}
 	}
-	size_t k = root ? strlen(root) : 0;
-	if (k > len && k < n && memcmp(b, root, k) == 0 && b[k] == '/')
+	size_t k = bs && bs->root ? strlen(bs->root) : 0;
+	if (k > len && k < n && memcmp(b, bs->root, k) == 0 && b[k] == '/')
 		best = 0;
+	k = bs && bs->modid ? strlen(bs->modid) : 0;
+	if (k > len && k <= n && memcmp(b, bs->modid, k) == 0)
+		best = s->argc;
 	return best;
 }
 
-/* Whether data spells the module id (modid, its text) or the hash in it (the run of hex
- * digits between its first two '_'): true, as for a module id this does not read, when
- * modid is not of that form. */
-static bool
-spells_modid(const char *data, size_t size, const char *modid)
+/* The text reference r stands for. */
+static const char *
+ref_text(const struct fb_step *s, const struct fb_step_seen *seen, size_t r)
 {
-	const char *hash = modid[0] == '_' ? modid + 1 : NULL, *end = hash ? strchr(hash, '_') : NULL;
-	if (!end || end - hash < 6 || strspn(hash, "0123456789abcdefABCDEF") != (size_t)(end - hash))
-		return true;
-	return memmem(data, size, modid, strlen(modid)) || memmem(data, size, hash, (size_t)(end - hash));
+	return r == 0 ? seen->root : r == (size_t)s->argc ? seen->modid : s->argv[r];
 }
 
-/* One made file into b: its bytes less the words it spells, and where they were; with root,
- * less the root too. -1 when it names a temporary otherwise, or (with root) spells the root
- * outside line markers or the module id. */
+/* One made file into b: its bytes less the words it spells, and where they were; with bs, less
+ * the root and the module id too. -1 when it names a temporary otherwise, or (with bs) spells
+ * the root outside a line marker or the module id's hash outside the module id. */
 static int
-pack_file(const struct fb_plan *p, const struct fb_step *s, const struct fb_step_seen *seen, const char *root,
+pack_file(const struct fb_plan *p, const struct fb_step *s, const struct fb_step_seen *seen, const struct based *bs,
           int word, struct fb_buf *b)
 {
 	char *data;
 	size_t size;
 	if (fb_read_file(s->argv[word], &data, &size, NULL) != 0)
 		return -1;
-	if (root && (!fb_root_in_markers_only(data, size, root) || (seen->modid && spells_modid(data, size, seen->modid)))) {
+	if (bs && bs->root && !fb_root_in_markers_only(data, size, bs->root)) {
 		free(data);
 		return -1;
 	}
 	struct fb_buf body = {0}, refs = {0};
 	size_t nrefs = 0;
 	for (size_t i = 0; i < size;) {
-		int r = (data[i] == '/' || data[i] == 't') ? ref_at(s, seen, root, (unsigned char *)data + i, size - i) : -1;
+		int r = (data[i] == '/' || data[i] == 't' || data[i] == '_') ? ref_at(s, seen, bs, (unsigned char *)data + i, size - i) : -1;
 		if (r < 0) {
 			fb_buf_put(&body, data + i, 1);
 			i++;
@@ -234,11 +296,12 @@ pack_file(const struct fb_plan *p, const struct fb_step *s, const struct fb_step
 		}
 		fb_buf_printf(&refs, "%zu %d\n", body.len, r);
 		nrefs++;
-		i += strlen(r ? s->argv[r] : root);
+		i += strlen(ref_text(s, seen, (size_t)r));
 	}
 	free(data);
 	bool leak = body.len && (memmem(body.s, body.len, p->tmpdir, strlen(p->tmpdir)) ||
-	                         memmem(body.s, body.len, "tmpxft_", 7));
+	                         memmem(body.s, body.len, "tmpxft_", 7) ||
+	                         (bs && bs->modid && spells_hash(body.s, body.len, bs->modid)));
 	int rc = leak || nrefs > MAX_REFS || body.oom || refs.oom ? -1 : 0;
 	if (!rc) {
 		fb_buf_printf(b, "file %d %zu %zu\n", word, body.len, nrefs);
@@ -257,7 +320,7 @@ fb_step_pack(const struct fb_plan *p, const struct fb_step *s, const struct fb_s
 {
 	struct fb_buf b = {0};
 	int files = 0, rc = based && !seen->based ? -1 : 0;
-	const char *root = based ? seen->root : NULL;
+	struct based bs = {seen->root, seen->modid};
 	fb_buf_puts(&b, MAGIC);
 	for (int i = 1; i < s->argc && !rc; i++) {
 		if (!seen->temp[i] || seen->before[i] || s->argv[i][0] != '/' || access(s->argv[i], F_OK) != 0)
@@ -267,7 +330,7 @@ fb_step_pack(const struct fb_plan *p, const struct fb_step *s, const struct fb_s
 			dup |= strcmp(s->argv[k], s->argv[i]) == 0;
 		if (dup)
 			continue;
-		rc = pack_file(p, s, seen, root, i, &b);
+		rc = pack_file(p, s, seen, based ? &bs : NULL, i, &b);
 		files++;
 	}
 	if (rc || !files || files > MAX_FILES || b.oom) {
@@ -313,8 +376,10 @@ unpack_file(const struct fb_step *s, const struct fb_step_seen *seen, const char
 	    !seen->temp[word] || seen->before[word] || s->argv[word][0] != '/' || nrefs > MAX_REFS)
 		return fb_seterr(err, FB_EFORMAT, "launch step: a file line that does not fit the step");
 	for (size_t k = 0; k < nrefs; k++)
-		if (!numbers(pos, end, "%zu %zu%n", &off[k], &ref[k], NULL) || ref[k] >= (size_t)s->argc ||
-		    (ref[k] ? !seen->temp[ref[k]] : !seen->based) || off[k] > size || (k && off[k] < off[k - 1]))
+		if (!numbers(pos, end, "%zu %zu%n", &off[k], &ref[k], NULL) || ref[k] > (size_t)s->argc ||
+		    !(ref[k] == 0 ? seen->based && seen->root : ref[k] == (size_t)s->argc ? seen->based && seen->modid
+		                                                                          : seen->temp[ref[k]]) ||
+		    off[k] > size || (k && off[k] < off[k - 1]))
 			return fb_seterr(err, FB_EFORMAT, "launch step: a reference that does not fit the step");
 	if ((size_t)(end - *pos) < size + 1 || (*pos)[size] != '\n')
 		return fb_seterr(err, FB_EFORMAT, "launch step: a file cut short");
@@ -326,7 +391,7 @@ unpack_file(const struct fb_step *s, const struct fb_step_seen *seen, const char
 	size_t at = 0;
 	for (size_t k = 0; k < nrefs; k++) {
 		fb_buf_put(&b, data + at, off[k] - at);
-		fb_buf_puts(&b, ref[k] ? s->argv[ref[k]] : seen->root);
+		fb_buf_puts(&b, ref_text(s, seen, ref[k]));
 		at = off[k];
 	}
 	fb_buf_put(&b, data + at, size - at);
