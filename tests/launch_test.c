@@ -164,7 +164,7 @@ test_root(void)
 {
 	char d[] = "/tmp/launch_test.XXXXXX", path[1024], root[1024];
 	CHECK(mkdtemp(d) != NULL);
-	const char *dirs[] = {"g/.git", "g/third/inc", "py/pkg/csrc", "cm/src/cuda", "none/x"};
+	const char *dirs[] = {"g/.git", "g/third/inc", "g/sub/csrc", "py/pkg/csrc", "cm/src/cuda", "none/x"};
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", d, dirs[i]);
 		for (char *c = path + strlen(d) + 1; (c = strchr(c, '/')); *c++ = '/') {
@@ -173,7 +173,7 @@ test_root(void)
 		}
 		CHECK(mkdir(path, 0700) == 0);
 	}
-	const char *files[] = {"py/setup.py", "py/pkg/csrc/CMakeLists.txt", "cm/CMakeLists.txt", "cm/src/CMakeLists.txt",
+	const char *files[] = {"g/sub/setup.py", "py/setup.py", "py/pkg/csrc/CMakeLists.txt", "cm/CMakeLists.txt", "cm/src/CMakeLists.txt",
 	                       "cm/src/cuda/CMakeLists.txt"};
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", d, files[i]);
@@ -183,6 +183,7 @@ test_root(void)
 		const char *src, *root;
 	} want[] = {
 		{"g/third/inc/k.cu", "g"},     /* the git top above a header-only dependency */
+		{"g/sub/csrc/k.cu", "g/sub"},  /* a project inside another's tree is its own */
 		{"py/pkg/csrc/k.cu", "py"},    /* setup.py's dir, over a CMakeLists.txt below it */
 		{"cm/src/cuda/k.cu", "cm"},    /* the top of the CMakeLists.txt chain */
 		{"none/x/k.cu", "none/x"},     /* the source's own dir */

@@ -76,8 +76,8 @@ fb_project_root(const struct fb_config *cfg, const char *src, char *root, size_t
 	*strrchr(dir, '/') = 0;
 	if (!dir[0])
 		return -1;
-	static const char *const git[] = {".git", NULL}, *const py[] = {"setup.py", "pyproject.toml", NULL};
-	if (nearest(dir, git, root, size) || nearest(dir, py, root, size))
+	static const char *const tops[] = {".git", "setup.py", "pyproject.toml", NULL};
+	if (nearest(dir, tops, root, size))
 		return 0;
 	snprintf(root, size, "%s", dir);
 	char d[PATH_MAX];

@@ -12,8 +12,9 @@ struct fb_config;
 /* The root of the project the absolute source path src lies in, as text src begins with (no
  * link resolved, since nvcc's words and the preprocessor's line markers spell paths as given):
  * FATBUILD_CACHE_BASEDIR when src lies below it; else the nearest directory above src that
- * holds .git; else the nearest that holds setup.py or pyproject.toml; else the topmost of the
- * directories holding CMakeLists.txt one above the other from src's; else src's directory.
+ * holds .git, setup.py or pyproject.toml (a project checked out inside another's tree is its
+ * own); else the topmost of the directories holding CMakeLists.txt one above the other from
+ * src's; else src's directory.
  * 0 with root filled; -1 when src is not absolute, or the root would be "/". */
 int fb_project_root(const struct fb_config *cfg, const char *src, char *root, size_t size);
 
