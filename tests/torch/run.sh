@@ -15,13 +15,15 @@
 #   4. examples/torch_cub (three CUB .cu files for nvcc, one .cpp with <torch/extension.h>)
 #      with the torch PCH made at once (FATBUILD_HOST_PCH=1) and the edge cache: its CPU ops
 #      against PyTorch's (examples/torch_cub/check.py), `fatbuild check` for each asked arch;
-#      a second build dir gets every compile from the cache and the same library. The wheel
-#      that carries the tools is tests/wheel/run.sh's.
+#      a second build dir gets every compile from the cache and the same library;
+#   5. torch's own BuildExtension with PYTORCH_NVCC="fatbuild nvcc" in two checkouts: split,
+#      its op checked, the second checkout's nvcc steps all from the cache. The wheel that
+#      carries the tools is tests/wheel/run.sh's.
 # Environment: FB_SOURCE_DIR, FB_BINARY_DIR, FATBUILD_BIN; TORCH_VENV (default
 # $FB_BINARY_DIR/venv-torch), TORCH_SPEC (default: torch, the newest on PyPI).
 set -u
 : "${FB_SOURCE_DIR:?}" "${FB_BINARY_DIR:?}" "${FATBUILD_BIN:?}"
-venv=${TORCH_VENV:-$FB_BINARY_DIR/venv-torch}
+venv=${TORCH_VENV:-${FB_VENV_DIR:-$FB_BINARY_DIR}/venv-torch}
 work=$FB_BINARY_DIR/torch-consumer
 ex=$FB_SOURCE_DIR/examples/torch
 archs="8.0 9.0+PTX"
@@ -281,6 +283,39 @@ if run_logged cub cub_build "$work/cub-build" "$work/cub"; then
 		cmp -s "$so" "$(ls "$work"/cub2/fb_cub.cpython-*.so)" && ok "cub: the same library" || fail "cub: the libraries differ"
 	fi
 fi
+
+# 5. torch's own BuildExtension (torch.utils.cpp_extension; no fatbuild in its setup.py) with
+# PYTORCH_NVCC="fatbuild nvcc", as a user sets it for a project left unchanged, in two checkouts
+# at two paths (the kernel renamed muladd_kernel.cu: torch's builder would make muladd.o of both
+# sources): the .cu is split, the module's op matches PyTorch's with the images asked for, and
+# the second checkout runs no cicc or ptxas (the launcher's log; docs/launcher.md "Checkouts").
+pyn=$work/pynvcc
+for c in one "two x"; do
+	mkdir -p "$pyn/$c" && cp -r "$ex/muladd.cpp" "$ex/fb_muladd" "$pyn/$c/" && cp "$ex/muladd.cu" "$pyn/$c/muladd_kernel.cu"
+	cat >"$pyn/$c/setup.py" <<'PY'
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+setup(name="fb_muladd", version="0.1.0", packages=["fb_muladd"],
+      ext_modules=[CUDAExtension("fb_muladd._C", ["muladd.cpp", "muladd_kernel.cu"])],
+      cmdclass={"build_ext": BuildExtension})
+PY
+done
+pynvcc() { # CHECKOUT
+	(cd "$pyn/$1" && PYTORCH_NVCC="$FATBUILD_BIN nvcc" FATBUILD_LAUNCH_LOG=$pyn/launch.log FATBUILD_CACHE_DIR=$pyn/cache \
+		TORCH_CUDA_ARCH_LIST="$archs" MAX_JOBS=2 "$py" setup.py build_ext --inplace)
+}
+for c in one "two x"; do
+	tag=pynvcc-$(echo "$c" | cut -c1-3)
+	run_logged "$tag" pynvcc "$c" || continue
+	PYTHONPATH="$pyn/$c" run_logged "$tag-import" "$py" "$ex/check.py" --package fb_muladd &&
+		ok "PYTORCH_NVCC, $c: $(tail -n 1 "$work/$tag-import.log")"
+	expect_images "PYTORCH_NVCC, $c" "$(ls "$pyn/$c"/fb_muladd/_C*.so)"
+done
+grep -q "^split nvcc $pyn/one/muladd_kernel.cu: cicc compute_80 miss, ptxas sm_80 miss" "$pyn/launch.log" &&
+	ok "PYTORCH_NVCC: the .cu split into nvcc's steps" || fail "PYTORCH_NVCC: not split: $(head -n 1 "$pyn/launch.log")"
+grep -q "^split nvcc $pyn/two x/muladd_kernel.cu: \(\(cicc\|ptxas\) [a-z_0-9]* hit, \)*\(cicc\|ptxas\) [a-z_0-9]* hit\$" "$pyn/launch.log" &&
+	ok "PYTORCH_NVCC: the second checkout ran no cicc or ptxas" ||
+	fail "PYTORCH_NVCC: the second checkout: $(tail -n 1 "$pyn/launch.log")"
 
 [ $fails -eq 0 ] && { echo "PASS: torch"; exit 0; }
 echo "$fails check(s) failed" >&2
