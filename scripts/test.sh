@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # test.sh: installs what is missing, builds, and runs the test suite through ctest.
 #   scripts/test.sh          the plain pass: a RelWithDebInfo build in build/ and every ctest
-#                            (about 10 minutes on 2 cores); the answer to "did I break anything?"
+#                            (about 30 minutes on 2 cores); the answer to "did I break anything?"
 #   scripts/test.sh --all    the plain pass, then the valgrind pass (every CLI golden again with
 #                            each archprobe/fatbuild command under valgrind: errors and definite
 #                            leaks fail; the probe goldens once more with --trace-children=yes),
 #                            then the asan pass (clang, ASan+UBSan, in build-asan/, with the
-#                            libFuzzer targets run for a while each); what CI runs (.ci/run)
+#                            libFuzzer targets run for a while each; the tests' venvs are
+#                            build/'s, FB_VENV_DIR); what CI runs (.ci/run)
 #   scripts/test.sh --pass NAME [--pass NAME...]   chosen passes: plain, valgrind, asan
 #   FB_TEST_PASSES="plain asan" scripts/test.sh    the same, from the environment
 # Each ctest run prints its summary, then the slowest tests; the last line adds up every run:
@@ -15,7 +16,7 @@ set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-usage() { sed -n '2,13s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,14s/^# \{0,1\}//p' "$0"; }
 passes=${FB_TEST_PASSES:-plain}
 chosen=
 while [ $# -gt 0 ]; do
@@ -126,7 +127,10 @@ for pass in $passes; do
 		CC=clang cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFB_WERROR=ON \
 			-DFB_SANITIZE=ON -DFB_FUZZ=ON >/dev/null
 		cmake --build build-asan -j "$jobs"
-		run_ctest build-asan asan --timeout 900
+		# The venvs the tests install into (torch, buildbox, BuildGrid, NVIDIA's wheels: minutes
+		# of pip each) are the plain pass's, in build/, made there when missing: the same
+		# packages, and nothing of them is built from this tree.
+		FB_VENV_DIR="$root/build" run_ctest build-asan asan --timeout 900
 		;;
 	esac
 done

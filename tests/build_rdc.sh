@@ -155,7 +155,7 @@ fb build --rdc -j 2 --arch-list "8.6 9.0+PTX" --build-dir "$bdir" -o "$lib" "${k
 grep -q "no work to do" "$work/log" || fail "no-op rdc rebuild ran something"
 
 # cuobjdump (NVIDIA's reader) sees the same linked images and functions
-venv=$FB_BINARY_DIR/cuobjdump-venv
+venv=${FB_VENV_DIR:-$FB_BINARY_DIR}/cuobjdump-venv
 cuo=$(find "$venv" -name cuobjdump -type f -perm -u+x 2>/dev/null | head -1)
 if [ -z "$cuo" ]; then
 	{ [ -x "$venv/bin/pip" ] || python3 -m venv "$venv"; } >"$work/log" 2>&1 &&

@@ -134,7 +134,7 @@ else
 fi
 
 # 3. A PyTorch venv, when there is one.
-venv=${TORCH_VENV:-$FB_BINARY_DIR/venv-torch}
+venv=${TORCH_VENV:-${FB_VENV_DIR:-$FB_BINARY_DIR}/venv-torch}
 if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import torch' >/dev/null 2>&1; then
 	"$FB" check --arch 8.0,9.0,12.0 --format json --python "$venv/bin/python" >"$work/torch.json"
 	rc=$?

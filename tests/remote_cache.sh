@@ -49,7 +49,7 @@ grep -q '4 jobs, 0 cached, 4 compiled' "$t/outA.log" || { cat "$t/outA.log" >&2;
 [ "$(stat_of A 'misses (compiled)')" = 4 ] || no "A: stats misses $(stat_of A 'misses (compiled)')"
 # ...as Bazel ActionResult protobufs naming blobs the server holds
 pb="protobuf==7.36.2"
-venv=$FB_BINARY_DIR/remote-venv
+venv=${FB_VENV_DIR:-$FB_BINARY_DIR}/remote-venv
 if [ "$(cat "$venv/.pkgs" 2>/dev/null)" != "$pb" ]; then
 	rm -rf "$venv"
 	{ python3 -m venv "$venv" && "$venv/bin/pip" install -q --disable-pip-version-check "$pb" &&

@@ -25,7 +25,7 @@ if [ "$mode" = farm ]; then
 	rx_need_infra
 else
 	command -v bwrap >/dev/null || { echo "SKIP: bubblewrap not installed (scripts/deps.sh)"; exit 77; }
-	rx_bb_venv "$FB_BINARY_DIR/rexec-bb-venv" || { echo "SKIP: cannot pip install $bb_pkg"; exit 77; }
+	rx_bb_venv "${FB_VENV_DIR:-$FB_BINARY_DIR}/rexec-bb-venv" || { echo "SKIP: cannot pip install $bb_pkg"; exit 77; }
 fi
 
 # the local compilers: wrappers that log each run into $t/local-runs, then run the real one

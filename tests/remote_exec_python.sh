@@ -19,7 +19,7 @@ rx_need_grpc
 rx_need_infra
 work=$t
 . "$FB_SOURCE_DIR/tests/torch/lib.sh"
-venv=${TORCH_VENV:-$FB_BINARY_DIR/venv-torch}
+venv=${TORCH_VENV:-${FB_VENV_DIR:-$FB_BINARY_DIR}/venv-torch}
 torch_venv "$venv" || exit 1
 py=$venv/bin/python
 export PYTHONPATH=$FB_SOURCE_DIR/fatbuild/python FATBUILD_EXECUTABLE=$FATBUILD_BIN PATH=$venv/bin:$PATH

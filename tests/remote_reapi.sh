@@ -43,7 +43,7 @@ if grep -q 'built without' "$t/probe.log"; then
 	exit 77
 fi
 
-bgd_venv "$FB_BINARY_DIR/buildgrid-venv" || { echo "SKIP: cannot pip install $bgd_pkg"; exit 77; }
+bgd_venv "${FB_VENV_DIR:-$FB_BINARY_DIR}/buildgrid-venv" || { echo "SKIP: cannot pip install $bgd_pkg"; exit 77; }
 
 objects() { find "$t/srv/cas/objects" -type f 2>/dev/null | wc -l; }
 

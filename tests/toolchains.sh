@@ -16,7 +16,7 @@ ok() { passes=$((passes + 1)); echo "ok $*"; }
 bad() { fails=$((fails + 1)); echo "FAIL $*"; }
 
 pkgs="nvidia-cuda-nvcc==13.5.37 nvidia-cuda-nvrtc==13.5.37 nvidia-cuda-nvcc-cu12==12.9.86 nvidia-cuda-nvrtc-cu12==12.9.86 nvidia-cuda-cuobjdump==13.5.37"
-venv=$FB_BINARY_DIR/toolchains-venv
+venv=${FB_VENV_DIR:-$FB_BINARY_DIR}/toolchains-venv
 if [ "$(cat "$venv/.pkgs" 2>/dev/null)" != "$pkgs" ]; then
 	rm -rf "$venv"
 	python3 -m venv "$venv" || { echo "FAIL python3 -m venv (install python3-venv)"; exit 1; }

@@ -2,12 +2,12 @@
 # publishes with it: the sdist, and from it the wheel, repaired by auditwheel, into
 # FB_BINARY_DIR/wheel-dist, its tag checked with `auditwheel show` (skips, 77, only when pip cannot
 # reach its registry). Then, each with that wheel: wheel_install (tests/wheel/run.sh) installs it
-# alone into a new venv, uses its tools and Python package with nothing set, and builds
-# examples/torch with fatbuild.load and BuildExtension (torch from PyPI into that venv; pip's
-# cache, shared with tests/torch/run.sh, serves it after the first run); wheel_sandbox
+# alone into a new venv and uses its tools and Python package with nothing set; wheel_sandbox
 # (tests/wheel/sandbox.sh) installs it with --no-index into pyenv's Python 3.9 and 3.13 in a
-# bubblewrap sandbox without the build host's libraries and -dev headers, and shows that the
-# unrepaired wheel fails there (42 min on 2 loaded cores, most of it torch's downloads). The
+# bubblewrap sandbox without the build host's libraries and -dev headers, builds examples/torch
+# there with fatbuild.load and through build isolation (torch from PyPI; pip's cache, shared
+# with tests/torch/run.sh, serves it after the first run), and shows that the unrepaired wheel
+# fails there (42 min on 2 loaded cores, most of it torch's downloads). The
 # others take a few minutes each with pip's cache warm. The wheel is its own Release build of the
 # sources, the same whatever this build dir's options: a sanitizer build dir (scripts/test.sh's
 # asan pass) does not run them again. They start first (COST), being

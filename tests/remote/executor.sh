@@ -80,7 +80,7 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	case "${1:-}" in
 	start)
 		command -v bwrap >/dev/null || { echo "executor.sh: bwrap not installed (scripts/deps.sh)" >&2; exit 1; }
-		rx_bb_venv "$FB_BINARY_DIR/rexec-bb-venv" || { echo "executor.sh: cannot pip install $bb_pkg" >&2; exit 1; }
+		rx_bb_venv "${FB_VENV_DIR:-$FB_BINARY_DIR}/rexec-bb-venv" || { echo "executor.sh: cannot pip install $bb_pkg" >&2; exit 1; }
 		exec_start "$2" "${3:-2}" || exit 1
 		echo "$exec_url" ;;
 	stop)

@@ -135,8 +135,8 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 		d=$2
 		shift 2
 		[ $# -gt 0 ] || set -- a@0:fbtest=a b@1:fbtest=b
-		rx_bb_venv "$FB_BINARY_DIR/rexec-bb-venv" || { echo "farm.sh: cannot pip install $bb_pkg" >&2; exit 1; }
-		farm_venv "$FB_BINARY_DIR/rexec-bgd-venv" || { echo "farm.sh: cannot install $farm_pkg (Python 3.13?)" >&2; exit 1; }
+		rx_bb_venv "${FB_VENV_DIR:-$FB_BINARY_DIR}/rexec-bb-venv" || { echo "farm.sh: cannot pip install $bb_pkg" >&2; exit 1; }
+		farm_venv "${FB_VENV_DIR:-$FB_BINARY_DIR}/rexec-bgd-venv" || { echo "farm.sh: cannot install $farm_pkg (Python 3.13?)" >&2; exit 1; }
 		farm_start "$d" "$@" || { farm_stop "$d"; exit 1; }
 		echo "$farm_url" ;;
 	stop)

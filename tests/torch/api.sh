@@ -9,7 +9,7 @@ set -u
 work=$FB_BINARY_DIR/torch-api
 rm -rf "$work" && mkdir -p "$work"
 . "$FB_SOURCE_DIR/tests/torch/lib.sh"
-venv=${TORCH_VENV:-$FB_BINARY_DIR/venv-torch}
+venv=${TORCH_VENV:-${FB_VENV_DIR:-$FB_BINARY_DIR}/venv-torch}
 torch_venv "$venv" || exit 1
 # the package from the source tree, the tools from this build
 export PYTHONPATH=$FB_SOURCE_DIR/fatbuild/python FATBUILD_EXECUTABLE=$FATBUILD_BIN PATH=$venv/bin:$PATH

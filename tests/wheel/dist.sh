@@ -43,7 +43,7 @@ whl=$(ls "$dist"/fatbuild-"$ver"-py3-none-manylinux_*_"$(uname -m)".whl 2>/dev/n
 [ -f "$whl" ] || { fail "no fatbuild-$ver-py3-none-manylinux_* wheel in $dist: $(ls "$dist" | tr '\n' ' ')"; finish; }
 tag=$(basename "$whl" .whl)
 tag=${tag##*-}
-run_logged show "$FB_BINARY_DIR/venv-wheeltools/bin/auditwheel" show "$whl" &&
+run_logged show "${FB_VENV_DIR:-$FB_BINARY_DIR}/venv-wheeltools/bin/auditwheel" show "$whl" &&
 	{ tr -s ' \n' '  ' <"$work/show.log" | grep -q "consistent with the following platform tag: \"$tag\"" && ok "auditwheel show: $tag" ||
 		fail "auditwheel show does not confirm $tag: $(tr '\n' ' ' <"$work/show.log" | head -c 300)"; }
 finish

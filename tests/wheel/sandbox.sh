@@ -43,7 +43,7 @@ for v in 3.9 3.13; do
 	[ -x "$p" ] && pys="$pys $p" || fail "no Python $v in $pyroot/versions (pyenv install $v)"
 done
 [ $fails = 0 ] || finish
-run_logged ninja-wheel "$FB_BINARY_DIR/venv-wheeltools/bin/pip" download --disable-pip-version-check -q --only-binary :all: --no-deps -d "$work/index" ninja || finish
+run_logged ninja-wheel "${FB_VENV_DIR:-$FB_BINARY_DIR}/venv-wheeltools/bin/pip" download --disable-pip-version-check -q --only-binary :all: --no-deps -d "$work/index" ninja || finish
 
 # The filtered trees, and the compiler's own libzstd.
 run_logged hide python3 "$FB_SOURCE_DIR/tests/wheel/hide.py" "$work/farm" "$work/host" /usr/include /usr/lib/x86_64-linux-gnu || finish
@@ -121,8 +121,15 @@ sys.exit(subprocess.call([sys.executable, "$ex/check.py", "--library", path]))
 PY
 mkdir -p "$work/load"
 if [ -x "$venv/bin/fatbuild" ] && run_logged torch inbox "$venv/bin/pip" install --disable-pip-version-check -q "${TORCH_SPEC:-torch}"; then
-	run_logged load inbox env TORCH_CUDA_ARCH_LIST="8.0 9.0+PTX" MAX_JOBS=2 "$venv/bin/python" "$work/load.py" &&
+	if run_logged load inbox env TORCH_CUDA_ARCH_LIST="8.0 9.0+PTX" MAX_JOBS=2 "$venv/bin/python" "$work/load.py"; then
 		ok "py3.13: fatbuild.load of examples/torch: $(grep 'muladd max' "$work/load.log")"
+		grep -q "/fatbuild/_bundle/bin/fatbuild build" "$work/load.log" && ok "py3.13: fatbuild.load ran the wheel's fatbuild" ||
+			fail "py3.13: fatbuild.load: no '.../fatbuild/_bundle/bin/fatbuild build' in its verbose output"
+		got=$(inbox "$venv/bin/fatbuild" inspect "$work/load/muladd_sandbox.so" |
+			awk '$2 == "elf" || $2 == "ptx" { print $2, $3 }' | sort -u | tr '\n' '|')
+		[ "$got" = "elf sm_80|elf sm_90|ptx compute_90|" ] && ok "py3.13: fatbuild.load: images $got" ||
+			fail "py3.13: fatbuild.load: images '$got', want elf sm_80, elf sm_90, ptx compute_90"
+	fi
 fi
 
 # A torch project with fatbuild in its [build-system] requires (examples/torch/pyproject.toml),
