@@ -5,6 +5,7 @@
  * command exec'd as it is, so its output and exit status are the compiler's own. */
 #define _GNU_SOURCE /* realpath */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,12 +49,14 @@ launch_is_compiler(const char *w)
 	return false;
 }
 
-/* One line for FATBUILD_LAUNCH_LOG: "VERDICT INPUT: DETAIL", control bytes as '?'. */
+/* One line for FATBUILD_LAUNCH_LOG: "VERDICT INPUT: DETAIL", control bytes as '?', appended
+ * in one write so that the lines of concurrent compiles do not mix. A log that cannot be
+ * opened or written (a missing folder, a directory, a FIFO nobody reads: O_NONBLOCK, never a
+ * hang) is one line on stderr naming it and why; the compile goes on as if there were no log. */
 static void
 log_line(const char *path, const char *verdict, char **argv, const char *detail)
 {
-	FILE *f = path && *path ? fopen(path, "a") : NULL;
-	if (!f)
+	if (!path || !*path)
 		return;
 	static const char *const exts[] = {".cu", ".c", ".cc", ".cpp", ".cxx", ".C", NULL};
 	const char *input = "-";
@@ -68,10 +71,19 @@ log_line(const char *path, const char *verdict, char **argv, const char *detail)
 	for (size_t i = 0; b.s && i < b.len; i++)
 		if ((unsigned char)b.s[i] < 0x20 || b.s[i] == 0x7f)
 			b.s[i] = '?';
-	if (b.s)
-		fprintf(f, "%s\n", b.s);
+	fb_buf_puts(&b, "\n");
+	if (b.oom) {
+		free(b.s);
+		return;
+	}
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0666);
+	ssize_t n = fd < 0 ? -1 : write(fd, b.s, b.len);
+	if (n != (ssize_t)b.len) /* warn() prints the path's control bytes as '?' */
+		warn("FATBUILD_LAUNCH_LOG %s: cannot %s: %s; this compile is not logged", path, fd < 0 ? "open" : "write",
+		     n < 0 ? strerror(errno) : "a short write");
+	if (fd >= 0)
+		close(fd);
 	free(b.s);
-	fclose(f);
 }
 
 /* Runs the command as it is; returns only when it cannot. */

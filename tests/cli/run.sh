@@ -2,7 +2,7 @@
 # Golden CLI test runner (zstd style), the one runner of every golden.
 #   run.sh [--update] [--exec-prefix "valgrind ..."] tests/cli/COMMAND/NAME.sh
 # The goldens are grouped by the command they exercise (build/, compile/, diff/, dlink/,
-# fatbin/, flags/, probe/, prune/); ctest runs each as cli_COMMAND_NAME.
+# fatbin/, flags/, launch/, probe/, prune/); ctest runs each as cli_COMMAND_NAME.
 # Runs NAME.sh in a scratch directory with $ARCHPROBE and $FATBUILD set (prefixed by
 # --exec-prefix / $FB_EXEC_PREFIX) and $FB_TESTS_DIR naming tests/, then compares stdout,
 # stderr and the exit code with NAME.sh.stdout, NAME.sh.stderr (or .stdout.glob/.stderr.glob:
