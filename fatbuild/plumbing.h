@@ -114,6 +114,9 @@ struct fb_launch_opts {
 	const char *cache_dir;         /* NULL or "": fb_cache_dir() */
 	struct fb_remote_opts remote;  /* the remote cache (fatbuild/cache.h), as fb_edge_opts'; zero: none */
 	const struct fb_config *config; /* TMPDIR, the cache's and the tools' digests; NULL: read here */
+	/* As fb_build_opts.cancel: once it holds a stopping signal, no step starts, a step running
+	 * is sent it, and the run ends unsplit with its temporaries removed. NULL: never. */
+	const volatile sig_atomic_t *cancel;
 };
 struct fb_launch_result {
 	bool split;
@@ -126,6 +129,10 @@ struct fb_launch_result {
 	char note[256];                /* cache trouble, for the log */
 };
 int fb_launch_nvcc(const struct fb_launch_opts *o, struct fb_launch_result *res, struct fb_error *err);
+/* Whether fb_launch_nvcc would split nvcc's words (its arguments, NULL-terminated) rather than
+ * hand them back at once: the caller readies for a run with temporaries (a stopping signal's
+ * supervisor) only then. */
+bool fb_launch_splits(char *const *words);
 void fb_launch_result_clear(struct fb_launch_result *r);
 
 #endif

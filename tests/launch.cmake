@@ -5,3 +5,8 @@
 add_test(NAME launch_nvcc COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch_nvcc.sh)
 set_tests_properties(launch_nvcc PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "launch;build" TIMEOUT 600
                      SKIP_RETURN_CODE 77)
+# launch_stop: a split stopped by SIGINT or SIGTERM (to its pid or its process group) exits
+# 128+signal, leaves no temp dir and no step running, and does not run nvcc again.
+add_test(NAME launch_stop COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch_stop.sh)
+set_tests_properties(launch_stop PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "launch" TIMEOUT 300
+                     SKIP_RETURN_CODE 77)

@@ -160,5 +160,12 @@ const volatile sig_atomic_t *cli_cancel_flag(void);
 int cli_stopped(void);
 /* "fatbuild: WHAT: interrupted by SIGTERM; ..." and the exit code, 128+signal. */
 int cli_stop_exit(const char *what);
+/* The stopping signal's name ("SIGINT"; "a signal" before one). */
+const char *cli_stop_name(void);
+/* In the worker, before it execs another program in its place (the launcher's plain command):
+ * the stopping signals get back what they had before cli_supervise (ignored, or the default),
+ * so the program meets a signal as it would have without fatbuild; the caller then looks at
+ * cli_stopped() once more, and a signal after that is the program's. */
+void cli_stop_release(void);
 
 #endif

@@ -2,7 +2,9 @@
  * `fatbuild /path/to/nvcc ARGS` (CMake's CMAKE_CUDA_COMPILER_LAUNCHER) and `fatbuild gcc ARGS`
  * (CC="fatbuild gcc"). An nvcc compile the split takes runs as nvcc's steps with each arch
  * cached (fb_launch_nvcc); anything else, and any compile whose split fails, is the plain
- * command exec'd as it is, so its output and exit status are the compiler's own. */
+ * command exec'd as it is, so its output and exit status are the compiler's own. A split runs
+ * under stop.c's supervisor: SIGINT, SIGTERM or SIGHUP stop its steps, its temp dir is removed,
+ * and it exits 128+signal without running nvcc again. */
 #define _GNU_SOURCE /* realpath */
 #include <errno.h>
 #include <fcntl.h>
@@ -164,10 +166,21 @@ cmd_launch(int argc, char **argv)
 	struct fb_launch_opts o = {.nvcc = nvcc, .words = argv + 1, .config = &cfg};
 	if (cache_opts(&o, &cfg) != 0)
 		return AP_EXIT_USAGE;
+	if (fb_launch_splits(argv + 1)) {
+		cli_supervise(); /* from here on a signal stops the steps, and the plan's temp dir goes */
+		o.cancel = cli_cancel_flag();
+	}
 	struct fb_launch_result r;
 	struct fb_error err = {0};
 	if (fb_launch_nvcc(&o, &r, &err) != 0)
 		snprintf(r.why, sizeof(r.why), "%.200s", err.msg);
+	cli_stop_release(); /* a signal from here on is the plain nvcc's, or ends this process */
+	if (cli_stopped()) {
+		log_line(cfg.launch_log, "stop", argv, cli_stop_name());
+		fb_launch_result_clear(&r);
+		warn("nvcc: interrupted by %s; stopped its steps, removed their temporary files", cli_stop_name());
+		return 128 + cli_stopped();
+	}
 	if (!r.split) {
 		log_line(cfg.launch_log, "pass", argv, r.why);
 		fb_launch_result_clear(&r);

@@ -45,6 +45,8 @@ static int is_supervisor;
 static int own_group;                   /* the worker leads a process group of its own */
 
 static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+#define NSTOP (sizeof(stop_signals) / sizeof(stop_signals[0]))
+static struct sigaction started_with[NSTOP]; /* the dispositions before install(), for cli_stop_release */
 
 static void
 on_signal(int sig)
@@ -87,12 +89,13 @@ install(void)
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = 0; /* no SA_RESTART: a blocking wait returns EINTR and looks at the flag */
-	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++) {
-		struct sigaction old;
+	for (size_t i = 0; i < NSTOP; i++) {
 		/* nohup's ignored SIGHUP stays ignored. SIGINT is caught even when inherited as
 		 * ignored (a shell script's background job), as ninja, which used to be the one to
 		 * see it, always did. */
-		if (stop_signals[i] == SIGHUP && sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+		if (sigaction(stop_signals[i], NULL, &started_with[i]) != 0)
+			continue;
+		if (stop_signals[i] == SIGHUP && started_with[i].sa_handler == SIG_IGN)
 			continue;
 		sigaction(stop_signals[i], &sa, NULL);
 	}
@@ -103,7 +106,7 @@ cli_supervise(void)
 {
 	sigset_t block, old;
 	sigemptyset(&block);
-	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+	for (size_t i = 0; i < NSTOP; i++)
 		sigaddset(&block, stop_signals[i]);
 	/* Blocked across the fork, so a signal between fork and the handlers is held, not lost. */
 	sigprocmask(SIG_BLOCK, &block, &old);
@@ -166,11 +169,25 @@ cli_stopped(void)
 	return stop_sig;
 }
 
+void
+cli_stop_release(void)
+{
+	if (!worker_pid) /* never supervised: nothing installed */
+		return;
+	for (size_t i = 0; i < NSTOP; i++)
+		sigaction(stop_signals[i], &started_with[i], NULL);
+}
+
+const char *
+cli_stop_name(void)
+{
+	int sig = stop_sig;
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
+}
+
 int
 cli_stop_exit(const char *what)
 {
-	int sig = stop_sig;
-	const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
-	warn("%s: interrupted by %s; stopped everything it had started, nothing written", what, name);
-	return 128 + sig;
+	warn("%s: interrupted by %s; stopped everything it had started, nothing written", what, cli_stop_name());
+	return 128 + stop_sig;
 }

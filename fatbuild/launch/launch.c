@@ -6,6 +6,7 @@
  * prints what nvcc would have. A step that fails ends the split: the caller then runs nvcc as
  * it is, whose output and exit status are nvcc's own. */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@ struct chain {
 struct run {
 	const struct fb_plan *p;
 	const struct fb_config *cfg;
+	const volatile sig_atomic_t *cancel; /* the stopping signal, or 0 (fb_launch_opts.cancel) */
 	struct fb_step *steps;        /* the plan's, then the depfile's nvcc -M when asked for */
 	size_t n;
 	struct fb_cache *cache;
@@ -154,11 +156,28 @@ remove_temps(const struct run *r, const struct fb_step *s)
 	return true;
 }
 
+/* Whether the command was signalled: then no step starts, and the run ends as a failed one. */
+static bool
+stopped(struct run *r, size_t i)
+{
+	if (!r->cancel || !*r->cancel)
+		return false;
+	pthread_mutex_lock(&r->lock);
+	if (!r->failed) {
+		r->failed = (int)i + 1;
+		snprintf(r->why, sizeof(r->why), "stopped by signal %d before step %zu", (int)*r->cancel, i + 1);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return true;
+}
+
 /* Step i, from the cache or run: 0, or -1 when it failed (r->failed, r->why set). */
 static int
 run_step(struct run *r, size_t i)
 {
 	const struct fb_step *s = &r->steps[i];
+	if (stopped(r, i))
+		return -1;
 	struct fb_step_seen seen = {0};
 	char key[65];
 	bool keyed = (s->kind == FB_STEP_CICC || s->kind == FB_STEP_PTXAS) && fb_cache_on(r->cache) &&
@@ -178,7 +197,7 @@ run_step(struct run *r, size_t i)
 	if (strcmp(s->argv[0], "rm") == 0)
 		r->outs[i].status = remove_temps(r, s) ? 0 : 1;
 	else
-		rc = fb_launch_run(s->prog, s->argv, r->p->env, r->p->tmpdir, &r->outs[i], &err);
+		rc = fb_launch_run(s->prog, s->argv, r->p->env, r->p->tmpdir, r->cancel, &r->outs[i], &err);
 	bool ok = !rc && r->outs[i].status == 0 && (i < r->p->n || (!r->outs[i].out_size && !r->outs[i].err_size));
 	if (ok && keyed)
 		keep(r, i, key, &seen);
@@ -422,11 +441,11 @@ fb_launch_nvcc(const struct fb_launch_opts *o, struct fb_launch_result *res, str
 	if (!fb_launch_words_ok(o->words, &threads, &plan, &dep, res->why, sizeof(res->why)))
 		return 0;
 	struct fb_plan p;
-	int rc = fb_plan_make(o->nvcc, plan, cfg, &p, res->why, sizeof(res->why), err);
+	int rc = fb_plan_make(o->nvcc, plan, cfg, o->cancel, &p, res->why, sizeof(res->why), err);
 	fb_words_free(plan);
 	if (rc && rc != FB_EFORMAT)
 		snprintf(res->why, sizeof(res->why), "%.250s", err ? err->msg : "no plan");
-	struct run r = {.p = &p, .cfg = cfg};
+	struct run r = {.p = &p, .cfg = cfg, .cancel = o->cancel};
 	pthread_mutex_init(&r.lock, NULL);
 	if (!rc && steps_of(&r, o->nvcc, dep) != 0) {
 		snprintf(res->why, sizeof(res->why), "out of memory");
@@ -449,6 +468,17 @@ fb_launch_nvcc(const struct fb_launch_opts *o, struct fb_launch_result *res, str
 	fb_plan_free(&p);
 	fb_words_free(dep);
 	return 0;
+}
+
+bool
+fb_launch_splits(char *const *words)
+{
+	char **plan = NULL, **dep = NULL, why[256];
+	int threads;
+	bool yes = fb_launch_words_ok(words, &threads, &plan, &dep, why, sizeof(why)) == 1;
+	fb_words_free(plan);
+	fb_words_free(dep);
+	return yes;
 }
 
 void

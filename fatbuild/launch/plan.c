@@ -14,6 +14,7 @@
 #define _GNU_SOURCE /* mkdtemp */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -45,8 +46,8 @@ take_capture(int fd, const char *name, size_t *n)
 }
 
 int
-fb_launch_run(const char *prog, char *const *argv, char *const *env, const char *dir, struct fb_launch_out *o,
-              struct fb_error *err)
+fb_launch_run(const char *prog, char *const *argv, char *const *env, const char *dir,
+              const volatile sig_atomic_t *cancel, struct fb_launch_out *o, struct fb_error *err)
 {
 	char tmp[2][PATH_MAX], target[PATH_MAX];
 	int fd[2] = {-1, -1}, rc = 0;
@@ -67,9 +68,12 @@ fb_launch_run(const char *prog, char *const *argv, char *const *env, const char 
 			rc = fb_seterr(err, FB_EIO, "cannot run %s: %s", prog, strerror(e));
 	}
 	int st = 0;
-	while (!rc && waitpid(pid, &st, 0) < 0)
+	while (!rc && waitpid(pid, &st, 0) < 0) {
 		if (errno != EINTR)
 			rc = fb_seterr(err, FB_EIO, "waiting for %s: %s", prog, strerror(errno));
+		else if (cancel && *cancel)
+			kill(pid, (int)*cancel); /* the stopping signal, if the process group's has not reached it */
+	}
 	if (!rc)
 		o->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 	for (int i = 0; i < 2; i++) {
@@ -302,8 +306,8 @@ parse(struct fb_plan *p, const char *text, char *why, size_t size)
 }
 
 int
-fb_plan_make(const char *nvcc, char *const *words, const struct fb_config *cfg, struct fb_plan *p, char *why,
-             size_t size, struct fb_error *err)
+fb_plan_make(const char *nvcc, char *const *words, const struct fb_config *cfg, const volatile sig_atomic_t *cancel,
+             struct fb_plan *p, char *why, size_t size, struct fb_error *err)
 {
 	memset(p, 0, sizeof(*p));
 	why[0] = 0;
@@ -325,7 +329,7 @@ fb_plan_make(const char *nvcc, char *const *words, const struct fb_config *cfg, 
 		return fb_seterr(err, FB_ENOMEM, "out of memory");
 	}
 	struct fb_launch_out o;
-	int rc = fb_launch_run(nvcc, argv.v, environ, p->tmpdir, &o, err);
+	int rc = fb_launch_run(nvcc, argv.v, environ, p->tmpdir, cancel, &o, err);
 	fb_strlist_free(&argv);
 	if (!rc && (o.status != 0 || o.out_size)) {
 		snprintf(why, size, "nvcc --dryrun %s", o.status ? "failed" : "printed on stdout");

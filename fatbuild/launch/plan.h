@@ -4,6 +4,7 @@
 #define FB_LAUNCH_PLAN_H
 
 #include <limits.h>
+#include <signal.h>
 #include <stddef.h>
 
 #include "fatbuild.h"
@@ -47,9 +48,9 @@ int fb_launch_words_ok(char *const *words, int *threads, char ***plan, char ***d
 /* Runs `nvcc --dryrun WORDS` (fb_launch_words_ok's plan words) and parses what it prints into p, the
  * temporaries moved into p->tmpdir (under tmp; NULL: /tmp). 0; FB_EFORMAT with why saying what
  * it did not take (a line it cannot read, a tool it does not know: the caller runs nvcc as it
- * is); FB_EIO or FB_ENOMEM with err. */
-int fb_plan_make(const char *nvcc, char *const *words, const struct fb_config *cfg, struct fb_plan *p, char *why,
-                 size_t size, struct fb_error *err);
+ * is); FB_EIO or FB_ENOMEM with err. cancel: as fb_launch_run's. */
+int fb_plan_make(const char *nvcc, char *const *words, const struct fb_config *cfg,
+                 const volatile sig_atomic_t *cancel, struct fb_plan *p, char *why, size_t size, struct fb_error *err);
 void fb_plan_free(struct fb_plan *p);
 
 /* What a command did: its exit status (128+N for signal N) and what it printed. */
@@ -58,10 +59,12 @@ struct fb_launch_out {
 	char *out, *err;        /* NUL-terminated, malloc'd */
 	size_t out_size, err_size;
 };
-/* Runs prog (argv, env) with stdout and stderr caught in files of dir, waits for it. 0 once it
- * ran (o filled, whatever its status); FB_EIO with err when it could not be run or read. */
-int fb_launch_run(const char *prog, char *const *argv, char *const *env, const char *dir, struct fb_launch_out *o,
-                  struct fb_error *err);
+/* Runs prog (argv, env) with stdout and stderr caught in files of dir, waits for it; when a
+ * wait is interrupted and *cancel (NULL: never) holds a stopping signal, sends it that signal
+ * and waits on. 0 once it ran (o filled, whatever its status: 128+N when signal N ended it);
+ * FB_EIO with err when it could not be run or read. */
+int fb_launch_run(const char *prog, char *const *argv, char *const *env, const char *dir,
+                  const volatile sig_atomic_t *cancel, struct fb_launch_out *o, struct fb_error *err);
 void fb_launch_out_clear(struct fb_launch_out *o);
 
 #endif
