@@ -10,3 +10,8 @@ set_tests_properties(launch_nvcc PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS 
 add_test(NAME launch_stop COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch_stop.sh)
 set_tests_properties(launch_stop PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "launch" TIMEOUT 300
                      SKIP_RETURN_CODE 77)
+# launch_stats: `fatbuild cache stats` shows the launcher's cicc and ptxas hits and misses as its
+# log counts them, and no launcher line for a cache it never used.
+add_test(NAME launch_stats COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch_stats.sh)
+set_tests_properties(launch_stats PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "launch" TIMEOUT 300
+                     SKIP_RETURN_CODE 77)

@@ -84,9 +84,16 @@ int fb_cache_get(struct fb_cache *c, const char *key, const struct fb_cache_hook
 /* Keeps e under key in the local store and uploads it (not in read-only mode, not once the
  * remote failed). Trouble is told to h->note, never returned: a cache never fails a build. */
 void fb_cache_put(struct fb_cache *c, const char *key, const struct fb_cache_entry *e, const struct fb_cache_hooks *h);
+/* What a run's entries are, for the counters by kind (fb_cache_record; docs/remote-cache.md
+ * §4): the compiler launcher's steps, cicc and ptxas, and its host compiles. */
+enum fb_cache_kind { FB_CACHE_KIND_CICC, FB_CACHE_KIND_PTXAS, FB_CACHE_KIND_HOST, FB_CACHE_KINDS };
+struct fb_cache_by_kind {
+	uint64_t hits[FB_CACHE_KINDS], misses[FB_CACHE_KINDS]; /* misses: run */
+};
 /* Adds what c served this run (local and remote hits, damaged entries, the remote's misses,
- * errors, uploads and traffic) and misses (the jobs compiled) to the local store's counters
- * (dir/stats, docs/remote-cache.md §4). Without a local store, or c NULL, nothing. */
-int fb_cache_record(struct fb_cache *c, uint64_t misses, struct fb_error *err);
+ * errors, uploads and traffic), misses (the jobs compiled) and, when kinds is not NULL, the
+ * run's hits and misses by kind to the local store's counters (dir/stats, docs/remote-cache.md
+ * §4). Without a local store, or c NULL, nothing. */
+int fb_cache_record(struct fb_cache *c, uint64_t misses, const struct fb_cache_by_kind *kinds, struct fb_error *err);
 
 #endif

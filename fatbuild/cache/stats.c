@@ -43,6 +43,7 @@ struct stats {
 static const struct field fields[] = {
 	F(local_hits), F(remote_hits), F(misses),  F(remote_misses), F(remote_errors), F(remote_corrupt),
 	F(local_corrupt), F(uploads), F(bytes_down), F(bytes_up), F(evictions), F(evicted_bytes),
+	F(cicc_hits), F(cicc_misses), F(ptxas_hits), F(ptxas_misses), F(host_hits), F(host_misses),
 };
 #undef F
 #define NFIELDS (sizeof(fields) / sizeof(*fields))

@@ -190,7 +190,7 @@ fb_cache_put(struct fb_cache *c, const char *key, const struct fb_cache_entry *e
 }
 
 int
-fb_cache_record(struct fb_cache *c, uint64_t misses, struct fb_error *err)
+fb_cache_record(struct fb_cache *c, uint64_t misses, const struct fb_cache_by_kind *kinds, struct fb_error *err)
 {
 	if (!c || !c->dir)
 		return 0;
@@ -199,6 +199,14 @@ fb_cache_record(struct fb_cache *c, uint64_t misses, struct fb_error *err)
 	n.remote_hits = c->remote_hits;
 	n.misses = misses;
 	n.local_corrupt = c->local_corrupt;
+	if (kinds) {
+		n.cicc_hits = kinds->hits[FB_CACHE_KIND_CICC];
+		n.cicc_misses = kinds->misses[FB_CACHE_KIND_CICC];
+		n.ptxas_hits = kinds->hits[FB_CACHE_KIND_PTXAS];
+		n.ptxas_misses = kinds->misses[FB_CACHE_KIND_PTXAS];
+		n.host_hits = kinds->hits[FB_CACHE_KIND_HOST];
+		n.host_misses = kinds->misses[FB_CACHE_KIND_HOST];
+	}
 	if (c->remote) {
 		const struct fb_remote_counts *r = fb_remote_counts(c->remote);
 		n.remote_misses = r->misses;

@@ -168,6 +168,22 @@ cli_cache_trim_after(uint64_t max, bool verbose)
 	}
 }
 
+/* The compiler launcher's steps by kind, a line for each kind it has counted (none before
+ * the first launcher build: the lines above are all a cache without one shows). */
+static void
+print_kinds(const struct fb_cache_counters *n)
+{
+	const struct {
+		const char *name;
+		uint64_t hits, misses;
+	} k[] = {{"cicc", n->cicc_hits, n->cicc_misses}, {"ptxas", n->ptxas_hits, n->ptxas_misses},
+	         {"host", n->host_hits, n->host_misses}};
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+		if (k[i].hits || k[i].misses)
+			printf("launcher %s: hits %llu, misses %llu\n", k[i].name, (unsigned long long)k[i].hits,
+			       (unsigned long long)k[i].misses);
+}
+
 static int
 print_stats(const struct fb_config *cfg)
 {
@@ -210,6 +226,7 @@ print_stats(const struct fb_config *cfg)
 	printf("remote bytes: %llu down, %llu up\n", (unsigned long long)n.bytes_down, (unsigned long long)n.bytes_up);
 	human(n.evicted_bytes, h, sizeof(h));
 	printf("evictions: %llu (%s)\n", (unsigned long long)n.evictions, h);
+	print_kinds(&n);
 	return AP_EXIT_OK;
 }
 

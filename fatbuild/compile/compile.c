@@ -486,7 +486,7 @@ run_jobs(struct run *r, const char *home, struct fb_compile_result *res, struct 
 	cache_store(r, res);
 	rc = assemble(r, res, err);
 	if (!rc)
-		fb_cache_record(r->cache, res->ncompiled, NULL); /* the counters: best effort */
+		fb_cache_record(r->cache, res->ncompiled, NULL, NULL); /* the counters: best effort */
 	return rc;
 }
 

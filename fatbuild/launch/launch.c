@@ -44,6 +44,7 @@ struct run {
 	const char *modid_file;       /* cicc's --module_id_file_name, NULL when none */
 	char *modid;                  /* its content, read before the device steps; NULL: none */
 	unsigned hits, misses;
+	struct fb_cache_by_kind kinds; /* the same, per kind, for the cache's counters */
 	char note[256];
 };
 
@@ -182,10 +183,12 @@ run_step(struct run *r, size_t i)
 	char key[65];
 	bool keyed = (s->kind == FB_STEP_CICC || s->kind == FB_STEP_PTXAS) && fb_cache_on(r->cache) &&
 	             fb_step_key(r->p, s, r->cfg, r->root[0] ? r->root : NULL, r->modid, key, &seen) == 0;
+	int kind = s->kind == FB_STEP_CICC ? FB_CACHE_KIND_CICC : FB_CACHE_KIND_PTXAS; /* when cached */
 	if (keyed && serve(r, i, key, &seen)) {
 		fb_step_seen_free(&seen);
 		pthread_mutex_lock(&r->lock);
 		r->hits++;
+		r->kinds.hits[kind]++;
 		pthread_mutex_unlock(&r->lock);
 		return 0;
 	}
@@ -205,6 +208,7 @@ run_step(struct run *r, size_t i)
 	pthread_mutex_lock(&r->lock);
 	if (s->kind == FB_STEP_CICC || s->kind == FB_STEP_PTXAS) {
 		r->misses++;
+		r->kinds.misses[kind]++;
 		r->tag[i] = "miss";
 	}
 	if (!ok && !r->failed) {
@@ -456,7 +460,7 @@ fb_launch_nvcc(const struct fb_launch_opts *o, struct fb_launch_result *res, str
 		find_root(&r);
 		res->jobs = jobs_for(cfg, threads);
 		run_plan(&r, res->jobs);
-		fb_cache_record(r.cache, r.misses, NULL);
+		fb_cache_record(r.cache, r.misses, &r.kinds, NULL);
 		if (r.failed)
 			snprintf(res->why, sizeof(res->why), "%s", r.why);
 		res->split = !r.failed && collect(&r, res) == 0;

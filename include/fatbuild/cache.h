@@ -51,6 +51,10 @@ struct fb_cache_counters {
 	uint64_t remote_misses, remote_errors, remote_corrupt, local_corrupt, uploads;
 	uint64_t bytes_down, bytes_up;              /* remote traffic */
 	uint64_t evictions, evicted_bytes;          /* fb_cache_trim's */
+	/* The compiler launcher's steps by kind (`fatbuild nvcc`, docs/launcher.md): hits served
+	 * by either tier, misses run; already counted in the totals above. host: host compiles
+	 * through the launcher, none yet. */
+	uint64_t cicc_hits, cicc_misses, ptxas_hits, ptxas_misses, host_hits, host_misses;
 };
 /* dir NULL: fb_cache_dir(). No stats file yet: all zero. */
 FB_API int fb_cache_counters_read(const char *dir, struct fb_cache_counters *out, struct fb_error *err);
