@@ -15,3 +15,8 @@ set_tests_properties(launch_stop PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS 
 add_test(NAME launch_stats COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch_stats.sh)
 set_tests_properties(launch_stats PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "launch" TIMEOUT 300
                      SKIP_RETURN_CODE 77)
+# launch_masq: `fatbuild shims DIR` and compiles through its links: cc as cc, nvcc split with
+# plain nvcc's object, and a PATH whose only nvcc is fatbuild's link exits 127 at once.
+add_test(NAME launch_masq COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch_masq.sh)
+set_tests_properties(launch_masq PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "launch" TIMEOUT 300
+                     SKIP_RETURN_CODE 77)

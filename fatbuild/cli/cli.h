@@ -38,6 +38,12 @@ int cmd_launch(int argc, char **argv);
 /* Whether w names a compiler the launcher takes (nvcc, gcc, g++, c++, cc, clang, clang++, one
  * of them with a target's prefix or a version, x86_64-linux-gnu-g++-12; a path to one). */
 bool launch_is_compiler(const char *w);
+/* The masquerade directory (cmd_shims.c): `fatbuild shims DIR` makes it; cmd_shim_run is
+ * fatbuild run through one of its links, argv[0] naming it ("nvcc", "/dir/g++"), which
+ * shim_is_name tells. */
+int cmd_shims(int argc, char **argv);
+int cmd_shim_run(int argc, char **argv);
+bool shim_is_name(const char *argv0);
 int cmd_env(int argc, char **argv);
 int cmd_size(int argc, char **argv);
 int cmd_prune(int argc, char **argv);

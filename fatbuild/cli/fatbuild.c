@@ -31,6 +31,7 @@ static const struct command commands[] = {
 	{"embed",   cmd_embed,   "wrap a fatbin into a relocatable ELF object"},
 	{"dlink",   cmd_dlink,   "device-link relocatable cubins or LTO-IR for one target (nvJitLink)"},
 	{"edge",    cmd_edge,    "run one host or nvcc compile through the compile and remote cache"},
+	{"shims",   cmd_shims,   "make a directory of links named nvcc, gcc, cc, ... that run fatbuild"},
 	{"cache",   cmd_cache,   "show or clear the compile cache (stats|clear|dir)"},
 	{"env",     cmd_env,     "print the toolkit, compilers and ninja the build will use"},
 	{"__compile-server", cmd_compile_server, NULL}, /* the build's, execed by fb_compile_server_start */
@@ -44,7 +45,8 @@ usage(FILE *f)
 	        "       fatbuild --arch-list LIST [--format F]      (same as 'fatbuild flags')\n"
 	        "       fatbuild [--arch-list LIST] -o OUT.so SOURCES...   (same as 'fatbuild build')\n"
 	        "       fatbuild nvcc|/path/to/nvcc|gcc|g++|cc|c++|clang|clang++ ARGS...\n"
-	        "                (a compiler launcher: nvcc's per-arch steps cached; docs/launcher.md)\n"
+	        "                (a compiler launcher: nvcc's per-arch steps cached; docs/launcher.md;\n"
+	        "                the same through a link of 'fatbuild shims DIR' named after one)\n"
 	        "\n"
 	        "Builds CUDA code for every GPU you ship to: turns an arch list into compiler flags,\n"
 	        "compiles kernels with NVRTC for every arch, builds loadable extensions, and writes,\n"
@@ -160,7 +162,10 @@ unknown_command(const char *w)
 int
 main(int argc, char **argv)
 {
-	/* A launcher's words are the compiler's: none of them is fatbuild's (not even --nvrtc). */
+	/* A launcher's words are the compiler's: none of them is fatbuild's (not even --nvrtc). Run
+	 * through a link named after a compiler (fatbuild shims), argv[0] is that compiler. */
+	if (argc >= 1 && shim_is_name(argv[0]))
+		return cmd_shim_run(argc, argv);
 	if (argc >= 2 && launch_is_compiler(argv[1]))
 		return cmd_launch(argc - 1, argv + 1);
 	char nvrtc[PATH_MAX + 16];

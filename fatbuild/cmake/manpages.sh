@@ -42,7 +42,7 @@ help() {
 docs_of() {
 	case $1 in
 	archprobe) echo "archprobe.md probe.md archlist.md" ;;
-	fatbuild) echo "fatbuild-flags.md fatbuild-build.md fatbuild-compile.md fatbuild-inspect.md fatbuild-prune.md rdc-lto.md pytorch.md caches.md build-systems.md exit-codes.md README.md" ;;
+	fatbuild) echo "fatbuild-flags.md fatbuild-build.md fatbuild-compile.md fatbuild-inspect.md fatbuild-prune.md rdc-lto.md pytorch.md caches.md build-systems.md launcher.md exit-codes.md README.md" ;;
 	flags) echo "fatbuild-flags.md archlist.md" ;;
 	build) echo "fatbuild-build.md backend.md compile-server.md rdc-lto.md pytorch.md security.md" ;;
 	compile) echo "fatbuild-compile.md caches.md remote-cache.md" ;;
@@ -52,6 +52,7 @@ docs_of() {
 	dlink) echo "rdc-lto.md" ;;
 	cache) echo "caches.md security.md" ;;
 	edge) echo "caches.md remote-cache.md" ;;
+	shims) echo "launcher.md caches.md" ;;
 	env) echo "fatbuild-build.md toolkits.md" ;;
 	*) echo "README.md" ;;
 	esac
@@ -72,6 +73,7 @@ pages_of() {
 	dlink) echo "fatbuild-compile fatbuild-build" ;;
 	cache) echo "fatbuild-compile" ;;
 	env) echo "fatbuild-build" ;;
+	shims) echo "fatbuild-cache" ;;
 	esac
 }
 
