@@ -5,18 +5,15 @@
 add_test(NAME launch_nvcc COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch_nvcc.sh)
 set_tests_properties(launch_nvcc PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "launch;build" TIMEOUT 600
                      SKIP_RETURN_CODE 77)
-# launch_stop: a split stopped by SIGINT or SIGTERM (to its pid or its process group) exits
-# 128+signal, leaves no temp dir and no step running, and does not run nvcc again.
-add_test(NAME launch_stop COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch_stop.sh)
-set_tests_properties(launch_stop PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "launch" TIMEOUT 300
-                     SKIP_RETURN_CODE 77)
-# launch_stats: `fatbuild cache stats` shows the launcher's cicc and ptxas hits and misses as its
-# log counts them, and no launcher line for a cache it never used.
-add_test(NAME launch_stats COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch_stats.sh)
-set_tests_properties(launch_stats PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "launch" TIMEOUT 300
-                     SKIP_RETURN_CODE 77)
-# launch_masq: `fatbuild shims DIR` and compiles through its links: cc as cc, nvcc split with
-# plain nvcc's object, and a PATH whose only nvcc is fatbuild's link exits 127 at once.
-add_test(NAME launch_masq COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch_masq.sh)
-set_tests_properties(launch_masq PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "launch" TIMEOUT 300
-                     SKIP_RETURN_CODE 77)
+# The smaller scripts, each launch_NAME.sh, 77 when a tool it needs is missing:
+#   stop:  a split stopped by SIGINT or SIGTERM (to its pid or its process group) exits
+#          128+signal, leaves no temp dir and no step running, and does not run nvcc again;
+#   stats: `fatbuild cache stats` shows the launcher's cicc and ptxas hits and misses as its log
+#          counts them, and no launcher line for a cache it never used;
+#   masq:  `fatbuild shims DIR` and compiles through its links: cc as cc, nvcc split with plain
+#          nvcc's object, and a PATH whose only nvcc is fatbuild's link exits 127 at once.
+foreach(name stop stats masq)
+  add_test(NAME launch_${name} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launch_${name}.sh)
+  set_tests_properties(launch_${name} PROPERTIES ENVIRONMENT "${FB_TEST_ENV}" LABELS "launch" TIMEOUT 300
+                       SKIP_RETURN_CODE 77)
+endforeach()
