@@ -52,12 +52,17 @@ struct check_ctx {
 	const struct fb_step *s;
 	const struct fb_step_seen *seen;
 	struct run *r;
+	bool exact;                   /* the based key held the marker FB_STEP_EXACT */
 };
 
 static int
 entry_fits(void *ctx, const struct fb_cache_entry *e, struct fb_error *err)
 {
-	const struct check_ctx *c = ctx;
+	struct check_ctx *c = ctx;
+	if (fb_step_is_exact(e->cubin, e->cubin_size)) { /* no entry for this step: not a hit */
+		c->exact = true;
+		return FB_ENOIMAGE;
+	}
 	return fb_step_unpack(c->s, c->seen, e->cubin, e->cubin_size, false, err);
 }
 
@@ -79,9 +84,9 @@ on_get_event(void *ctx, enum fb_cache_event ev, const char *msg)
 
 /* The entry under key into e: its tier, FB_CACHE_MISS when none fits the step. */
 static int
-lookup(struct run *r, const struct check_ctx *cc, const char *key, struct fb_cache_entry *e)
+lookup(struct run *r, struct check_ctx *cc, const char *key, struct fb_cache_entry *e)
 {
-	struct fb_cache_hooks h = {entry_fits, on_get_event, (void *)cc};
+	struct fb_cache_hooks h = {entry_fits, on_get_event, cc};
 	pthread_mutex_lock(&r->lock);
 	int tier = fb_cache_get(r->cache, key, &h, e);
 	pthread_mutex_unlock(&r->lock);
@@ -89,18 +94,17 @@ lookup(struct run *r, const struct check_ctx *cc, const char *key, struct fb_cac
 }
 
 /* A hit of step i: its files written, its stderr kept. true when served. The based key first
- * when the step has one: an entry there, or the marker that sends the lookup to key. */
+ * when the step has one: an entry there, or the marker that sends the lookup to key (the
+ * marker is no hit: the cache counts none for it). */
 static bool
 serve(struct run *r, size_t i, const char *key, const struct fb_step_seen *seen)
 {
 	const struct fb_step *s = &r->steps[i];
-	struct check_ctx cc = {s, seen, r};
+	struct check_ctx cc = {s, seen, r, false};
 	struct fb_cache_entry e = {0};
 	int tier = seen->based ? lookup(r, &cc, seen->based_key, &e) : FB_CACHE_MISS;
-	if (!seen->based || (tier != FB_CACHE_MISS && fb_step_is_exact(e.cubin, e.cubin_size))) {
-		fb_cache_entry_clear(&e);
+	if (!seen->based || cc.exact)
 		tier = lookup(r, &cc, key, &e);
-	}
 	bool ok = tier != FB_CACHE_MISS && fb_step_unpack(s, seen, e.cubin, e.cubin_size, true, NULL) == 0;
 	if (ok) {
 		r->outs[i].err = strdup(e.log ? e.log : "");
