@@ -28,6 +28,23 @@ shim_is_name(const char *argv0)
 	return false;
 }
 
+/* This program's file: /proc/self/exe read as a link, then stat'ed (a stat of /proc/self/exe
+ * itself would be the runner's file under valgrind, which answers the readlink with its
+ * client's path). 0, or -1 with st zeroed. */
+static int
+self_stat(struct stat *st)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = 0;
+		if (stat(self, st) == 0)
+			return 0;
+	}
+	memset(st, 0, sizeof(*st));
+	return -1;
+}
+
 /* Whether path leads to a fatbuild: this very program (the same file, links followed: a link
  * of DIR, a hard link, a copy run as itself), or any file named fatbuild (another install's
  * links, which would hand the command back here for ever). */
@@ -38,7 +55,7 @@ leads_to_fatbuild(const char *path)
 	char real[PATH_MAX];
 	if (stat(path, &st) != 0)
 		return false;
-	if (stat("/proc/self/exe", &self) == 0 && st.st_dev == self.st_dev && st.st_ino == self.st_ino)
+	if (self_stat(&self) == 0 && st.st_dev == self.st_dev && st.st_ino == self.st_ino)
 		return true;
 	return realpath(path, real) && strcmp(basename(real), "fatbuild") == 0;
 }
@@ -122,8 +139,7 @@ names_free(const char *dir, bool ours[])
 {
 	bool ok = true;
 	struct stat self, st;
-	if (stat("/proc/self/exe", &self) != 0)
-		memset(&self, 0, sizeof(self));
+	self_stat(&self);
 	for (size_t i = 0; names[i]; i++) {
 		char p[PATH_MAX];
 		ours[i] = false;
