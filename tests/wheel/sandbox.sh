@@ -58,9 +58,11 @@ mkdir -p "$HOME/.cache/pip" "$work/home/.cache/pip"
 # inbox CMD...: CMD in the sandbox with HOME (a new one, pip's cache in it the user's), PATH (the
 # compiler wrappers first) and nothing else.
 inbox() {
-	local args=(--ro-bind / / --dev /dev --proc /proc --tmpfs "$FB_SOURCE_DIR")
+	# /tmp first: a checkout under /tmp (CI's `mktemp -d` clone) would otherwise be hidden by it,
+	# and with it $work, bound below.
+	local args=(--ro-bind / / --dev /dev --proc /proc --bind "$work/tmp" /tmp --tmpfs "$FB_SOURCE_DIR")
 	[ "$FB_BINARY_DIR" = "${FB_BINARY_DIR#"$FB_SOURCE_DIR"/}" ] && args+=(--tmpfs "$FB_BINARY_DIR")
-	args+=(--bind "$work" "$work" --bind "$work/tmp" /tmp --ro-bind "$FB_SOURCE_DIR/examples" "$FB_SOURCE_DIR/examples" --ro-bind "$dist" "$dist"
+	args+=(--bind "$work" "$work" --ro-bind "$FB_SOURCE_DIR/examples" "$FB_SOURCE_DIR/examples" --ro-bind "$dist" "$dist"
 		--bind "$HOME/.cache/pip" "$work/home/.cache/pip"
 		--ro-bind /usr/include "$work/host/usr/include" --ro-bind /usr/lib/x86_64-linux-gnu "$work/host/usr/lib/x86_64-linux-gnu"
 		--ro-bind "$work/farm/usr/include" /usr/include --ro-bind "$work/farm/usr/lib/x86_64-linux-gnu" /usr/lib/x86_64-linux-gnu)
